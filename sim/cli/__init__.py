@@ -1,0 +1,4 @@
+"""The ``fencesim`` command line: importing this package registers every command."""
+
+from sim.cli.app import app, main  # noqa: F401
+from sim.cli import workspace_cmds  # noqa: F401

@@ -1,0 +1,99 @@
+"""The Typer application and the exit-code contract shared by every command.
+
+Exit codes follow pytest: 0 nothing violated, 1 an invariant was violated,
+2 interrupted, 3 internal error, 4 usage or input error, 5 nothing was run.
+Commands return their exit code; :func:`main` turns user mistakes into one
+line on stderr and bugs into a traceback that says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import click
+import typer
+from rich.console import Console
+
+from sim.errors import InputError
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_INTERRUPTED = 2
+EXIT_INTERNAL = 3
+EXIT_INPUT = 4
+EXIT_NOTHING_RAN = 5
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="fencesim: deterministic fault injection and counterexample search for "
+    "revision-fenced agent steps and durable keyed effects.",
+)
+
+
+def human_console(json_mode: bool) -> Console:
+    """Where human-readable output goes: stdout, or stderr when stdout carries JSON."""
+    return Console(
+        file=sys.stderr if json_mode else sys.stdout,
+        no_color="NO_COLOR" in os.environ,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def error_console() -> Console:
+    return Console(file=sys.stderr, no_color="NO_COLOR" in os.environ, highlight=False, soft_wrap=True)
+
+
+def emit_json(payload: Any) -> None:
+    """Machine output: one JSON document on stdout."""
+    sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write to a temporary name beside ``path``, then rename: a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the app and map failures to exit codes."""
+    from sim import cli as _commands  # noqa: F401  (registers every command)
+
+    command = typer.main.get_command(app)
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = command.main(args=args, prog_name="fencesim", standalone_mode=False)
+    except InputError as error:
+        error_console().print(f"fencesim: error: {error}", markup=False)
+        code = EXIT_INPUT
+    except click.exceptions.UsageError as error:
+        hint = f" (see 'fencesim {error.ctx.info_name} --help')" if error.ctx and error.ctx.parent else ""
+        error_console().print(f"fencesim: usage error: {error.format_message()}{hint}", markup=False)
+        code = EXIT_INPUT
+    except click.exceptions.Abort:
+        error_console().print("fencesim: interrupted", markup=False)
+        code = EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        error_console().print("fencesim: interrupted", markup=False)
+        code = EXIT_INTERRUPTED
+    except click.exceptions.ClickException as error:
+        error_console().print(f"fencesim: error: {error.format_message()}", markup=False)
+        code = EXIT_INPUT
+    except Exception:  # a bug in fencesim, never the user's fault
+        traceback.print_exc()
+        error_console().print(
+            "fencesim: internal error: this is a bug in fencesim; please report it with the command above",
+            markup=False,
+        )
+        code = EXIT_INTERNAL
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
