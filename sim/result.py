@@ -29,6 +29,7 @@ class RunResult:
     checks: CheckReport
     end: RunEnd
     expect: str | None = None
+    outcome: str | None = None  # the verdict compared with [expect]; default: the last verdict
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -47,7 +48,7 @@ class RunResult:
     def expectation_met(self) -> bool | None:
         if self.expect is None:
             return None
-        return self.last_verdict == self.expect
+        return (self.outcome if self.outcome is not None else self.last_verdict) == self.expect
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -60,6 +61,7 @@ class RunResult:
             "end": self.end.reason,
             "history": self.history.to_dicts(),
         }
+        out["outcome"] = self.outcome if self.outcome is not None else self.last_verdict
         if self.expect is not None:
             out["expect"] = self.expect
             out["expect_met"] = self.expectation_met

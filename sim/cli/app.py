@@ -15,8 +15,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
+
+try:  # recent Typer releases carry their own copy of Click
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # pragma: no cover - older Typer depends on Click itself
+    from click import exceptions as click_exceptions
 from rich.console import Console
 
 from sim.errors import InputError
@@ -76,17 +80,17 @@ def main(argv: list[str] | None = None) -> None:
     except InputError as error:
         error_console().print(f"fencesim: error: {error}", markup=False)
         code = EXIT_INPUT
-    except click.exceptions.UsageError as error:
+    except click_exceptions.UsageError as error:
         hint = f" (see 'fencesim {error.ctx.info_name} --help')" if error.ctx and error.ctx.parent else ""
         error_console().print(f"fencesim: usage error: {error.format_message()}{hint}", markup=False)
         code = EXIT_INPUT
-    except click.exceptions.Abort:
+    except click_exceptions.Abort:
         error_console().print("fencesim: interrupted", markup=False)
         code = EXIT_INTERRUPTED
     except KeyboardInterrupt:
         error_console().print("fencesim: interrupted", markup=False)
         code = EXIT_INTERRUPTED
-    except click.exceptions.ClickException as error:
+    except click_exceptions.ClickException as error:
         error_console().print(f"fencesim: error: {error.format_message()}", markup=False)
         code = EXIT_INPUT
     except Exception:  # a bug in fencesim, never the user's fault

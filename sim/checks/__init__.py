@@ -1,0 +1,1 @@
+"""Invariant checks: pure functions over a history (DESIGN section 3)."""

@@ -1,0 +1,39 @@
+"""Files as named hunks, and their content hashes.
+
+A file is a mapping hunk name -> text.  A plain string is one hunk named
+``_``.  The hash of a file is sha256 over its canonical JSON (keys sorted),
+shortened to 16 hex digits for readable histories; a hunk's hash is sha256
+of its text, shortened the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Mapping
+
+WHOLE_FILE_HUNK = "_"
+HASH_HEX_DIGITS = 16
+
+Hunks = dict[str, str]
+
+
+def file_hash(hunks: Mapping[str, str]) -> str:
+    canonical = json.dumps(dict(sorted(hunks.items())), separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:HASH_HEX_DIGITS]
+
+
+def hunk_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_HEX_DIGITS]
+
+
+def hunk_hashes(hunks: Mapping[str, str], names) -> dict[str, str]:
+    """Hashes of the named hunks (a hunk that does not exist hashes as empty text)."""
+    return {name: hunk_hash(hunks.get(name, "")) for name in names}
+
+
+def applied(hunks: Mapping[str, str], patch: Mapping[str, str]) -> Hunks:
+    """The file after a patch replaces the hunks it names."""
+    out = dict(hunks)
+    out.update(patch)
+    return out
