@@ -1,0 +1,92 @@
+"""Fault schedules as data: a seed becomes an event order.
+
+The generator starts from the fault-free order of a workload -- ``plan``,
+then for each step ``dispatch``, ``deliver``, ``ack`` -- and inserts
+interference drawn from the workload's fault classes at uniformly drawn
+positions.  Classes that need a later delivery (``retry``, ``duplicate``)
+insert it too.  In swarm mode each seed first draws which classes are on
+and their weights.
+
+Rule for per-run seeds (documented contract): run ``i`` of a sweep that
+starts at ``seed_start`` uses seed ``seed_start + i``, and its order depends
+only on (workload, seed) -- never on the protocol, the worker count or the
+order in which runs finish.  The one ``random.Random(seed)`` is the only
+random source.  Events that cannot happen under a protocol are skipped by
+the replay and dropped from the order it returns, so generated orders never
+contain one.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from sim.scenario import PREEMPT_POINTS, Action
+from sim.search.workload import Workload
+
+PREEMPT_CHOICES = (None,) + PREEMPT_POINTS
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A generated order and how it was drawn."""
+
+    seed: int
+    events: tuple[Action, ...]
+    classes: tuple[str, ...]  # the classes that were on (swarm mode draws them)
+
+
+def base_order(workload: Workload) -> list[Action]:
+    order = [Action("plan")]
+    for step in workload.base.plan:
+        order += [Action("dispatch", step.step_id), Action("deliver", step.step_id), Action("ack", step.step_id)]
+    return order
+
+
+def _draw_classes(workload: Workload, rng: random.Random) -> tuple[tuple[str, ...], list[float]]:
+    if not workload.swarm:
+        return workload.classes, [workload.rates[c] for c in workload.classes]
+    on = tuple(c for c in workload.classes if rng.random() < 0.5) or (rng.choice(workload.classes),)
+    return on, [rng.random() + 0.05 for _ in on]
+
+
+def generate(workload: Workload, seed: int) -> Schedule:
+    """The event order of one run (before protocol-dependent skips are dropped)."""
+    rng = random.Random(seed)
+    classes, weights = _draw_classes(workload, rng)
+    order = base_order(workload)
+    steps = [s.step_id for s in workload.base.plan]
+    targets = [(path, None) for path in workload.base.files] + [
+        (path, hunk) for path, hunks in workload.base.files.items() if len(hunks) > 1 for hunk in hunks
+    ]
+    count = rng.randint(1, workload.per_run_max)
+    for _ in range(count):
+        if len(order) >= workload.max_events - 1:
+            break
+        kind = rng.choices(classes, weights)[0]
+        _insert(kind, order, rng, steps, targets)
+    return Schedule(seed, tuple(order[: workload.max_events]), classes)
+
+
+def _insert(kind: str, order: list[Action], rng: random.Random, steps, targets) -> None:
+    anywhere = rng.randint(1, len(order))
+    if kind == "human_edit":
+        path, hunk = rng.choice(targets)
+        order.insert(anywhere, Action("human_edit", path=path, hunk=hunk))
+    elif kind == "preempt":
+        order.insert(anywhere, Action("preempt", point=rng.choice(PREEMPT_CHOICES)))
+    elif kind in ("replan", "replan_stale"):
+        order.insert(anywhere, Action("replan", point="stale" if kind == "replan_stale" else None))
+    elif kind == "lose_ack":
+        acks = [i for i, a in enumerate(order) if a.kind == "ack"]
+        if acks:
+            i = rng.choice(acks)
+            order[i] = Action("lose_ack", order[i].step)
+    elif kind in ("retry", "duplicate"):
+        step = rng.choice(steps)
+        dispatched = next(i for i, a in enumerate(order) if a.kind == "dispatch" and a.step == step)
+        first = rng.randint(dispatched + 1, len(order))
+        order.insert(first, Action(kind, step))
+        order.insert(rng.randint(first + 1, len(order)), Action("deliver", step))
+    else:  # pragma: no cover - the workload loader refuses unknown classes
+        raise AssertionError(kind)

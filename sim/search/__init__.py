@@ -1,0 +1,1 @@
+"""Search: seed sweeps, shrinking, exhaustive enumeration, the advisor."""
