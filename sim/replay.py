@@ -26,6 +26,13 @@ MAX_KERNEL_EVENTS = 200_000
 def replay(scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[Action] | None = None,
            max_kernel_events: int = MAX_KERNEL_EVENTS) -> tuple[History, RunEnd]:
     """Run ``events`` (default: the scenario's own) and return the history."""
+    world, end = replay_world(scenario, protocol, events, max_kernel_events)
+    return world.history, end
+
+
+def replay_world(scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[Action] | None = None,
+                 max_kernel_events: int = MAX_KERNEL_EVENTS) -> tuple[World, RunEnd]:
+    """As :func:`replay`, but return the actors' final state too (for state-space search)."""
     actions = list(scenario.events if events is None else events)
     kernel = Kernel(seed=0)
     world = World(kernel, protocol, scenario.files, scenario.plan, scenario.replan)
@@ -42,7 +49,7 @@ def replay(scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[Act
     end = kernel.run(max_events=max_kernel_events, max_time_s=len(actions) + 1)
     if end.reason == "time_limit":  # the actors idle on their inboxes: the order is done
         end = RunEnd("completed", end.time, end.kernel_events)
-    return world.history, end
+    return world, end
 
 
 def verdicts_of(history: History) -> list[dict[str, Any]]:

@@ -355,6 +355,8 @@ class Executor(Actor):
 
     def perform(self, action) -> None:
         if action.kind == "preempt":
+            if self.world.planner.snapshot is None:
+                raise Skipped("preemption is interference after the plan")
             if action.point is None:
                 self._die("now")
                 self.world.history.append(self.kernel.now, self.name, "preempt", incarnation=self.incarnation)

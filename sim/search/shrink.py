@@ -1,0 +1,173 @@
+"""Shrinking a violating event order to a minimal one.
+
+Contract (each pass keeps it, and whether a pass makes progress is
+deterministic): the order handed back still violates the invariant under
+the protocol, contains no skipped event (every event can happen at its
+point), and is 1-minimal -- dropping any single event makes the violation
+disappear or leaves an event that cannot happen.
+
+Passes, in order:
+
+1. delta debugging (ddmin) over the order, with skipped events dropped
+   after every accepted candidate;
+2. single-event removal until no removal keeps the violation (1-minimal);
+3. moving one event earlier, kept only when the moved order then shrinks
+   to a strictly shorter 1-minimal order (interference that struck a late
+   step can often strike the first one);
+4. bounded exhaustive searches (``sim.search.exhaustive``) for a strictly
+   shorter violating order, first over the events of the plan's first step,
+   then its first two, ...: any order found there is a valid order of the
+   whole workload and replaces the result; finally, when the result is at
+   most ``EXHAUSTIVE_TIGHTEN_MAX_EVENTS`` long, a search over the whole
+   alphabet proves that no shorter order exists (``shortest_proved``).
+
+Event orders are lists whose validity is decided by the replay itself
+(an event that cannot happen is skipped), which is why delta debugging
+serves better here than Hypothesis's byte-level shrinker.  Every search is
+bounded by the named limits below; hitting one still returns the best
+order found, with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.checks.base import run_checks
+from sim.checks.workspace import WORKSPACE_CHECKS
+from sim.protocol import Protocol
+from sim.replay import replay
+from sim.scenario import Action
+from sim.search.runs import valid_order
+from sim.search.workload import Workload
+
+MAX_SHRINK_REPLAYS = 20_000
+#: Orders up to this length are checked for a shorter one by exhaustive search.
+EXHAUSTIVE_TIGHTEN_MAX_EVENTS = 7
+EXHAUSTIVE_TIGHTEN_MAX_STATES = 20_000
+
+
+@dataclass
+class ShrinkResult:
+    events: tuple[Action, ...]
+    original_length: int
+    replays: int
+    reason: str  # "minimal", "shortest" or a limit's name
+    one_minimal: bool
+    shortest_proved: bool
+
+
+class _Oracle:
+    def __init__(self, workload: Workload, protocol: Protocol, invariant: str, max_replays: int):
+        self.workload, self.protocol, self.invariant = workload, protocol, invariant
+        self.replays = 0
+        self.max_replays = max_replays
+        self.cache: dict[tuple[str, ...], tuple[Action, ...] | None] = {}
+
+    def exhausted(self) -> bool:
+        return self.replays >= self.max_replays
+
+    def __call__(self, events) -> tuple[Action, ...] | None:
+        """The valid order if ``events`` still violates the invariant, else None."""
+        key = tuple(str(e) for e in events)
+        if key in self.cache:
+            return self.cache[key]
+        self.replays += 1
+        history, _ = replay(self.workload.base, self.protocol, events)
+        report = run_checks([c for c in WORKSPACE_CHECKS if c.name == self.invariant], history)
+        out = valid_order(history, tuple(events)) if report.safety_violations else None
+        self.cache[key] = out
+        return out
+
+
+def _ddmin(events: tuple[Action, ...], oracle: _Oracle) -> tuple[Action, ...]:
+    granularity = 2
+    while len(events) >= 2 and not oracle.exhausted():
+        size = max(1, len(events) // granularity)
+        chunks = [events[i:i + size] for i in range(0, len(events), size)]
+        reduced = False
+        for index in range(len(chunks)):
+            complement = tuple(e for j, c in enumerate(chunks) if j != index for e in c)
+            kept = oracle(complement)
+            if kept is not None:
+                events, granularity, reduced = kept, max(granularity - 1, 2), True
+                break
+            if oracle.exhausted():
+                break
+        if not reduced:
+            if granularity >= len(events):
+                break
+            granularity = min(len(events), granularity * 2)
+    return events
+
+
+def _one_minimal(events: tuple[Action, ...], oracle: _Oracle) -> tuple[tuple[Action, ...], bool]:
+    changed = True
+    while changed and not oracle.exhausted():
+        changed = False
+        for index in range(len(events)):
+            kept = oracle(events[:index] + events[index + 1:])
+            if kept is not None:
+                events, changed = kept, True
+                break
+    return events, not changed
+
+
+def _move_earlier(events: tuple[Action, ...], oracle: _Oracle) -> tuple[Action, ...]:
+    improved = True
+    while improved and not oracle.exhausted():
+        improved = False
+        for index in range(1, len(events)):
+            for target in range(index):
+                moved = events[:target] + (events[index],) + events[target:index] + events[index + 1:]
+                kept = oracle(moved)
+                if kept is None:
+                    continue
+                shorter, _ = _one_minimal(kept, oracle)
+                if len(shorter) < len(events):
+                    events, improved = shorter, True
+                    break
+            if improved or oracle.exhausted():
+                break
+    return events
+
+
+def _tighten(workload: Workload, protocol: Protocol, invariant: str, current: tuple[Action, ...],
+             oracle: _Oracle) -> tuple[tuple[Action, ...], bool]:
+    from sim.search.exhaustive import explore
+
+    plan_steps = len(workload.base.plan)
+    for steps in range(1, plan_steps + 1):
+        bound = min(len(current) - 1, EXHAUSTIVE_TIGHTEN_MAX_EVENTS + 2)
+        if bound < 1:
+            break
+        search = explore(workload, protocol, bound, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
+                         only=invariant, steps=steps)
+        if invariant in search.minimal_orders:
+            current, _ = _one_minimal(search.minimal_orders[invariant][0], oracle)
+    if len(current) - 1 > EXHAUSTIVE_TIGHTEN_MAX_EVENTS:
+        return current, False
+    proof = explore(workload, protocol, len(current) - 1, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES, only=invariant)
+    if invariant in proof.minimal_orders:  # pragma: no cover - the restricted searches found nothing shorter
+        current, _ = _one_minimal(proof.minimal_orders[invariant][0], oracle)
+        return current, False
+    return current, proof.complete
+
+
+def shrink(workload: Workload, protocol: Protocol, events, invariant: str,
+           max_replays: int = MAX_SHRINK_REPLAYS, tighten: bool = True) -> ShrinkResult:
+    """Shrink a violating order (see the module's contract)."""
+    oracle = _Oracle(workload, protocol, invariant, max_replays)
+    start = oracle(tuple(events))
+    if start is None:
+        raise ValueError(f"the order does not violate {invariant} under {protocol.label}")
+    current = _ddmin(start, oracle)
+    current, one_minimal = _one_minimal(current, oracle)
+    current = _move_earlier(current, oracle)
+    current, one_minimal = _one_minimal(current, oracle)
+    shortest = False
+    reason = "minimal" if one_minimal else "replay_limit"
+    if tighten and one_minimal and len(current) > 1:
+        current, shortest = _tighten(workload, protocol, invariant, current, oracle)
+        one_minimal = True
+        reason = "shortest" if shortest else reason
+    return ShrinkResult(tuple(current), len(tuple(events)), oracle.replays, reason, one_minimal, shortest)
