@@ -110,33 +110,33 @@ class History:
         return "".join(e.to_json() + "\n" for e in self._events)
 
     @classmethod
-    def from_dicts(cls, rows: Iterable[dict[str, Any]], where: str = "history") -> "History":
+    def from_dicts(cls, rows: Iterable[dict[str, Any]], where: str = "history",
+                   lines: list[int] | None = None) -> "History":
+        """Build a history from plain objects; ``lines`` gives each row's line for errors."""
         events = []
         for position, row in enumerate(rows):
+            place = f"{where}:{lines[position]}" if lines else where
             if not isinstance(row, dict):
-                raise HistoryError(f"event {position} is not an object", where)
+                raise HistoryError(f"event {position} is not a JSON object", place)
             missing = [f for f in ("actor", "event") if f not in row]
             if missing:
                 raise HistoryError(
                     f"event {position} lacks the field(s) {', '.join(missing)}; "
                     "every event needs at least 'actor' and 'event'",
-                    where,
+                    place,
                 )
+            index, time = row.get("index", position), row.get("time", position)
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise HistoryError(f"'index' must be an integer, not {index!r}", place)
+            if not isinstance(time, (int, float)) or isinstance(time, bool):
+                raise HistoryError(f"'time' must be a number, not {time!r}", place)
             fields = {k: v for k, v in row.items() if k not in FIXED_FIELDS and v is not None}
-            events.append(
-                Event(
-                    int(row.get("index", position)),
-                    row.get("time", position),
-                    str(row["actor"]),
-                    str(row["event"]),
-                    fields,
-                )
-            )
+            events.append(Event(index, time, str(row["actor"]), str(row["event"]), fields))
         return cls(events)
 
     @classmethod
     def from_jsonl(cls, text: str, where: str = "history") -> "History":
-        rows = []
+        rows, lines = [], []
         for line_number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -144,7 +144,8 @@ class History:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as error:
                 raise HistoryError(f"not JSON ({error.msg})", f"{where}:{line_number}") from None
-        return cls.from_dicts(rows, where)
+            lines.append(line_number)
+        return cls.from_dicts(rows, where, lines)
 
     @classmethod
     def read(cls, path: str | Path) -> "History":

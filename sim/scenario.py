@@ -14,7 +14,7 @@ from typing import Any
 
 from sim.errors import ScenarioError
 from sim.models.content import WHOLE_FILE_HUNK, Hunks
-from sim.tomlfile import read_toml, where
+from sim.tomlfile import line_of, read_toml, where
 
 #: The workspace event vocabulary (DESIGN section 2).
 EVENT_NAMES = (
@@ -153,7 +153,13 @@ def _files(raw: Any, loc) -> dict[str, Hunks]:
     return files
 
 
-def _steps(raw: Any, key: str, files: dict[str, Hunks], loc) -> list[StepSpec]:
+def _step_loc(loc, key: str):
+    """Locate a step by its ``id = "..."`` after the ``key`` line (not by any mention of it)."""
+    return lambda step_id: loc(f'"{step_id}"', key)
+
+
+def _steps(raw: Any, key: str, files: dict[str, Hunks], loc_any) -> list[StepSpec]:
+    loc = _step_loc(loc_any, key)
     if not isinstance(raw, list):
         raise ScenarioError(f"{key!r} must be a list of {{ id, path, patch }} tables", loc(key))
     steps: list[StepSpec] = []
@@ -196,8 +202,16 @@ TOP_KEYS = {
 def build_scenario(data: dict[str, Any], path: str | Path = "<scenario>", text: str = "") -> WorkspaceScenario:
     """Validate a parsed workspace scenario table and build the scenario."""
 
-    def loc(needle: str) -> str:
-        return where(path, text, needle) if text else str(path)
+    def loc(needle: str, after: str | None = None) -> str:
+        if not text:
+            return str(path)
+        if after is not None:
+            for candidate in (f"id = {needle}", needle, needle.replace('"', "'")):
+                line = line_of(text, candidate, after)
+                if line:
+                    return f"{path}:{line}"
+            return str(path)
+        return where(path, text, needle)
 
     unknown = sorted(set(data) - TOP_KEYS)
     if unknown:
@@ -222,7 +236,10 @@ def build_scenario(data: dict[str, Any], path: str | Path = "<scenario>", text: 
     events = []
     for position, raw in enumerate(raw_events):
         needle = raw if isinstance(raw, str) else "events"
-        place_loc = where(path, text, f'"{needle}"', "events") if text else str(path)
+        place_loc = str(path)
+        if text:
+            line = line_of(text, f'"{needle}"', "events") or line_of(text, f"'{needle}'", "events")
+            place_loc = f"{path}:{line}" if line else str(path)
         try:
             events.append(parse_action(raw, files, ids, f"event {position + 1}"))
         except ScenarioError as error:

@@ -39,12 +39,17 @@ def read_toml(path: str | Path) -> tuple[dict[str, Any], str]:
 
 
 def line_of(text: str, needle: str, start_key: str | None = None) -> int | None:
-    """1-based line of the first occurrence of ``needle`` (after ``start_key``'s line, if given)."""
+    """1-based line of the first occurrence of ``needle``; with ``start_key``, only from
+    the first line that starts with that key (``plan``, ``events``) onwards."""
     lines = text.splitlines()
     first = 0
     if start_key is not None:
-        key_line = line_of(text, start_key)
-        first = (key_line - 1) if key_line else 0
+        key = start_key.rstrip(" =")
+        for number, line in enumerate(lines):
+            stripped = line.lstrip()
+            if stripped.startswith(key) and stripped[len(key):].lstrip().startswith("="):
+                first = number
+                break
     for number in range(first, len(lines)):
         if needle in lines[number]:
             return number + 1

@@ -168,6 +168,10 @@ def spurious_rejection(history) -> CheckResult:
             ))
             continue
         unexpected = _replaced_unexpected(event)
+        if unexpected is None:
+            return CheckResult.not_evaluable(
+                "spurious_rejection", f"rejection at event {event.index} lacks the truth fields"
+            )
         if unexpected is False:
             violations.append(Violation(
                 "spurious_rejection", event.index, step,

@@ -2,3 +2,4 @@
 
 from sim.cli.app import app, main  # noqa: F401
 from sim.cli import workspace_cmds  # noqa: F401
+from sim.cli import fuzz_cmds  # noqa: F401

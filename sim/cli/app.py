@@ -24,6 +24,7 @@ except ImportError:  # pragma: no cover - older Typer depends on Click itself
 from rich.console import Console
 
 from sim.errors import InputError
+from sim.fileio import write_atomically  # noqa: F401  (commands import it from here)
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -61,14 +62,6 @@ def emit_json(payload: Any) -> None:
     sys.stdout.flush()
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write to a temporary name beside ``path``, then rename: a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map failures to exit codes."""
     from sim import cli as _commands  # noqa: F401  (registers every command)
@@ -84,10 +77,7 @@ def main(argv: list[str] | None = None) -> None:
         hint = f" (see 'fencesim {error.ctx.info_name} --help')" if error.ctx and error.ctx.parent else ""
         error_console().print(f"fencesim: usage error: {error.format_message()}{hint}", markup=False)
         code = EXIT_INPUT
-    except click_exceptions.Abort:
-        error_console().print("fencesim: interrupted", markup=False)
-        code = EXIT_INTERRUPTED
-    except KeyboardInterrupt:
+    except (getattr(click_exceptions, "Abort", KeyboardInterrupt), typer.Abort, KeyboardInterrupt):
         error_console().print("fencesim: interrupted", markup=False)
         code = EXIT_INTERRUPTED
     except click_exceptions.ClickException as error:
@@ -100,4 +90,7 @@ def main(argv: list[str] | None = None) -> None:
             markup=False,
         )
         code = EXIT_INTERNAL
+    if code == 130:  # Typer's answer to an interrupt inside a command
+        error_console().print("fencesim: interrupted", markup=False)
+        code = EXIT_INTERRUPTED
     sys.exit(code if isinstance(code, int) else EXIT_OK)

@@ -1,0 +1,48 @@
+"""CI outputs of a fuzz run: JUnit XML and the GitHub job summary (Markdown)."""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import escape, quoteattr
+
+from sim.checks.workspace import SAFETY_INVARIANTS
+
+
+def junit_xml(document: dict) -> str:
+    """One test case per protocol x invariant; a failure carries the replay command."""
+    cases = []
+    failures = 0
+    found = {(c["protocol"], c["invariant"]): c for c in document["counterexamples"]}
+    for protocol, tally in document["by_protocol"].items():
+        for invariant in SAFETY_INVARIANTS:
+            name = f"{protocol} :: {invariant}"
+            case = f'  <testcase classname={quoteattr("fencesim.fuzz." + document["workload"])} name={quoteattr(name)}>'
+            if (protocol, invariant) in found:
+                failures += 1
+                example = found[(protocol, invariant)]
+                body = "\n".join(example["events"]) + f"\n\nreplay: {example['replay']}"
+                case += (f'\n    <failure message={quoteattr(f"{invariant} violated in {tally["by_invariant"][invariant]} run(s)")}>'
+                         f"{escape(body)}</failure>\n  </testcase>")
+            else:
+                case += "</testcase>"
+            cases.append(case)
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        f'<testsuite name="fencesim fuzz" tests="{len(cases)}" failures="{failures}" errors="0" skipped="0">\n'
+        + "\n".join(cases) + "\n</testsuite>\n"
+    )
+
+
+def markdown_summary(document: dict) -> str:
+    lines = [f"## fencesim fuzz: workload `{document['workload']}`", "",
+             f"{document['runs']} runs, {document['violating_runs']} violating.", "",
+             "| protocol | runs | violating | " + " | ".join(SAFETY_INVARIANTS) + " | spurious rejections |",
+             "|---|---|---|" + "---|" * len(SAFETY_INVARIANTS) + "---|"]
+    for protocol, tally in document["by_protocol"].items():
+        counts = " | ".join(str(tally["by_invariant"][n]) for n in SAFETY_INVARIANTS)
+        lines.append(f"| `{protocol}` | {tally['runs']} | {tally['violating_runs']} | {counts} | "
+                     f"{tally['spurious_rejections']} |")
+    for example in document["counterexamples"]:
+        lines += ["", f"**{example['invariant']}** under `{example['protocol']}` "
+                  f"({len(example['events'])} events): `{' ; '.join(example['events'])}`",
+                  f"replay: `{example['replay']}`"]
+    return "\n".join(lines) + "\n"
