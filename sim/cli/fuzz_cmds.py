@@ -76,6 +76,9 @@ def fuzz(
         "by_protocol": {label: t.to_json() for label, t in summary.tallies.items()},
         "counterexamples": counterexamples,
     }
+    from sim.search.claims import judge
+
+    document["claims"] = judge(document["by_protocol"], protocols)
     if advise and counterexamples:
         from sim.search.advisor import advise as run_advisor
 
@@ -134,6 +137,11 @@ def _print_summary(console, document: dict) -> None:
         found = ", ".join(f"{k}={v}" for k, v in tally["by_invariant"].items() if v) or "no safety violation"
         console.print(f"  {label:<40} {tally['violating_runs']:>6} violating of {tally['runs']}: {found}; "
                       f"spurious rejections {tally['spurious_rejections']}", markup=False)
+    if document.get("claims"):
+        console.print("\nthe seed's claims, as this search found them:", markup=False)
+        for claim in document["claims"]:
+            console.print(f"  [{'holds' if claim['holds'] else 'FAILS'}] {claim['protocol']}: {claim['claim']} "
+                          f"-- {claim['evidence']}", markup=False)
     for example in document["counterexamples"]:
         console.print(f"\n{example['invariant']} under {example['protocol']}: minimal order of "
                       f"{len(example['events'])} events (from {example['original_events']}; "
