@@ -90,7 +90,8 @@ def false_receipt(history, **_: Any) -> CheckResult:
     """A receipt naming an effect that is not this transition's committed effect."""
     committed: dict[tuple, set] = {}
     for event in _events(history, "committed", "deduplicated"):
-        committed.setdefault((event.get("task"), event.get("effect")), set()).add(_logical(event))
+        owners = committed.setdefault((event.get("task"), event.get("effect")), set())
+        owners.update({_logical(event), event.get("transition")})
     violations = []
     for receipt in _events(history, "receipt_recorded"):
         if "effect" not in receipt:
@@ -159,6 +160,10 @@ def unverified_checkpoint(history, **_: Any) -> CheckResult:
     for event in history:
         if event.event == "receipt_recorded":
             receipted.add((event.get("task"), event.get("transition")))
+        elif event.event == "migrated":  # a recorded migration renames states: receipts keep their meaning
+            for old, new in event.get("renamed", ()):
+                if (event.get("task"), old) in receipted:
+                    receipted.add((event.get("task"), new))
         elif event.event == "checkpoint_saved":
             for name in event.get("completed", ()):
                 if (event.get("task"), name) not in receipted:
