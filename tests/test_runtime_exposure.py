@@ -1,0 +1,102 @@
+"""Exposure: the worked example exactly, and the model measuring the same quantities."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from sim.errors import InputError
+from sim.runtime.exposure import analytic, analytic_json, analytic_table, simulate, simulated_table
+from sim.runtime.faults import ExposureRates, exposure_schedule, task_rng
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_analytic_defaults_are_the_seeds_numbers():
+    """70,000 / 2,870 / 1,722 / 2,861.39 / 8.61 shown as 9."""
+    assert analytic_json() == {"requests": 70000, "ambiguous": 2870, "already_committed": 1722,
+                               "auto_reconciled": 2861.39, "human_exceptions": 8.61, "human_exceptions_rounded": 9}
+
+
+def test_analytic_is_exact_with_other_rates():
+    """Other rates give the same arithmetic, with no rounding on the way."""
+    values = analytic(tasks=333, transitions=3, ambiguous_rate="0.1", committed_rate="0.5", reconcile_rate="0.99")
+    assert values["ambiguous"] == Decimal("99.9")
+    assert values["already_committed"] == Decimal("49.95")
+    assert values["human_exceptions"] == Decimal("0.999")
+    assert values["human_exceptions_rounded"] == 1
+
+
+def test_rounding_is_half_up():
+    """x.5 human exceptions round up, not to even."""
+    assert analytic(tasks=1, transitions=1, ambiguous_rate="1", reconcile_rate="0.5")["human_exceptions_rounded"] == 1
+    assert analytic(tasks=5, transitions=1, ambiguous_rate="1", reconcile_rate="0.5")["human_exceptions_rounded"] == 3
+
+
+def test_analytic_rejects_rates_above_one():
+    """A percentage written as 4.1 is refused with a hint."""
+    with pytest.raises(InputError):
+        analytic(ambiguous_rate="4.1")
+
+
+def test_analytic_table_is_a_dataframe():
+    """The notebook face returns a DataFrame."""
+    table = analytic_table()
+    assert list(table["quantity"])[:2] == ["requests", "ambiguous"]
+
+
+def test_fault_generator_is_a_pure_function_of_seed_and_rates():
+    """Same (seed, task, rates) -> same schedule; another seed -> (generally) another."""
+    names = [f"t{i}" for i in range(1, 8)]
+    high = ExposureRates(ambiguous_rate=0.5)
+    a = exposure_schedule("x", names, high, task_rng(3, 17))
+    b = exposure_schedule("x", names, high, task_rng(3, 17))
+    c = exposure_schedule("x", names, high, task_rng(4, 17))
+    assert a == b and a != c
+
+
+def test_simulation_is_deterministic_for_a_master_seed():
+    """Two simulations with the same master seed give identical metrics."""
+    first = simulate(presets=["unkeyed-retry", "keyed-reconcile"], seeds=300, master_seed=11,
+                     rates=ExposureRates(ambiguous_rate=0.2))
+    second = simulate(presets=["unkeyed-retry", "keyed-reconcile"], seeds=300, master_seed=11,
+                      rates=ExposureRates(ambiguous_rate=0.2))
+    assert simulated_table(first).equals(simulated_table(second))
+
+
+SIMULATE = """
+import json, sys
+from sim.runtime.exposure import simulate, simulated_json
+from sim.runtime.faults import ExposureRates
+print(json.dumps(simulated_json(simulate(presets=["unkeyed-retry"], seeds=200, master_seed=5,
+                                          rates=ExposureRates(ambiguous_rate=0.3))), sort_keys=True))
+"""
+
+
+def test_simulation_identical_across_processes():
+    """Another process with another hash seed measures the same numbers."""
+    outputs = [subprocess.run([sys.executable, "-c", SIMULATE], capture_output=True, check=True, cwd=ROOT,
+                              env=dict(os.environ, PYTHONHASHSEED=h)).stdout for h in ("0", "99")]
+    assert outputs[0] == outputs[1]
+
+
+@pytest.mark.slow
+def test_worked_example_in_the_model():
+    """10,000 tasks at the worked example's rates: the model and the arithmetic confirm each other."""
+    result = simulate(seeds=10_000, tasks=10_000)
+    expected = analytic_json()
+    unkeyed = result["unkeyed-retry"]["duplicate_effects"]
+    assert unkeyed["value"] > 0
+    assert unkeyed["ci_low"] <= expected["already_committed"] <= unkeyed["ci_high"]
+    safe = result["keyed-fingerprint-reconcile"]
+    assert safe["duplicate_effects"]["value"] == 0
+    human = safe["human_exceptions"]
+    ambiguous = safe["ambiguous"]["value"]
+    assert human["ci_low"] <= 0.003 * ambiguous <= human["ci_high"]
+    assert not math.isnan(safe["reconciliation_latency_s"]["value"])
