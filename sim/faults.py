@@ -11,9 +11,10 @@ Rule for per-run seeds (documented contract): run ``i`` of a sweep that
 starts at ``seed_start`` uses seed ``seed_start + i``, and its order depends
 only on (workload, seed) -- never on the protocol, the worker count or the
 order in which runs finish.  The one ``random.Random(seed)`` is the only
-random source.  Events that cannot happen under a protocol are skipped by
-the replay and dropped from the order it returns, so generated orders never
-contain one.
+random source.  The raw order may hold events that cannot happen under a
+given protocol; the replay skips them and the sweep keeps the order without
+them (``sim.search.runs.valid_order``), so the orders a sweep reports,
+shrinks and exports never contain one.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ def junit_xml(document: dict) -> str:
                 failures += 1
                 example = found[(protocol, invariant)]
                 body = "\n".join(example["events"]) + f"\n\nreplay: {example['replay']}"
-                case += (f'\n    <failure message={quoteattr(f"{invariant} violated in {tally["by_invariant"][invariant]} run(s)")}>'
+                message = f"{invariant} violated in {tally['by_invariant'][invariant]} run(s)"
+                case += (f"\n    <failure message={quoteattr(message)}>"
                          f"{escape(body)}</failure>\n  </testcase>")
             else:
                 case += "</testcase>"
