@@ -125,13 +125,13 @@ def fingerprint_conflict(history, **_: Any) -> CheckResult:
 def unresolved_compensation(history, **_: Any) -> CheckResult:
     """A task closed without success while a committed reversible effect is not compensated."""
     violations = []
+    compensated = {(e.get("task"), e.get("effect")) for e in _events(history, "compensated")}
+    reversible = [e for e in _events(history, "committed") if e.get("compensation")]
     for terminal in _events(history, "task_terminal"):
         if terminal.get("outcome") == "succeeded":
             continue
         task = terminal.get("task")
-        compensated = {e.get("effect") for e in _events(history, "compensated") if e.get("task") == task}
-        owed = [e for e in _events(history, "committed")
-                if e.get("task") == task and e.get("compensation") and e.get("effect") not in compensated]
+        owed = [e for e in reversible if e.get("task") == task and (task, e.get("effect")) not in compensated]
         for commit in owed:
             violations.append(Violation("unresolved_compensation", terminal.index, commit.get("transition"),
                                         f"{task} closed {terminal.get('outcome')} with {commit.get('effect')} "

@@ -12,7 +12,6 @@ import json
 import os
 import sys
 import traceback
-from pathlib import Path
 from typing import Any
 
 import typer

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from sim.cli.app import (EXIT_INPUT, EXIT_NOTHING_RAN, EXIT_OK, EXIT_VIOLATION, app, emit_json,
+from sim.cli.app import (EXIT_NOTHING_RAN, EXIT_OK, EXIT_VIOLATION, app, emit_json,
                          human_console)
 from sim.errors import InputError
 from sim.protocol import WORKSPACE_PRESETS, parse_protocol

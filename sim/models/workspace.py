@@ -127,7 +127,6 @@ class Planner(Actor):
         return f"model-{chr(ord('A') + (self.model_number - 1) % 26)}{'' if self.model_number <= 26 else self.model_number}"
 
     def perform(self, action) -> None:
-        world = self.world
         if action.kind == "plan":
             if self.snapshot is not None:
                 raise Skipped("the plan was already made")
@@ -540,7 +539,6 @@ class World:
         self.executor = Executor(kernel, self)
         self.human = Human(kernel, self)
         self.network = Network(kernel, self)
-        self.router = self.planner  # the router's swap is a re-plan by a new model
 
     def spec_of(self, step_id: str) -> StepSpec:
         for spec in self.plan_specs:

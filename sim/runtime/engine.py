@@ -147,6 +147,8 @@ class Runtime:
         return f"{self.tenant}:{task}:{transition.name}:{generation}"
 
     def worker_task(self, worker: str, task: str, line: str) -> WorkerTask | str:
+        """Record the script line, then the worker's memory of the task, or SKIPPED with the reason."""
+        self._line(line)
         memory = self.workers.get(worker)
         if memory is None or not memory.alive:
             return self._skip(line, f"worker {worker} is not running", task)
@@ -303,7 +305,6 @@ class Runtime:
 
     def intent(self, worker: str, task: str, name: str) -> str:
         line = f"intent {name} by {worker}"
-        self._line(line)
         wt = self.worker_task(worker, task, line)
         if isinstance(wt, str):
             return wt
@@ -325,7 +326,6 @@ class Runtime:
 
     def dispatch(self, worker: str, task: str, name: str, changed: bool = False) -> str:
         line = f"{'retry_changed' if changed else 'dispatch'} {name} by {worker}"
-        self._line(line)
         wt = self.worker_task(worker, task, line)
         if isinstance(wt, str):
             return wt
@@ -457,7 +457,6 @@ class Runtime:
 
     def timeout(self, worker: str, task: str, name: str) -> str:
         line = f"timeout {name} by {worker}"
-        self._line(line)
         wt = self.worker_task(worker, task, line)
         if isinstance(wt, str):
             return wt
@@ -475,8 +474,8 @@ class Runtime:
 
     def reconcile(self, worker: str, task: str, name: str) -> str:
         line = f"reconcile {name} by {worker}"
-        self._line(line)
         if self.protocol.reconcile == "off":
+            self._line(line)
             return self._skip(line, "reconcile=off", task)
         wt = self.worker_task(worker, task, line)
         if isinstance(wt, str):
@@ -521,7 +520,6 @@ class Runtime:
 
     def receipt(self, worker: str, task: str, name: str) -> str:
         line = f"receipt {name} by {worker}"
-        self._line(line)
         wt = self.worker_task(worker, task, line)
         if isinstance(wt, str):
             return wt
@@ -556,7 +554,6 @@ class Runtime:
 
     def escalate(self, worker: str, task: str, name: str) -> str:
         line = f"escalate {name} by {worker}"
-        self._line(line)
         wt = self.worker_task(worker, task, line)
         if isinstance(wt, str):
             return wt
@@ -597,7 +594,6 @@ class Runtime:
 
     def request_approval(self, worker: str, task: str, name: str) -> str:
         line = f"request_approval {name} by {worker}"
-        self._line(line)
         wt = self.worker_task(worker, task, line)
         if isinstance(wt, str):
             return wt
@@ -629,7 +625,6 @@ class Runtime:
 
     def abort(self, worker: str, task: str, name: str) -> str:
         line = f"abort {name} by {worker}"
-        self._line(line)
         wt = self.worker_task(worker, task, line)
         if isinstance(wt, str):
             return wt
@@ -642,7 +637,6 @@ class Runtime:
 
     def compensate(self, worker: str, task: str, name: str) -> str:
         line = f"compensate {name} by {worker}"
-        self._line(line)
         wt = self.worker_task(worker, task, line)
         if isinstance(wt, str):
             return wt
@@ -674,7 +668,6 @@ class Runtime:
 
     def close(self, worker: str, task: str) -> str:
         line = f"close by {worker}"
-        self._line(line)
         wt = self.worker_task(worker, task, line)
         if isinstance(wt, str):
             return wt

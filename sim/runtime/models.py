@@ -19,7 +19,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.runtime.workflow import Workflow
 
 
 def fingerprint_of(arguments: dict[str, Any]) -> str:

@@ -28,13 +28,9 @@ class RunOutcome:
 
 def valid_order(history: History, order) -> tuple[Action, ...]:
     """The order without the events the replay skipped."""
-    skipped = set()
-    position = 0
-    # The director appends exactly one top-level record per skipped action; deliveries
-    # and answers are recorded by the actor that performed them, so count by action index.
-    for event in history:
-        if event.get("skipped"):
-            skipped.add(event.time)
+    # The director performs action i at simulated time i, so a skipped record's time
+    # is the index of the action it skipped.
+    skipped = {event.time for event in history if event.get("skipped")}
     return tuple(a for i, a in enumerate(order) if i not in skipped)
 
 
