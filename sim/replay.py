@@ -39,10 +39,10 @@ def replay_world(scenario: WorkspaceScenario, protocol: Protocol, events: Iterab
     env = kernel.env
 
     def director():
+        # The actor (and, for a delivery, the executor after it) acts at this
+        # time; SimPy runs every event of time t before the timeout to t + 1.
         for action in actions:
-            done = env.event()
-            world.actor_for(action).inbox.put(Command(action, done))
-            yield done
+            world.actor_for(action).inbox.put(Command(action))
             yield env.timeout(1)
 
     kernel.process(director())

@@ -8,21 +8,30 @@ of its text, shortened the same way.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Mapping
 
 WHOLE_FILE_HUNK = "_"
 HASH_HEX_DIGITS = 16
+#: Hashes are pure functions of content, and fuzzing sees the same few contents again and again.
+HASH_CACHE_ENTRIES = 4096
 
 Hunks = dict[str, str]
 
 
 def file_hash(hunks: Mapping[str, str]) -> str:
-    canonical = json.dumps(dict(sorted(hunks.items())), separators=(",", ":"), ensure_ascii=False)
+    return _file_hash(tuple(sorted(hunks.items())))
+
+
+@functools.lru_cache(maxsize=HASH_CACHE_ENTRIES)
+def _file_hash(items: tuple[tuple[str, str], ...]) -> str:
+    canonical = json.dumps(dict(items), separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:HASH_HEX_DIGITS]
 
 
+@functools.lru_cache(maxsize=HASH_CACHE_ENTRIES)
 def hunk_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_HEX_DIGITS]
 

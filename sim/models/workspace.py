@@ -77,10 +77,13 @@ class Answer:
 
 @dataclass
 class Command:
-    """An event of the order, handed to the actor that performs it."""
+    """An event of the order, handed to the actor that performs it.
+
+    The actor performs it at the simulated time it is handed over; the
+    driver moves time on only after that, so no completion event is needed.
+    """
 
     action: Any
-    done: simpy.Event
 
 
 class Skipped(Exception):
@@ -105,7 +108,6 @@ class Actor:
                 self.perform(command.action)
             except Skipped as skipped:
                 self.world.record_skip(self.name, command.action, str(skipped))
-            command.done.succeed()
 
     def perform(self, action) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
