@@ -129,16 +129,10 @@ class Planner(Actor):
         return f"model-{chr(ord('A') + (self.model_number - 1) % 26)}{'' if self.model_number <= 26 else self.model_number}"
 
     def perform(self, action) -> None:
-        if action.kind == "plan":
-            if self.snapshot is not None:
-                raise Skipped("the plan was already made")
-            self._plan()
-        elif action.kind == "replan":
-            if self.snapshot is None:
-                raise Skipped("no plan to re-plan yet")
-            self._replan(stale=action.point == "stale")
-        else:  # pragma: no cover
-            raise AssertionError(action)
+        assert action.kind == "plan", action
+        if self.snapshot is not None:
+            raise Skipped("the plan was already made")
+        self._plan()
 
     def _plan(self) -> None:
         world = self.world
@@ -171,7 +165,8 @@ class Planner(Actor):
         )
         world.client.receive_plan(steps, self.snapshot_rev, rejected=bool(overlap))
 
-    def _replan(self, stale: bool) -> None:
+    def replan(self, stale: bool) -> None:
+        """A new model re-plans the undispatched steps (called by the Router, never by the executor)."""
         world = self.world
         self.model_number += 1
         remaining = world.client.undispatched()
@@ -212,6 +207,22 @@ def _overlaps(steps: list[PlannedStep]) -> list[tuple[str, str]]:
             if first.path == second.path and set(first.patch) & set(second.patch):
                 pairs.append((first.step_id, second.step_id))
     return pairs
+
+
+class Router(Actor):
+    """Routes the session to a model; a silent swap makes the new model re-plan.
+
+    The executor is not told: re-planned steps still claim the old plan's
+    base rev and pre-hash (the seed's re-plan drift).
+    """
+
+    name = "router"
+
+    def perform(self, action) -> None:
+        assert action.kind == "replan", action
+        if self.world.planner.snapshot is None:
+            raise Skipped("no plan to re-plan yet")
+        self.world.planner.replan(stale=action.point == "stale")
 
 
 class Client(Actor):
@@ -537,6 +548,7 @@ class World:
         self.requests = kernel.channel("client->executor")
         self.answers = kernel.channel("executor->client")
         self.planner = Planner(kernel, self)
+        self.router = Router(kernel, self)
         self.client = Client(kernel, self)
         self.executor = Executor(kernel, self)
         self.human = Human(kernel, self)
@@ -553,8 +565,10 @@ class World:
 
     def actor_for(self, action) -> Actor:
         kind = action.kind
-        if kind in ("plan", "replan"):
+        if kind == "plan":
             return self.planner
+        if kind == "replan":
+            return self.router
         if kind in ("dispatch", "retry"):
             return self.client
         if kind == "preempt":
