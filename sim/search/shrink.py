@@ -22,8 +22,10 @@ Passes, in order:
    alphabet proves that no shorter order exists (``shortest_proved``).
 
 Event orders are lists whose validity is decided by the replay itself
-(an event that cannot happen is skipped), which is why delta debugging
-serves better here than Hypothesis's byte-level shrinker.  Every search is
+(an event that cannot happen is skipped).  Hypothesis's shrinker serves
+where Hypothesis drew the list (``sim.search.property``); a seed sweep's
+order was drawn by the fault generator, not by Hypothesis, so it is shrunk
+here by delta debugging, and both end in the same passes below.  Every search is
 bounded by the named limits below; hitting one still returns the best
 order found, with the reason.
 """
