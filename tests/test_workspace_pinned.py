@@ -1,0 +1,88 @@
+"""The workspace family's results are pinned: digests of the --json output of a fixed
+set of scenarios and seeds, recorded before the code moved into the family layout.
+
+Only the parts that are the family's behaviour are hashed (histories, verdicts,
+violations, sweep tallies, the first violating seed and its shrunk order, what
+exhaustive search proves); fields added later beside them do not change a digest.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+
+import pytest
+
+PINNED = {
+    "run_seed": "fe515ebe7e0f32731c44948e747b4c7b8c1dd0576da0661eabfb66a00656974d",
+    "run_regressions": "d397c07aa5b93aa5dee1f8dd96bd291adf0fb8a0e7bb5976f64467591c98fea7",
+    "fuzz_seed": "f5cfb80acf2d0a02a6e970b95fb5029206caf2e737b83624dd817d926171c7f1",
+    "fuzz_multi": "e000d1bfa3f268b92e2a7ee6d6b9ba17ebe5d7e130eff86c948c988b82942b8c",
+    "exhaustive_tiny": "f1d57658e9ac6c3975750526a7ba299e8574f26ae450152e7919004b7ed07119",
+}
+
+
+def project_run(doc):
+    return [{k: r[k] for k in ("scenario", "protocol", "verdicts", "violations", "history")} for r in doc]
+
+
+def project_fuzz(doc):
+    return {
+        "runs": doc["runs"], "violating_runs": doc["violating_runs"],
+        "by_protocol": {p: {k: t[k] for k in ("runs", "violating_runs", "by_invariant", "spurious_rejections")}
+                        for p, t in doc["by_protocol"].items()},
+        "counterexamples": [{k: c[k] for k in ("protocol", "invariant", "events", "seed", "run", "original_events")}
+                            for c in doc["counterexamples"]],
+    }
+
+
+def project_exhaustive(doc):
+    return [{"protocol": p["protocol"], "proved_absent": p["proved_absent"],
+             "shortest": {n: v["shortest_events"] for n, v in p["violations"].items()}} for p in doc["protocols"]]
+
+
+def digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _json(cli, *args):
+    done = cli(*args)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def _seed_files(repo_root, folder):
+    return sorted(glob.glob(str(repo_root / "scenarios" / folder / "*.toml")))
+
+
+@pytest.mark.slow
+def test_replays_are_unchanged(cli, repo_root):
+    """Seed scenarios and regression files replay to the pinned histories and verdicts."""
+    protocols = ["none", "plan", "step", "step-dedupe", "fence=step,stamp_at=apply",
+                 "step-dedupe,journal_write=after_write"]
+    args = [a for p in protocols for a in ("-p", p)]
+    seed = _json(cli, "run", *_seed_files(repo_root, "seed"), *args, "--json")
+    assert digest(project_run(seed)) == PINNED["run_seed"]
+    regressions = sorted(glob.glob(str(repo_root / "scenarios" / "regressions" / "seed_fuzz_*.toml")))
+    assert digest(project_run(_json(cli, "run", *regressions, "--json"))) == PINNED["run_regressions"]
+
+
+@pytest.mark.slow
+def test_sweeps_and_shrinks_are_unchanged(cli, tmp_path):
+    """Sweep tallies, first violating seeds and shrunk orders match the pinned digests."""
+    common = ["--no-advise", "--json", "--out", str(tmp_path), "--workers", "2"]
+    seed = _json(cli, "fuzz", "--workload", "seed-fuzz", "-p", "none", "-p", "plan", "-p", "step-dedupe",
+                 "--seeds", "300", *common)
+    assert digest(project_fuzz(seed)) == PINNED["fuzz_seed"]
+    multi = _json(cli, "fuzz", "--workload", "multi-file", "-p", "step", "-p", "fence=none,dedupe=memory",
+                  "--seeds", "200", *common)
+    assert digest(project_fuzz(multi)) == PINNED["fuzz_multi"]
+
+
+@pytest.mark.slow
+def test_exhaustive_proofs_are_unchanged(cli):
+    """What exhaustive search proves on the tiny workload is pinned."""
+    doc = _json(cli, "fuzz", "--workload", "tiny", "--exhaustive", "--max-events", "5",
+                "-p", "none", "-p", "plan", "-p", "step-dedupe", "--json")
+    assert digest(project_exhaustive(doc)) == PINNED["exhaustive_tiny"]
