@@ -8,38 +8,106 @@ The Python API (the command line is a thin face over the same functions):
 >>> result = sim.run_scenario(scenario, "none")                          # doctest: +SKIP
 >>> result.outcome, [v.invariant for v in result.violations]             # doctest: +SKIP
 ('applied', ['lost_update'])
+>>> df = sim.sweep_frame("seed-fuzz", ["none", "step-dedupe"], seeds=200)  # doctest: +SKIP
+
+Families (``sim.FAMILIES``): ``workspace`` (revision-fenced steps, the
+default) and ``runtime`` (durable keyed effects).
 """
 
-from sim.errors import FencesimError, InputError, ProtocolError, ScenarioError
-from sim.history import Event, History
-from sim.protocol import Protocol, WORKSPACE_PRESETS, parse_protocol, presets
-from sim.replay import replay, run_scenario
-from sim.scenario import Action, WorkspaceScenario, load_scenario, parse_action
+from __future__ import annotations
 
-PRESETS = presets("workspace")
+from typing import Any
+
+from sim.core.errors import FencesimError, HistoryError, InputError, ProtocolError, ScenarioError
+from sim.core.history import Event, History
+from sim.core.knobs import Protocol
 
 __all__ = [
-    "Action", "Event", "FencesimError", "History", "InputError", "PRESETS", "Protocol", "ProtocolError",
-    "ScenarioError", "WORKSPACE_PRESETS", "WorkspaceScenario", "compute_matrix", "check_history",
-    "load_scenario", "parse_action", "parse_protocol", "presets", "replay", "run_scenario",
+    "Event", "FAMILIES", "FencesimError", "History", "HistoryError", "InputError", "PRESETS", "Protocol",
+    "ProtocolError", "ScenarioError", "check_history", "compute_matrix", "family", "fuzz", "load_scenario",
+    "load_workload", "parse_protocol", "run_scenario", "sweep_frame",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FAMILIES":
+        from sim.registry import FAMILIES
+
+        return FAMILIES
+    if name == "PRESETS":
+        return family("workspace").knobs.preset_protocols()
+    raise AttributeError(f"module 'sim' has no attribute {name!r}")
+
+
+def family(name: str):
+    """A family by name (``workspace``, ``runtime``)."""
+    from sim.registry import FAMILIES
+
+    return FAMILIES.get(name)
+
+
+def parse_protocol(text: str, family_name: str = "workspace") -> Protocol:
+    """``parse_protocol("step-dedupe,journal_write=after_write")`` -> a Protocol of that family."""
+    return family(family_name).parse_protocol(text)
+
+
+def load_scenario(path) -> Any:
+    """Load a scenario file of any family (its ``family`` key says which)."""
+    from sim.registry import FAMILIES
+
+    return FAMILIES.load_scenario(path)
+
+
+def load_workload(name_or_path: str) -> Any:
+    """Load a fuzzing workload by name (``scenarios/workloads/NAME.toml``) or path."""
+    from sim.registry import FAMILIES
+
+    return FAMILIES.load_workload(name_or_path)
+
+
+def run_scenario(scenario, protocol: Protocol | str | None = None):
+    """Replay a scenario (an object or a path) under a protocol; return a RunResult."""
+    from sim.core.result import run_scenario as run
+    from sim.registry import FAMILIES
+
+    if not hasattr(scenario, "events"):
+        scenario = FAMILIES.load_scenario(scenario)
+    return run(FAMILIES.family_for(scenario), scenario, protocol)
+
+
+def sweep_frame(workload, protocols, seeds: int, seed_start: int = 0, workers: int | None = None):
+    """A sweep as a pandas DataFrame, one row per (seed, protocol)."""
+    from sim.registry import FAMILIES
+    from sim.search.sweep import sweep_frame as frame
+
+    if isinstance(workload, str):
+        workload = FAMILIES.load_workload(workload)
+    return frame(FAMILIES.family_for(workload), workload, list(protocols), seeds, seed_start, workers)
+
+
+def fuzz(workload, protocols, seeds: int = 1000, seed_start: int = 0, workers: int | None = None,
+         advise: bool = True):
+    """Sweep, shrink and advise (no files written); returns a FuzzResult."""
+    from sim.registry import FAMILIES
+    from sim.search.pipeline import fuzz as run
+
+    if isinstance(workload, str):
+        workload = FAMILIES.load_workload(workload)
+    return run(FAMILIES.family_for(workload), workload, list(protocols), seeds, seed_start, workers, advise=advise)
+
+
+def check_history(history, family_name: str | None = None):
+    """Run a family's checks over a History (or a path to JSON lines); returns a CheckReport."""
+    from sim.registry import FAMILIES
+
+    if not isinstance(history, History):
+        history = History.read(history)
+    chosen = FAMILIES.get(family_name) if family_name else FAMILIES.infer_history_family(history)
+    return chosen.check(history)
 
 
 def compute_matrix():
     """The seed's verdict table from the model, the seed code's answers and their differences."""
-    from sim.matrix import compute_matrix as _compute
+    from sim.families.workspace.matrix import compute_matrix as compute
 
-    return _compute()
-
-
-def check_history(history, family: str = "workspace"):
-    """Run a family's checks over a History (or a path to JSON lines); returns a CheckReport."""
-    from sim.checks.base import run_checks
-
-    if not isinstance(history, History):
-        history = History.read(history)
-    if family == "runtime":
-        from sim.runtime import RUNTIME_CHECKS as specs
-    else:
-        from sim.checks.workspace import WORKSPACE_CHECKS as specs
-    return run_checks(specs, history)
+    return compute()

@@ -1,6 +1,7 @@
-"""The ``fencesim`` command line: importing this package registers every command."""
+"""The ``fencesim`` command line: thin commands over the library; importing this package
+registers every command."""
 
 from sim.cli.app import app, main  # noqa: F401
-from sim.cli import workspace_cmds  # noqa: F401
-from sim.cli import fuzz_cmds  # noqa: F401
-from sim.cli import runtime_cmds  # noqa: F401
+from sim.cli import scenarios  # noqa: F401
+from sim.cli import fuzz  # noqa: F401
+from sim.cli import effects  # noqa: F401

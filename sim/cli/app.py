@@ -22,8 +22,7 @@ except ImportError:  # pragma: no cover - older Typer depends on Click itself
     from click import exceptions as click_exceptions
 from rich.console import Console
 
-from sim.errors import InputError
-from sim.fileio import write_atomically  # noqa: F401  (commands import it from here)
+from sim.core.errors import InputError
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -53,6 +52,9 @@ def human_console(json_mode: bool) -> Console:
 
 def error_console() -> Console:
     return Console(file=sys.stderr, no_color="NO_COLOR" in os.environ, highlight=False, soft_wrap=True)
+
+
+JSON_HELP = "Machine output (JSON) on stdout; human output goes to stderr."
 
 
 def emit_json(payload: Any) -> None:

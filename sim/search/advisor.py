@@ -1,68 +1,35 @@
-"""The counterfactual advisor: which weakest protocol removes a violation, at what cost.
+"""The counterfactual advisor: the smallest change to the design under review that
+removes a violation, and what it costs.
 
-Each minimal counterexample is replayed under every combination of the
-workspace knobs (``pipeline`` and ``overlap_check`` kept as in the protocol
-under test).  Among the combinations under which the counterexample shows
-no safety violation at all, the advisor ranks by *strength* -- how many
-mechanisms are on (a fence, dedupe, durable dedupe, atomic journal writes,
-drift check; see :func:`strength`) -- and then by the spurious rejections
-each costs on the same workload, measured by a sample sweep.  A candidate
-whose sample sweep still finds a safety violation is reported as such: the
+Starting from the protocol that was fuzzed, the advisor tries every change
+of one knob, then of two, ... (up to ``ADVISOR_MAX_CHANGES``), where each
+changed knob moves to a value of equal or higher rank in the family's knob
+table: it never proposes dropping a mechanism the design has.  A candidate
+*removes* the violation when the minimal counterexample replays under it
+with no safety violation at all.  At the smallest number of changes that
+has such candidates, the candidates are priced by a sample sweep of the same
+workload -- safety violations found, and availability findings (spurious
+rejections, human exceptions) per run -- and the recommendation is the one
+with no violation in its sample, then the fewest availability findings.  The
 advice is what the search measured, not a claim of safety.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
-from sim.checks.base import run_checks
-from sim.checks.workspace import WORKSPACE_CHECKS
-from sim.protocol import Protocol, parse_protocol
-from sim.replay import replay
-from sim.search.workload import Workload
+from sim.core.family import Family
+from sim.core.knobs import Protocol
+from sim.core.workload import Workload
+from sim.search.oracle import evaluate
 
-#: Seeds of the sample sweep that prices each candidate, and how many candidates are priced.
+#: How many knobs a proposal may change, seeds of the sample sweep that prices each
+#: candidate, and how many candidates are priced.
+ADVISOR_MAX_CHANGES = 2
 ADVISOR_SAMPLE_SEEDS = 200
 ADVISOR_CANDIDATES_PRICED = 6
-
-
-def knob_combinations(base: Protocol) -> list[Protocol]:
-    out = []
-    for fence in ("none", "plan", "step"):
-        stamps = ("dispatch", "plan", "apply") if fence == "step" else ("dispatch",)
-        for stamp_at, dedupe, drift in itertools.product(stamps, ("off", "memory", "journal"), ("off", "reject")):
-            writes = ("atomic", "after_write") if dedupe == "journal" else ("atomic",)
-            for journal_write in writes:
-                label = (f"fence={fence},stamp_at={stamp_at},dedupe={dedupe},journal_write={journal_write},"
-                         f"drift_check={drift},overlap_check={base.overlap_check},pipeline={base.pipeline}")
-                out.append(parse_protocol(short_label(parse_protocol(label))))
-    return out
-
-
-def short_label(protocol: Protocol) -> str:
-    """A preset plus only the knobs that differ from it (``step-dedupe,drift_check=reject``)."""
-    from sim.protocol import WORKSPACE
-
-    best = None
-    for name, knobs in WORKSPACE.presets.items():
-        merged = WORKSPACE.defaults() | dict(knobs)
-        diff = [f"{k.name}={protocol.knobs[k.name]}" for k in WORKSPACE.knobs if merged[k.name] != protocol.knobs[k.name]]
-        if best is None or len(diff) < len(best):
-            best = [name] + diff
-    return ",".join(best)
-
-
-def strength(protocol: Protocol) -> int:
-    """How many mechanisms a protocol turns on (lower is weaker, cheaper to run)."""
-    score = 0
-    score += protocol.fence != "none"
-    score += protocol.fence == "step" and protocol.stamp_at == "dispatch"
-    score += protocol.dedupe != "off"
-    score += protocol.dedupe == "journal"
-    score += protocol.dedupe == "journal" and protocol.journal_write == "atomic"
-    score += protocol.drift_check == "reject"
-    return score
 
 
 @dataclass
@@ -70,49 +37,71 @@ class Advice:
     protocol: str
     invariant: str
     events: list[str]
-    removed_by: list[str]  # every combination under which the counterexample is clean
+    changes_needed: int | None  # knobs changed by the recommendation (None: nothing found)
+    removed_by: list[str]  # every candidate at that size under which the counterexample is clean
     recommended: str | None
-    recommended_strength: int | None
-    spurious_rejections_per_run: float | None
-    sample_safety_violations: int | None
-    priced: list[dict]
+    changes: dict[str, Any] = field(default_factory=dict)
+    availability_per_run: float | None = None
+    sample_violating_runs: int | None = None
+    sample_seeds: int = 0
+    priced: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return self.__dict__.copy()
+        return dict(self.__dict__)
 
 
-def _clean_under(workload: Workload, protocol: Protocol, events) -> bool:
-    history, _ = replay(workload.base, protocol, events)
-    return not run_checks(WORKSPACE_CHECKS, history).safety_violations
+def candidates(protocol: Protocol, changes: int) -> list[Protocol]:
+    """Protocols that change exactly ``changes`` knobs of ``protocol``, none to a lower rank."""
+    table = protocol.table
+    options: list[tuple[str, list[Any]]] = []
+    for knob in table.knobs:
+        current = protocol.knobs[knob.name]
+        better = [v for v in knob.candidates() if v != current and knob.rank(v) >= knob.rank(current)]
+        if better:
+            options.append((knob.name, better))
+    out = []
+    for chosen in itertools.combinations(options, changes):
+        names = [name for name, _ in chosen]
+        for values in itertools.product(*(vals for _, vals in chosen)):
+            given = {k: protocol.knobs[k] for k in table.names()}
+            given.update(zip(names, values))
+            out.append(table.build(given))
+    return out
 
 
-def advise(workload: Workload, protocol: Protocol, invariant: str, events, sample_seeds: int = ADVISOR_SAMPLE_SEEDS,
-           workers: int = 1) -> Advice:
-    """Replay ``events`` under every combination; price the weakest ones on the workload."""
+def rank_gain(candidate: Protocol, base: Protocol) -> float:
+    return sum(k.rank(candidate.knobs[k.name]) - k.rank(base.knobs[k.name]) for k in base.table.knobs)
+
+
+def advise(family: Family, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
+           sample_seeds: int = ADVISOR_SAMPLE_SEEDS, workers: int = 1,
+           max_changes: int = ADVISOR_MAX_CHANGES) -> Advice:
+    """The smallest change to ``protocol`` under which ``events`` is clean, priced on the workload."""
     from sim.search.sweep import sweep
 
-    candidates = [p for p in knob_combinations(protocol) if _clean_under(workload, p, events)]
-    candidates.sort(key=lambda p: (strength(p), p.label))
-    priced = []
-    for candidate in candidates[:ADVISOR_CANDIDATES_PRICED]:
-        summary, _ = sweep(workload, [candidate], sample_seeds, workers=workers)
-        tally = summary.tallies[candidate.label]
-        priced.append({
-            "protocol": candidate.label, "strength": strength(candidate),
-            "spurious_rejections_per_run": round(tally.spurious_rejections / max(1, tally.runs), 4),
-            "sample_violating_runs": tally.violating_runs,
-        })
-    safe = [p for p in priced if p["sample_violating_runs"] == 0]
-    if safe:
-        best = min(safe, key=lambda p: (p["strength"], p["spurious_rejections_per_run"], p["protocol"]))
-    else:
-        best = priced[0] if priced else None
-    return Advice(
-        protocol=protocol.label, invariant=invariant, events=[str(e) for e in events],
-        removed_by=[p.label for p in candidates],
-        recommended=best["protocol"] if best else None,
-        recommended_strength=best["strength"] if best else None,
-        spurious_rejections_per_run=best["spurious_rejections_per_run"] if best else None,
-        sample_safety_violations=best["sample_violating_runs"] if best else None,
-        priced=priced,
-    )
+    advice = Advice(protocol.label, invariant, [str(e) for e in events], None, [], None, sample_seeds=sample_seeds)
+    for count in range(1, max_changes + 1):
+        clean = [c for c in candidates(protocol, count)
+                 if not evaluate(family, workload.base, c, events).violated]
+        if not clean:
+            continue
+        clean.sort(key=lambda c: (rank_gain(c, protocol), c.label))
+        advice.changes_needed = count
+        advice.removed_by = [c.label for c in clean]
+        for candidate in clean[:ADVISOR_CANDIDATES_PRICED]:
+            summary, _ = sweep(family, workload, [candidate], sample_seeds, workers=workers)
+            tally = summary.tallies[candidate.label]
+            found = sum(tally.counted.values())
+            advice.priced.append({
+                "protocol": candidate.label, "changes": candidate.changes_from(protocol),
+                "availability_per_run": round(found / max(1, tally.runs), 4),
+                "sample_violating_runs": tally.violating_runs,
+            })
+        best = min(advice.priced, key=lambda p: (p["sample_violating_runs"] > 0, p["sample_violating_runs"],
+                                                  p["availability_per_run"], p["protocol"]))
+        advice.recommended = best["protocol"]
+        advice.changes = best["changes"]
+        advice.availability_per_run = best["availability_per_run"]
+        advice.sample_violating_runs = best["sample_violating_runs"]
+        break
+    return advice

@@ -15,16 +15,18 @@ Passes, in order:
    to a strictly shorter 1-minimal order (interference that struck a late
    step can often strike the first one);
 4. bounded exhaustive searches (``sim.search.exhaustive``) for a strictly
-   shorter violating order, first over the events of the plan's first step,
-   then its first two, ...: any order found there is a valid order of the
-   whole workload and replaces the result; finally, when the result is at
-   most ``EXHAUSTIVE_TIGHTEN_MAX_EVENTS`` long, a search over the whole
-   alphabet proves that no shorter order exists (``shortest_proved``).
+   shorter violating order, first over the family's smaller alphabets
+   (:meth:`~sim.core.family.Family.alphabets`; for the workspace, the events
+   of the plan's first step, then its first two, ...): any order found there
+   is a valid order of the whole workload and replaces the result; finally,
+   when the result is at most ``EXHAUSTIVE_TIGHTEN_MAX_EVENTS`` long, a
+   search over the whole alphabet proves that no shorter order exists
+   (``shortest_proved``).
 
 Event orders are lists whose validity is decided by the replay itself
 (an event that cannot happen is skipped).  Hypothesis's shrinker serves
 where Hypothesis drew the list (``sim.search.property``); a seed sweep's
-order was drawn by the fault generator, not by Hypothesis, so it is shrunk
+order was drawn by the family's generator, not by Hypothesis, so it is shrunk
 here by delta debugging, and both end in the same passes below.  Every search is
 bounded by the named limits below; hitting one still returns the best
 order found, with the reason.
@@ -33,14 +35,12 @@ order found, with the reason.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from sim.checks.base import run_checks
-from sim.checks.workspace import WORKSPACE_CHECKS
-from sim.protocol import Protocol
-from sim.replay import replay
-from sim.scenario import Action
-from sim.search.runs import valid_order
-from sim.search.workload import Workload
+from sim.core.family import Family
+from sim.core.knobs import Protocol
+from sim.core.workload import Workload
+from sim.search.oracle import Oracle
 
 MAX_SHRINK_REPLAYS = 20_000
 #: Orders up to this length are checked for a shorter one by exhaustive search.
@@ -50,7 +50,7 @@ EXHAUSTIVE_TIGHTEN_MAX_STATES = 20_000
 
 @dataclass
 class ShrinkResult:
-    events: tuple[Action, ...]
+    events: tuple[Any, ...]
     original_length: int
     replays: int
     reason: str  # "minimal", "shortest" or a limit's name
@@ -58,30 +58,7 @@ class ShrinkResult:
     shortest_proved: bool
 
 
-class _Oracle:
-    def __init__(self, workload: Workload, protocol: Protocol, invariant: str, max_replays: int):
-        self.workload, self.protocol, self.invariant = workload, protocol, invariant
-        self.replays = 0
-        self.max_replays = max_replays
-        self.cache: dict[tuple[str, ...], tuple[Action, ...] | None] = {}
-
-    def exhausted(self) -> bool:
-        return self.replays >= self.max_replays
-
-    def __call__(self, events) -> tuple[Action, ...] | None:
-        """The valid order if ``events`` still violates the invariant, else None."""
-        key = tuple(str(e) for e in events)
-        if key in self.cache:
-            return self.cache[key]
-        self.replays += 1
-        history, _ = replay(self.workload.base, self.protocol, events)
-        report = run_checks([c for c in WORKSPACE_CHECKS if c.name == self.invariant], history)
-        out = valid_order(history, tuple(events)) if report.safety_violations else None
-        self.cache[key] = out
-        return out
-
-
-def _ddmin(events: tuple[Action, ...], oracle: _Oracle) -> tuple[Action, ...]:
+def _ddmin(events: tuple[Any, ...], oracle: Oracle) -> tuple[Any, ...]:
     granularity = 2
     while len(events) >= 2 and not oracle.exhausted():
         size = max(1, len(events) // granularity)
@@ -102,7 +79,7 @@ def _ddmin(events: tuple[Action, ...], oracle: _Oracle) -> tuple[Action, ...]:
     return events
 
 
-def _one_minimal(events: tuple[Action, ...], oracle: _Oracle) -> tuple[tuple[Action, ...], bool]:
+def _one_minimal(events: tuple[Any, ...], oracle: Oracle) -> tuple[tuple[Any, ...], bool]:
     changed = True
     while changed and not oracle.exhausted():
         changed = False
@@ -114,7 +91,7 @@ def _one_minimal(events: tuple[Action, ...], oracle: _Oracle) -> tuple[tuple[Act
     return events, not changed
 
 
-def _move_earlier(events: tuple[Action, ...], oracle: _Oracle) -> tuple[Action, ...]:
+def _move_earlier(events: tuple[Any, ...], oracle: Oracle) -> tuple[Any, ...]:
     improved = True
     while improved and not oracle.exhausted():
         improved = False
@@ -133,32 +110,32 @@ def _move_earlier(events: tuple[Action, ...], oracle: _Oracle) -> tuple[Action, 
     return events
 
 
-def _tighten(workload: Workload, protocol: Protocol, invariant: str, current: tuple[Action, ...],
-             oracle: _Oracle) -> tuple[tuple[Action, ...], bool]:
+def _tighten(family: Family, workload: Workload, protocol: Protocol, invariant: str, current: tuple[Any, ...],
+             oracle: Oracle) -> tuple[tuple[Any, ...], bool]:
     from sim.search.exhaustive import explore
 
-    plan_steps = len(workload.base.plan)
-    for steps in range(1, plan_steps + 1):
+    for alphabet in family.alphabets(workload):
         bound = min(len(current) - 1, EXHAUSTIVE_TIGHTEN_MAX_EVENTS + 2)
         if bound < 1:
             break
-        search = explore(workload, protocol, bound, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
-                         only=invariant, steps=steps)
+        search = explore(family, workload, protocol, bound, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
+                         only=invariant, alphabet=alphabet)
         if invariant in search.minimal_orders:
             current, _ = _one_minimal(search.minimal_orders[invariant][0], oracle)
     if len(current) - 1 > EXHAUSTIVE_TIGHTEN_MAX_EVENTS:
         return current, False
-    proof = explore(workload, protocol, len(current) - 1, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES, only=invariant)
+    proof = explore(family, workload, protocol, len(current) - 1, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
+                    only=invariant)
     if invariant in proof.minimal_orders:  # pragma: no cover - the restricted searches found nothing shorter
         current, _ = _one_minimal(proof.minimal_orders[invariant][0], oracle)
         return current, False
     return current, proof.complete
 
 
-def shrink(workload: Workload, protocol: Protocol, events, invariant: str,
+def shrink(family: Family, workload: Workload, protocol: Protocol, events, invariant: str,
            max_replays: int = MAX_SHRINK_REPLAYS, tighten: bool = True) -> ShrinkResult:
     """Shrink a violating order (see the module's contract)."""
-    oracle = _Oracle(workload, protocol, invariant, max_replays)
+    oracle = Oracle(family, workload.base, protocol, invariant, max_replays)
     start = oracle(tuple(events))
     if start is None:
         raise ValueError(f"the order does not violate {invariant} under {protocol.label}")
@@ -169,7 +146,7 @@ def shrink(workload: Workload, protocol: Protocol, events, invariant: str,
     shortest = False
     reason = "minimal" if one_minimal else "replay_limit"
     if tighten and one_minimal and len(current) > 1:
-        current, shortest = _tighten(workload, protocol, invariant, current, oracle)
+        current, shortest = _tighten(family, workload, protocol, invariant, current, oracle)
         one_minimal = True
         reason = "shortest" if shortest else reason
     return ShrinkResult(tuple(current), len(tuple(events)), oracle.replays, reason, one_minimal, shortest)

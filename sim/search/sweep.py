@@ -1,11 +1,17 @@
 """Seed sweeps: N seeds x M protocols, in parallel, deterministic, streaming.
 
-Runs are cut into chunks of consecutive seeds; workers return each chunk's
-rows and the first violating order per (protocol, invariant).  Chunks are
-consumed in run order (``imap``, not completion order), so everything a
-sweep reports is identical whatever the worker count.  Only aggregates and
-one order per distinct violation are kept, so memory does not grow with the
-number of seeds unless the caller asks for every row.
+Run ``i`` of a sweep that starts at ``seed_start`` uses seed
+``seed_start + i``, and its order depends only on (workload, seed), never on
+the protocol, the worker count or the order in which runs finish.  Runs are
+cut into chunks of consecutive seeds; workers return each chunk's rows and
+the first violating order per (protocol, invariant).  Chunks are consumed in
+run order (``imap``, not completion order), so everything a sweep reports is
+identical whatever the worker count.  Only aggregates and one order per
+distinct violation are kept, so memory does not grow with the number of
+seeds unless the caller asks for every row.
+
+The sweep knows a family only through its contract: ``generate``,
+``replay``, ``checks`` and ``measure``.
 """
 
 from __future__ import annotations
@@ -17,11 +23,11 @@ from typing import Any, Callable, Iterator
 
 import pandas as pd
 
-from sim.checks.workspace import SAFETY_INVARIANTS
-from sim.protocol import Protocol, parse_protocol
-from sim.scenario import Action
-from sim.search.runs import run_one
-from sim.search.workload import Workload, load_workload
+from sim.core.errors import InputError
+from sim.core.family import Family
+from sim.core.knobs import Protocol
+from sim.core.workload import Workload
+from sim.search.oracle import evaluate
 
 #: Seeds per task handed to a worker.
 CHUNK_SEEDS = 250
@@ -41,28 +47,50 @@ class Found:
     invariant: str
     run: int
     seed: int
-    order: tuple[Action, ...]
+    order: tuple[Any, ...]
 
 
 @dataclass
 class ProtocolTally:
+    """Counts over every run of one protocol.  ``by_invariant`` counts violating *runs*."""
+
+    invariants: tuple[str, ...]
+    availability: tuple[str, ...]
     runs: int = 0
     violating_runs: int = 0
-    by_invariant: dict[str, int] = field(default_factory=lambda: {n: 0 for n in SAFETY_INVARIANTS})
-    spurious_rejections: int = 0
+    by_invariant: dict[str, int] = field(default_factory=dict)
+    counted: dict[str, int] = field(default_factory=dict)
+    measures: dict[str, float] = field(default_factory=dict)
     events: int = 0
 
+    def __post_init__(self) -> None:
+        self.by_invariant = {n: self.by_invariant.get(n, 0) for n in self.invariants}
+        self.counted = {n: self.counted.get(n, 0) for n in self.availability}
+
+    def add(self, row: dict[str, Any], measure_names: tuple[str, ...]) -> None:
+        self.runs += 1
+        self.violating_runs += bool(row["violated"])
+        self.events += row["events"]
+        for name in self.invariants:
+            self.by_invariant[name] += bool(row[f"violations_{name}"])
+        for name in self.availability:
+            self.counted[name] += row[name]
+        for name in measure_names:
+            self.measures[name] = self.measures.get(name, 0) + row.get(name, 0)
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "runs": self.runs, "violating_runs": self.violating_runs,
-            "by_invariant": dict(self.by_invariant), "spurious_rejections": self.spurious_rejections,
-        }
+        out: dict[str, Any] = {"runs": self.runs, "violating_runs": self.violating_runs,
+                               "by_invariant": dict(self.by_invariant)}
+        out.update(self.counted)
+        out["measures"] = dict(self.measures)
+        return out
 
 
 @dataclass
 class SweepSummary:
     """Aggregates of a sweep plus the first order of each distinct violation."""
 
+    family: str
     workload: str
     seed_start: int
     seeds: int
@@ -79,88 +107,99 @@ class SweepSummary:
         return sum(t.violating_runs for t in self.tallies.values())
 
     def by_invariant(self) -> dict[str, int]:
-        out = {n: 0 for n in SAFETY_INVARIANTS}
+        out: dict[str, int] = {}
         for tally in self.tallies.values():
             for name, count in tally.by_invariant.items():
-                out[name] += count
+                out[name] = out.get(name, 0) + count
         return out
 
 
+def run_row(family: Family, workload: Workload, protocol: Protocol, seed: int, index: int
+            ) -> tuple[dict[str, Any], tuple[Any, ...], tuple[str, ...]]:
+    """One run of a sweep: (flat row, valid order, safety invariants violated)."""
+    order = family.generate(workload, seed)
+    result = evaluate(family, workload.base, protocol, order)
+    replay, report = result.replay, result.report
+    valid = replay.valid_order()
+    row: dict[str, Any] = {"run": index, "seed": seed, "protocol": protocol.label, "events": len(valid),
+                           "end": replay.end.reason}
+    counts = {name: 0 for name in family.safety_invariants}
+    for violation in report.safety_violations:
+        counts[violation.invariant] += 1
+    row.update({f"violations_{k}": v for k, v in counts.items()})
+    for spec in family.checks:
+        if not spec.safety:
+            row[spec.column] = sum(1 for r in report.results if r.name == spec.name for _ in r.violations)
+    row["violated"] = bool(result.violated)
+    row.update(family.measure(replay))
+    return row, valid, result.violated
+
+
 # Worker state, set once per process by the pool initialiser.
-_WORKLOAD: Workload | None = None
-_PROTOCOLS: list[Protocol] = []
+_STATE: dict[str, Any] = {}
 
 
-def _init_worker(workload: Workload, protocols: list[Protocol]) -> None:
-    global _WORKLOAD, _PROTOCOLS
-    _WORKLOAD, _PROTOCOLS = workload, protocols
+def _init_worker(family: Family, workload: Workload, protocols: list[Protocol]) -> None:
+    _STATE.update(family=family, workload=workload, protocols=protocols)
 
 
 def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[list[dict], list[tuple[str, str, int, int, tuple]]]:
     first_index, count, seed_start, keep_rows = task
-    assert _WORKLOAD is not None
+    family, workload, protocols = _STATE["family"], _STATE["workload"], _STATE["protocols"]
     rows, firsts = [], []
     seen: set[tuple[str, str]] = set()
     for index in range(first_index, first_index + count):
         seed = seed_start + index
-        for protocol in _PROTOCOLS:
-            outcome = run_one(_WORKLOAD, protocol, seed, index)
-            rows.append(outcome.row)
-            for invariant in outcome.violated:
+        for protocol in protocols:
+            row, order, violated = run_row(family, workload, protocol, seed, index)
+            rows.append(row)
+            for invariant in violated:
                 if (protocol.label, invariant) not in seen:
                     seen.add((protocol.label, invariant))
-                    firsts.append((protocol.label, invariant, index, seed, outcome.order))
-    if not keep_rows:  # keep only what the aggregates need
-        rows = [_slim(r) for r in rows]
+                    firsts.append((protocol.label, invariant, index, seed, order))
     return rows, firsts
 
 
-def _slim(row: dict) -> dict:
-    keep = {"protocol", "violated", "spurious_rejections", "events"}
-    return {k: v for k, v in row.items() if k in keep or k.startswith("violations_")}
-
-
-def iter_chunks(workload: Workload, protocols: list[Protocol], seeds: int, seed_start: int, workers: int,
-                keep_rows: bool) -> Iterator[tuple[list[dict], list]]:
+def iter_chunks(family: Family, workload: Workload, protocols: list[Protocol], seeds: int, seed_start: int,
+                workers: int, keep_rows: bool) -> Iterator[tuple[list[dict], list]]:
     tasks = [(i, min(CHUNK_SEEDS, seeds - i), seed_start, keep_rows) for i in range(0, seeds, CHUNK_SEEDS)]
     if workers <= 1 or len(tasks) <= 1:
-        _init_worker(workload, protocols)
+        _init_worker(family, workload, protocols)
         for task in tasks:
             yield _run_chunk(task)
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with context.Pool(workers, initializer=_init_worker, initargs=(workload, protocols)) as pool:
+    with context.Pool(workers, initializer=_init_worker, initargs=(family, workload, protocols)) as pool:
         yield from pool.imap(_run_chunk, tasks)
 
 
-def sweep(workload: Workload | str, protocols: list[Protocol | str], seeds: int, seed_start: int = 0,
+def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], seeds: int, seed_start: int = 0,
           workers: int | None = None, progress: Callable[[int, int], None] | None = None,
           keep_rows: bool = False) -> tuple[SweepSummary, list[dict] | None]:
     """Run every (seed, protocol); return the summary (and every row if asked).
 
     ``progress(done_seeds, total_seeds)`` is called after each chunk.
     """
-    if isinstance(workload, str):
-        workload = load_workload(workload)
-    protocols = [p if isinstance(p, Protocol) else parse_protocol(p) for p in protocols]
+    protocols = [family.parse_protocol(p) for p in protocols]
     if not 0 < seeds <= MAX_SEEDS:
-        from sim.errors import InputError
-
         raise InputError(f"--seeds must be between 1 and {MAX_SEEDS}, got {seeds}")
-    tallies = {p.label: ProtocolTally() for p in protocols}
+    if seed_start < 0:
+        raise InputError(f"--seed-start must be 0 or more, got {seed_start}")
+    availability = family.availability_columns
+    tallies = {p.label: ProtocolTally(family.safety_invariants, availability) for p in protocols}
     found: dict[tuple[str, str], Found] = {}
     all_rows: list[dict] | None = [] if keep_rows else None
+    measure_names: tuple[str, ...] | None = None
+    fixed = {"run", "seed", "protocol", "events", "end", "violated", *availability,
+             *(f"violations_{n}" for n in family.safety_invariants)}
     done = 0
-    for rows, firsts in iter_chunks(workload, protocols, seeds, seed_start, workers or default_workers(), keep_rows):
+    for rows, firsts in iter_chunks(family, workload, protocols, seeds, seed_start, workers or default_workers(),
+                                    keep_rows):
         for row in rows:
-            tally = tallies[row["protocol"]]
-            tally.runs += 1
-            tally.violating_runs += bool(row["violated"])
-            tally.spurious_rejections += row["spurious_rejections"]
-            tally.events += row["events"]
-            for name in SAFETY_INVARIANTS:
-                tally.by_invariant[name] += bool(row[f"violations_{name}"])
+            if measure_names is None:
+                measure_names = tuple(k for k in row if k not in fixed)
+            tallies[row["protocol"]].add(row, measure_names)
         for label, invariant, index, seed, order in firsts:
             key = (label, invariant)
             if key not in found:  # chunks arrive in run order: the first is the lowest index
@@ -170,17 +209,13 @@ def sweep(workload: Workload | str, protocols: list[Protocol | str], seeds: int,
         done += len(rows) // max(1, len(protocols))
         if progress:
             progress(done, seeds)
-    summary = SweepSummary(workload.name, seed_start, seeds, [p.label for p in protocols], tallies, found)
+    summary = SweepSummary(family.name, workload.name, seed_start, seeds, [p.label for p in protocols], tallies, found)
     return summary, all_rows
 
 
-def sweep_frame(workload: Workload | str, protocols: list[Protocol | str], seeds: int, seed_start: int = 0,
-                workers: int | None = None) -> pd.DataFrame:
-    """A sweep as a DataFrame, one row per run: seed, protocol, verdict counts,
-    violations per invariant, spurious rejections, event count.
-
-    >>> df = sweep_frame("seed-fuzz", ["none", "step-dedupe"], seeds=100)  # doctest: +SKIP
-    >>> df.groupby("protocol")["violations_lost_update"].sum()              # doctest: +SKIP
-    """
-    _, rows = sweep(workload, protocols, seeds, seed_start, workers, keep_rows=True)
+def sweep_frame(family: Family, workload: Workload, protocols: list[Protocol | str], seeds: int,
+                seed_start: int = 0, workers: int | None = None) -> pd.DataFrame:
+    """A sweep as a DataFrame, one row per run: seed, protocol, violations per invariant,
+    availability counts (spurious rejections...), the family's per-run measures."""
+    _, rows = sweep(family, workload, protocols, seeds, seed_start, workers, keep_rows=True)
     return pd.DataFrame(rows)

@@ -1,1 +1,0 @@
-"""Invariant checks: pure functions over a history (DESIGN section 3)."""

@@ -1,0 +1,174 @@
+"""``fencesim matrix``, ``fencesim run`` and ``fencesim check``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.table import Table
+
+from sim.cli.app import EXIT_NOTHING_RAN, EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
+
+
+@app.command()
+def matrix(json_out: bool = typer.Option(False, "--json", help=JSON_HELP)) -> int:
+    """The seed's verdict table computed by the model, beside the seed code's answers."""
+    from sim.families.workspace.matrix import SEED_SCENARIOS, compute_matrix
+
+    document = compute_matrix()
+    if json_out:
+        emit_json(document)
+    console = human_console(json_out)
+    table = Table(title="Verdict of the last delivery (model; seed code where it differs)")
+    table.add_column("row")
+    for name in SEED_SCENARIOS:
+        table.add_column(name)
+    differing = {(d["row"], d["scenario"]): d for d in document["differences"]}
+    for row, cells in document["table"].items():
+        shown = []
+        for name in SEED_SCENARIOS:
+            cell = cells[name]
+            if (row, name) in differing:
+                cell += f"\n(seed code: {differing[(row, name)]['seed_code']})"
+            shown.append(cell)
+        table.add_row(row, *shown)
+    console.print(table)
+    agree = "equals" if document["matches_seed_table"] else "DIFFERS FROM"
+    console.print(f"The model's table {agree} the seed's printed table in all 12 cells.", markup=False)
+    console.print(f"The seed's code disagrees with its table in {len(document['differences'])} cells:", markup=False)
+    for d in document["differences"]:
+        console.print(f"  {d['row']} / {d['scenario']}: table {d['table']}, seed code {d['seed_code']}"
+                      f" -- {d['why']}", markup=False)
+    for note in document["footnotes"]:
+        console.print(f"  note: {note}", markup=False)
+    return EXIT_OK
+
+
+def _protocols_for(family, scenario, given: list[str]):
+    if given:
+        return [family.parse_protocol(text) for text in given]
+    if scenario.protocol:
+        return [family.parse_protocol(scenario.protocol)]
+    return list(family.knobs.preset_protocols().values())
+
+
+_QUIET_FIELDS = {
+    "index", "time", "actor", "event", "verdict", "skipped", "reason", "action", "expected_prior_hunks",
+    "hunks_before", "patch_hunks", "domain", "incarnation", "fence", "dedupe", "hash_current", "pipeline",
+}
+
+
+def _fmt_fields(event) -> str:
+    """The fields a reader needs, hashes cut to 8 digits (the JSON keeps them whole)."""
+    parts = []
+    for key, value in event.to_dict().items():
+        if key in _QUIET_FIELDS:
+            continue
+        if isinstance(value, str) and ("hash" in key) and len(value) > 8:
+            value = value[:8]
+        parts.append(f"{key}={value}")
+    return " ".join(parts)
+
+
+def print_result(console, result) -> None:
+    """Human view of one run: the event order with verdicts, then the checks."""
+    console.print(f"\n== {result.scenario} under {result.protocol.label} ==", markup=False, style="bold")
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for column in ("#", "t", "actor", "event", "verdict", "details"):
+        table.add_column(column, overflow="fold")
+    for event in result.history:
+        if event.get("skipped") or event.event == "skipped":
+            shown = str(event.get("action", event.get("line", event.event)))
+            table.add_row(str(event.index), str(event.time), event.actor, shown, "skipped", event.get("reason", ""))
+            continue
+        verdict = event.get("verdict", "")
+        table.add_row(str(event.index), str(event.time), event.actor, event.event, str(verdict or ""),
+                      _fmt_fields(event))
+    console.print(table)
+    line = f"outcome: {result.outcome}"
+    if result.expect is not None:
+        line += f"   expected: {result.expect}   {'OK' if result.expectation_met else 'MISMATCH'}"
+    console.print(line, markup=False)
+    for name, status in result.checks.status().items():
+        console.print(f"  {name:<26} {status}", markup=False)
+    for v in result.violations:
+        console.print(f"  VIOLATED {v.invariant} at event {v.event_index} ({v.step}): {v.detail}"
+                      + (f" [domain {v.domain}]" if v.domain else ""), markup=False, style="red")
+    for v in result.availability:
+        console.print(f"  counted {v.invariant} at event {v.event_index} ({v.step}): {v.detail}"
+                      + (f" [domain {v.domain}]" if v.domain else ""), markup=False)
+
+
+@app.command()
+def run(
+    scenarios: List[Path] = typer.Argument(..., help="Scenario files (TOML), any family."),
+    protocol: Optional[List[str]] = typer.Option(
+        None, "--protocol", "-p",
+        help="Preset and/or knobs, e.g. step-dedupe or fence=step,stamp_at=apply; repeat to run several. "
+        "Default: the scenario's own protocol, else all of its family's presets.",
+    ),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> int:
+    """Replay scripted event orders: verdict per delivery, checks, exit 1 on a violated invariant."""
+    from sim.core.result import run_scenario
+    from sim.registry import FAMILIES
+
+    loaded = [FAMILIES.load_scenario(path) for path in scenarios]  # all input errors before any run
+    plans = [(s, FAMILIES.family_for(s)) for s in loaded]
+    plans = [(s, f, _protocols_for(f, s, protocol or [])) for s, f in plans]
+    console = human_console(json_out)
+    results = []
+    for scenario, family, protocols in plans:
+        for chosen in protocols:
+            result = run_scenario(family, scenario, chosen)
+            results.append(result)
+            print_result(console, result)
+    if not results:
+        return EXIT_NOTHING_RAN
+    if json_out:
+        emit_json([r.to_json() for r in results])
+    violated = [r for r in results if r.violations]
+    mismatched = [r for r in results if r.expectation_met is False]
+    console.print(
+        f"\n{len(results)} run(s): {len(violated)} with a safety violation, "
+        f"{len(mismatched)} not matching [expect]", markup=False,
+    )
+    for r in mismatched:
+        console.print(f"  [expect] mismatch: {r.scenario} under {r.protocol.label}: "
+                      f"got {r.outcome}, expected {r.expect}", markup=False)
+    return EXIT_VIOLATION if violated else EXIT_OK
+
+
+@app.command()
+def check(
+    history_file: Path = typer.Argument(..., help="A recorded history, one JSON event per line."),
+    family: Optional[str] = typer.Option(None, "--family", help="workspace or runtime (default: inferred from "
+                                                                 "the events)"),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> int:
+    """Run the invariant checks on a recorded history (simulated or from a real system)."""
+    from sim.core.history import History
+    from sim.registry import FAMILIES
+
+    history = History.read(history_file)
+    chosen = FAMILIES.get(family) if family else FAMILIES.infer_history_family(history)
+    report = chosen.check(history)
+    if json_out:
+        emit_json({
+            "family": chosen.name,
+            "events": len(history),
+            "checks": report.status(),
+            "violations": [v.to_dict() for v in report.safety_violations],
+            "availability": [v.to_dict() for v in report.availability_findings],
+        })
+    console = human_console(json_out)
+    console.print(f"{history_file}: {len(history)} events ({chosen.name} family)", markup=False)
+    for result in report.results:
+        console.print(f"  {result.name:<26} {result.status}" + (f" ({result.reason})" if result.reason else ""),
+                      markup=False)
+    for v in report.safety_violations:
+        console.print(f"  VIOLATED {v.invariant} at event {v.event_index} ({v.step}): {v.detail}", markup=False)
+    if len(history) == 0:
+        return EXIT_NOTHING_RAN
+    return EXIT_VIOLATION if report.safety_violations else EXIT_OK

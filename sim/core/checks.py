@@ -1,0 +1,101 @@
+"""What every check returns, whatever the family.
+
+A check is a pure function ``history -> CheckResult``.  It never looks
+inside a model; it reads only event fields, so it runs unchanged on a
+history recorded from a real system.  When the fields it needs are absent,
+it says ``not_evaluable`` rather than passing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+OK = "ok"
+VIOLATED = "violated"
+NOT_EVALUABLE = "not_evaluable"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One breach of an invariant, pinned to the event that shows it."""
+
+    invariant: str
+    event_index: int | None
+    step: str | None
+    detail: str
+    domain: str | None = None
+    safety: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "invariant": self.invariant,
+            "step": self.step,
+            "event_index": self.event_index,
+            "detail": self.detail,
+        }
+        if self.domain is not None:
+            out["domain"] = self.domain
+        return out
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one check over one history."""
+
+    name: str
+    status: str
+    violations: tuple[Violation, ...] = ()
+    reason: str = ""
+
+    @classmethod
+    def from_violations(cls, name: str, violations: list[Violation]) -> "CheckResult":
+        return cls(name, VIOLATED if violations else OK, tuple(violations))
+
+    @classmethod
+    def not_evaluable(cls, name: str, reason: str) -> "CheckResult":
+        return cls(name, NOT_EVALUABLE, (), reason)
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """A named check: safety checks fail a run, availability checks are counted.
+
+    ``fields`` names the event fields the check reads (documented per family);
+    ``count_as`` names the column an availability check's findings are
+    counted in (``spurious_rejections``).
+    """
+
+    name: str
+    function: Callable[..., CheckResult]
+    safety: bool
+    summary: str
+    fields: tuple[str, ...] = ()
+    count_as: str | None = None
+
+    @property
+    def column(self) -> str:
+        return self.count_as or self.name
+
+
+@dataclass
+class CheckReport:
+    """All check results for one history."""
+
+    results: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def safety_violations(self) -> list[Violation]:
+        return [v for r in self.results for v in r.violations if v.safety]
+
+    @property
+    def availability_findings(self) -> list[Violation]:
+        return [v for r in self.results for v in r.violations if not v.safety]
+
+    def status(self) -> dict[str, str]:
+        return {r.name: r.status for r in self.results}
+
+
+def run_checks(specs, history) -> CheckReport:
+    """Run every check of ``specs`` over ``history``, in the order given."""
+    return CheckReport([spec.function(history) for spec in specs])

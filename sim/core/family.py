@@ -1,0 +1,196 @@
+"""The family contract: what a protocol family gives the search, the reports and the CLI.
+
+A *family* is one kind of system under test -- the revision-fenced
+workspace, the durable-effects runtime, or a user's own protocol.
+Everything above the models (sweeps, shrinking, exhaustive search, the
+advisor, export, CI outputs, the command line) sees a family only through
+this interface, the way a model checker sees a model only through its
+``init / actions / next_state / properties``: the search never looks inside
+a model and a model never knows how it is searched.
+
+The contract, in the order a fuzz run uses it:
+
+* identity: ``name`` (spelled in files and on the command line), ``aliases``,
+  ``title``; the knob table ``knobs`` with its presets;
+* files: :meth:`load_scenario` / :meth:`dump_scenario` (a scenario and an
+  exported counterexample are the same kind of file), :meth:`load_workload`;
+* orders: an *event* is a hashable value whose ``str()`` is its line in a
+  scenario file; :meth:`generate` turns ``(workload, seed)`` into an order
+  that depends on nothing else; :meth:`alphabet` lists every event the
+  workload can produce (for exhaustive search);
+* runs: :meth:`replay` is a pure function of ``(scenario, protocol,
+  events)``; an event that cannot happen at its point has no effect and is
+  reported in :attr:`Replay.skipped`, so deleting any event of an order
+  still gives a valid run -- the property shrinking needs;
+* judgement: ``checks`` (pure functions over the history; safety checks
+  fail a run, availability checks are counted), :meth:`measure` (liveness
+  and other per-run numbers), :meth:`claims` (the family's published claims,
+  judged by a sweep's counts);
+* search aids: :meth:`state_key` (two orders with equal keys have the same
+  future, so exhaustive search merges them), :meth:`alphabets` (smaller
+  alphabets tried first when tightening a counterexample), the knob ranks
+  the advisor walks;
+* presentation: ``lanes`` (timeline columns), :meth:`describe` (a history
+  event as a timeline cell), :meth:`counterexample` (a scenario file for a
+  minimal order), :meth:`single_faults` (the cells of a single-fault grid).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any, Hashable, Iterable, Sequence
+
+from sim.core.checks import CheckReport, CheckSpec, run_checks
+from sim.core.history import Event, History
+from sim.core.kernel import RunEnd
+from sim.core.knobs import KnobTable, Protocol
+from sim.core.workload import Workload
+
+
+@dataclass
+class Replay:
+    """One run: its history, why it ended, the model's final state, and which
+    events of the order had no effect (by position in ``events``)."""
+
+    events: tuple[Any, ...]
+    history: History
+    end: RunEnd
+    state: Any = None
+    skipped: frozenset[int] = frozenset()
+
+    def valid_order(self) -> tuple[Any, ...]:
+        """The order without the events that had no effect."""
+        return tuple(e for i, e in enumerate(self.events) if i not in self.skipped)
+
+    @property
+    def last_skipped(self) -> bool:
+        return bool(self.events) and (len(self.events) - 1) in self.skipped
+
+
+@dataclass
+class Cell:
+    """One cell of a single-fault grid: its labels (row..., column) and its order."""
+
+    labels: tuple[str, ...]
+    events: tuple[Any, ...]
+
+
+class Family(abc.ABC):
+    """A protocol family (see the module docstring for the whole contract)."""
+
+    name: str = ""
+    aliases: tuple[str, ...] = ()
+    title: str = ""
+    knobs: KnobTable
+    lanes: tuple[str, ...] = ()
+    fault_classes: tuple[str, ...] = ()
+    #: Event names this family's histories hold (``fencesim check`` infers a history's family from them).
+    history_events: frozenset[str] = frozenset()
+    checks: tuple[CheckSpec, ...] = ()
+    #: The protocol a scenario without one runs under.
+    default_protocol: str = ""
+    #: Where a scenario's verdicts live: ``"step"`` for a workspace delivery, ``"transition"``...
+    verdict_key: str = "step"
+    #: Labels of a single-fault grid's cell, outermost first.
+    grid_labels: tuple[str, ...] = ()
+
+    # -- identity and protocols -----------------------------------------------
+
+    def parse_protocol(self, text: str | Protocol) -> Protocol:
+        if isinstance(text, Protocol):
+            return text
+        return self.knobs.parse(text)
+
+    @property
+    def presets(self) -> tuple[str, ...]:
+        return tuple(self.knobs.presets)
+
+    @property
+    def safety_invariants(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.checks if c.safety)
+
+    @property
+    def availability_columns(self) -> tuple[str, ...]:
+        return tuple(c.column for c in self.checks if not c.safety)
+
+    def check(self, history: History, only: Sequence[str] | None = None) -> CheckReport:
+        specs = self.checks if only is None else [c for c in self.checks if c.name in only]
+        return run_checks(specs, history)
+
+    # -- files ------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def load_scenario(self, data: dict[str, Any], source) -> Any:
+        """Validate a parsed scenario table; raise ScenarioError with file:line."""
+
+    @abc.abstractmethod
+    def dump_scenario(self, scenario: Any) -> dict[str, Any]:
+        """The TOML table of a scenario; always writes ``format`` and ``family``."""
+
+    @abc.abstractmethod
+    def load_workload(self, data: dict[str, Any], source) -> Workload:
+        """Validate a parsed workload table (a scenario without events plus [faults], [limits])."""
+
+    # -- orders and runs ----------------------------------------------------------
+
+    @abc.abstractmethod
+    def generate(self, workload: Workload, seed: int) -> tuple[Any, ...]:
+        """The order of run ``seed``: a pure function of (workload, seed)."""
+
+    @abc.abstractmethod
+    def alphabet(self, workload: Workload) -> list[Any]:
+        """Every event the workload can produce, in a fixed order."""
+
+    def alphabets(self, workload: Workload) -> list[list[Any]]:
+        """Alphabets to search for a shorter order, smallest first; the last is the whole one."""
+        return [self.alphabet(workload)]
+
+    @abc.abstractmethod
+    def replay(self, scenario: Any, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
+        """Run ``events`` (default: the scenario's own) under ``protocol``."""
+
+    @abc.abstractmethod
+    def state_key(self, replay: Replay) -> Hashable:
+        """Everything that decides what can happen next (exhaustive search merges equal keys)."""
+
+    # -- judgement --------------------------------------------------------------------
+
+    def measure(self, replay: Replay) -> dict[str, float]:
+        """Per-run numbers beside the checks (liveness: steps applied, tasks completed...)."""
+        return {}
+
+    def claims(self, tallies: dict[str, dict], protocols: Sequence[Protocol]) -> list[dict]:
+        """The family's published claims that apply to the protocols swept, judged by the counts."""
+        return []
+
+    @abc.abstractmethod
+    def verdicts(self, replay: Replay) -> list[dict[str, Any]]:
+        """``{"event_index", "<verdict_key>", "verdict"}`` for every verdict of the run."""
+
+    def outcome(self, replay: Replay) -> str | None:
+        """The verdict a scenario's ``[expect]`` compares with (default: the last one)."""
+        verdicts = self.verdicts(replay)
+        return verdicts[-1]["verdict"] if verdicts else None
+
+    # -- presentation -------------------------------------------------------------------
+
+    def describe(self, event: Event) -> str:
+        """A history event as a timeline cell."""
+        text = event.event
+        if event.get("verdict"):
+            text += f" -> {event['verdict']}"
+        return text
+
+    def is_fault(self, event: Event) -> bool:
+        """Whether a history event is an injected fault (timelines mark it)."""
+        return False
+
+    @abc.abstractmethod
+    def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
+                       meta: dict[str, Any]) -> Any:
+        """A scenario holding a minimal order, replayable with no seed."""
+
+    def single_faults(self, workload: Workload) -> list[Cell]:
+        """The cells of a single-fault grid over the workload (empty if the family has none)."""
+        return []

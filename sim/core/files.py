@@ -1,0 +1,174 @@
+"""Reading input files with errors that point at a file and line; writing outputs
+so that a crash never leaves half a file or destroys the previous one.
+
+Locating a line costs a scan of the file, so loaders locate only on error:
+loading a valid file is linear in its size.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sim.core.errors import InputError, ScenarioError
+
+#: Format versions this fencesim reads.  A file without ``format`` is current.
+FORMAT_VERSION = 1
+#: The largest input file fencesim reads (a limit on everything).
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file's path and text, for locating the line of a key or value on error."""
+
+    path: str
+    text: str = ""
+
+    def line_of(self, needle: str, after_key: str | None = None) -> int | None:
+        """1-based line of the first ``needle``; with ``after_key``, only from the line
+        that assigns that key (``plan``, ``events``) onwards."""
+        lines = self.text.splitlines()
+        first = 0
+        if after_key is not None:
+            key = after_key.rstrip(" =")
+            for number, line in enumerate(lines):
+                stripped = line.lstrip()
+                if stripped.startswith(key) and stripped[len(key):].lstrip().startswith("="):
+                    first = number
+                    break
+        for number in range(first, len(lines)):
+            if needle in lines[number]:
+                return number + 1
+        return None
+
+    def where(self, needle: str | None = None, after_key: str | None = None) -> str:
+        """``file:line`` for the line holding ``needle``, or just ``file``."""
+        if needle is None or not self.text:
+            return self.path
+        line = self.line_of(needle, after_key)
+        return f"{self.path}:{line}" if line else self.path
+
+    def error(self, message: str, needle: str | None = None, after_key: str | None = None) -> ScenarioError:
+        return ScenarioError(message, self.where(needle, after_key))
+
+
+def read_text(path: str | Path, what: str = "input file") -> str:
+    """Read a UTF-8 text file; refuse directories, FIFOs, devices and huge files."""
+    path = Path(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise ScenarioError("no such file", str(path)) from None
+    except OSError as error:
+        raise ScenarioError(f"cannot read: {error.strerror}", str(path)) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ScenarioError(f"is a directory, not a {what}", str(path))
+    if not stat.S_ISREG(info.st_mode):
+        raise ScenarioError(f"is not a regular file (a FIFO or device?); give a {what}", str(path))
+    if info.st_size > MAX_INPUT_BYTES:
+        raise ScenarioError(f"is {info.st_size} bytes; the limit for a {what} is {MAX_INPUT_BYTES}", str(path))
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ScenarioError(f"cannot read: {error.strerror}", str(path)) from None
+    except UnicodeDecodeError:
+        raise ScenarioError("not UTF-8 text", str(path)) from None
+
+
+def read_toml(path: str | Path, what: str = "scenario file") -> tuple[dict[str, Any], Source]:
+    """Parse a TOML file; return (data, source).  Errors carry ``file:line``."""
+    text = read_text(path, what)
+    source = Source(str(path), text)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        message = str(error)
+        match = re.search(r"\(at line (\d+), column (\d+)\)", message)
+        where = f"{path}:{match.group(1)}" if match else str(path)
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
+        raise ScenarioError(f"malformed TOML: {message}", where) from None
+    except (RecursionError, ValueError, OverflowError) as error:
+        raise ScenarioError(f"TOML this reader cannot hold ({type(error).__name__}: nesting or a number "
+                            "too large)", str(path)) from None
+    check_format(data, source)
+    return data, source
+
+
+def check_format(data: dict[str, Any], source: Source) -> None:
+    if "format" not in data:
+        return
+    version = data["format"]
+    if not isinstance(version, int) or isinstance(version, bool) or version != FORMAT_VERSION:
+        raise source.error(
+            f"file format {version!r} is not one this fencesim reads (it reads format {FORMAT_VERSION})", "format"
+        )
+
+
+def check_output_file(path: str | Path, what: str) -> Path:
+    """Fail fast, before any work, if ``path`` cannot take an output file."""
+    path = Path(path)
+    if str(path) == "" or path.name in ("", ".", ".."):
+        raise InputError(f"{what} needs a file name, not {str(path)!r}")
+    if path.is_dir():
+        raise InputError(f"{what} {path} is a directory; give a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise InputError(f"{what} {path}: {parent} is not a directory")
+    return path
+
+
+def check_output_dir(path: str | Path, what: str) -> Path:
+    """Fail fast, before any work, if ``path`` cannot be (or become) a folder."""
+    path = Path(path)
+    if str(path) == "":
+        raise InputError(f"{what} needs a folder name")
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{what} {path} is a file, not a folder")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(f"{what} {path}: {parent} is not a folder")
+            break
+    return path
+
+
+def write_atomically(path: str | Path, text: str) -> None:
+    """Write to a temporary name beside ``path``, fsync, then rename.
+
+    A crash never leaves half a file and never destroys the previous one; the
+    temporary file is removed if anything fails.
+    """
+    write_files_atomically({Path(path): text})
+
+
+def write_files_atomically(files: dict[Path, str]) -> None:
+    """Write several files as a unit: all are written and fsynced under temporary
+    names first, then renamed one after the other; on any failure none is renamed
+    and every temporary file is removed."""
+    temporaries: list[tuple[str, Path]] = []
+    try:
+        for path, text in files.items():
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            temporaries.append((temporary, path))
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+        for temporary, path in temporaries:
+            os.replace(temporary, path)
+    except BaseException:
+        for temporary, _ in temporaries:
+            try:
+                os.unlink(temporary)
+            except FileNotFoundError:
+                pass
+        raise

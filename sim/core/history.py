@@ -1,0 +1,159 @@
+"""Append-only, typed run histories and their JSON-lines form.
+
+The history is the only output of a run: checks read it, reports count it,
+exported counterexamples replay to it.  Each event has four fixed fields --
+``index``, ``time``, ``actor``, ``event`` -- and any number of named fields
+(``step``, ``verdict``, ``stamped_base_rev``...).  Fields that do not apply
+are absent, never ``null``: a check that needs a missing field reports
+``not_evaluable`` instead of passing.
+
+Serialisation is canonical (fixed fields first, the rest sorted, no spaces),
+so the same run gives the same bytes in every process.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from sim.core.errors import HistoryError
+
+FIXED_FIELDS = ("index", "time", "actor", "event")
+
+
+class Event:
+    """One event of a history.  Read fields with ``event.get(name)`` or ``event[name]``."""
+
+    __slots__ = ("index", "time", "actor", "event", "fields")
+
+    def __init__(self, index: int, time: float, actor: str, event: str, fields: dict[str, Any]):
+        self.index = index
+        self.time = time
+        self.actor = actor
+        self.event = event
+        self.fields = fields
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name in FIXED_FIELDS:
+            return getattr(self, name)
+        return self.fields.get(name, default)
+
+    def __getitem__(self, name: str) -> Any:
+        if name in FIXED_FIELDS:
+            return getattr(self, name)
+        return self.fields[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in FIXED_FIELDS or name in self.fields
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "index": self.index,
+            "time": self.time,
+            "actor": self.actor,
+            "event": self.event,
+        }
+        for key in sorted(self.fields):
+            out[key] = self.fields[key]
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Event) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"Event({self.to_json()})"
+
+
+def plain_time(time: float) -> float | int:
+    """Write integral times as integers so histories read naturally."""
+    return int(time) if float(time).is_integer() else time
+
+
+class History:
+    """An append-only list of events.
+
+    >>> h = History()
+    >>> h.append(0, "client", "dispatch", step="s1", verdict=None).to_json()
+    '{"index":0,"time":0,"actor":"client","event":"dispatch","step":"s1"}'
+    """
+
+    def __init__(self, events: Iterable[Event] = ()):
+        self._events: list[Event] = list(events)
+
+    def append(self, time: float, actor: str, event: str, **fields: Any) -> Event:
+        clean = {k: v for k, v in fields.items() if v is not None}
+        record = Event(len(self._events), plain_time(time), actor, event, clean)
+        self._events.append(record)
+        return record
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._events)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __getitem__(self, index: int) -> Event:
+        return self._events[index]
+
+    @property
+    def events(self) -> list[Event]:
+        return list(self._events)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [e.to_dict() for e in self._events]
+
+    def to_jsonl(self) -> str:
+        return "".join(e.to_json() + "\n" for e in self._events)
+
+    @classmethod
+    def from_dicts(cls, rows: Iterable[dict[str, Any]], where: str = "history",
+                   lines: list[int] | None = None) -> "History":
+        """Build a history from plain objects; ``lines`` gives each row's line for errors."""
+        events = []
+        for position, row in enumerate(rows):
+            place = f"{where}:{lines[position]}" if lines else where
+            if not isinstance(row, dict):
+                raise HistoryError(f"event {position} is not a JSON object", place)
+            missing = [f for f in ("actor", "event") if f not in row]
+            if missing:
+                raise HistoryError(
+                    f"event {position} lacks the field(s) {', '.join(missing)}; "
+                    "every event needs at least 'actor' and 'event'",
+                    place,
+                )
+            index, time = row.get("index", position), row.get("time", position)
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise HistoryError(f"'index' must be an integer, not {index!r}", place)
+            if not isinstance(time, (int, float)) or isinstance(time, bool):
+                raise HistoryError(f"'time' must be a number, not {time!r}", place)
+            fields = {k: v for k, v in row.items() if k not in FIXED_FIELDS and v is not None}
+            events.append(Event(index, time, str(row["actor"]), str(row["event"]), fields))
+        return cls(events)
+
+    @classmethod
+    def from_jsonl(cls, text: str, where: str = "history") -> "History":
+        rows, lines = [], []
+        for line_number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise HistoryError(f"not JSON ({error.msg})", f"{where}:{line_number}") from None
+            lines.append(line_number)
+        return cls.from_dicts(rows, where, lines)
+
+    @classmethod
+    def read(cls, path: str | Path) -> "History":
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise HistoryError(f"cannot read: {error.strerror}", str(path)) from None
+        except UnicodeDecodeError:
+            raise HistoryError("not UTF-8 text", str(path)) from None
+        return cls.from_jsonl(text, str(path))

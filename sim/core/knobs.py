@@ -1,0 +1,246 @@
+"""Protocol knobs, presets, and the parser of protocol strings.
+
+A protocol is a preset, knobs, or both, comma-separated:
+``step-dedupe``, ``fence=step,dedupe=memory``,
+``step-dedupe,journal_write=after_write``.  Knobs override the preset
+whatever their position.  Each family declares a :class:`KnobTable`; the
+parser is shared and knows no family.
+
+Every knob value carries a *rank*: how much protection it gives, higher is
+stronger, equal ranks are alternatives (``stamp_at=plan`` and
+``stamp_at=dispatch``).  The advisor walks these ranks and never proposes
+a value ranked below the design's own (it never drops a mechanism), and
+the quality suite enumerates every value ranked below the strongest as a
+weakening that some shipped workload must catch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from sim.core.errors import ProtocolError
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One knob of a family.
+
+    ``values`` lists the allowed strings (``None`` for a numeric knob, parsed
+    by ``convert``).  ``ranks`` gives each string value its strength; for a
+    numeric knob the value itself is its rank and ``ladder`` lists the values
+    the advisor may propose.  ``follows`` names another knob whose value this
+    one takes when the protocol does not set it (runtime ``approval`` follows
+    ``compensation``).
+    """
+
+    name: str
+    values: tuple[str, ...] | None
+    default: Any
+    meaning: str
+    ranks: Mapping[str, int] = field(default_factory=dict)
+    convert: Callable[[str], Any] | None = None
+    ladder: tuple[Any, ...] = ()
+    follows: str | None = None
+    unit: str = ""
+
+    def parse(self, text: str) -> Any:
+        if self.values is not None:
+            if text not in self.values:
+                raise ProtocolError(
+                    f"knob {self.name!r} has no value {text!r}; allowed: {', '.join(self.values)}"
+                )
+            return text
+        assert self.convert is not None
+        try:
+            value = self.convert(text)
+        except (ValueError, OverflowError):
+            raise ProtocolError(f"knob {self.name!r} needs a number, not {text!r}") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ProtocolError(f"knob {self.name!r} must be a finite number, not {text!r}")
+        if value < 0:
+            raise ProtocolError(f"knob {self.name!r} must not be negative, got {text!r}")
+        return value
+
+    def rank(self, value: Any) -> float:
+        if self.values is None:
+            return float(value)
+        return self.ranks.get(value, 0)
+
+    def candidates(self) -> tuple[Any, ...]:
+        """Values the advisor may try for this knob."""
+        return self.values if self.values is not None else self.ladder
+
+    def weakenings(self) -> tuple[Any, ...]:
+        """Values ranked below this knob's strongest value (what a planted bug may set)."""
+        if self.values is None:
+            return tuple(v for v in self.ladder if v < self.default)
+        top = max(self.ranks.get(v, 0) for v in self.values)
+        return tuple(v for v in self.values if self.ranks.get(v, 0) < top)
+
+    def show(self, value: Any) -> str:
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        return str(value)
+
+
+@dataclass(frozen=True)
+class KnobTable:
+    """The knobs and presets of one family, in table order."""
+
+    family: str
+    knobs: tuple[Knob, ...]
+    presets: Mapping[str, Mapping[str, Any]]
+
+    def knob(self, name: str) -> Knob:
+        for knob in self.knobs:
+            if knob.name == name:
+                return knob
+        raise ProtocolError(
+            f"unknown knob {name!r} for the {self.family} family; "
+            f"knobs: {', '.join(k.name for k in self.knobs)}"
+        )
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(k.name for k in self.knobs)
+
+    def resolve(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """Every knob's value: the given ones, then followed knobs, then defaults."""
+        out: dict[str, Any] = {}
+        for knob in self.knobs:
+            if knob.name in given:
+                out[knob.name] = given[knob.name]
+            elif knob.follows is None:
+                out[knob.name] = knob.default
+        for knob in self.knobs:
+            if knob.name not in out:
+                out[knob.name] = out[knob.follows] if knob.follows in out else knob.default
+        return out
+
+    def parse(self, text: str) -> "Protocol":
+        """Parse ``preset``, ``knob=value,...`` or both.
+
+        Raises :class:`ProtocolError` (one line, listing what is allowed) on an
+        unknown preset, knob or value, an empty part, or a knob given twice.
+        """
+        raw = str(text)
+        parts = [part.strip() for part in raw.split(",")]
+        if not raw.strip():
+            first = self.knobs[0]
+            example = f"{first.name}={first.values[0] if first.values else first.default}"
+            raise ProtocolError(
+                f"empty protocol; give a preset ({', '.join(self.presets)}) or knobs such as {example}"
+            )
+        if any(not part for part in parts):
+            raise ProtocolError(f"empty part in protocol {raw!r}; separate presets and knobs by single commas")
+        label = ",".join(parts)
+        given: dict[str, Any] = {}
+        preset: str | None = None
+        for part in parts:
+            if "=" in part:
+                name, _, value = part.partition("=")
+                name, value = name.strip(), value.strip()
+                knob = self.knob(name)
+                if name in given:
+                    raise ProtocolError(f"knob {name!r} is given twice in {label!r}")
+                given[name] = knob.parse(value)
+            else:
+                if part not in self.presets:
+                    raise ProtocolError(
+                        f"unknown {self.family} preset {part!r}; presets: {', '.join(self.presets)} "
+                        f"(or knobs: {', '.join(k.name for k in self.knobs)})"
+                    )
+                if preset is not None:
+                    raise ProtocolError(f"more than one preset in {label!r}; give one preset and knobs")
+                preset = part
+        explicit = dict(self.presets[preset]) if preset else {}
+        explicit.update(given)
+        return Protocol(self, label, self.resolve(explicit), frozenset(explicit))
+
+    def preset_protocols(self) -> dict[str, "Protocol"]:
+        """The presets as parsed protocols, in table order."""
+        return {name: self.parse(name) for name in self.presets}
+
+    def build(self, knobs: Mapping[str, Any]) -> "Protocol":
+        """A protocol with exactly these knob values, labelled by its shortest spelling."""
+        resolved = self.resolve(knobs)
+        explicit = frozenset(k for k in knobs)
+        probe = Protocol(self, "", resolved, explicit)
+        return Protocol(self, self.short_label(probe), resolved, explicit)
+
+    def short_label(self, protocol: "Protocol") -> str:
+        """A preset plus only the knobs that differ from it (``step-dedupe,drift_check=reject``)."""
+        best: list[str] | None = None
+        for name, preset in self.presets.items():
+            merged = self.resolve(dict(preset))
+            diff = [f"{k.name}={k.show(protocol.knobs[k.name])}" for k in self.knobs
+                    if merged[k.name] != protocol.knobs[k.name]]
+            if best is None or len(diff) + 1 < len(best):
+                best = [name] + diff
+        return ",".join(best or [])
+
+
+class Protocol:
+    """Resolved knob values of one family, with the label the user wrote.
+
+    >>> from sim.families.workspace.knobs import TABLE
+    >>> p = TABLE.parse("step-dedupe,journal_write=after_write")
+    >>> p.fence, p.dedupe, p.journal_write
+    ('step', 'journal', 'after_write')
+    """
+
+    __slots__ = ("table", "label", "knobs", "explicit")
+
+    def __init__(self, table: KnobTable, label: str, knobs: dict[str, Any], explicit: frozenset[str] = frozenset()):
+        object.__setattr__(self, "table", table)
+        object.__setattr__(self, "label", label)
+        object.__setattr__(self, "knobs", dict(knobs))
+        object.__setattr__(self, "explicit", frozenset(explicit))
+
+    @property
+    def family(self) -> str:
+        return self.table.family
+
+    def __getattr__(self, name: str) -> Any:
+        knobs = object.__getattribute__(self, "knobs")
+        if name in knobs:
+            return knobs[name]
+        raise AttributeError(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a Protocol is immutable; build another with with_knobs()")
+
+    def __getstate__(self):
+        return (self.table, self.label, self.knobs, self.explicit)
+
+    def __setstate__(self, state) -> None:
+        for name, value in zip(self.__slots__, state):
+            object.__setattr__(self, name, value)
+
+    def with_knobs(self, **knobs: Any) -> "Protocol":
+        """This protocol with some knobs changed; the label says which."""
+        given = {k: self.knobs[k] for k in self.explicit}
+        for name, value in knobs.items():
+            knob = self.table.knob(name)
+            given[name] = knob.parse(str(value)) if knob.values is not None else value
+        extra = ",".join(f"{k}={self.table.knob(k).show(v)}" for k, v in knobs.items())
+        label = f"{self.label},{extra}" if extra else self.label
+        return Protocol(self.table, label, self.table.resolve(given), frozenset(given))
+
+    def changes_from(self, other: "Protocol") -> dict[str, Any]:
+        """Knobs whose value differs from ``other``'s, with this protocol's value."""
+        return {k.name: self.knobs[k.name] for k in self.table.knobs if self.knobs[k.name] != other.knobs[k.name]}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Protocol) and (self.family, self.knobs) == (other.family, other.knobs)
+
+    def __hash__(self) -> int:
+        return hash((self.family, tuple(sorted((k, str(v)) for k, v in self.knobs.items()))))
+
+    def __repr__(self) -> str:
+        return f"Protocol({self.label!r})"
+
+    def describe(self) -> str:
+        """Every knob and its value, in table order: ``fence=step,stamp_at=dispatch,...``."""
+        return ",".join(f"{k.name}={k.show(self.knobs[k.name])}" for k in self.table.knobs)

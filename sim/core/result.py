@@ -1,0 +1,82 @@
+"""Replaying a scenario under a protocol, for any family, and what comes back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.core.checks import CheckReport, Violation
+from sim.core.history import History
+from sim.core.kernel import RunEnd
+from sim.core.knobs import Protocol
+
+
+@dataclass
+class RunResult:
+    """History, verdicts and check results of one run.
+
+    ``verdicts`` lists the events that produced a verdict (deliveries,
+    transitions).  ``violations`` are the safety violations;
+    ``availability`` the counted findings such as spurious rejections.
+    """
+
+    scenario: str
+    family: str
+    protocol: Protocol
+    history: History
+    verdicts: list[dict[str, Any]]
+    checks: CheckReport
+    end: RunEnd
+    expect: str | None = None
+    outcome: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def violations(self) -> list[Violation]:
+        return self.checks.safety_violations
+
+    @property
+    def availability(self) -> list[Violation]:
+        return self.checks.availability_findings
+
+    @property
+    def last_verdict(self) -> str | None:
+        return self.verdicts[-1]["verdict"] if self.verdicts else None
+
+    @property
+    def expectation_met(self) -> bool | None:
+        if self.expect is None:
+            return None
+        return self.outcome == self.expect
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "scenario": self.scenario,
+            "family": self.family,
+            "protocol": self.protocol.label,
+            "verdicts": self.verdicts,
+            "violations": [v.to_dict() for v in self.violations],
+            "availability": [v.to_dict() for v in self.availability],
+            "checks": self.checks.status(),
+            "end": self.end.reason,
+            "history": self.history.to_dicts(),
+            "outcome": self.outcome,
+        }
+        if self.expect is not None:
+            out["expect"] = self.expect
+            out["expect_met"] = self.expectation_met
+        out.update(self.extra)
+        return out
+
+
+def run_scenario(family, scenario, protocol: Protocol | str | None = None) -> RunResult:
+    """Replay ``scenario`` (its own events) under ``protocol`` (default: the scenario's, else
+    the family's first preset) and run the family's checks."""
+    if not isinstance(protocol, Protocol):
+        protocol = family.parse_protocol(protocol or scenario.protocol or family.default_protocol)
+    replay = family.replay(scenario, protocol)
+    return RunResult(
+        scenario=scenario.name, family=family.name, protocol=protocol, history=replay.history,
+        verdicts=family.verdicts(replay), checks=family.check(replay.history), end=replay.end,
+        expect=scenario.expect.get(protocol.label), outcome=family.outcome(replay),
+    )

@@ -1,0 +1,152 @@
+"""Fuzzing workloads, the part every family shares: fault classes, their weights, limits.
+
+A workload file is a family's scenario without ``events`` plus::
+
+    [faults]
+    classes = ["human_edit", "preempt", "retry"]   # the family's fault classes; default: all
+    rates = { human_edit = 2.0 }                   # relative weights (default 1 each)
+    per_run_max = 4                                # faults per run: 1..per_run_max
+    swarm = false                                  # true: each seed draws classes and weights
+
+    [limits]
+    max_events = 64                                # a generated order never exceeds this
+
+Everything is checked strictly: unknown keys are errors (with the closest
+known key), booleans are booleans, numbers are finite and in range, and at
+least one listed class has a positive weight.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sim.core.errors import ScenarioError
+
+PER_RUN_MAX_DEFAULT = 4
+#: Limits on what a workload may ask for.
+PER_RUN_MAX_LIMIT = 1_000
+MAX_EVENTS_DEFAULT = 64
+MAX_EVENTS_LIMIT = 10_000
+FAULT_KEYS = ("classes", "rates", "per_run_max", "swarm")
+LIMIT_KEYS = ("max_events",)
+
+
+@dataclass
+class Workload:
+    """What a sweep fuzzes: a base scenario (no events) of one family and its faults."""
+
+    name: str
+    family: str
+    base: Any
+    classes: tuple[str, ...]
+    rates: dict[str, float]
+    per_run_max: int = PER_RUN_MAX_DEFAULT
+    swarm: bool = False
+    max_events: int = MAX_EVENTS_DEFAULT
+    path: Path | None = None
+    description: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def weights(self) -> list[float]:
+        return [self.rates[c] for c in self.classes]
+
+
+def did_you_mean(word: str, choices) -> str:
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_key_error(source, table: str, key: str, allowed) -> ScenarioError:
+    return source.error(f"unknown key {key!r} in {table}{did_you_mean(key, allowed)}; keys: {', '.join(allowed)}",
+                        key)
+
+
+def whole_number(value: Any, name: str, source, low: int, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise source.error(f"{name} must be a whole number from {low} to {high}, not {value!r}", name)
+    return value
+
+
+def split_workload(data: dict[str, Any], source) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Take ``[faults]`` and ``[limits]`` out of a workload table: (scenario part, faults, limits)."""
+    data = dict(data)
+    faults, limits = data.pop("faults", {}), data.pop("limits", {})
+    if not isinstance(faults, dict):
+        raise source.error("[faults] must be a table", "faults")
+    if not isinstance(limits, dict):
+        raise source.error("[limits] must be a table such as { max_events = 64 }", "limits")
+    return data, faults, limits
+
+
+def build_workload(family: str, fault_classes: tuple[str, ...], base: Any, name: str, description: str,
+                   faults: dict[str, Any], limits: dict[str, Any], source) -> Workload:
+    """Validate ``[faults]`` and ``[limits]`` against the family's fault classes."""
+    for key in faults:
+        if key not in FAULT_KEYS:
+            raise unknown_key_error(source, "[faults]", key, FAULT_KEYS)
+    for key in limits:
+        if key not in LIMIT_KEYS:
+            raise unknown_key_error(source, "[limits]", key, LIMIT_KEYS)
+    classes = faults.get("classes", list(fault_classes))
+    if not isinstance(classes, list) or not classes:
+        raise source.error("[faults] classes must be a non-empty list of fault classes", "classes")
+    for item in classes:
+        if item not in fault_classes:
+            raise source.error(f"unknown fault class {item!r}{did_you_mean(item, fault_classes)}; "
+                               f"classes of the {family} family: {', '.join(fault_classes)}", str(item))
+    if len(set(classes)) != len(classes):
+        raise source.error("a fault class is listed twice in [faults] classes", "classes")
+    rates = faults.get("rates", {})
+    if not isinstance(rates, dict):
+        raise source.error("[faults] rates must be a table class = weight", "rates")
+    for item, value in rates.items():
+        if item not in classes:
+            raise source.error(f"rate for {item!r}, which is not a listed class ({', '.join(classes)})", "rates")
+        if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value)
+                or value < 0 or value > 1e9):
+            raise source.error(f"rate {item!r} must be a finite number from 0 to 1e9, not {value!r}", "rates")
+    weights = {c: float(rates.get(c, 1.0)) for c in classes}
+    if not any(w > 0 for w in weights.values()):
+        raise source.error("every fault class has weight 0; give at least one a positive rate", "rates")
+    swarm = faults.get("swarm", False)
+    if not isinstance(swarm, bool):
+        raise source.error(f"swarm must be true or false, not {swarm!r}", "swarm")
+    per_run_max = whole_number(faults.get("per_run_max", PER_RUN_MAX_DEFAULT), "per_run_max", source, 1,
+                               PER_RUN_MAX_LIMIT)
+    max_events = whole_number(limits.get("max_events", MAX_EVENTS_DEFAULT), "max_events", source, 1,
+                              MAX_EVENTS_LIMIT)
+    return Workload(name=name, family=family, base=base, classes=tuple(classes), rates=weights,
+                    per_run_max=per_run_max, swarm=swarm, max_events=max_events,
+                    path=Path(source.path), description=description)
+
+
+def workloads_dir() -> Path:
+    """``scenarios/workloads`` of the current directory, else of the source checkout."""
+    here = Path.cwd() / "scenarios" / "workloads"
+    if here.is_dir():
+        return here
+    return Path(__file__).resolve().parents[2] / "scenarios" / "workloads"
+
+
+def available_workloads() -> list[str]:
+    directory = workloads_dir()
+    return sorted(p.stem for p in directory.glob("*.toml")) if directory.is_dir() else []
+
+
+def resolve_workload(name_or_path: str) -> Path:
+    """A workload name (``seed-fuzz``) or a path to a workload file."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        return path
+    candidate = workloads_dir() / f"{name_or_path}.toml"
+    if candidate.exists():
+        return candidate
+    names = available_workloads()
+    raise ScenarioError(
+        f"unknown workload {name_or_path!r}{did_you_mean(name_or_path, names)}; workloads: "
+        f"{', '.join(names) or '(none found)'} (or give a path to a workload file)"
+    )

@@ -1,0 +1,18 @@
+"""The durable-effects family (family name ``runtime``): long agent tasks whose side
+effects pass intent, dispatch, external commit and receipt, with idempotency keys,
+reconciliation of unknown outcomes, and compensation.
+
+``FAMILY`` is the family as the search and the CLI see it (the family
+contract, :mod:`sim.core.family`); the modules beside this one are its model:
+``runtime`` (its operations, split by concern into ``queue``, ``versions``,
+``moments``, ``recovery``, ``sagas`` over ``system``), ``state`` and
+``external`` (durable and external state), ``policy`` and ``driver`` (workers
+as SimPy processes), ``faults`` and ``injectors`` (faults as data, and what
+they do), ``checks``, ``cruel`` and ``exposure``.
+"""
+
+from sim.families.effects.family import EffectsFamily
+
+FAMILY = EffectsFamily()
+
+__all__ = ["FAMILY", "EffectsFamily"]

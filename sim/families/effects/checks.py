@@ -1,0 +1,240 @@
+"""Invariants of the durable-effects family: pure functions over a history (``docs/effects.md``).
+
+They read event fields only (``committed``, ``receipt_recorded``,
+``timed_out``...), never the model, so they run unchanged on a history
+recorded from a real system.  Effects are grouped by *logical* transition
+(``logical`` field, falling back to ``transition``) and attempt generation:
+a deliberate new attempt is not a duplicate, a renamed state is the same step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sim.core.checks import CheckResult, CheckSpec, Violation
+
+
+def _events(history, *names: str):
+    return [e for e in history if e.event in names]
+
+
+def _logical(event) -> str:
+    return event.get("logical") or event.get("transition")
+
+
+def _missing(events, fields: tuple[str, ...]) -> str | None:
+    for event in events:
+        for name in fields:
+            if name not in event:
+                return f"event {event.index} ({event.event}) lacks {name!r}"
+    return None
+
+
+def duplicate_effect(history, **_: Any) -> CheckResult:
+    """More than one committed effect for one logical transition and attempt generation."""
+    commits = _events(history, "committed")
+    missing = _missing(commits, ("task", "transition", "effect"))
+    if missing:
+        return CheckResult.not_evaluable("duplicate_effect", missing)
+    seen: dict[tuple, str] = {}
+    violations = []
+    for event in commits:
+        group = (event["task"], _logical(event), event.get("generation", 1))
+        if group in seen and seen[group] != event["effect"]:
+            violations.append(Violation("duplicate_effect", event.index, event["transition"],
+                                        f"{event['effect']} duplicates {seen[group]} for {group[0]}/{group[1]}",
+                                        domain="duplicate_delivery"))
+        seen.setdefault(group, event["effect"])
+    return CheckResult.from_violations("duplicate_effect", violations)
+
+
+def lost_success(history, **_: Any) -> CheckResult:
+    """A committed effect that is never receipted while its transition was recorded failed or done again."""
+    commits = _events(history, "committed")
+    missing = _missing(commits, ("task", "transition", "effect"))
+    if missing:
+        return CheckResult.not_evaluable("lost_success", missing)
+    receipted = {(e.get("task"), e.get("effect")) for e in _events(history, "receipt_recorded")}
+    violations = []
+    for commit in commits:
+        if (commit["task"], commit["effect"]) in receipted:
+            continue
+        group = (commit["task"], _logical(commit), commit.get("generation", 1))
+        later = [e for e in history if e.index > commit.index and e.get("task") == commit["task"]]
+        failed = next((e for e in later if e.get("transition") == commit["transition"] and (
+            (e.event == "timed_out" and e.get("outcome") == "failed") or e.event == "transition_failed")), None)
+        again = next((e for e in later if e.event == "committed"
+                      and (e["task"], _logical(e), e.get("generation", 1)) == group), None)
+        if failed is not None or again is not None:
+            shown = failed if failed is not None else again
+            how = "recorded as failed" if failed is not None else f"done again as {again.get('effect')}"
+            violations.append(Violation("lost_success", shown.index, commit["transition"],
+                                        f"{commit['effect']} committed but was {how}", domain="lost_ack"))
+    return CheckResult.from_violations("lost_success", violations)
+
+
+def unknown_as_failed(history, **_: Any) -> CheckResult:
+    """A timed-out transition recorded as failed without reconciliation, whatever the truth was."""
+    violations = []
+    for event in _events(history, "timed_out"):
+        if "outcome" not in event:
+            return CheckResult.not_evaluable("unknown_as_failed", f"event {event.index} lacks 'outcome'")
+        if event["outcome"] == "failed":
+            violations.append(Violation("unknown_as_failed", event.index, event.get("transition"),
+                                        f"a timeout of {event.get('transition')} was recorded as failed, not unknown",
+                                        domain="lost_ack"))
+    return CheckResult.from_violations("unknown_as_failed", violations)
+
+
+def false_receipt(history, **_: Any) -> CheckResult:
+    """A receipt naming an effect that is not this transition's committed effect."""
+    committed: dict[tuple, set] = {}
+    for event in _events(history, "committed", "deduplicated"):
+        owners = committed.setdefault((event.get("task"), event.get("effect")), set())
+        owners.update({_logical(event), event.get("transition")})
+    violations = []
+    for receipt in _events(history, "receipt_recorded"):
+        if "effect" not in receipt:
+            return CheckResult.not_evaluable("false_receipt", f"event {receipt.index} lacks 'effect'")
+        owners = committed.get((receipt.get("task"), receipt["effect"]), set())
+        if _logical(receipt) not in owners and receipt.get("transition") not in owners:
+            violations.append(Violation("false_receipt", receipt.index, receipt.get("transition"),
+                                        f"receipt {receipt['effect']} matches no committed effect of "
+                                        f"{receipt.get('transition')}"))
+    return CheckResult.from_violations("false_receipt", violations)
+
+
+def fingerprint_conflict(history, **_: Any) -> CheckResult:
+    """A request reusing a key with other arguments was accepted (answered with the old effect)."""
+    stored: dict[str, str] = {}
+    violations = []
+    for event in history:
+        if event.event == "committed" and event.get("key") and event.get("fingerprint"):
+            stored.setdefault(event["key"], event["fingerprint"])
+        elif event.event == "deduplicated":
+            original = event.get("stored_fingerprint") or stored.get(event.get("key"))
+            if original is None or "fingerprint" not in event:
+                return CheckResult.not_evaluable("fingerprint_conflict", f"event {event.index} lacks fingerprints")
+            if original != event["fingerprint"]:
+                violations.append(Violation("fingerprint_conflict", event.index, event.get("transition"),
+                                            f"key {event.get('key')} reused with fingerprint {event['fingerprint']} "
+                                            f"(stored {original}) and accepted"))
+    return CheckResult.from_violations("fingerprint_conflict", violations)
+
+
+def unresolved_compensation(history, **_: Any) -> CheckResult:
+    """A task closed without success while a committed reversible effect is not compensated."""
+    violations = []
+    compensated = {(e.get("task"), e.get("effect")) for e in _events(history, "compensated")}
+    reversible = [e for e in _events(history, "committed") if e.get("compensation")]
+    for terminal in _events(history, "task_terminal"):
+        if terminal.get("outcome") == "succeeded":
+            continue
+        task = terminal.get("task")
+        owed = [e for e in reversible if e.get("task") == task and (task, e.get("effect")) not in compensated]
+        for commit in owed:
+            violations.append(Violation("unresolved_compensation", terminal.index, commit.get("transition"),
+                                        f"{task} closed {terminal.get('outcome')} with {commit.get('effect')} "
+                                        f"still owing {commit.get('compensation')}"))
+    return CheckResult.from_violations("unresolved_compensation", violations)
+
+
+def unapproved_irreversible(history, **_: Any) -> CheckResult:
+    """An irreversible effect committed without a prior approval."""
+    approved: set[tuple] = set()
+    violations = []
+    for event in history:
+        if event.event == "approved":
+            approved.add((event.get("task"), _logical(event)))
+        elif event.event == "committed" and event.get("effect_class") == "irreversible":
+            if (event.get("task"), _logical(event)) not in approved:
+                violations.append(Violation("unapproved_irreversible", event.index, event.get("transition"),
+                                            f"{event.get('effect')} is irreversible and was not approved"))
+    return CheckResult.from_violations("unapproved_irreversible", violations)
+
+
+def unverified_checkpoint(history, **_: Any) -> CheckResult:
+    """A checkpoint that claims a transition complete before its receipt was recorded."""
+    receipted: set[tuple] = set()
+    violations = []
+    for event in history:
+        if event.event == "receipt_recorded":
+            receipted.add((event.get("task"), event.get("transition")))
+        elif event.event == "migrated":  # a recorded migration renames states: receipts keep their meaning
+            for old, new in event.get("renamed", ()):
+                if (event.get("task"), old) in receipted:
+                    receipted.add((event.get("task"), new))
+        elif event.event == "checkpoint_saved":
+            for name in event.get("completed", ()):
+                if (event.get("task"), name) not in receipted:
+                    violations.append(Violation("unverified_checkpoint", event.index, name,
+                                                f"checkpoint claims {name} complete before any receipt"))
+    return CheckResult.from_violations("unverified_checkpoint", violations)
+
+
+def version_mismatch(history, **_: Any) -> CheckResult:
+    """A task resumed under a workflow version other than its own without a recorded migration."""
+    versions: dict[str, int] = {}
+    violations = []
+    for event in history:
+        task = event.get("task")
+        if event.event == "accepted":
+            versions[task] = event.get("workflow_version", 1)
+        elif event.event == "migrated":
+            versions[task] = event.get("to_version", versions.get(task, 1))
+        elif event.event == "resumed" and "workflow_version" in event:
+            own = versions.get(task, 1)
+            if event["workflow_version"] != own:
+                violations.append(Violation("version_mismatch", event.index, None,
+                                            f"{task} (version {own}) resumed under version "
+                                            f"{event['workflow_version']} without a migration"))
+    return CheckResult.from_violations("version_mismatch", violations)
+
+
+def no_terminal_outcome(history, **_: Any) -> CheckResult:
+    """After the faults and the liveness budget, every accepted task must be terminal."""
+    ended = [e for e in history if e.event == "run_ended"]
+    if ended and ended[-1].get("reason") not in (None, "completed", "time_limit"):
+        return CheckResult.not_evaluable(
+            "no_terminal_outcome", f"the run was cut short by the {ended[-1].get('reason')} limit")
+    accepted = [e for e in _events(history, "accepted")]
+    terminal = {e.get("task") for e in _events(history, "task_terminal")}
+    last = history[len(history) - 1].index if len(history) else None
+    violations = [Violation("no_terminal_outcome", last, None, f"{e.get('task')} has no terminal outcome")
+                  for e in accepted if e.get("task") not in terminal]
+    return CheckResult.from_violations("no_terminal_outcome", violations)
+
+
+def human_exceptions(history, **_: Any) -> CheckResult:
+    """Each unknown outcome handed to a human: counted (labour), not a safety violation."""
+    found = [Violation("human_exceptions", e.index, e.get("transition"),
+                       f"{e.get('transition')} escalated to a human ({e.get('reason', 'unknown')})", safety=False)
+             for e in history if e.event == "human_exception"]
+    return CheckResult.from_violations("human_exceptions", found)
+
+
+CHECKS: tuple[CheckSpec, ...] = (
+    CheckSpec("duplicate_effect", duplicate_effect, True, "more than one authoritative effect for one logical transition",
+              fields=("task", "transition", "effect")),
+    CheckSpec("lost_success", lost_success, True, "a committed effect recorded as failed, or done again",
+              fields=("task", "transition", "effect")),
+    CheckSpec("unknown_as_failed", unknown_as_failed, True, "a timed-out transition recorded as failed without reconciliation",
+              fields=("outcome",)),
+    CheckSpec("false_receipt", false_receipt, True, "a receipt with no matching external effect",
+              fields=("task", "transition", "effect")),
+    CheckSpec("fingerprint_conflict", fingerprint_conflict, True, "same key, other arguments, accepted",
+              fields=("key", "fingerprint")),
+    CheckSpec("unresolved_compensation", unresolved_compensation, True, "task closed with compensation owed",
+              fields=("task", "outcome", "compensation", "effect")),
+    CheckSpec("unapproved_irreversible", unapproved_irreversible, True, "an irreversible effect without approval",
+              fields=("task", "transition", "effect_class")),
+    CheckSpec("unverified_checkpoint", unverified_checkpoint, True, "a checkpoint saved before its postcondition was verified",
+              fields=("task", "transition", "completed")),
+    CheckSpec("version_mismatch", version_mismatch, True, "a task resumed under another workflow version without migration",
+              fields=("task", "workflow_version")),
+    CheckSpec("no_terminal_outcome", no_terminal_outcome, True, "a task not terminal after the liveness budget",
+              fields=("task",)),
+    CheckSpec("human_exceptions", human_exceptions, False, "an unknown outcome handed to a human (counted)",
+              fields=("transition",), count_as="human_exceptions"),
+)
+SAFETY_INVARIANTS = tuple(c.name for c in CHECKS if c.safety)

@@ -1,0 +1,45 @@
+"""The durable-effects seed's claims about its mechanisms, judged by what a sweep found.
+
+Hypotheses, not requirements: where a claim does not survive the search, this
+says so plainly, citing the counts.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from sim.core.knobs import Protocol
+
+
+def judge(by_protocol: dict[str, dict], protocols: Sequence[Protocol]) -> list[dict]:
+    """Claims that apply to the protocols swept, each with ``holds`` and the evidence."""
+    out = []
+    for protocol in protocols:
+        tally = by_protocol[protocol.label]
+        found, runs = tally["by_invariant"], tally["runs"]
+        if protocol.idempotency != "none":
+            out.append(_claim(protocol.label, "stable keys make a retried effect singular (duplicate_effect)",
+                              found["duplicate_effect"], runs))
+        if protocol.on_timeout == "unknown":
+            out.append(_claim(protocol.label, "a timeout recorded as unknown is never taken for a failure "
+                                              "(unknown_as_failed, lost_success)",
+                              found["unknown_as_failed"] + found["lost_success"], runs))
+        if protocol.idempotency == "key+fingerprint" and protocol.reconcile == "on":
+            out.append(_claim(protocol.label, "keys, fingerprints and reconciliation give one authoritative "
+                                              "outcome per task (every safety invariant)",
+                              tally["violating_runs"], runs))
+        if protocol.lease_fence == "on":
+            out.append(_claim(protocol.label, "a lease-fenced log keeps a zombie worker harmless (duplicate_effect)",
+                              found["duplicate_effect"], runs))
+        if protocol.checkpoint == "verified":
+            out.append(_claim(protocol.label, "checkpoints only after a verified boundary (unverified_checkpoint)",
+                              found["unverified_checkpoint"], runs))
+    return out
+
+
+def _claim(protocol: str, claim: str, violating_runs: int, runs: int) -> dict:
+    return {
+        "protocol": protocol, "claim": claim, "holds": violating_runs == 0,
+        "evidence": (f"no counterexample in {runs} runs" if violating_runs == 0
+                     else f"DOES NOT HOLD: {violating_runs} of {runs} runs violate it; see the minimal order below"),
+    }

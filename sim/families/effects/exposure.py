@@ -1,0 +1,304 @@
+"""Duplicate-effect exposure: the seed's worked example, exactly, and measured in the model.
+
+Analytic (:func:`analytic`): exact decimal arithmetic, nothing rounded on
+the way; only ``human_exceptions_rounded`` is rounded, half up.  With the
+defaults it is the seed's example: 70,000 requests; 2,870 ambiguous; 1,722
+already committed; 2,861.39 reconciled automatically; 8.61 -> 9 human
+exceptions.
+
+Simulated (:func:`simulate`): the worked example's workflow (N keyed
+transitions) run task by task in the runtime model under each preset.  Task
+``i`` gets the fault schedule :func:`sim.runtime.faults.exposure_schedule`
+draws from ``SeedSequence([master_seed, i])``; the model reads it and never
+draws.  Counts are scaled to ``tasks`` tasks with 95% confidence intervals.
+Batches of tasks share one SimPy environment (they never interact), which
+does not change any task's history.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from sim.core.errors import InputError
+from sim.core.knobs import Protocol
+from sim.families.effects.faults import ExposureRates, FaultSchedule, exposure_schedule, task_rng
+from sim.families.effects.knobs import PRESETS, TABLE
+from sim.families.effects.runner import run_autonomous
+from sim.families.effects.stats import count_estimate, ratio_estimate
+from sim.families.effects.workflow import generic
+
+WORKED_EXAMPLE = {
+    "tasks": 10_000,
+    "transitions": 7,
+    "ambiguous_rate": "0.041",
+    "committed_rate": "0.60",
+    "reconcile_rate": "0.997",
+}
+
+#: Tasks per SimPy environment in a simulation.
+BATCH_TASKS = 250
+
+#: Knobs the worked example's faults cannot exercise, and why: a simulation that
+#: set one would silently report the numbers of the default.  They are refused.
+NOT_EXERCISED = {
+    "compensation": "no task aborts (no postcondition fails)",
+    "approval": "its workflow has no irreversible step",
+    "version_policy": "no workflow upgrade happens mid-task",
+    "lease_fence": "no worker outlives its lease (no zombie)",
+    "receipt_check": "no foreign object carries a task's marker",
+}
+
+
+def check_exercised(protocol: Protocol) -> None:
+    """Refuse, with one line, a protocol whose knobs the exposure simulation would silently ignore."""
+    defaults = TABLE.resolve({})
+    for name, why in NOT_EXERCISED.items():
+        knob = TABLE.knob(name)
+        if protocol.knobs[name] != defaults[name]:
+            raise InputError(
+                f"exposure --simulate does not exercise {name}={knob.show(protocol.knobs[name])} ({why}); "
+                f"search it with: fencesim fuzz --workload effects-saga --protocol '{protocol.label}'"
+            )
+
+ANALYTIC_FIELDS = ("requests", "ambiguous", "already_committed", "auto_reconciled", "human_exceptions",
+                   "human_exceptions_rounded")
+
+
+def _decimal(value: Any, name: str) -> Decimal:
+    try:
+        number = Decimal(str(value))
+    except Exception:
+        raise InputError(f"{name} must be a number, not {value!r}") from None
+    if not number.is_finite() or number < 0:
+        raise InputError(f"{name} must be a finite number >= 0, not {value!r}")
+    return number
+
+
+def analytic(tasks: Any = 10_000, transitions: Any = 7, ambiguous_rate: Any = "0.041",
+             committed_rate: Any = "0.60", reconcile_rate: Any = "0.997") -> dict[str, Decimal | int]:
+    """The worked example's arithmetic, exact.  Rates are fractions (0.041, not 4.1%).
+
+    >>> a = analytic()
+    >>> a["requests"], a["ambiguous"], a["already_committed"], a["auto_reconciled"], a["human_exceptions"]
+    (Decimal('70000'), Decimal('2870.000'), Decimal('1722.00000'), Decimal('2861.390000'), Decimal('8.610000'))
+    >>> a["human_exceptions_rounded"]
+    9
+    """
+    rates = {name: _decimal(value, name) for name, value in
+             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate), ("reconcile_rate", reconcile_rate))}
+    for name, rate in rates.items():
+        if rate > 1:
+            raise InputError(f"{name} is a fraction between 0 and 1 (0.041 for 4.1%), not {rate}")
+    requests = _decimal(tasks, "tasks") * _decimal(transitions, "transitions")
+    ambiguous = requests * rates["ambiguous_rate"]
+    human = ambiguous * (1 - rates["reconcile_rate"])
+    return {
+        "requests": requests,
+        "ambiguous": ambiguous,
+        "already_committed": ambiguous * rates["committed_rate"],
+        "auto_reconciled": ambiguous * rates["reconcile_rate"],
+        "human_exceptions": human,
+        "human_exceptions_rounded": int(human.to_integral_value(rounding=ROUND_HALF_UP)),
+    }
+
+
+def plain_number(value: Decimal | int) -> int | float:
+    """A Decimal as JSON wants it: an int when whole, else the float with the same digits."""
+    if isinstance(value, int):
+        return value
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def analytic_json(**rates: Any) -> dict[str, int | float]:
+    return {name: plain_number(value) for name, value in analytic(**rates).items()}
+
+
+def analytic_table(**rates: Any) -> pd.DataFrame:
+    """The analytic quantities as a DataFrame (quantity, value)."""
+    values = analytic_json(**rates)
+    return pd.DataFrame({"quantity": list(values), "value": list(values.values())})
+
+
+# -- simulation ------------------------------------------------------------------------
+
+#: Per-task columns measured from each task's history.
+TASK_COLUMNS = (
+    "requests", "dispatches", "ambiguous", "already_committed", "duplicate_effects", "duplicate_deliveries",
+    "auto_reconciled", "human_exceptions", "unknown_as_failed", "resumed_after_loss", "resumes",
+    "recovery_point_s", "compensations_owed", "compensations_done", "compensation_age_s", "replay_divergence",
+    "replay_compute_waste", "reconciliations", "reconciliation_latency_s", "compute_units", "terminal_verified",
+)
+
+
+def measure_tasks(history, tasks: list[str]) -> dict[str, np.ndarray]:
+    """Per-task metric columns from one batch history (one pass over the events)."""
+    index = {task: i for i, task in enumerate(tasks)}
+    columns = {name: np.zeros(len(tasks)) for name in TASK_COLUMNS}
+    commits: dict[tuple, int] = {}
+    committed_transitions: set[tuple] = set()
+    timed_out: set[tuple] = set()
+    receipts: dict[str, int] = {}
+    first_dispatch: set[tuple] = set()
+    for event in history:
+        task = event.get("task")
+        if task not in index:
+            continue
+        row = index[task]
+        kind = event.event
+        fields = event.fields
+        if kind == "dispatched":
+            columns["dispatches"][row] += 1
+            key = (task, fields["transition"])
+            if key in first_dispatch:
+                columns["duplicate_deliveries"][row] += 1
+                columns["replay_compute_waste"][row] += fields.get("compute_units", 0)
+            else:
+                first_dispatch.add(key)
+                columns["requests"][row] += 1
+        elif kind == "committed":
+            group = (task, fields.get("logical"), fields.get("generation"))
+            commits[group] = commits.get(group, 0) + 1
+            if commits[group] > 1:
+                columns["duplicate_effects"][row] += 1
+            committed_transitions.add((task, fields["transition"]))
+        elif kind == "timed_out":
+            key = (task, fields["transition"])
+            if key not in timed_out:
+                timed_out.add(key)
+                columns["ambiguous"][row] += 1
+                if key in committed_transitions:
+                    columns["already_committed"][row] += 1
+            if fields.get("outcome") == "failed":
+                columns["unknown_as_failed"][row] += 1
+        elif kind == "reconciled":
+            columns["reconciliations"][row] += 1
+            columns["reconciliation_latency_s"][row] += fields.get("latency_s", 0)
+            if fields.get("result") in ("found", "not_found"):
+                columns["auto_reconciled"][row] += 1
+        elif kind == "human_exception":
+            columns["human_exceptions"][row] += 1
+        elif kind == "resumed" and not fields.get("first"):
+            columns["resumed_after_loss"][row] = 1
+            columns["resumes"][row] += 1
+            columns["recovery_point_s"][row] += fields.get("recovery_point_s", 0)
+            columns["replay_compute_waste"][row] += fields.get("compute_units", 0)
+        elif kind == "request_duplicated" or (kind == "delivered" and fields.get("duplicate")):
+            columns["duplicate_deliveries"][row] += 1
+        elif kind == "compensated":
+            columns["compensations_done"][row] += 1
+            columns["compensation_age_s"][row] += fields.get("age_s", 0)
+        elif kind == "transition_failed":
+            columns["compensations_owed"][row] += 0  # owed effects are counted at task_terminal below
+        elif kind == "replay_divergence":
+            columns["replay_divergence"][row] += 1
+        elif kind == "receipt_recorded":
+            receipts[task] = receipts.get(task, 0) + 1
+        elif kind == "task_terminal":
+            if fields.get("outcome") == "succeeded" and receipts.get(task, 0) >= columns["requests"][row]:
+                columns["terminal_verified"][row] = 1
+        if "compute_units" in fields:
+            columns["compute_units"][row] += fields["compute_units"]
+    return columns
+
+
+def simulate(
+    presets: list[str] | None = None,
+    seeds: int = 10_000,
+    tasks: int = 10_000,
+    transitions: int = 7,
+    rates: ExposureRates | None = None,
+    master_seed: int = 0,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Run ``seeds`` simulated tasks per preset; metrics scaled to ``tasks`` tasks, with 95% CIs.
+
+    ``progress(preset, done, total)`` is called after each batch (the CLI
+    prints it on stderr; the library never prints).
+    """
+    presets = list(presets or PRESETS)
+    rates = rates or ExposureRates()
+    workflow = generic(transitions)
+    names = workflow.names()
+    protocols = [TABLE.parse(p) for p in presets]
+    for protocol in protocols:
+        check_exercised(protocol)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for preset, protocol in zip(presets, protocols):
+        parts: list[dict[str, np.ndarray]] = []
+        for start in range(0, seeds, BATCH_TASKS):
+            batch = [f"task_{i}" for i in range(start, min(seeds, start + BATCH_TASKS))]
+            entries = [e for i in range(start, start + len(batch))
+                       for e in exposure_schedule(f"task_{i}", names, rates, task_rng(master_seed, i))]
+            rt, _, _ = run_autonomous(protocol, workflow, batch, FaultSchedule(entries))
+            parts.append(measure_tasks(rt.history, batch))
+            if progress is not None:
+                progress(preset, start + len(batch), seeds)
+        columns = {name: np.concatenate([p[name] for p in parts]) for name in TASK_COLUMNS}
+        out[preset] = summarise(columns, tasks)
+    return out
+
+
+def summarise(c: dict[str, np.ndarray], tasks: int) -> dict[str, dict[str, float]]:
+    """The reported metrics: counts per ``tasks`` tasks, ratios as measured."""
+    def triple(values: tuple[float, float, float]) -> dict[str, float]:
+        return {"value": values[0], "ci_low": values[1], "ci_high": values[2]}
+
+    counts = ("requests", "ambiguous", "already_committed", "duplicate_effects", "duplicate_deliveries",
+              "auto_reconciled", "human_exceptions", "unknown_as_failed", "replay_divergence",
+              "replay_compute_waste")
+    out = {name: triple(count_estimate(c[name], tasks)) for name in counts}
+    out["tasks_resumed_after_worker_loss"] = triple(count_estimate(c["resumed_after_loss"], tasks))
+    out["unknown_outcomes_reconciled_automatically"] = triple(ratio_estimate(c["auto_reconciled"], c["ambiguous"]))
+    out["mean_recovery_point_s"] = triple(ratio_estimate(c["recovery_point_s"], c["resumes"]))
+    owed = c["compensations_done"] + c["compensations_owed"]
+    out["compensation_success"] = triple(ratio_estimate(c["compensations_done"], owed))
+    out["compensation_age_s"] = triple(ratio_estimate(c["compensation_age_s"], c["compensations_done"]))
+    out["reconciliation_latency_s"] = triple(ratio_estimate(c["reconciliation_latency_s"], c["reconciliations"]))
+    out["cost_per_terminal_verified_task"] = triple(ratio_estimate(c["compute_units"], c["terminal_verified"]))
+    out["terminal_verified_tasks"] = triple(count_estimate(c["terminal_verified"], tasks))
+    return out
+
+
+def simulated_json(simulated: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
+    """NaN (a metric with nothing to measure, e.g. compensation age with no aborts) becomes null."""
+    def clean(x: float) -> float | None:
+        return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, 6)
+
+    return {p: {m: {k: clean(v) for k, v in t.items()} for m, t in metrics.items()} for p, metrics in simulated.items()}
+
+
+def simulated_table(simulated: dict[str, dict[str, dict[str, float]]] | None = None, **options: Any) -> pd.DataFrame:
+    """A long DataFrame (preset, metric, value, ci_low, ci_high); runs :func:`simulate` if not given."""
+    simulated = simulated if simulated is not None else simulate(**options)
+    rows = [{"preset": preset, "metric": metric, **values}
+            for preset, metrics in simulated.items() for metric, values in metrics.items()]
+    return pd.DataFrame(rows, columns=["preset", "metric", "value", "ci_low", "ci_high"])
+
+
+def exposure_figure(simulated: dict[str, dict[str, dict[str, float]]], analytic_values: dict | None = None):
+    """A matplotlib Figure: duplicate effects and human exceptions per preset, with CIs (for notebooks)."""
+    from matplotlib.figure import Figure
+
+    analytic_values = analytic_values or analytic_json()
+    figure = Figure(figsize=(9, 3.6))
+    axes = figure.subplots(1, 2)
+    presets = list(simulated)
+    for ax, metric, reference, label in (
+        (axes[0], "duplicate_effects", analytic_values["already_committed"], "analytic exposure"),
+        (axes[1], "human_exceptions", analytic_values["human_exceptions"], "analytic human exceptions"),
+    ):
+        values = [simulated[p][metric]["value"] for p in presets]
+        low = [v - simulated[p][metric]["ci_low"] for p, v in zip(presets, values)]
+        high = [simulated[p][metric]["ci_high"] - v for p, v in zip(presets, values)]
+        ax.bar(range(len(presets)), values, yerr=[low, high], capsize=4, color="#4c72b0")
+        ax.axhline(float(reference), color="#c44e52", linestyle="--", label=label)
+        ax.set_xticks(range(len(presets)), presets, rotation=20, ha="right", fontsize=8)
+        ax.set_title(metric.replace("_", " "))
+        ax.legend(fontsize=8)
+    figure.tight_layout()
+    return figure

@@ -1,0 +1,139 @@
+"""The durable-effects family through the family contract (family name ``runtime``)."""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Iterable, Sequence
+
+from sim.core.family import Cell, Family, Replay
+from sim.core.history import Event
+from sim.core.knobs import Protocol
+from sim.core.workload import Workload, build_workload, split_workload
+from sim.families.effects import checks, claims, cruel, faults, runner
+from sim.families.effects.faults import FaultEvent
+from sim.families.effects.knobs import FAMILY_NAME, TABLE
+from sim.families.effects.scenario import RuntimeScenario, dump_scenario, load_runtime_scenario
+
+#: History events that are faults striking the run (timelines mark them with ``*``).
+FAULT_EVENTS = frozenset({"crashed", "request_lost", "response_lost", "request_duplicated", "lease_expired",
+                          "foreign_created", "upgraded", "fault_armed", "transition_failed"})
+
+
+class EffectsFamily(Family):
+    """Long agent tasks whose side effects pass four moments, with keys, reconciliation and
+    compensation (``docs/effects.md``)."""
+
+    name = FAMILY_NAME
+    aliases = ("effects",)
+    title = "durable keyed effects"
+    knobs = TABLE
+    default_protocol = "keyed-fingerprint-reconcile"
+    lanes = ("queue", "lease", "w1", "w2", "w3", "w4", "network", "git", "human", "verifier", "deploy", "log",
+             "faults", "kernel")
+    fault_classes = faults.FAULT_CLASSES
+    history_events = frozenset({"accepted", "lease_granted", "delivered", "resumed", "intent_recorded",
+                                "dispatched", "committed", "deduplicated", "rejected", "response_delivered",
+                                "response_lost", "timed_out", "reconciled", "receipt_recorded", "task_terminal",
+                                "approval_requested", "approved", "compensated", "crashed", "run_ended"})
+    checks = checks.CHECKS
+    verdict_key = "step"
+    grid_labels = ("transition", "boundary", "fault")
+
+    # -- files ----------------------------------------------------------------------
+
+    def load_scenario(self, data: dict[str, Any], source) -> RuntimeScenario:
+        return load_runtime_scenario(data, source)
+
+    def dump_scenario(self, scenario: RuntimeScenario) -> dict[str, Any]:
+        return dump_scenario(scenario)
+
+    def load_workload(self, data: dict[str, Any], source) -> Workload:
+        scenario_part, fault_table, limits = split_workload(data, source)
+        if "events" in scenario_part or "faults" in scenario_part:
+            raise source.error("a workload lists no events or faults: [faults] says which classes to draw",
+                               "events" if "events" in scenario_part else "faults")
+        scenario_part["faults"] = []
+        base = load_runtime_scenario(scenario_part, source)
+        return build_workload(self.name, self.fault_classes, base, base.name, base.description,
+                              fault_table, limits, source)
+
+    # -- orders and runs ---------------------------------------------------------------
+
+    def generate(self, workload: Workload, seed: int) -> tuple[FaultEvent, ...]:
+        return faults.generate(workload.base.workflow, workload.classes, workload.rates, workload.per_run_max,
+                               workload.swarm, workload.max_events, seed)
+
+    def alphabet(self, workload: Workload) -> list[FaultEvent]:
+        return faults.alphabet(workload.base.workflow, workload.classes)
+
+    def replay(self, scenario: RuntimeScenario, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
+        return runner.replay(scenario, protocol, events)
+
+    def state_key(self, replay: Replay) -> Hashable:
+        """The faults that fired, in the order they fired, and those still waiting.
+
+        Two fault lists with the same key leave the driver the same faults at
+        every point, so their runs -- and the runs of any extension -- agree.
+        """
+        _, driver = replay.state
+        events = replay.events
+        fired = tuple(str(events[i]) for i in driver.fired if isinstance(i, int))
+        waiting = tuple(sorted(str(e) for i, e in enumerate(events) if i in replay.skipped))
+        return fired, waiting
+
+    # -- judgement ------------------------------------------------------------------------
+
+    def verdicts(self, replay: Replay) -> list[dict[str, Any]]:
+        rt, _ = replay.state
+        return list(rt.verdicts)
+
+    def measure(self, replay: Replay) -> dict[str, float]:
+        """Tasks accepted, completed (succeeded), ended otherwise, and escalations to humans."""
+        accepted, outcomes, escalated = set(), {}, set()
+        for event in replay.history:
+            if event.event == "accepted":
+                accepted.add(event.get("task"))
+            elif event.event == "task_terminal":
+                outcomes.setdefault(event.get("task"), event.get("outcome"))
+            elif event.event == "human_exception":
+                escalated.add(event.get("task"))
+        return {
+            "tasks": len(accepted),
+            "tasks_completed": sum(1 for o in outcomes.values() if o == "succeeded"),
+            "tasks_compensated_or_failed": sum(1 for o in outcomes.values() if o != "succeeded"),
+            "tasks_escalated": len(escalated),
+        }
+
+    def claims(self, tallies: dict[str, dict], protocols: Sequence[Protocol]) -> list[dict]:
+        return claims.judge(tallies, protocols)
+
+    # -- presentation ---------------------------------------------------------------------
+
+    def describe(self, event: Event) -> str:
+        text = event.event
+        for name in ("transition", "fault", "worker", "effect", "outcome", "result"):
+            value = event.get(name)
+            if value is not None:
+                text += f" {value}"
+        if event.event == "lease_expired":
+            text = f"lease_expired {event.get('worker')} -> {event.get('successor')}"
+            if event.get("zombie"):
+                text += " (zombie)"
+        return text
+
+    def is_fault(self, event: Event) -> bool:
+        if event.event == "transition_failed":
+            return event.get("reason") == "postcondition_failed"
+        return event.event in FAULT_EVENTS
+
+    def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
+                       meta: dict[str, Any]) -> RuntimeScenario:
+        scenario = workload.base.with_events(list(events))
+        scenario.name = meta.get("name", scenario.name)
+        scenario.description = meta.get("description", "")
+        scenario.protocol = protocol.label
+        scenario.expect = {}
+        scenario.meta = {k: v for k, v in meta.items() if k not in ("name", "description")}
+        return scenario
+
+    def single_faults(self, workload: Workload) -> list[Cell]:
+        return cruel.cells(workload)

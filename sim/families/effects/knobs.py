@@ -1,0 +1,65 @@
+"""The durable-effects family's knobs and presets (names are part of the interface).
+
+Family name ``runtime`` in files and on the command line.  Ranks say how
+much protection a value gives (higher is stronger); the advisor never
+proposes a lower rank than the design's own, and every value below a knob's
+top rank is a weakening the quality suite plants.
+"""
+
+from __future__ import annotations
+
+from sim.core.knobs import Knob, KnobTable
+
+FAMILY_NAME = "runtime"
+
+#: Default retention of idempotency keys at the external system: one week.
+KEY_RETENTION_DEFAULT_S = 7 * 24 * 3600.0
+#: Retentions the advisor may propose, and a short one a planted bug may set.
+KEY_RETENTION_LADDER_S = (5.0, 3600.0, KEY_RETENTION_DEFAULT_S)
+
+TABLE = KnobTable(
+    family=FAMILY_NAME,
+    knobs=(
+        Knob("idempotency", ("none", "key", "key+fingerprint"), "none",
+             "none: every request is new; key: the external system returns the existing effect for a "
+             "known key; key+fingerprint: and rejects a known key with other arguments",
+             ranks={"none": 0, "key": 1, "key+fingerprint": 2}),
+        Knob("on_timeout", ("failed", "unknown"), "failed", "what a timed-out transition is recorded as",
+             ranks={"failed": 0, "unknown": 1}),
+        Knob("reconcile", ("on", "off"), "off",
+             "query the external system before re-dispatching an unknown outcome",
+             ranks={"off": 0, "on": 1}),
+        Knob("compensation", ("on", "off"), "on",
+             "run compensations for committed reversible effects when a task aborts",
+             ranks={"off": 0, "on": 1}),
+        Knob("approval", ("on", "off"), "on",
+             "on: the worker waits for a human's approval before an irreversible transition; off: it asks "
+             "but goes ahead when no one answered within the grace period (default: same as compensation)",
+             ranks={"off": 0, "on": 1}, follows="compensation"),
+        Knob("checkpoint", ("verified", "optimistic"), "verified",
+             "checkpoint after the receipt, or right after dispatch",
+             ranks={"optimistic": 0, "verified": 1}),
+        Knob("version_policy", ("pinned", "replay", "migrate", "none"), "pinned",
+             "how a task resumes after the workflow changed: its own version, replay under the new "
+             "code, a recorded migration, or the new code unannounced",
+             ranks={"none": 0, "pinned": 1, "replay": 1, "migrate": 1}),
+        Knob("lease_fence", ("on", "off"), "on",
+             "the event log refuses appends from a worker whose lease expired",
+             ranks={"off": 0, "on": 1}),
+        Knob("receipt_check", ("validated", "trusting"), "validated",
+             "validated: a receipt must match the key, fingerprint and head; trusting: any matching-looking object",
+             ranks={"trusting": 0, "validated": 1}),
+        Knob("key_retention", None, KEY_RETENTION_DEFAULT_S,
+             "simulated seconds the external system keeps a key; a retry after that is a new request",
+             convert=float, ladder=KEY_RETENTION_LADDER_S, unit="s"),
+    ),
+    presets={
+        "unkeyed-retry": {"idempotency": "none", "on_timeout": "failed", "reconcile": "off"},
+        "keyed": {"idempotency": "key", "on_timeout": "failed", "reconcile": "off"},
+        "keyed-reconcile": {"idempotency": "key", "on_timeout": "unknown", "reconcile": "on"},
+        "keyed-fingerprint-reconcile": {"idempotency": "key+fingerprint", "on_timeout": "unknown", "reconcile": "on"},
+    },
+)
+
+#: The presets in the order of the design's table (least to most careful).
+PRESETS = tuple(TABLE.presets)

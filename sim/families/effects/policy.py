@@ -1,0 +1,78 @@
+"""The worker's policy: what a worker does next for a task, from its own view of the log.
+
+A worker acts on what it knows -- its reduction of the events it read when
+it resumed and of what it wrote since -- so a zombie that outlived its
+lease acts on a stale view.  The policy never draws a random number and
+never looks at the external system except through recorded evidence.
+"""
+
+from __future__ import annotations
+
+#: Dispatches of one transition before the worker gives up and aborts the task.
+MAX_ATTEMPTS = 5
+#: With ``approval=off``, how long a worker waits for an approval it asked for before going ahead.
+APPROVAL_GRACE_S = 600.0
+
+
+def approval_wait_left(rt, view, name: str) -> float | None:
+    """Seconds the worker still waits for T's approval (None: it need not wait)."""
+    if name in view.approved:
+        return None
+    if rt.approval:
+        return float("inf")
+    asked = view.approval_requested.get(name)
+    if asked is None:
+        return float("inf")
+    left = asked + APPROVAL_GRACE_S - rt.env.now
+    return left if left > 0 else None
+
+
+def decide(rt, worker: str, task: str) -> tuple[str, str | None] | None:
+    """The next operation a worker's policy takes for a task, from its own view (None: nothing to do)."""
+    wt = rt.workers[worker].tasks[task]
+    view = wt.view
+    if view.terminal is not None:
+        return None
+    workflow = rt.workflow_of(wt.version)
+    if view.aborted:
+        if rt.protocol.compensation == "on":
+            for transition in reversed(workflow.transitions):
+                tv = view.transitions.get(transition.name)
+                if transition.compensation and tv is not None and tv.status == "done" and not tv.compensated:
+                    return "compensate", transition.name
+        return "close", None
+    for transition in workflow.transitions:
+        name = transition.name
+        status = view.status(name)
+        if status == "done":
+            continue
+        if status == "pending":
+            if transition.effect_class == "irreversible" and name not in view.approved:
+                if name not in view.approval_requested:
+                    return "request_approval", name
+                if approval_wait_left(rt, view, name) is not None:
+                    return "wait_approval", name
+            return "intent", name
+        if status == "intent":
+            return "dispatch", name
+        if status == "dispatched":
+            evidence = wt.evidence.get(name)
+            if evidence is not None:
+                return ("escalate" if evidence.outcome == "rejected" else "receipt"), name
+            return "timeout", name
+        if status == "unknown":
+            if rt.protocol.reconcile == "on":
+                return "reconcile", name
+            # no way to prove the outcome: a blind retry under the same key
+            return ("dispatch" if view.get(name).attempts < MAX_ATTEMPTS else "abort"), name
+        if status == "failed":
+            return ("dispatch" if view.get(name).attempts < MAX_ATTEMPTS else "abort"), name
+        if status == "not_found":
+            return "dispatch", name
+        if status == "found":
+            return ("receipt" if name in wt.evidence else "reconcile"), name
+        if status == "unprovable":
+            return "escalate", name
+        if status == "escalated":
+            return "wait_human", name
+    return "close", None

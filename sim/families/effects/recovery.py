@@ -1,0 +1,93 @@
+"""Recovering an unknown outcome: reconciliation against the external system, escalation to a human."""
+
+from __future__ import annotations
+
+from sim.families.effects.state import Evidence, WorkerTask
+from sim.families.effects.system import FENCED, HUMAN_EXCEPTION_UNITS, LOOKUP_UNITS, OK
+from sim.families.effects.workflow import Transition
+
+
+class RecoveryOps:
+    """Query by key, then by task marker and head; prove, disprove, or hand to a human."""
+
+    def reconcile(self, worker: str, task: str, name: str) -> str:
+        line = f"reconcile {name} by {worker}"
+        if self.protocol.reconcile == "off":
+            return self._skip(line, "reconcile=off", task)
+        wt = self.worker_task(worker, task, line)
+        if isinstance(wt, str):
+            return wt
+        status = wt.view.status(name)
+        if status not in ("unknown", "dispatched", "found"):
+            return self._skip(line, f"{name} is {status}: nothing to reconcile", task)
+        transition = self.transition(wt, name)
+        result, query, obj = self._lookup(wt, task, transition)
+        since = self.last_dispatch_s.get((task, name))
+        record = self._append(worker, task, "reconciled", transition=name, result=result, query=query,
+                              effect=obj.effect if obj else None, number=obj.number if obj else None,
+                              latency_s=None if since is None else self.env.now - since,
+                              compute_units=LOOKUP_UNITS)
+        if record is None:
+            return FENCED
+        if result == "found":
+            wt.evidence[name] = Evidence("reconciliation", "found", obj.effect)
+        return OK
+
+    def _lookup(self, wt: WorkerTask, task: str, transition: Transition):
+        """The reconciler: query by key, then by task marker and head; prove or fail to prove."""
+        if self.consume_fault(task, transition.logical, "unprovable"):
+            return "unprovable", "key" if self.protocol.idempotency != "none" else "marker", None
+        view = wt.view.get(transition.name)
+        expected_head = self.arguments(task, transition)["head"]
+        trusting = self.protocol.receipt_check == "trusting"
+        obj = self.external.by_key(view.key, self.env.now)
+        if obj is not None:
+            if trusting or (obj.fingerprint == view.fingerprint and obj.head == expected_head and obj.open):
+                return "found", "key", obj
+            return "unprovable", "key", obj
+        for candidate in self.external.by_marker(task, transition.logical, transition.object_kind):
+            if trusting:
+                return "found", "marker", candidate
+            if (not candidate.foreign and candidate.generation == view.generation
+                    and candidate.head == expected_head and candidate.open):
+                return "found", "marker", candidate
+        return "not_found", "key" if self.protocol.idempotency != "none" else "marker", None
+
+    def escalate(self, worker: str, task: str, name: str) -> str:
+        line = f"escalate {name} by {worker}"
+        wt = self.worker_task(worker, task, line)
+        if isinstance(wt, str):
+            return wt
+        status = wt.view.status(name)
+        rejected = wt.evidence.get(name) is not None and wt.evidence[name].outcome == "rejected"
+        if status not in ("unknown", "unprovable") and not rejected:
+            return self._skip(line, f"{name} is {status}: nothing for a human to decide", task)
+        record = self._append(worker, task, "human_exception", transition=name,
+                              reason="fingerprint_conflict" if rejected else status,
+                              compute_units=HUMAN_EXCEPTION_UNITS)
+        if record is None:
+            return FENCED
+        wt.evidence.pop(name, None)
+        self._verdict(record, name, "escalated")
+        return OK
+
+    def resolve(self, task: str, name: str) -> str:
+        """A human looks at the external system itself and records what is true."""
+        line = f"resolve {name}"
+        view = self.log.reduce(task)
+        if view.status(name) != "escalated":
+            return self._skip(line, f"{name} is not waiting for a human", task)
+        transition = self._any_transition(name)
+        tv = view.get(name)
+        head = self.arguments(task, transition)["head"]
+        truth = next((o for o in self.external.by_marker(task, transition.logical, transition.object_kind)
+                      if not o.foreign and o.generation == tv.generation and o.head == head and o.open), None)
+        record = self._emit("human", "human_resolved", task, transition=name,
+                            outcome="found" if truth else "not_found", effect=truth.effect if truth else None)
+        self._notify(task, "human_resolved", record.fields)
+        if truth is not None:
+            receipt = self._emit("human", "receipt_recorded", task, transition=name, effect=truth.effect,
+                                 receipt=truth.effect, source="human")
+            self._notify(task, "receipt_recorded", receipt.fields)
+            self._verdict(receipt, name, "done:human")
+        return OK

@@ -1,0 +1,134 @@
+"""Running the runtime model: scripted replay of a story, and runs of a task under a fault list.
+
+:func:`replay` is the family contract's replay.  A script plays event by
+event, then (``recover = true``) lets the system heal: the external system
+answers what is in flight, a live lease holder continues, a lost one is
+replaced after its lease expires, humans answer approvals and exceptions.
+A fault list is run by the workers' policy from the start, each fault
+striking at its point.  Either way the run continues for a liveness budget
+of simulated time; every task must then be terminal (``no_terminal_outcome``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from sim.core.family import Replay
+from sim.core.kernel import Kernel, RunEnd
+from sim.core.knobs import Protocol
+from sim.families.effects.driver import LIVENESS_BUDGET_S, AutoDriver
+from sim.families.effects.faults import FaultEvent, FaultSchedule, schedule_for
+from sim.families.effects.runtime import SKIPPED, Runtime
+from sim.families.effects.scenario import RuntimeScenario, ScriptOp, scheduled_times
+from sim.families.effects.workflow import Workflow
+
+#: Kernel steps allowed per task (a run that needs more ends with ``event_limit``).
+MAX_KERNEL_EVENTS_PER_TASK = 5_000
+
+
+def apply_op(rt: Runtime, op: ScriptOp, task: str) -> str:
+    """Perform one scripted event on the runtime."""
+    name = op.name
+    if name in ("intent", "dispatch", "retry_changed", "timeout", "reconcile", "receipt", "compensate",
+                "request_approval", "escalate", "abort", "close"):
+        worker = op.worker or rt.holder(task)
+        if worker is None:
+            return rt._skip(op.text, "no lease holder; name the worker with 'by W'", task)
+        if name == "close":
+            return rt.close(worker, task)
+        if name == "retry_changed":
+            return rt.dispatch(worker, task, op.transition, changed=True)
+        return getattr(rt, name)(worker, task, op.transition)
+    if name in ("commit", "respond", "lose_response", "lose_request"):
+        return getattr(rt, name)(task, op.transition, op.request_id)
+    if name == "duplicate_request":
+        result = rt.duplicate_request(task, op.transition, op.request_id)
+        return result if isinstance(result, str) else "ok"
+    if name in ("approve", "resolve", "fail", "foreign_object"):
+        return getattr(rt, name)(task, op.transition)
+    if name in ("compensation_fails", "unprovable"):
+        return rt.arm(task, op.transition, name)
+    if name == "accept":
+        return rt.accept(task)
+    if name == "lease":
+        return rt.lease(op.worker, task)
+    if name == "lease_expire":
+        return rt.lease_expire(op.worker, op.successor, task)
+    if name == "deliver":
+        return rt.deliver(op.worker, task)
+    if name == "duplicate":
+        return rt.deliver(None, task, duplicate=True)
+    if name == "crash":
+        return rt.crash(op.worker)
+    if name == "upgrade":
+        return rt.upgrade(int(op.argument))
+    raise AssertionError(f"unhandled scripted event {name!r}")
+
+
+def replay(scenario: RuntimeScenario, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
+    """Run the scenario's own order, or ``events`` (faults, run by the policy)."""
+    if events is not None:
+        return run_faults(scenario, protocol, tuple(events))
+    if scenario.faults is not None:
+        return run_faults(scenario, protocol, tuple(scenario.faults))
+    return run_script(scenario, protocol)
+
+
+def run_script(scenario: RuntimeScenario, protocol: Protocol) -> Replay:
+    """Play a script; an operation that cannot happen is skipped (its position is reported)."""
+    kernel = Kernel(seed=0)
+    rt = Runtime(kernel.env, protocol, scenario.workflow, scenario.arguments, scenario.tenant, scenario.next_number)
+    times = scheduled_times(scenario.ops)
+    skipped: set[int] = set()
+
+    def play():
+        for position, (op, at_s) in enumerate(zip(scenario.ops, times)):
+            if at_s > kernel.env.now:
+                yield kernel.env.timeout(at_s - kernel.env.now)
+            if apply_op(rt, op, scenario.task) == SKIPPED:
+                skipped.add(position)
+        if scenario.recover:
+            AutoDriver(rt).recover()
+
+    kernel.process(play())
+    end = kernel.run(max_events=MAX_KERNEL_EVENTS_PER_TASK, max_time_s=(times[-1] if times else 0) + LIVENESS_BUDGET_S)
+    end = _finish(rt, end)
+    return Replay(tuple(scenario.ops), rt.history, end, (rt, None), frozenset(skipped))
+
+
+def run_faults(scenario: RuntimeScenario, protocol: Protocol, faults: tuple[FaultEvent, ...]) -> Replay:
+    """Run the task under the policy; each fault strikes at its point (unfired ones are reported)."""
+    rt, driver, end = run_autonomous(protocol, scenario.workflow, [scenario.task], schedule_for(scenario.task, faults),
+                                     scenario.arguments, scenario.tenant, scenario.next_number)
+    fired = set(driver.fired)
+    return Replay(faults, rt.history, end, (rt, driver), frozenset(i for i in range(len(faults)) if i not in fired))
+
+
+def _finish(rt: Runtime, end: RunEnd) -> RunEnd:
+    """Record the end of the run in the history, so checks on a recorded history know it is complete.
+
+    It is stamped with the time of the last recorded event: timers nobody
+    waits for any more (a worker's abandoned ack timeout) leave no event.
+    """
+    last_s = rt.history[len(rt.history) - 1].time if len(rt.history) else end.time
+    rt.history.append(last_s, "kernel", "run_ended", reason=end.reason)
+    return end
+
+
+def run_autonomous(
+    protocol: Protocol,
+    workflow: Workflow,
+    tasks: list[str],
+    schedule: FaultSchedule | None = None,
+    arguments: dict[str, dict[str, Any]] | None = None,
+    tenant: str = "acme",
+    next_number: int = 1,
+) -> tuple[Runtime, AutoDriver, RunEnd]:
+    """Run ``tasks`` (all accepted at time 0) to completion under a fault schedule."""
+    kernel = Kernel(seed=0)
+    rt = Runtime(kernel.env, protocol, workflow, arguments, tenant, next_number)
+    driver = AutoDriver(rt, schedule)
+    for task in tasks:
+        driver.start_task(task)
+    end = kernel.run(max_events=MAX_KERNEL_EVENTS_PER_TASK * max(1, len(tasks)), max_time_s=LIVENESS_BUDGET_S)
+    return rt, driver, _finish(rt, end)

@@ -1,0 +1,329 @@
+"""Runtime scenario files: scripted stories, and fault lists run by the workers' policy.
+
+A runtime scenario is a TOML file with ``family = "runtime"`` and either
+``events`` (a script: every operation in order) or ``faults`` (the workers
+run the task under their policy and each fault strikes at its point; this
+is the form fuzzing exports, and it replays under every protocol)::
+
+    format = 1
+    family = "runtime"
+    name = "pr_lost_response"
+    protocol = "keyed-fingerprint-reconcile"   # optional default
+    task = "task_42"                            # optional, default "task_1"
+    workflow = ["create_branch", "open_pr"]     # "saga" (default), "generic:N" or saga names
+    next_number = 812                           # optional: the external system's next object number
+    events = [ "09:00:00 accept task_42", "lease w1", "deliver", "intent open_pr", ... ]
+    # or: faults = [ "lose_response open_pr after_commit" ]
+    recover = true                              # scripts only: after the script, the system heals
+
+    [arguments.open_pr]                          # optional: a transition's canonical arguments
+    head = "7ac1e05"
+
+    [expect]                                     # optional: last transition verdict per protocol
+    keyed-reconcile = "done:reconciled"
+
+A script event is ``[TIME] NAME ARGS``; TIME is ``HH:MM:SS[.f]`` or
+``@SECONDS`` (absolute simulated seconds; an event without one happens a
+second after the previous).  Worker operations take ``by W`` (default: the
+lease holder); external operations may name a request id (``commit open_pr
+r2``; default: the oldest).  A fault is ``FAULT TRANSITION POINT``
+(``docs/effects.md`` lists them).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sim.core.errors import ProtocolError
+from sim.core.files import Source
+from sim.core.workload import did_you_mean
+from sim.families.effects.faults import FaultEvent, parse_fault
+from sim.families.effects.knobs import FAMILY_NAME, TABLE
+from sim.families.effects.workflow import SAGA_TRANSITIONS, Workflow, parse_workflow, version_2
+
+#: Operations and their argument shapes: T = transition, W = worker, R = optional request id.
+WORKER_OPS = ("intent", "dispatch", "retry_changed", "timeout", "reconcile", "receipt", "compensate",
+              "request_approval", "escalate", "abort")
+EXTERNAL_OPS = ("commit", "respond", "lose_response", "lose_request", "duplicate_request")
+TRANSITION_OPS = ("approve", "resolve", "fail", "compensation_fails", "unprovable", "foreign_object")
+OTHER_OPS = ("accept", "lease", "lease_expire", "deliver", "duplicate", "crash", "upgrade", "close")
+ALL_OPS = WORKER_OPS + EXTERNAL_OPS + TRANSITION_OPS + OTHER_OPS
+
+KNOWN_KEYS = ("format", "family", "name", "description", "protocol", "task", "tenant", "workflow",
+              "arguments", "next_number", "events", "faults", "recover", "expect", "invariant", "seed", "commit",
+              "workload", "minimal", "cell")
+META_KEYS = ("invariant", "seed", "commit", "workload", "minimal", "cell")
+
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)$")
+
+
+@dataclass(frozen=True)
+class ScriptOp:
+    """One parsed event of a script."""
+
+    time_s: float | None
+    name: str
+    transition: str | None = None
+    worker: str | None = None
+    successor: str | None = None
+    request_id: str | None = None
+    argument: str | None = None
+    text: str = ""
+
+
+@dataclass
+class RuntimeScenario:
+    """A runtime story: a script (``ops``) or a list of faults (``faults``, not None)."""
+
+    name: str
+    protocol: str | None
+    expect: dict[str, str]
+    path: Path | None
+    task: str = "task_1"
+    tenant: str = "acme"
+    workflow: Workflow = field(default_factory=lambda: parse_workflow(None, ""))
+    arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    next_number: int = 1
+    ops: list[ScriptOp] = field(default_factory=list)
+    faults: list[FaultEvent] | None = None
+    recover: bool = True
+    description: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+    family: str = FAMILY_NAME
+
+    @property
+    def events(self) -> list[Any]:
+        """The order the family replays: the faults, or the script's operations."""
+        return list(self.faults) if self.faults is not None else list(self.ops)
+
+    def with_events(self, faults) -> "RuntimeScenario":
+        """The same task and workflow, run by the policy under these faults."""
+        return RuntimeScenario(self.name, self.protocol, dict(self.expect), self.path, self.task, self.tenant,
+                               self.workflow, self.arguments, self.next_number, [], list(faults), True,
+                               self.description, dict(self.meta))
+
+
+def parse_time(token: str) -> float | None:
+    if token.startswith("@"):
+        try:
+            value = float(token[1:])
+        except ValueError:
+            return None
+        return value if math.isfinite(value) and value >= 0 else None
+    match = _CLOCK.match(token)
+    if match:
+        return int(match.group(1)) * 3600 + int(match.group(2)) * 60 + float(match.group(3))
+    return None
+
+
+def parse_event(text: str, transitions: list[str], task: str) -> ScriptOp:
+    """Parse one event line; raise ValueError with what is wrong and what is allowed."""
+    tokens = text.split()
+    if not tokens:
+        raise ValueError("empty event")
+    time_s = parse_time(tokens[0])
+    if time_s is not None or tokens[0].startswith("@"):
+        if time_s is None:
+            raise ValueError(f"bad time {tokens[0]!r}; write @SECONDS or HH:MM:SS")
+        tokens = tokens[1:]
+    if not tokens:
+        raise ValueError("a time with no event")
+    name, args = tokens[0], tokens[1:]
+    if name not in ALL_OPS:
+        raise ValueError(f"unknown event {name!r}; events: {', '.join(ALL_OPS)}")
+
+    def transition(token: str) -> str:
+        if token not in transitions:
+            raise ValueError(f"unknown transition {token!r}; transitions: {', '.join(transitions)}")
+        return token
+
+    def worker_name(token: str) -> str:
+        if not _NAME.match(token):
+            raise ValueError(f"bad worker name {token!r}")
+        return token
+
+    def arity(low: int, high: int) -> None:
+        if not low <= len(args) <= high:
+            raise ValueError(f"{name!r} takes {low}{'' if low == high else f' to {high}'} argument(s), got {len(args)}")
+
+    if name in WORKER_OPS:
+        if len(args) == 3 and args[1] == "by":
+            return ScriptOp(time_s, name, transition(args[0]), worker=worker_name(args[2]), text=text)
+        arity(1, 1)
+        return ScriptOp(time_s, name, transition(args[0]), text=text)
+    if name in EXTERNAL_OPS:
+        arity(1, 2)
+        return ScriptOp(time_s, name, transition(args[0]), request_id=args[1] if len(args) == 2 else None, text=text)
+    if name in TRANSITION_OPS:
+        arity(1, 1)
+        return ScriptOp(time_s, name, transition(args[0]), text=text)
+    if name == "accept":
+        arity(1, 1)
+        if args[0] != task:
+            raise ValueError(f"this scenario's task is {task!r}, not {args[0]!r}")
+        return ScriptOp(time_s, name, argument=args[0], text=text)
+    if name in ("lease", "crash"):
+        arity(1, 1)
+        return ScriptOp(time_s, name, worker=worker_name(args[0]), text=text)
+    if name == "lease_expire":
+        if len(args) != 3 or args[1] != "->":
+            raise ValueError("write 'lease_expire W -> W2'")
+        return ScriptOp(time_s, name, worker=worker_name(args[0]), successor=worker_name(args[2]), text=text)
+    if name == "deliver":
+        arity(0, 1)
+        return ScriptOp(time_s, name, worker=worker_name(args[0]) if args else None, text=text)
+    if name == "close":
+        if len(args) == 2 and args[0] == "by":
+            return ScriptOp(time_s, name, worker=worker_name(args[1]), text=text)
+        arity(0, 0)
+        return ScriptOp(time_s, name, text=text)
+    if name == "upgrade":
+        arity(1, 1)
+        if args[0] != "2":
+            raise ValueError("only 'upgrade 2' is modelled (version 1 -> 2)")
+        return ScriptOp(time_s, name, argument=args[0], text=text)
+    arity(0, 0)  # duplicate
+    return ScriptOp(time_s, name, text=text)
+
+
+def load_runtime_scenario(data: dict, source: Source) -> RuntimeScenario:
+    """Validate a parsed runtime scenario; every mistake raises ScenarioError with ``file:line``."""
+    for key in data:
+        if key not in KNOWN_KEYS:
+            raise source.error(f"unknown key {key!r}{did_you_mean(key, KNOWN_KEYS)}; runtime scenario keys: "
+                               f"{', '.join(KNOWN_KEYS)}", key)
+    if data.get("family", FAMILY_NAME) not in (FAMILY_NAME, "effects"):
+        raise source.error(f"family must be {FAMILY_NAME!r} here", "family")
+    base = _common(data, source)
+    if "events" in data and "faults" in data:
+        raise source.error("give either events (a script) or faults (run by the policy), not both", "faults")
+    if "faults" in data:
+        base.faults = _faults(data["faults"], base.workflow, source)
+        if "recover" in data:
+            raise source.error("recover belongs to scripts; a fault list always runs to the end", "recover")
+        return base
+    events = data.get("events")
+    if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
+        raise source.error("events must be a non-empty list of strings (or give faults instead)", "events")
+    transitions = base.workflow.names() + [n for n in version_2(base.workflow).names()
+                                           if n not in base.workflow.names()]
+    clock = None
+    for event in events:
+        try:
+            op = parse_event(event, transitions, base.task)
+        except ValueError as error:
+            raise source.error(f"event {event!r}: {error}", f'"{event}"', "events") from None
+        if op.time_s is not None and clock is not None and op.time_s < clock:
+            raise source.error(f"event {event!r} goes back in time (after {clock:g} s)", f'"{event}"', "events")
+        clock = op.time_s if op.time_s is not None else (0.0 if clock is None else clock + 1.0)
+        base.ops.append(op)
+    recover = data.get("recover", True)
+    if not isinstance(recover, bool):
+        raise source.error("recover must be true or false", "recover")
+    base.recover = recover
+    return base
+
+
+def _common(data: dict, source: Source) -> RuntimeScenario:
+    """Everything but the order: name, task, workflow, arguments, protocol, [expect]."""
+    name = data.get("name", Path(source.path).stem)
+    description = data.get("description", "")
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise source.error("name and description must be strings", "name")
+    task = data.get("task", "task_1")
+    if not isinstance(task, str) or not _NAME.match(task):
+        raise source.error(f"task must be a simple name, not {task!r}", "task")
+    tenant = data.get("tenant", "acme")
+    if not isinstance(tenant, str) or not _NAME.match(tenant):
+        raise source.error(f"tenant must be a simple name, not {tenant!r}", "tenant")
+    workflow = parse_workflow(data.get("workflow"), source.where("workflow"))
+    protocol = data.get("protocol")
+    if protocol is not None and not isinstance(protocol, str):
+        raise source.error("protocol must be a string such as \"keyed-reconcile\"", "protocol")
+    arguments = data.get("arguments", {})
+    if not isinstance(arguments, dict) or not all(isinstance(v, dict) for v in arguments.values()):
+        raise source.error("arguments must be a table of tables, one per transition", "arguments")
+    for transition in arguments:
+        if workflow.get(transition) is None:
+            raise source.error(f"arguments for unknown transition {transition!r}; transitions: "
+                               f"{', '.join(workflow.names())}", transition, "arguments")
+    next_number = data.get("next_number", 1)
+    if not isinstance(next_number, int) or isinstance(next_number, bool) or not 1 <= next_number <= 10**9:
+        raise source.error("next_number must be a whole number from 1 to 1000000000", "next_number")
+    expect = data.get("expect", {})
+    if not isinstance(expect, dict) or not all(isinstance(v, str) for v in expect.values()):
+        raise source.error("[expect] maps protocol labels to verdict strings", "[expect]")
+    for label in ([protocol] if protocol is not None else []) + list(expect):
+        try:
+            TABLE.parse(label)
+        except ProtocolError as error:
+            raise source.error(str(error), label if label != protocol else "protocol") from None
+    meta = {k: data[k] for k in META_KEYS if k in data}
+    return RuntimeScenario(
+        name=name, protocol=protocol, expect=dict(expect), path=Path(source.path), task=task, tenant=tenant,
+        workflow=workflow, arguments=arguments, next_number=next_number, description=description, meta=meta,
+    )
+
+
+def _faults(raw: Any, workflow: Workflow, source: Source) -> list[FaultEvent]:
+    if not isinstance(raw, list):
+        raise source.error("faults must be a list of strings 'FAULT TRANSITION POINT'", "faults")
+    out = []
+    for item in raw:
+        try:
+            out.append(parse_fault(item, workflow))
+        except ValueError as error:
+            raise source.error(f"fault {item!r}: {error}", f'"{item}"' if isinstance(item, str) else "faults",
+                               "faults") from None
+    return out
+
+
+def dump_scenario(scenario: RuntimeScenario) -> dict[str, Any]:
+    """The TOML table of a scenario (for export); always writes ``format`` and ``family``."""
+    out: dict[str, Any] = {"format": 1, "family": FAMILY_NAME, "name": scenario.name}
+    if scenario.description:
+        out["description"] = scenario.description
+    if scenario.protocol:
+        out["protocol"] = scenario.protocol
+    for key in META_KEYS:
+        if key in scenario.meta:
+            out[key] = scenario.meta[key]
+    out["task"] = scenario.task
+    if scenario.tenant != "acme":
+        out["tenant"] = scenario.tenant
+    workflow = scenario.workflow
+    saga_names = [t.name for t in SAGA_TRANSITIONS]
+    if workflow.name.startswith("generic:"):
+        out["workflow"] = workflow.name
+    elif workflow.names() == saga_names:
+        out["workflow"] = "saga"
+    else:
+        out["workflow"] = workflow.names()
+    if scenario.next_number != 1:
+        out["next_number"] = scenario.next_number
+    if scenario.faults is not None:
+        out["faults"] = [str(f) for f in scenario.faults]
+    else:
+        out["events"] = [op.text for op in scenario.ops]
+        out["recover"] = scenario.recover
+    if scenario.arguments:
+        out["arguments"] = {k: dict(v) for k, v in scenario.arguments.items()}
+    if scenario.expect:
+        out["expect"] = dict(scenario.expect)
+    return out
+
+
+def scheduled_times(ops: list[ScriptOp]) -> list[float]:
+    """The simulated time of each event: its own, or one second after the previous."""
+    times: list[float] = []
+    for op in ops:
+        if op.time_s is not None:
+            times.append(op.time_s)
+        else:
+            times.append(0.0 if not times else times[-1] + 1.0)
+    return times

@@ -1,0 +1,175 @@
+"""The runtime's state and how it is recorded: the base every group of operations builds on.
+
+One :class:`Runtime` (see :mod:`sim.families.effects.runtime`) holds the
+queue's leases, the durable event log, the external system, the workers'
+memories and the requests and responses in flight.  Operations live in one
+module per concern -- queue and leases, workflow versions, the four moments
+of a transition, recovery, sagas -- and call only what is here to change
+state: :meth:`RuntimeBase._emit` records an event (and keeps durable ones in
+the log); :meth:`RuntimeBase._append` is a worker's write, refused after its
+lease expired when ``lease_fence=on``; :meth:`RuntimeBase._skip` records an
+operation that cannot happen at its point, which changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from sim.core.history import History
+from sim.core.knobs import Protocol
+from sim.families.effects.external import ExternalSystem, Request
+from sim.families.effects.state import DURABLE_EVENTS, EventLog, WorkerMemory, WorkerTask, default_head
+from sim.families.effects.workflow import Transition, Workflow, version_2
+
+OK = "ok"
+SKIPPED = "skipped"
+FENCED = "fenced"
+
+#: Compute units per operation, for replay waste and cost per verified task.
+MODEL_CALL_UNITS = 1.0
+TOOL_CALL_UNITS = 0.2
+LOOKUP_UNITS = 0.1
+RESUME_UNITS = 0.5
+HUMAN_EXCEPTION_UNITS = 20.0
+
+
+class RuntimeBase:
+    """Queue, leases, event log, external system and worker memories of one run."""
+
+    def __init__(
+        self,
+        env,
+        protocol: Protocol,
+        workflow: Workflow,
+        arguments: dict[str, dict[str, Any]] | None = None,
+        tenant: str = "acme",
+        next_number: int = 1,
+    ):
+        self.env = env
+        self.protocol = protocol
+        self.workflows = {1: workflow, 2: version_2(workflow)}
+        self.code_version = 1
+        self.arguments_by_transition = arguments or {}
+        self.tenant = tenant
+        self.history = History()
+        self.log = EventLog()
+        self.external = ExternalSystem(protocol.idempotency, float(protocol.key_retention), next_number)
+        self.approval = protocol.approval == "on"
+        self.workers: dict[str, WorkerMemory] = {}
+        self.leases: dict[str, list] = {}  # task -> [holder, epoch]
+        self.deliveries: dict[str, int] = {}
+        self.in_flight: list[Request] = []
+        self.responses: list[tuple[Request, str, Any]] = []
+        self.armed: dict[tuple[str, str, str], list[Any]] = {}  # faults waiting for their moment
+        self.last_dispatch_s: dict[tuple[str, str], float] = {}
+        self.abort_s: dict[str, float] = {}
+        self.checkpoint_s: dict[str, float] = {}
+        self.request_count = 0
+        self.last_request: Request | None = None
+        self.verdicts: list[dict[str, Any]] = []
+        #: Hooks for the autonomous driver (None in scripted replay).
+        self.on_dispatch: Callable[[Request], None] | None = None
+        self.on_human_record: Callable[[str], None] | None = None
+        self.on_fault_fired: Callable[[Any], None] | None = None
+
+    def arm_fault(self, task: str, name: str, kind: str, token: Any = None) -> None:
+        """A fault that strikes at T's next matching moment (its reconcile, compensation, retry)."""
+        self.armed.setdefault((task, name, kind), []).append(token)
+
+    def consume_fault(self, task: str, name: str, kind: str) -> bool:
+        """Whether a fault armed for this moment strikes now (it is used up)."""
+        tokens = self.armed.get((task, name, kind))
+        if not tokens:
+            return False
+        token = tokens.pop(0)
+        if token is not None and self.on_fault_fired is not None:
+            self.on_fault_fired(token)
+        return True
+
+    def _emit(self, actor: str, event: str, task: str | None, **fields: Any):
+        record = self.history.append(self.env.now, actor, event, task=task, **fields)
+        if event in DURABLE_EVENTS and task is not None:
+            self.log.append(task, event, record.fields)
+        return record
+
+    def _skip(self, line: str, reason: str, task: str | None = None) -> str:
+        self.history.append(self.env.now, "script", "skipped", task=task, line=line, reason=reason)
+        return SKIPPED
+
+    def _verdict(self, record, transition: str, verdict: str) -> None:
+        self.verdicts.append({"event_index": record.index, "step": transition, "verdict": verdict})
+
+    def _notify(self, task: str, event: str, fields: dict[str, Any]) -> None:
+        """Durable records written by others (humans, verifier) reach the workers running the task."""
+        for memory in self.workers.values():
+            task_memory = memory.tasks.get(task)
+            if memory.alive and task_memory is not None:
+                task_memory.view.apply(event, fields)
+        if self.on_human_record is not None:
+            self.on_human_record(task)
+
+    def _append(self, worker: str, task: str, event: str, **fields: Any):
+        """A worker's write to the event log; refused after its lease expired if fenced."""
+        task_memory = self.workers[worker].tasks[task]
+        holder, epoch = self.leases[task]
+        if self.protocol.lease_fence == "on" and (holder != worker or task_memory.epoch != epoch):
+            self._emit("log", "append_refused", task, worker=worker, refused=event, holder=holder,
+                       transition=fields.get("transition"))
+            task_memory.fenced = True
+            return None
+        record = self._emit(worker, event, task, **fields)
+        task_memory.view.apply(event, record.fields)
+        return record
+
+    def workflow_of(self, version: int) -> Workflow:
+        return self.workflows[version]
+
+    def transition(self, worker_task: WorkerTask, name: str) -> Transition | None:
+        return self.workflows[worker_task.version].get(name)
+
+    def _any_transition(self, name: str) -> Transition:
+        return self.workflows[1].get(name) or self.workflows[2].get(name)
+
+    def arguments(self, task: str, transition: Transition) -> dict[str, Any]:
+        """The durable arguments of a transition: the scenario's, plus the task marker and head."""
+        given = self.arguments_by_transition.get(transition.logical, {})
+        out = {"task": task, "transition": transition.logical, "head": default_head(task)}
+        out.update(given)
+        return out
+
+    def logical_of(self, name: str) -> str:
+        """A transition's logical name (stable when version 2 renames it)."""
+        transition = self._any_transition(name)
+        return transition.logical if transition is not None else name
+
+    def key_of(self, task: str, transition: Transition, generation: int) -> str:
+        """``idempotency_key = tenant + task + transition + attempt_generation``."""
+        return f"{self.tenant}:{task}:{transition.name}:{generation}"
+
+    def worker_task(self, worker: str, task: str, line: str) -> WorkerTask | str:
+        """Record the script line, then the worker's memory of the task, or SKIPPED with the reason."""
+        memory = self.workers.get(worker)
+        if memory is None or not memory.alive:
+            return self._skip(line, f"worker {worker} is not running", task)
+        task_memory = memory.tasks.get(task)
+        if task_memory is None:
+            return self._skip(line, f"worker {worker} has not been delivered {task}", task)
+        if task_memory.fenced:
+            return self._skip(line, f"worker {worker} was fenced off {task}", task)
+        return task_memory
+
+    def holder(self, task: str) -> str | None:
+        lease = self.leases.get(task)
+        return lease[0] if lease else None
+
+    def new_worker_name(self) -> str:
+        return f"w{len(self.workers) + 1}"
+
+    def _find(self, items, task: str, transition: str, request_id: str | None, get=lambda x: x):
+        for item in items:
+            request = get(item)
+            if request.task == task and request.transition == transition and (
+                request_id is None or request.request_id == request_id
+            ):
+                return item
+        return None

@@ -1,0 +1,38 @@
+"""Workflow versions: an upgrade mid-task, and how a task resumes under the version policy."""
+
+from __future__ import annotations
+
+from sim.families.effects.system import OK
+
+
+class VersionOps:
+    """``version_policy``: pinned, replay (compatible replay or stay), migrate (recorded), none (unannounced)."""
+
+    def _version_for(self, worker: str, task: str, view) -> int:
+        task_version, code = view.version, self.code_version
+        policy = self.protocol.version_policy
+        if task_version == code or policy == "pinned":
+            return task_version
+        if policy == "none":
+            return code
+        new = self.workflows[code]
+        if policy == "replay":
+            recorded = [n for n in view.transitions if view.transitions[n].status != "pending"]
+            expected = new.names()[: len(recorded)]
+            if recorded != expected:
+                self._emit(worker, "replay_divergence", task, recorded=recorded, replayed=expected,
+                           workflow_version=code)
+                return task_version
+        self._emit(worker, "migrated", task, from_version=task_version, to_version=code,
+                   renamed=[list(pair) for pair in new.renamed], method="replay" if policy == "replay" else "migration")
+        return code
+
+    def upgrade(self, version: int) -> str:
+        line = f"upgrade {version}"
+        if version != 2 or self.code_version != 1:
+            return self._skip(line, "only the upgrade from version 1 to 2 is modelled")
+        self.code_version = 2
+        self._emit("deploy", "upgraded", None, workflow_version=2,
+                   inserted=[t.name for t in self.workflows[2].transitions if t.logical.startswith("verify_")],
+                   renamed=[list(p) for p in self.workflows[2].renamed])
+        return OK

@@ -1,0 +1,47 @@
+"""The seed's claims about which protocol is safe, judged by what a sweep found.
+
+The claims are hypotheses, not requirements: the search decides, and where a
+claim does not survive it, this says so plainly, citing the counts.
+"""
+
+from __future__ import annotations
+
+
+def judge(by_protocol: dict[str, dict], protocols) -> list[dict]:
+    """Claims that apply to the protocols swept, each with ``holds`` and the evidence."""
+    out = []
+    for protocol in protocols:
+        tally = by_protocol[protocol.label]
+        found = tally["by_invariant"]
+        runs = tally["runs"]
+        if protocol.fence != "none":
+            out.append(_claim(protocol.label, "P1: every applied step saw base_rev == rev at apply (stale_accept)",
+                              found["stale_accept"], runs))
+        if protocol.dedupe == "journal":
+            out.append(_claim(protocol.label, "P2: the journal keeps every applied step's key (journal_loss)",
+                              found["journal_loss"], runs))
+            out.append(_claim(protocol.label, "a persisted journal makes retries idempotent (duplicate_effect)",
+                              found["duplicate_effect"], runs))
+        if protocol.fence == "step" and protocol.dedupe == "journal":
+            out.append(_claim(
+                protocol.label,
+                "a step-level fence plus a persisted journal prevents lost updates (lost_update)",
+                found["lost_update"], runs,
+            ))
+        if protocol.fence == "plan":
+            spurious = tally["spurious_rejections"]
+            out.append({
+                "protocol": protocol.label,
+                "claim": "a plan-level fence is safe but loud in the wrong places (spurious rejections)",
+                "holds": sum(found.values()) == 0 and spurious > 0,
+                "evidence": f"{tally['violating_runs']} violating runs, {spurious} spurious rejections in {runs} runs",
+            })
+    return out
+
+
+def _claim(protocol: str, claim: str, violating_runs: int, runs: int) -> dict:
+    return {
+        "protocol": protocol, "claim": claim, "holds": violating_runs == 0,
+        "evidence": (f"no counterexample in {runs} runs" if violating_runs == 0
+                     else f"DOES NOT HOLD: {violating_runs} of {runs} runs violate it; see the minimal order below"),
+    }

@@ -1,0 +1,132 @@
+"""The workspace family through the family contract: revision-fenced patch steps."""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Iterable, Sequence
+
+from sim.core.family import Cell, Family, Replay
+from sim.core.history import Event
+from sim.core.knobs import Protocol
+from sim.core.workload import Workload, build_workload, split_workload
+from sim.families.workspace import checks, claims, faults, replay as replaying
+from sim.families.workspace.knobs import TABLE
+from sim.families.workspace.scenario import Action, WorkspaceScenario, build_scenario, scenario_to_dict
+
+
+class WorkspaceFamily(Family):
+    """Planner, client, executor, humans and a router on one workspace (``docs/workspace.md``)."""
+
+    name = "workspace"
+    title = "revision-fenced steps"
+    knobs = TABLE
+    default_protocol = "step-dedupe"
+    lanes = ("planner", "router", "client", "network", "executor", "human")
+    fault_classes = faults.FAULT_CLASSES
+    history_events = frozenset({"plan", "replan", "dispatch", "deliver", "ack", "lose_ack", "preempt", "retry",
+                                "duplicate", "human_edit"})
+    checks = checks.CHECKS
+    verdict_key = "step"
+
+    # -- files ----------------------------------------------------------------------
+
+    def load_scenario(self, data: dict[str, Any], source) -> WorkspaceScenario:
+        return build_scenario(data, source)
+
+    def dump_scenario(self, scenario: WorkspaceScenario) -> dict[str, Any]:
+        return scenario_to_dict(scenario)
+
+    def load_workload(self, data: dict[str, Any], source) -> Workload:
+        scenario_part, fault_table, limits = split_workload(data, source)
+        scenario_part.setdefault("events", [])
+        base = build_scenario(scenario_part, source)
+        return build_workload(self.name, self.fault_classes, base, base.name, base.description,
+                              fault_table, limits, source)
+
+    # -- orders and runs ---------------------------------------------------------------
+
+    def generate(self, workload: Workload, seed: int) -> tuple[Action, ...]:
+        return faults.generate(workload, seed)
+
+    def alphabet(self, workload: Workload) -> list[Action]:
+        return faults.alphabet(workload)
+
+    def alphabets(self, workload: Workload) -> list[list[Action]]:
+        """The events of the plan's first step, then its first two, ...: most counterexamples
+        strike the first step, so short orders are found before the whole alphabet is searched."""
+        count = len(workload.base.plan)
+        return [faults.alphabet(workload, steps) for steps in range(1, count)] + [faults.alphabet(workload)]
+
+    def replay(self, scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[Action] | None = None) -> Replay:
+        return replaying.replay(scenario, protocol, events)
+
+    def state_key(self, replay: Replay) -> Hashable:
+        return replaying.state_key(replay.state)
+
+    # -- judgement ------------------------------------------------------------------------
+
+    def verdicts(self, replay: Replay) -> list[dict[str, Any]]:
+        return replaying.verdicts_of(replay.history)
+
+    def outcome(self, replay: Replay) -> str | None:
+        return replaying.outcome_of(replay.history)
+
+    def measure(self, replay: Replay) -> dict[str, float]:
+        counts = {name: 0 for name in VERDICT_COLUMNS}
+        for event in replay.history:
+            verdict = event.get("verdict")
+            if event.event not in ("ack", "lose_ack") and verdict in VERDICT_COLUMNS:
+                counts[verdict] += 1
+        out = {f"verdict_{k.replace(':', '_')}": v for k, v in counts.items()}
+        world = replay.state
+        out["steps_planned"] = len(world.plan_specs) if world is not None else 0
+        out["steps_applied"] = len({e.get("step") for e in replay.history
+                                    if e.event == "deliver" and e.get("verdict") == "applied"})
+        return out
+
+    def claims(self, tallies: dict[str, dict], protocols: Sequence[Protocol]) -> list[dict]:
+        return claims.judge(tallies, protocols)
+
+    # -- presentation ---------------------------------------------------------------------
+
+    def describe(self, event: Event) -> str:
+        text = event.event
+        if event.get("step"):
+            text += f" {event['step']}"
+        if event.event == "human_edit":
+            text += f" {event.get('path')}" + (f"#{event['hunk']}" if event.get("hunk") else "")
+        if event.event == "preempt":
+            text += f" {event.get('point', 'now')}"
+        if event.event == "replan" and event.get("stale"):
+            text += " stale"
+        if event.get("verdict") and event.event not in ("ack", "lose_ack"):
+            text += f" -> {event['verdict']}"
+        return text
+
+    def is_fault(self, event: Event) -> bool:
+        return event.event in ("human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan")
+
+    def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Action],
+                       meta: dict[str, Any]) -> WorkspaceScenario:
+        scenario = workload.base.with_events(list(events))
+        scenario.name = meta.get("name", scenario.name)
+        scenario.description = meta.get("description", "")
+        scenario.protocol = protocol.label
+        scenario.expect = {}
+        scenario.meta = {k: v for k, v in meta.items() if k not in ("name", "description")}
+        return scenario
+
+    def single_faults(self, workload: Workload) -> list[Cell]:
+        """Each fault class of the workload inserted once at each point of the fault-free order."""
+        base = faults.base_order(workload)
+        cells = []
+        for event in self.alphabet(workload):
+            if event in base:
+                continue
+            for position in range(1, len(base) + 1):
+                order = tuple(base[:position]) + (event,) + tuple(base[position:])
+                cells.append(Cell((str(event), f"after {base[position - 1]}"), order))
+        return cells
+
+
+VERDICT_COLUMNS = ("applied", "deduped", "rejected:stale_rev", "rejected:pre_hash", "rejected:drift",
+                   "rejected:overlap")

@@ -1,2 +1,0 @@
-"""The systems under test, as SimPy processes.  Models never draw random
-numbers for faults and never check invariants."""

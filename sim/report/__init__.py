@@ -1,0 +1,1 @@
+"""The report side: exported counterexamples, CI outputs (JUnit, job summary), documents."""

@@ -1,0 +1,139 @@
+"""Exporting a minimal counterexample: scenario TOML, timeline, pytest file -- for any family.
+
+The scenario file is the same kind of file as a scripted scenario, carrying
+the protocol, the invariant, the seed and the commit it came from, so
+``fencesim run FILE`` replays it with no seed.  The three files of one
+counterexample are written as a unit (all or none).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import tomli_w
+
+from sim.core.family import Family
+from sim.core.files import write_files_atomically
+from sim.core.history import History
+
+#: Width of one timeline column (a longer cell widens its column's row only).
+TIMELINE_WIDTH = 24
+
+
+def current_commit() -> str:
+    """The commit of the fencesim source tree, or "unknown" outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                             cwd=Path(__file__).resolve().parent, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+
+
+def counterexample_name(workload: str, protocol: str, invariant: str) -> str:
+    return f"{slug(workload)}__{slug(protocol)}__{invariant}"
+
+
+def scenario_toml(family: Family, scenario: Any) -> str:
+    return tomli_w.dumps(family.dump_scenario(scenario), multiline_strings=False)
+
+
+def timeline(family: Family, history: History, marked: Iterable[int] = (), width: int = TIMELINE_WIDTH) -> str:
+    """A readable swimlane: one column per actor, one row per event.
+
+    ``*`` marks an injected fault; ``>>`` marks a violating event (``marked``).
+    """
+    marked = set(marked)
+    lanes = [a for a in family.lanes if any(e.actor == a for e in history)]
+    lanes += sorted({e.actor for e in history} - set(lanes) - {"script"})
+    header = "    t   | " + " | ".join(a.ljust(width) for a in lanes)
+    lines = [header, "-" * len(header)]
+    for event in history:
+        if event.get("skipped") or event.actor == "script":
+            continue
+        text = family.describe(event)
+        if family.is_fault(event):
+            text = "* " + text
+        cells = [(text if a == event.actor else "").ljust(width) for a in lanes]
+        flag = ">>" if event.index in marked else "  "
+        lines.append(f"{flag}{_time(event.time):>6} | " + " | ".join(cells).rstrip())
+    if marked:
+        lines += ["", ">> the event that violates the invariant; * an injected fault"]
+    return "\n".join(lines) + "\n"
+
+
+def _time(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+PYTEST_TEMPLATE = '''"""Regression: {description}
+
+Kept the right way round: the first test holds once the design is fixed
+(it asserts {holds_what}); the second documents that the protocol under
+review violates {invariant} on this order.
+"""
+
+from pathlib import Path
+
+import pytest
+
+import sim
+
+SCENARIO = Path(__file__).with_name("{toml_name}")
+
+{marker}def test_{name}_holds():
+    """Under {holds_protocol} the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "{holds_protocol}")
+    assert result.violations == []
+
+
+def test_{name}_violates_under_the_reviewed_protocol():
+    """Under {protocol} the minimal order still violates {invariant} (why this file exists)."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "{protocol}")
+    assert "{invariant}" in [v.invariant for v in result.violations]
+'''
+
+
+def pytest_file(name: str, description: str, protocol: str, invariant: str, toml_name: str,
+                fix: str | None) -> str:
+    if fix:
+        holds, marker, what = fix, "", f"that the advisor's fix {fix} holds on the order"
+    else:
+        holds = protocol
+        marker = ('@pytest.mark.xfail(strict=True, reason="no fix known yet: the protocol under review '
+                  'violates this order; remove this mark once the design holds")\n')
+        what = "that the protocol under review holds, marked xfail until it does"
+    return PYTEST_TEMPLATE.format(
+        description=description.replace('"""', "'''"), toml_name=toml_name, name=slug(name),
+        invariant=invariant, protocol=protocol, holds_protocol=holds, marker=marker, holds_what=what,
+    )
+
+
+@dataclass
+class Exported:
+    scenario: Path
+    timeline: Path
+    pytest: Path
+
+
+def export(family: Family, scenario: Any, history: History, out_dir: Path, marked: Iterable[int] = (),
+           fix: str | None = None) -> Exported:
+    """Write ``NAME.toml``, ``NAME.timeline.txt`` and ``test_NAME.py`` as a unit; return their paths."""
+    out_dir = Path(out_dir)
+    name = slug(scenario.name)
+    paths = Exported(out_dir / f"{name}.toml", out_dir / f"{name}.timeline.txt", out_dir / f"test_{name}.py")
+    invariant = scenario.meta.get("invariant", "")
+    write_files_atomically({
+        paths.scenario: scenario_toml(family, scenario),
+        paths.timeline: timeline(family, history, marked),
+        paths.pytest: pytest_file(name, scenario.description, scenario.protocol, invariant, paths.scenario.name, fix),
+    })
+    return paths

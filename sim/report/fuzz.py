@@ -1,0 +1,69 @@
+"""A fuzz run as files and a document: export every counterexample, build the ``--json`` document."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from sim.report.export import counterexample_name, current_commit, export
+from sim.search.pipeline import FuzzResult
+
+
+def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
+    """Export each counterexample (TOML, timeline, pytest) and describe it for the document."""
+    family, workload = result.family, result.workload
+    commit = current_commit()
+    examples = []
+    for example in result.counterexamples:
+        label, invariant = example.protocol.label, example.invariant
+        name = counterexample_name(workload.name, label, invariant)
+        meta = {"name": name, "invariant": invariant, "workload": workload.name, "commit": commit,
+                "minimal": True, "seed": example.seed,
+                "description": (f"Minimal order violating {invariant} under {label}, found by fuzzing workload "
+                                f"{workload.name} (seed {example.seed}).")}
+        scenario = family.counterexample(workload, example.protocol, invariant, example.events, meta)
+        replay = family.replay(scenario, example.protocol)
+        report = family.check(replay.history, (invariant,))
+        marked = sorted({v.event_index for v in report.safety_violations if v.event_index is not None})
+        fix = example.advice.recommended if example.advice is not None else None
+        paths = export(family, scenario, replay.history, out, marked, fix)
+        shrunk = example.shrunk
+        entry = {
+            "protocol": label, "invariant": invariant, "events": [str(e) for e in example.events],
+            "file": str(paths.scenario), "timeline": str(paths.timeline), "pytest": str(paths.pytest),
+            "seed": example.seed, "run": example.run, "original_events": shrunk.original_length,
+            "shrink": {"replays": shrunk.replays, "end": shrunk.reason, "one_minimal": shrunk.one_minimal,
+                       "shortest_proved": shrunk.shortest_proved},
+            "violating_events": marked,
+            "replay": f"fencesim run {shlex.quote(str(paths.scenario))}",
+        }
+        if example.advice is not None:
+            advice = example.advice
+            entry["advice"] = {
+                "recommended": advice.recommended, "changes": advice.changes,
+                "changes_needed": advice.changes_needed,
+                "availability_per_run": advice.availability_per_run,
+                "sample_violating_runs": advice.sample_violating_runs, "sample_seeds": advice.sample_seeds,
+            }
+        examples.append(entry)
+    return examples
+
+
+def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``fencesim fuzz --json`` document."""
+    summary = result.summary
+    return {
+        "family": result.family.name,
+        "workload": result.workload.name,
+        "seed_start": summary.seed_start,
+        "seeds": summary.seeds,
+        "invariants": list(result.family.safety_invariants),
+        "availability": list(result.family.availability_columns),
+        "runs": summary.runs,
+        "violating_runs": summary.violating_runs,
+        "by_invariant": summary.by_invariant(),
+        "by_protocol": {label: t.to_json() for label, t in summary.tallies.items()},
+        "counterexamples": examples,
+        "claims": result.claims,
+    }

@@ -1,0 +1,62 @@
+"""The one way the search runs an order: replay, check, remember.
+
+Replays are deterministic, so an order's result is cached by its text: the
+shrinker and the advisor ask about the same orders again and again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from sim.core.checks import CheckReport
+from sim.core.family import Family, Replay
+from sim.core.knobs import Protocol
+
+#: Orders remembered per oracle (a limit: the cache never grows without bound).
+CACHE_ENTRIES = 200_000
+
+
+@dataclass
+class Evaluation:
+    replay: Replay
+    report: CheckReport
+    violated: tuple[str, ...]  # safety invariants violated, in check order
+
+    @property
+    def valid_order(self) -> tuple[Any, ...]:
+        return self.replay.valid_order()
+
+
+def evaluate(family: Family, scenario: Any, protocol: Protocol, events: Sequence[Any],
+             only: Sequence[str] | None = None) -> Evaluation:
+    """Replay ``events`` and run the family's checks (or only the named ones)."""
+    replay = family.replay(scenario, protocol, events)
+    report = family.check(replay.history, only)
+    violated = tuple(dict.fromkeys(v.invariant for v in report.safety_violations))
+    return Evaluation(replay, report, violated)
+
+
+class Oracle:
+    """Does an order violate one invariant under one protocol?  Cached, counted, bounded."""
+
+    def __init__(self, family: Family, scenario: Any, protocol: Protocol, invariant: str, max_replays: int):
+        self.family, self.scenario, self.protocol, self.invariant = family, scenario, protocol, invariant
+        self.replays = 0
+        self.max_replays = max_replays
+        self.cache: dict[tuple[str, ...], tuple[Any, ...] | None] = {}
+
+    def exhausted(self) -> bool:
+        return self.replays >= self.max_replays
+
+    def __call__(self, events) -> tuple[Any, ...] | None:
+        """The valid order if ``events`` still violates the invariant, else None."""
+        key = tuple(str(e) for e in events)
+        if key in self.cache:
+            return self.cache[key]
+        self.replays += 1
+        result = evaluate(self.family, self.scenario, self.protocol, tuple(events), (self.invariant,))
+        out = result.valid_order if result.violated else None
+        if len(self.cache) < CACHE_ENTRIES:
+            self.cache[key] = out
+        return out
