@@ -143,8 +143,9 @@ def shrink(family: Family, workload: Workload, protocol: Protocol, events, invar
     current, one_minimal = _one_minimal(current, oracle)
     current = _move_earlier(current, oracle)
     current, one_minimal = _one_minimal(current, oracle)
-    shortest = False
-    reason = "minimal" if one_minimal else "replay_limit"
+    # One event that cannot be dropped (or none at all) is as short as an order can be.
+    shortest = one_minimal and len(current) <= 1
+    reason = "shortest" if shortest else ("minimal" if one_minimal else "replay_limit")
     if tighten and one_minimal and len(current) > 1:
         current, shortest = _tighten(family, workload, protocol, invariant, current, oracle)
         one_minimal = True

@@ -22,18 +22,14 @@ def judge(by_protocol: dict[str, dict], protocols: Sequence[Protocol]) -> list[d
                               found["duplicate_effect"], runs))
         if protocol.on_timeout == "unknown":
             out.append(_claim(protocol.label, "a timeout recorded as unknown is never taken for a failure "
-                                              "(unknown_as_failed, lost_success)",
-                              found["unknown_as_failed"] + found["lost_success"], runs))
+                                              "(unknown_as_failed)", found["unknown_as_failed"], runs))
+        if protocol.reconcile == "on":
+            out.append(_claim(protocol.label, "reconciling before any retry never loses or repeats a committed "
+                                              "effect (lost_success)", found["lost_success"], runs))
         if protocol.idempotency == "key+fingerprint" and protocol.reconcile == "on":
             out.append(_claim(protocol.label, "keys, fingerprints and reconciliation give one authoritative "
                                               "outcome per task (every safety invariant)",
                               tally["violating_runs"], runs))
-        if protocol.lease_fence == "on":
-            out.append(_claim(protocol.label, "a lease-fenced log keeps a zombie worker harmless (duplicate_effect)",
-                              found["duplicate_effect"], runs))
-        if protocol.checkpoint == "verified":
-            out.append(_claim(protocol.label, "checkpoints only after a verified boundary (unverified_checkpoint)",
-                              found["unverified_checkpoint"], runs))
     return out
 
 

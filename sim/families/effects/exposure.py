@@ -51,6 +51,7 @@ NOT_EXERCISED = {
     "version_policy": "no workflow upgrade happens mid-task",
     "lease_fence": "no worker outlives its lease (no zombie)",
     "receipt_check": "no foreign object carries a task's marker",
+    "irreversible_keys": "its workflow has no irreversible step",
 }
 
 

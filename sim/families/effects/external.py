@@ -6,8 +6,10 @@ Which effects a key protects follows the effect class of the transition:
 other arguments under ``key+fingerprint``); an ``idempotent`` effect is the
 same effect however often it is applied (repeating it creates nothing new);
 an ``irreversible`` endpoint -- a release, an announcement -- takes no key
-at all: its protection is the approval, reconciliation before any retry,
-and a single writer (the lease fence).
+(``irreversible_keys=off``, the default): its protection is the approval,
+reconciliation before any retry, and a single writer (the lease fence).
+With ``irreversible_keys=on`` it honours keys like a keyed creation (a
+release keyed by its tag).
 """
 
 from __future__ import annotations
@@ -47,8 +49,10 @@ class ExternalSystem:
     and rejects another.  Keys older than ``key_retention_s`` are forgotten.
     """
 
-    def __init__(self, idempotency: str, key_retention_s: float, next_number: int = 1):
+    def __init__(self, idempotency: str, key_retention_s: float, next_number: int = 1,
+                 irreversible_keys: bool = False):
         self.idempotency = idempotency
+        self.keyed_classes = KEYED_CLASSES | ({"irreversible"} if irreversible_keys else set())
         self.key_retention_s = key_retention_s
         self.next_number = next_number
         self.objects: list[ExternalObject] = []
@@ -68,7 +72,7 @@ class ExternalSystem:
             same = next((o for o in self.objects if not o.foreign and o.task == request.task
                          and o.logical == request.logical and o.generation == request.generation), None)
             return ("deduplicated", same) if same is not None else ("committed", self.create(request, now))
-        if request.effect_class not in KEYED_CLASSES:
+        if request.effect_class not in self.keyed_classes:
             return "committed", self.create(request, now)
         existing = self.by_key(request.key, now)
         if existing is not None:
@@ -76,9 +80,13 @@ class ExternalSystem:
                 return "rejected", existing
             return "deduplicated", existing
         created = self.create(request, now)
-        if request.key is not None and self.idempotency != "none":
+        if self.keyed(request) and request.key is not None:
             self.keys[request.key] = (created, now)
         return "committed", created
+
+    def keyed(self, request: "Request") -> bool:
+        """Whether this request's key means anything to the endpoint."""
+        return self.idempotency != "none" and request.effect_class in self.keyed_classes
 
     def create(self, request: "Request", now: float, foreign: bool = False) -> ExternalObject:
         created = ExternalObject(

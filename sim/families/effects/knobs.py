@@ -49,6 +49,10 @@ TABLE = KnobTable(
         Knob("receipt_check", ("validated", "trusting"), "validated",
              "validated: a receipt must match the key, fingerprint and head; trusting: any matching-looking object",
              ranks={"trusting": 0, "validated": 1}),
+        Knob("irreversible_keys", ("off", "on"), "off",
+             "on: irreversible endpoints honour idempotency keys too (a release keyed by its tag); off: they "
+             "take none, so only approval, reconciliation and the lease fence protect them",
+             ranks={"off": 0, "on": 1}),
         Knob("key_retention", None, KEY_RETENTION_DEFAULT_S,
              "simulated seconds the external system keeps a key; a retry after that is a new request",
              convert=float, ladder=KEY_RETENTION_LADDER_S, unit="s"),

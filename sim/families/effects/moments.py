@@ -6,7 +6,7 @@ response, a duplicated request, and the worker's timeout."""
 from __future__ import annotations
 
 from sim.families.effects.state import Evidence, WorkerTask, fingerprint_of
-from sim.families.effects.external import KEYED_CLASSES, Request
+from sim.families.effects.external import Request
 from sim.families.effects.system import FENCED, MODEL_CALL_UNITS, OK, TOOL_CALL_UNITS
 
 
@@ -20,12 +20,12 @@ class MomentOps:
             return wt
         transition = self.transition(wt, name)
         if transition is None:
-            return self._skip(line, f"{name} is not in workflow version {wt.version}", task)
+            return self.skip(line, f"{name} is not in workflow version {wt.version}", task)
         status = wt.view.status(name)
         if status != "pending":
-            return self._skip(line, f"{name} is already {status}", task)
+            return self.skip(line, f"{name} is already {status}", task)
         if transition.effect_class == "irreversible" and self.approval and name not in wt.view.approved:
-            return self._skip(line, f"{name} is irreversible and not approved", task)
+            return self.skip(line, f"{name} is irreversible and not approved", task)
         generation = wt.view.get(name).generation
         arguments = self.arguments(task, transition)
         record = self._append(worker, task, "intent_recorded", transition=name, logical=transition.logical,
@@ -41,7 +41,7 @@ class MomentOps:
             return wt
         transition = self.transition(wt, name)
         if transition is None:
-            return self._skip(line, f"{name} is not in workflow version {wt.version}", task)
+            return self.skip(line, f"{name} is not in workflow version {wt.version}", task)
         status = wt.view.status(name)
         allowed = {"intent", "failed", "not_found"}
         if self.protocol.reconcile == "off":
@@ -51,7 +51,7 @@ class MomentOps:
         if status not in allowed:
             reason = ("its outcome is unknown: reconcile first" if status in ("unknown", "dispatched")
                       else f"{name} is {status}")
-            return self._skip(line, reason, task)
+            return self.skip(line, reason, task)
         view = wt.view.get(name)
         arguments = self.arguments(task, transition)
         if not changed and self.consume_fault(task, transition.logical, "retry_changed"):
@@ -82,13 +82,12 @@ class MomentOps:
         line = f"commit {name}" + (f" {request_id}" if request_id else "")
         request = self._find(self.in_flight, task, name, request_id)
         if request is None:
-            return self._skip(line, f"no request of {name} in flight", task)
+            return self.skip(line, f"no request of {name} in flight", task)
         self.in_flight.remove(request)
         outcome, obj = self.external.handle(request, self.env.now)
         common = dict(transition=name, logical=request.logical, generation=request.generation,
                       request=request.request_id,
-                      key=request.key if self.protocol.idempotency != "none" and request.effect_class in KEYED_CLASSES
-                      else None,
+                      key=request.key if self.external.keyed(request) else None,
                       fingerprint=request.fingerprint, effect=obj.effect, number=obj.number, head=obj.head)
         if outcome == "committed":
             transition = self._any_transition(name)
@@ -107,7 +106,7 @@ class MomentOps:
         line = f"respond {name}" + (f" {request_id}" if request_id else "")
         item = self._find(self.responses, task, name, request_id, get=lambda r: r[0])
         if item is None:
-            return self._skip(line, f"no response of {name} pending", task)
+            return self.skip(line, f"no response of {name} pending", task)
         self.responses.remove(item)
         request, outcome, obj = item
         memory = self.workers.get(request.worker)
@@ -130,7 +129,7 @@ class MomentOps:
         line = f"lose_response {name}" + (f" {request_id}" if request_id else "")
         item = self._find(self.responses, task, name, request_id, get=lambda r: r[0])
         if item is None:
-            return self._skip(line, f"no response of {name} pending", task)
+            return self.skip(line, f"no response of {name} pending", task)
         self.responses.remove(item)
         self._emit("network", "response_lost", task, transition=name, request=item[0].request_id,
                    worker=item[0].worker, reason="network", effect=item[2].effect)
@@ -140,7 +139,7 @@ class MomentOps:
         line = f"lose_request {name}" + (f" {request_id}" if request_id else "")
         request = self._find(self.in_flight, task, name, request_id)
         if request is None:
-            return self._skip(line, f"no request of {name} in flight", task)
+            return self.skip(line, f"no request of {name} in flight", task)
         self.in_flight.remove(request)
         self._emit("network", "request_lost", task, transition=name, request=request.request_id)
         return OK
@@ -153,7 +152,7 @@ class MomentOps:
         if isinstance(original, tuple):
             original = original[0]
         if original is None:
-            return self._skip(line, f"no request of {name} to duplicate", task)
+            return self.skip(line, f"no request of {name} to duplicate", task)
         self.request_count += 1
         copy = Request(f"r{self.request_count}", original.worker, task, name, original.logical, original.kind,
                        original.generation, original.key, original.fingerprint, original.head, original.attempt,
@@ -169,7 +168,7 @@ class MomentOps:
         if isinstance(wt, str):
             return wt
         if wt.view.status(name) != "dispatched":
-            return self._skip(line, f"{name} is not awaiting a response", task)
+            return self.skip(line, f"{name} is not awaiting a response", task)
         waited = any(r.worker == worker and r.task == task and r.transition == name for r in self.in_flight) or any(
             r[0].worker == worker and r[0].task == task and r[0].transition == name for r in self.responses)
         outcome = self.protocol.on_timeout
@@ -187,10 +186,10 @@ class MomentOps:
             return wt
         status = wt.view.status(name)
         if status == "done":
-            return self._skip(line, f"{name} already has a receipt", task)
+            return self.skip(line, f"{name} already has a receipt", task)
         evidence = wt.evidence.get(name)
         if evidence is None or evidence.outcome == "rejected":
-            return self._skip(line, f"no response or lookup proves {name}", task)
+            return self.skip(line, f"no response or lookup proves {name}", task)
         record = self._append(worker, task, "receipt_recorded", transition=name, effect=evidence.effect,
                               receipt=evidence.effect, source=evidence.source, request=evidence.request_id)
         if record is None:

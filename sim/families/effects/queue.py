@@ -12,7 +12,7 @@ class QueueOps:
     def accept(self, task: str) -> str:
         line = f"accept {task}"
         if task in self.leases:
-            return self._skip(line, "task already accepted", task)
+            return self.skip(line, "task already accepted", task)
         self.leases[task] = [None, 0]
         self.deliveries[task] = 0
         self.checkpoint_s[task] = self.env.now
@@ -29,19 +29,19 @@ class QueueOps:
     def lease(self, worker: str, task: str) -> str:
         line = f"lease {worker}"
         if task not in self.leases:
-            return self._skip(line, f"{task} is not accepted", task)
+            return self.skip(line, f"{task} is not accepted", task)
         holder = self.holder(task)
         if holder is not None:
-            return self._skip(line, f"the lease is held by {holder}", task)
+            return self.skip(line, f"the lease is held by {holder}", task)
         self._grant(task, worker)
         return OK
 
     def lease_expire(self, worker: str, successor: str, task: str) -> str:
         line = f"lease_expire {worker} -> {successor}"
         if self.holder(task) != worker:
-            return self._skip(line, f"{worker} does not hold the lease of {task}", task)
+            return self.skip(line, f"{worker} does not hold the lease of {task}", task)
         if successor in self.workers and not self.workers[successor].alive:
-            return self._skip(line, f"{successor} has crashed", task)
+            return self.skip(line, f"{successor} has crashed", task)
         self._emit("lease", "lease_expired", task, worker=worker, successor=successor,
                    zombie=self.workers[worker].alive or None)
         self._grant(task, successor)
@@ -50,15 +50,15 @@ class QueueOps:
     def deliver(self, worker: str | None, task: str, duplicate: bool = False) -> str:
         line = "duplicate" if duplicate else (f"deliver {worker}" if worker else "deliver")
         if task not in self.leases:
-            return self._skip(line, f"{task} is not accepted", task)
+            return self.skip(line, f"{task} is not accepted", task)
         worker = worker or self.holder(task)
         if worker is None:
-            return self._skip(line, "no lease holder to deliver to; name a worker", task)
+            return self.skip(line, "no lease holder to deliver to; name a worker", task)
         memory = self.workers.setdefault(worker, WorkerMemory(worker))
         if not memory.alive:
-            return self._skip(line, f"worker {worker} has crashed", task)
+            return self.skip(line, f"worker {worker} has crashed", task)
         if self.log.reduce(task).terminal is not None:
-            return self._skip(line, f"{task} is finished; its message was acknowledged", task)
+            return self.skip(line, f"{task} is finished; its message was acknowledged", task)
         self.deliveries[task] += 1
         holder = self.holder(task)
         if holder is None:
@@ -92,7 +92,7 @@ class QueueOps:
         line = f"crash {worker}"
         memory = self.workers.get(worker)
         if memory is None or not memory.alive:
-            return self._skip(line, f"worker {worker} is not running")
+            return self.skip(line, f"worker {worker} is not running")
         memory.alive = False
         memory.tasks.clear()
         self._emit(worker, "crashed", None)

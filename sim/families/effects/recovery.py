@@ -13,13 +13,13 @@ class RecoveryOps:
     def reconcile(self, worker: str, task: str, name: str) -> str:
         line = f"reconcile {name} by {worker}"
         if self.protocol.reconcile == "off":
-            return self._skip(line, "reconcile=off", task)
+            return self.skip(line, "reconcile=off", task)
         wt = self.worker_task(worker, task, line)
         if isinstance(wt, str):
             return wt
         status = wt.view.status(name)
         if status not in ("unknown", "dispatched", "found"):
-            return self._skip(line, f"{name} is {status}: nothing to reconcile", task)
+            return self.skip(line, f"{name} is {status}: nothing to reconcile", task)
         transition = self.transition(wt, name)
         result, query, obj = self._lookup(wt, task, transition)
         since = self.last_dispatch_s.get((task, name))
@@ -61,7 +61,7 @@ class RecoveryOps:
         status = wt.view.status(name)
         rejected = wt.evidence.get(name) is not None and wt.evidence[name].outcome == "rejected"
         if status not in ("unknown", "unprovable") and not rejected:
-            return self._skip(line, f"{name} is {status}: nothing for a human to decide", task)
+            return self.skip(line, f"{name} is {status}: nothing for a human to decide", task)
         record = self._append(worker, task, "human_exception", transition=name,
                               reason="fingerprint_conflict" if rejected else status,
                               compute_units=HUMAN_EXCEPTION_UNITS)
@@ -76,7 +76,7 @@ class RecoveryOps:
         line = f"resolve {name}"
         view = self.log.reduce(task)
         if view.status(name) != "escalated":
-            return self._skip(line, f"{name} is not waiting for a human", task)
+            return self.skip(line, f"{name} is not waiting for a human", task)
         transition = self._any_transition(name)
         tv = view.get(name)
         head = self.arguments(task, transition)["head"]

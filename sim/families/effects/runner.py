@@ -33,7 +33,7 @@ def apply_op(rt: Runtime, op: ScriptOp, task: str) -> str:
                 "request_approval", "escalate", "abort", "close"):
         worker = op.worker or rt.holder(task)
         if worker is None:
-            return rt._skip(op.text, "no lease holder; name the worker with 'by W'", task)
+            return rt.skip(op.text, "no lease holder; name the worker with 'by W'", task)
         if name == "close":
             return rt.close(worker, task)
         if name == "retry_changed":

@@ -17,14 +17,14 @@ class SagaOps:
         if isinstance(wt, str):
             return wt
         if name in wt.view.approval_requested or name in wt.view.approved:
-            return self._skip(line, f"approval of {name} already requested", task)
+            return self.skip(line, f"approval of {name} already requested", task)
         record = self._append(worker, task, "approval_requested", transition=name, at_s=self.env.now)
         return OK if record is not None else FENCED
 
     def approve(self, task: str, name: str) -> str:
         line = f"approve {name}"
         if name in self.log.reduce(task).approved:
-            return self._skip(line, f"{name} is already approved", task)
+            return self.skip(line, f"{name} is already approved", task)
         record = self._emit("human", "approved", task, transition=name)
         self._notify(task, "approved", record.fields)
         return OK
@@ -33,7 +33,7 @@ class SagaOps:
         """The verifier finds T's postcondition false (or T cannot be done): the task aborts."""
         line = f"fail {name}"
         if task not in self.leases:
-            return self._skip(line, f"{task} is not accepted", task)
+            return self.skip(line, f"{task} is not accepted", task)
         record = self._emit("verifier", "transition_failed", task, transition=name, reason="postcondition_failed")
         self.abort_s.setdefault(task, self.env.now)
         self._notify(task, "transition_failed", record.fields)
@@ -60,9 +60,9 @@ class SagaOps:
         transition = self.transition(wt, name)
         tv = wt.view.transitions.get(name)
         if self.protocol.compensation == "off" or not wt.view.aborted:
-            return self._skip(line, "no compensation is owed (compensation off or task not aborted)", task)
+            return self.skip(line, "no compensation is owed (compensation off or task not aborted)", task)
         if transition is None or transition.compensation is None or tv is None or tv.status != "done" or tv.compensated:
-            return self._skip(line, f"{name} has no committed effect to compensate", task)
+            return self.skip(line, f"{name} has no committed effect to compensate", task)
         age = self.env.now - self.abort_s.get(task, self.env.now)
         if self.consume_fault(task, transition.logical, "compensation_fails"):
             record = self._append(worker, task, "compensation_failed", transition=name,
@@ -88,7 +88,7 @@ class SagaOps:
             return wt
         outcome = self.closing_outcome(wt)
         if outcome is None:
-            return self._skip(line, f"{task} has unfinished transitions or owed compensations", task)
+            return self.skip(line, f"{task} has unfinished transitions or owed compensations", task)
         record = self._append(worker, task, "task_terminal", outcome=outcome)
         if record is None:
             return FENCED

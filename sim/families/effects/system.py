@@ -53,7 +53,8 @@ class RuntimeBase:
         self.tenant = tenant
         self.history = History()
         self.log = EventLog()
-        self.external = ExternalSystem(protocol.idempotency, float(protocol.key_retention), next_number)
+        self.external = ExternalSystem(protocol.idempotency, float(protocol.key_retention), next_number,
+                                       protocol.irreversible_keys == "on")
         self.approval = protocol.approval == "on"
         self.workers: dict[str, WorkerMemory] = {}
         self.leases: dict[str, list] = {}  # task -> [holder, epoch]
@@ -92,7 +93,7 @@ class RuntimeBase:
             self.log.append(task, event, record.fields)
         return record
 
-    def _skip(self, line: str, reason: str, task: str | None = None) -> str:
+    def skip(self, line: str, reason: str, task: str | None = None) -> str:
         self.history.append(self.env.now, "script", "skipped", task=task, line=line, reason=reason)
         return SKIPPED
 
@@ -150,12 +151,12 @@ class RuntimeBase:
         """Record the script line, then the worker's memory of the task, or SKIPPED with the reason."""
         memory = self.workers.get(worker)
         if memory is None or not memory.alive:
-            return self._skip(line, f"worker {worker} is not running", task)
+            return self.skip(line, f"worker {worker} is not running", task)
         task_memory = memory.tasks.get(task)
         if task_memory is None:
-            return self._skip(line, f"worker {worker} has not been delivered {task}", task)
+            return self.skip(line, f"worker {worker} has not been delivered {task}", task)
         if task_memory.fenced:
-            return self._skip(line, f"worker {worker} was fenced off {task}", task)
+            return self.skip(line, f"worker {worker} was fenced off {task}", task)
         return task_memory
 
     def holder(self, task: str) -> str | None:

@@ -30,7 +30,7 @@ class VersionOps:
     def upgrade(self, version: int) -> str:
         line = f"upgrade {version}"
         if version != 2 or self.code_version != 1:
-            return self._skip(line, "only the upgrade from version 1 to 2 is modelled")
+            return self.skip(line, "only the upgrade from version 1 to 2 is modelled")
         self.code_version = 2
         self._emit("deploy", "upgraded", None, workflow_version=2,
                    inserted=[t.name for t in self.workflows[2].transitions if t.logical.startswith("verify_")],

@@ -2,7 +2,7 @@
 
 Every cell of ``table`` comes from replaying ``scenarios/seed/<name>.toml``
 under the row's preset; nothing is typed in.  ``SEED_TABLE`` is the seed
-article's printed table (section 6), kept only to compare against.
+article's printed table, kept only to compare against (``docs/workspace.md``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""A faithful transcription of the seed's ``fence_sim.py`` fixture (section 5
-of seed 000), used as a reference model beside fencesim's own.
+"""A faithful transcription of the ``fence_sim.py`` fixture of the workspace seed article
+(see ``docs/workspace.md``, "The seed's fixture and table"), used as a reference model
+beside fencesim's own.
 
 Kept as close to the article as Python allows, bugs included: ``stamp``
 re-reads the current rev and hash at apply time (so the step fence checks

@@ -1,0 +1,203 @@
+"""A third protocol family, written only against the family contract: a shared register.
+
+Two (or more) clients each increment a register once: ``read C`` reads
+the value and its version, ``write C`` writes the value read plus one.
+Knob ``write``: ``blind`` (the write lands whatever happened since the
+read -- the lost-update bug) or ``cas`` (compare-and-set: the write lands
+only if the version is still the one read, else it is rejected).  The
+invariant ``lost_update``: a write landed on a version other than the one
+its client read, so another client's increment vanished.
+
+Nothing in the search, the report layer or the CLI knows this family: the
+test builds a registry with it and runs the unchanged sweep, shrinker,
+exhaustive search, advisor and export (``docs/adding-a-family.md`` walks
+through this file).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Hashable, Iterable, Sequence
+
+from sim.core.checks import CheckResult, CheckSpec, Violation
+from sim.core.errors import ScenarioError
+from sim.core.family import Family, Replay
+from sim.core.history import History
+from sim.core.kernel import END_COMPLETED, RunEnd
+from sim.core.knobs import Knob, KnobTable, Protocol
+from sim.core.workload import Workload, build_workload, split_workload
+
+TABLE = KnobTable(
+    family="register",
+    knobs=(Knob("write", ("blind", "cas"), "blind", "blind: write whatever changed; cas: only on the version read",
+                ranks={"blind": 0, "cas": 1}),),
+    presets={"blind": {"write": "blind"}, "cas": {"write": "cas"}},
+)
+
+
+@dataclass(frozen=True)
+class Op:
+    """One event: a client reads or writes."""
+
+    kind: str
+    client: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.client}"
+
+
+@dataclass
+class RegisterScenario:
+    name: str
+    clients: list[str]
+    events: list[Op]
+    protocol: str | None = None
+    expect: dict[str, str] = field(default_factory=dict)
+    description: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+    family: str = "register"
+
+    def with_events(self, events) -> "RegisterScenario":
+        return RegisterScenario(self.name, self.clients, list(events), self.protocol, dict(self.expect),
+                                self.description, dict(self.meta), self.path)
+
+
+def lost_update(history) -> CheckResult:
+    """A write landed on a version other than the one its client read."""
+    found = [Violation("lost_update", e.index, e.get("client"),
+                       f"{e.get('client')} wrote over version {e.get('version_before')}, read {e.get('read_version')}")
+             for e in history if e.event == "write" and e.get("verdict") == "applied"
+             and e.get("read_version") != e.get("version_before")]
+    return CheckResult.from_violations("lost_update", found)
+
+
+def rejected_writes(history) -> CheckResult:
+    """A compare-and-set that failed (counted: the client must read again)."""
+    found = [Violation("rejected_writes", e.index, e.get("client"), "compare-and-set failed", safety=False)
+             for e in history if e.event == "write" and e.get("verdict") == "rejected"]
+    return CheckResult.from_violations("rejected_writes", found)
+
+
+class RegisterFamily(Family):
+    name = "register"
+    title = "a shared register incremented by several clients"
+    knobs = TABLE
+    default_protocol = "cas"
+    lanes = ("A", "B", "C")
+    fault_classes = ("interleave",)
+    history_events = frozenset({"read", "write"})
+    checks = (CheckSpec("lost_update", lost_update, True, "an increment vanished",
+                        fields=("verdict", "read_version", "version_before")),
+              CheckSpec("rejected_writes", rejected_writes, False, "a compare-and-set failed",
+                        fields=("verdict",), count_as="rejected_writes"))
+    verdict_key = "step"
+
+    # -- files: a scenario is { clients = [...], events = [...] }; a workload has no events --------------
+
+    def _parse(self, data: dict, source) -> RegisterScenario:
+        clients = data.get("clients")
+        if not isinstance(clients, list) or not clients or not all(isinstance(c, str) for c in clients):
+            raise source.error("clients must be a non-empty list of names", "clients")
+        events = []
+        for text in data.get("events", []):
+            words = str(text).split()
+            if len(words) != 2 or words[0] not in ("read", "write") or words[1] not in clients:
+                raise source.error(f"event {text!r}: write 'read C' or 'write C' for a client C", str(text))
+            events.append(Op(words[0], words[1]))
+        meta = {k: data[k] for k in ("invariant", "seed", "commit", "workload", "minimal") if k in data}
+        return RegisterScenario(str(data.get("name", "register")), clients, events, data.get("protocol"),
+                                dict(data.get("expect", {})), str(data.get("description", "")), meta,
+                                Path(source.path))
+
+    def load_scenario(self, data, source) -> RegisterScenario:
+        return self._parse(data, source)
+
+    def dump_scenario(self, scenario: RegisterScenario) -> dict[str, Any]:
+        out: dict[str, Any] = {"format": 1, "family": self.name, "name": scenario.name}
+        if scenario.description:
+            out["description"] = scenario.description
+        if scenario.protocol:
+            out["protocol"] = scenario.protocol
+        out.update(scenario.meta)
+        out["clients"] = scenario.clients
+        out["events"] = [str(e) for e in scenario.events]
+        return out
+
+    def load_workload(self, data, source) -> Workload:
+        scenario_part, faults, limits = split_workload(data, source)
+        if "events" in scenario_part:
+            raise ScenarioError("a workload has no events", source.where("events"))
+        base = self._parse(scenario_part, source)
+        return build_workload(self.name, self.fault_classes, base, base.name, base.description, faults, limits,
+                              source)
+
+    # -- orders: a random interleaving of each client's read-then-write ------------------------------
+
+    def generate(self, workload: Workload, seed: int) -> tuple[Op, ...]:
+        rng = random.Random(seed)
+        pending = {c: [Op("read", c), Op("write", c)] for c in workload.base.clients}
+        order = []
+        while pending:
+            client = rng.choice(sorted(pending))
+            order.append(pending[client].pop(0))
+            if not pending[client]:
+                del pending[client]
+        return tuple(order)
+
+    def alphabet(self, workload: Workload) -> list[Op]:
+        return [Op(kind, c) for c in workload.base.clients for kind in ("read", "write")]
+
+    def replay(self, scenario: RegisterScenario, protocol: Protocol, events: Iterable[Op] | None = None) -> Replay:
+        events = tuple(scenario.events if events is None else events)
+        history, skipped = History(), set()
+        value, version, read = 0, 0, {}
+        done: set[str] = set()
+        for position, op in enumerate(events):
+            if op.kind == "read":
+                if op.client in read or op.client in done:
+                    skipped.add(position)
+                    continue
+                read[op.client] = (value, version)
+                history.append(position, op.client, "read", client=op.client, value=value, version=version)
+                continue
+            if op.client not in read:
+                skipped.add(position)
+                continue
+            seen_value, seen_version = read.pop(op.client)
+            fields = dict(client=op.client, read_version=seen_version, version_before=version)
+            if protocol.write == "cas" and seen_version != version:
+                history.append(position, op.client, "write", verdict="rejected", **fields)
+                continue
+            value, version = seen_value + 1, version + 1
+            done.add(op.client)
+            history.append(position, op.client, "write", verdict="applied", value=value, **fields)
+        state = (value, version, tuple(sorted(read.items())), tuple(sorted(done)))
+        return Replay(events, history, RunEnd(END_COMPLETED, len(events), len(events)), state, frozenset(skipped))
+
+    def state_key(self, replay: Replay) -> Hashable:
+        return replay.state
+
+    # -- judgement and presentation --------------------------------------------------------------
+
+    def verdicts(self, replay: Replay) -> list[dict[str, Any]]:
+        return [{"event_index": e.index, "step": e.get("client"), "verdict": e.get("verdict")}
+                for e in replay.history if e.event == "write"]
+
+    def measure(self, replay: Replay) -> dict[str, float]:
+        value, _, _, done = replay.state
+        return {"increments_applied": len(done), "final_value": value}
+
+    def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Op],
+                       meta: dict[str, Any]) -> RegisterScenario:
+        scenario = workload.base.with_events(events)
+        scenario.name = meta.get("name", scenario.name)
+        scenario.description = meta.get("description", "")
+        scenario.protocol = protocol.label
+        scenario.meta = {k: v for k, v in meta.items() if k not in ("name", "description")}
+        return scenario
+
+
+FAMILY = RegisterFamily()
