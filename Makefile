@@ -22,6 +22,7 @@ run: $(STAMP)
 	$(BIN)/fencesim run scenarios/seed/*.toml --protocol none --protocol plan --protocol step --protocol step-dedupe || test $$? -eq 1
 
 test: $(STAMP)
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 clean:

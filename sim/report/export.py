@@ -20,10 +20,6 @@ from sim.core.family import Family
 from sim.core.files import write_files_atomically
 from sim.core.history import History
 
-#: Width of one timeline column (a longer cell widens its column's row only).
-TIMELINE_WIDTH = 24
-
-
 def current_commit() -> str:
     """The commit of the fencesim source tree, or "unknown" outside a git checkout."""
     try:
@@ -46,23 +42,24 @@ def scenario_toml(family: Family, scenario: Any) -> str:
     return tomli_w.dumps(family.dump_scenario(scenario), multiline_strings=False)
 
 
-def timeline(family: Family, history: History, marked: Iterable[int] = (), width: int = TIMELINE_WIDTH) -> str:
+def timeline(family: Family, history: History, marked: Iterable[int] = ()) -> str:
     """A readable swimlane: one column per actor, one row per event.
 
     ``*`` marks an injected fault; ``>>`` marks a violating event (``marked``).
     """
     marked = set(marked)
-    lanes = [a for a in family.lanes if any(e.actor == a for e in history)]
-    lanes += sorted({e.actor for e in history} - set(lanes) - {"script"})
-    header = "    t   | " + " | ".join(a.ljust(width) for a in lanes)
-    lines = [header, "-" * len(header)]
-    for event in history:
-        if event.get("skipped") or event.actor == "script":
-            continue
+    shown = [e for e in history if not e.get("skipped") and e.actor != "script"]
+    lanes = [a for a in family.lanes if any(e.actor == a for e in shown)]
+    lanes += sorted({e.actor for e in shown} - set(lanes))
+    rows = []
+    for event in shown:
         text = family.describe(event)
-        if family.is_fault(event):
-            text = "* " + text
-        cells = [(text if a == event.actor else "").ljust(width) for a in lanes]
+        rows.append((event, ("* " + text) if family.is_fault(event) else text))
+    widths = {a: max([len(a)] + [len(text) for e, text in rows if e.actor == a]) for a in lanes}
+    header = "    t   | " + " | ".join(a.ljust(widths[a]) for a in lanes)
+    lines = [header.rstrip(), "-" * len(header)]
+    for event, text in rows:
+        cells = [(text if a == event.actor else "").ljust(widths[a]) for a in lanes]
         flag = ">>" if event.index in marked else "  "
         lines.append(f"{flag}{_time(event.time):>6} | " + " | ".join(cells).rstrip())
     if marked:

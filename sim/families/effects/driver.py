@@ -17,7 +17,7 @@ from sim.families.effects.faults import FaultSchedule
 from sim.families.effects.injectors import inject
 from sim.families.effects.policy import approval_wait_left, decide
 from sim.families.effects.runtime import Runtime
-from sim.families.effects.system import OK
+from sim.families.effects.system import OK, SKIPPED
 
 #: Simulated durations (seconds).  Named here so a review can read the model's clock.
 STEP_S = 1.0  # a worker's durable append, one model/tool step
@@ -102,6 +102,7 @@ class AutoDriver:
 
     def worker_loop(self, worker: str, task: str):
         rt, env = self.rt, self.env
+        refused = None
         while self._running(worker, task):
             pause = self.paused.pop(worker, 0.0)
             if pause:
@@ -131,9 +132,15 @@ class AutoDriver:
             if not self._running(worker, task):
                 return
             result = self.perform(op, worker, task, name)
-            if result != OK:
-                if result == "skipped":
+            if result == SKIPPED:
+                # A human or the verifier changed the worker's view during the step: decide again.  The same
+                # refusal on an unchanged view would loop forever, so it is a bug in the model.
+                records = rt.workers[worker].tasks[task].view.records
+                if refused == (op, name, records):
                     raise AssertionError(f"the policy chose {op} {name} for {worker}, which the runtime refused")
+                refused = (op, name, records)
+                continue
+            if result != OK:
                 return
             if op == "intent":
                 self.boundary(worker, task, name, "after_intent")
