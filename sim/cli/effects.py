@@ -109,6 +109,10 @@ def exposure(
 
     rates = {name: _rate(value, name.replace("_", "-")) for name, value in
              (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate), ("reconcile_rate", reconcile_rate))}
+    presets = protocol or list(FAMILY.presets)
+    if simulate:
+        for label in presets:  # refuse a knob the simulation would ignore before printing anything
+            check_exercised(FAMILY.parse_protocol(label))
     console = human_console(json_out)
     document: dict = {"analytic": analytic_json(tasks=tasks, transitions=transitions, **rates)}
     table = Table(title="exposure (analytic, exact; the shown integer rounded half up)", header_style="bold")
@@ -120,9 +124,6 @@ def exposure(
     if simulate:
         from sim.families.effects.exposure import simulate as run_simulation, simulated_json
 
-        presets = protocol or list(FAMILY.presets)
-        for label in presets:
-            check_exercised(FAMILY.parse_protocol(label))
         count = seeds or tasks
         errors = human_console(True)
 

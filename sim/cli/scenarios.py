@@ -77,12 +77,13 @@ def print_result(console, result) -> None:
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for column in ("#", "t", "actor", "event", "verdict", "details"):
         table.add_column(column, overflow="fold")
+    verdict_at = {v["event_index"]: v["verdict"] for v in result.verdicts}
     for event in result.history:
         if event.get("skipped") or event.event == "skipped":
             shown = str(event.get("action", event.get("line", event.event)))
             table.add_row(str(event.index), str(event.time), event.actor, shown, "skipped", event.get("reason", ""))
             continue
-        verdict = event.get("verdict", "")
+        verdict = event.get("verdict") or verdict_at.get(event.index, "")
         table.add_row(str(event.index), str(event.time), event.actor, event.event, str(verdict or ""),
                       _fmt_fields(event))
     console.print(table)
@@ -110,7 +111,8 @@ def run(
     ),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
-    """Replay scripted event orders: verdict per delivery, checks, exit 1 on a violated invariant."""
+    """Replay scripted event orders: verdict per delivery, checks; exit 1 on a violated invariant or an
+    outcome that does not match the file's [expect]."""
     from sim.core.result import run_scenario
     from sim.registry import FAMILIES
 
@@ -137,7 +139,7 @@ def run(
     for r in mismatched:
         console.print(f"  [expect] mismatch: {r.scenario} under {r.protocol.label}: "
                       f"got {r.outcome}, expected {r.expect}", markup=False)
-    return EXIT_VIOLATION if violated else EXIT_OK
+    return EXIT_VIOLATION if violated or mismatched else EXIT_OK
 
 
 @app.command()

@@ -90,8 +90,6 @@ class Family(abc.ABC):
     checks: tuple[CheckSpec, ...] = ()
     #: The protocol a scenario without one runs under.
     default_protocol: str = ""
-    #: Where a scenario's verdicts live: ``"step"`` for a workspace delivery, ``"transition"``...
-    verdict_key: str = "step"
     #: Labels of a single-fault grid's cell, outermost first.
     grid_labels: tuple[str, ...] = ()
 
@@ -166,7 +164,8 @@ class Family(abc.ABC):
 
     @abc.abstractmethod
     def verdicts(self, replay: Replay) -> list[dict[str, Any]]:
-        """``{"event_index", "<verdict_key>", "verdict"}`` for every verdict of the run."""
+        """``{"event_index", "step", "verdict"}`` for every verdict of the run (``step``: the step,
+        transition or client the verdict is about)."""
 
     def outcome(self, replay: Replay) -> str | None:
         """The verdict a scenario's ``[expect]`` compares with (default: the last one)."""

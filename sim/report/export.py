@@ -56,7 +56,7 @@ def timeline(family: Family, history: History, marked: Iterable[int] = ()) -> st
         text = family.describe(event)
         rows.append((event, ("* " + text) if family.is_fault(event) else text))
     widths = {a: max([len(a)] + [len(text) for e, text in rows if e.actor == a]) for a in lanes}
-    header = "    t   | " + " | ".join(a.ljust(widths[a]) for a in lanes)
+    header = "  " + "t".rjust(6) + " | " + " | ".join(a.ljust(widths[a]) for a in lanes)
     lines = [header.rstrip(), "-" * len(header)]
     for event, text in rows:
         cells = [(text if a == event.actor else "").ljust(widths[a]) for a in lanes]

@@ -93,7 +93,6 @@ class RegisterFamily(Family):
                         fields=("verdict", "read_version", "version_before")),
               CheckSpec("rejected_writes", rejected_writes, False, "a compare-and-set failed",
                         fields=("verdict",), count_as="rejected_writes"))
-    verdict_key = "step"
 
     # -- files: a scenario is { clients = [...], events = [...] }; a workload has no events --------------
 

@@ -9,8 +9,6 @@ a deliberate new attempt is not a duplicate, a renamed state is the same step.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sim.core.checks import CheckResult, CheckSpec, Violation
 
 
@@ -30,7 +28,7 @@ def _missing(events, fields: tuple[str, ...]) -> str | None:
     return None
 
 
-def duplicate_effect(history, **_: Any) -> CheckResult:
+def duplicate_effect(history) -> CheckResult:
     """More than one committed effect for one logical transition and attempt generation."""
     commits = _events(history, "committed")
     missing = _missing(commits, ("task", "transition", "effect"))
@@ -48,7 +46,7 @@ def duplicate_effect(history, **_: Any) -> CheckResult:
     return CheckResult.from_violations("duplicate_effect", violations)
 
 
-def lost_success(history, **_: Any) -> CheckResult:
+def lost_success(history) -> CheckResult:
     """A committed effect that is never receipted while its transition was recorded failed or done again."""
     commits = _events(history, "committed")
     missing = _missing(commits, ("task", "transition", "effect"))
@@ -73,7 +71,7 @@ def lost_success(history, **_: Any) -> CheckResult:
     return CheckResult.from_violations("lost_success", violations)
 
 
-def unknown_as_failed(history, **_: Any) -> CheckResult:
+def unknown_as_failed(history) -> CheckResult:
     """A timed-out transition recorded as failed without reconciliation, whatever the truth was."""
     violations = []
     for event in _events(history, "timed_out"):
@@ -86,7 +84,7 @@ def unknown_as_failed(history, **_: Any) -> CheckResult:
     return CheckResult.from_violations("unknown_as_failed", violations)
 
 
-def false_receipt(history, **_: Any) -> CheckResult:
+def false_receipt(history) -> CheckResult:
     """A receipt naming an effect that is not this transition's committed effect."""
     committed: dict[tuple, set] = {}
     for event in _events(history, "committed", "deduplicated"):
@@ -104,7 +102,7 @@ def false_receipt(history, **_: Any) -> CheckResult:
     return CheckResult.from_violations("false_receipt", violations)
 
 
-def fingerprint_conflict(history, **_: Any) -> CheckResult:
+def fingerprint_conflict(history) -> CheckResult:
     """A request reusing a key with other arguments was accepted (answered with the old effect)."""
     stored: dict[str, str] = {}
     violations = []
@@ -122,7 +120,7 @@ def fingerprint_conflict(history, **_: Any) -> CheckResult:
     return CheckResult.from_violations("fingerprint_conflict", violations)
 
 
-def unresolved_compensation(history, **_: Any) -> CheckResult:
+def unresolved_compensation(history) -> CheckResult:
     """A task closed without success while a committed reversible effect is not compensated."""
     violations = []
     compensated = {(e.get("task"), e.get("effect")) for e in _events(history, "compensated")}
@@ -139,7 +137,7 @@ def unresolved_compensation(history, **_: Any) -> CheckResult:
     return CheckResult.from_violations("unresolved_compensation", violations)
 
 
-def unapproved_irreversible(history, **_: Any) -> CheckResult:
+def unapproved_irreversible(history) -> CheckResult:
     """An irreversible effect committed without a prior approval."""
     approved: set[tuple] = set()
     violations = []
@@ -153,7 +151,7 @@ def unapproved_irreversible(history, **_: Any) -> CheckResult:
     return CheckResult.from_violations("unapproved_irreversible", violations)
 
 
-def unverified_checkpoint(history, **_: Any) -> CheckResult:
+def unverified_checkpoint(history) -> CheckResult:
     """A checkpoint that claims a transition complete before its receipt was recorded."""
     receipted: set[tuple] = set()
     violations = []
@@ -172,7 +170,7 @@ def unverified_checkpoint(history, **_: Any) -> CheckResult:
     return CheckResult.from_violations("unverified_checkpoint", violations)
 
 
-def version_mismatch(history, **_: Any) -> CheckResult:
+def version_mismatch(history) -> CheckResult:
     """A task resumed under a workflow version other than its own without a recorded migration."""
     versions: dict[str, int] = {}
     violations = []
@@ -191,7 +189,7 @@ def version_mismatch(history, **_: Any) -> CheckResult:
     return CheckResult.from_violations("version_mismatch", violations)
 
 
-def no_terminal_outcome(history, **_: Any) -> CheckResult:
+def no_terminal_outcome(history) -> CheckResult:
     """After the faults and the liveness budget, every accepted task must be terminal."""
     ended = [e for e in history if e.event == "run_ended"]
     if ended and ended[-1].get("reason") not in (None, "completed", "time_limit"):
@@ -205,7 +203,7 @@ def no_terminal_outcome(history, **_: Any) -> CheckResult:
     return CheckResult.from_violations("no_terminal_outcome", violations)
 
 
-def human_exceptions(history, **_: Any) -> CheckResult:
+def human_exceptions(history) -> CheckResult:
     """Each unknown outcome handed to a human: counted (labour), not a safety violation."""
     found = [Violation("human_exceptions", e.index, e.get("transition"),
                        f"{e.get('transition')} escalated to a human ({e.get('reason', 'unknown')})", safety=False)

@@ -7,10 +7,12 @@ already committed; 2,861.39 reconciled automatically; 8.61 -> 9 human
 exceptions.
 
 Simulated (:func:`simulate`): the worked example's workflow (N keyed
-transitions) run task by task in the runtime model under each preset.  Task
-``i`` gets the fault schedule :func:`sim.runtime.faults.exposure_schedule`
-draws from ``SeedSequence([master_seed, i])``; the model reads it and never
-draws.  Counts are scaled to ``tasks`` tasks with 95% confidence intervals.
+transitions) run task by task in the runtime model under each protocol.
+Task ``i`` gets the faults :func:`sim.families.effects.faults.exposure_schedule`
+draws from ``random.Random(seed + i)`` -- the convention of every sweep; the
+model reads them and never draws.  Counts are scaled to ``tasks`` tasks with
+exact Poisson intervals, shares get Wilson intervals, means a delta-method
+interval clipped at zero (``sim.core.stats``); no interval goes below zero.
 Batches of tasks share one SimPy environment (they never interact), which
 does not change any task's history.
 """
@@ -29,7 +31,8 @@ from sim.core.knobs import Protocol
 from sim.families.effects.faults import ExposureRates, FaultSchedule, exposure_schedule, task_rng
 from sim.families.effects.knobs import PRESETS, TABLE
 from sim.families.effects.runner import run_autonomous
-from sim.families.effects.stats import count_estimate, ratio_estimate
+from sim.core import stats
+from sim.families.effects.stats import ratio_estimate
 from sim.families.effects.workflow import generic
 
 WORKED_EXAMPLE = {
@@ -141,6 +144,8 @@ def measure_tasks(history, tasks: list[str]) -> dict[str, np.ndarray]:
     index = {task: i for i, task in enumerate(tasks)}
     columns = {name: np.zeros(len(tasks)) for name in TASK_COLUMNS}
     commits: dict[tuple, int] = {}
+    reversible: dict[str, set[str]] = {}
+    compensated: dict[str, set[str]] = {}
     committed_transitions: set[tuple] = set()
     timed_out: set[tuple] = set()
     receipts: dict[str, int] = {}
@@ -167,6 +172,8 @@ def measure_tasks(history, tasks: list[str]) -> dict[str, np.ndarray]:
             if commits[group] > 1:
                 columns["duplicate_effects"][row] += 1
             committed_transitions.add((task, fields["transition"]))
+            if fields.get("compensation"):
+                reversible.setdefault(task, set()).add(fields.get("effect"))
         elif kind == "timed_out":
             key = (task, fields["transition"])
             if key not in timed_out:
@@ -192,9 +199,8 @@ def measure_tasks(history, tasks: list[str]) -> dict[str, np.ndarray]:
             columns["duplicate_deliveries"][row] += 1
         elif kind == "compensated":
             columns["compensations_done"][row] += 1
+            compensated.setdefault(task, set()).add(fields.get("effect"))
             columns["compensation_age_s"][row] += fields.get("age_s", 0)
-        elif kind == "transition_failed":
-            columns["compensations_owed"][row] += 0  # owed effects are counted at task_terminal below
         elif kind == "replay_divergence":
             columns["replay_divergence"][row] += 1
         elif kind == "receipt_recorded":
@@ -202,6 +208,9 @@ def measure_tasks(history, tasks: list[str]) -> dict[str, np.ndarray]:
         elif kind == "task_terminal":
             if fields.get("outcome") == "succeeded" and receipts.get(task, 0) >= columns["requests"][row]:
                 columns["terminal_verified"][row] = 1
+            elif fields.get("outcome") != "succeeded":
+                owed = reversible.get(task, set()) - compensated.get(task, set())
+                columns["compensations_owed"][row] += len(owed)
         if "compute_units" in fields:
             columns["compute_units"][row] += fields["compute_units"]
     return columns
@@ -234,7 +243,7 @@ def simulate(
         for start in range(0, seeds, BATCH_TASKS):
             batch = [f"task_{i}" for i in range(start, min(seeds, start + BATCH_TASKS))]
             entries = [e for i in range(start, start + len(batch))
-                       for e in exposure_schedule(f"task_{i}", names, rates, task_rng(master_seed, i))]
+                       for e in exposure_schedule(f"task_{i}", names, rates, task_rng(master_seed + i))]
             rt, _, _ = run_autonomous(protocol, workflow, batch, FaultSchedule(entries))
             parts.append(measure_tasks(rt.history, batch))
             if progress is not None:
@@ -244,25 +253,50 @@ def simulate(
     return out
 
 
-def summarise(c: dict[str, np.ndarray], tasks: int) -> dict[str, dict[str, float]]:
-    """The reported metrics: counts per ``tasks`` tasks, ratios as measured."""
-    def triple(values: tuple[float, float, float]) -> dict[str, float]:
-        return {"value": values[0], "ci_low": values[1], "ci_high": values[2]}
+#: Metrics that count events (exact Poisson interval on the total, scaled to the period's tasks).
+COUNT_METRICS = {
+    "requests": "requests", "ambiguous": "ambiguous", "already_committed": "already_committed",
+    "duplicate_effects": "duplicate_effects", "duplicate_deliveries": "duplicate_deliveries",
+    "auto_reconciled": "auto_reconciled", "human_exceptions": "human_exceptions",
+    "unknown_as_failed": "unknown_as_failed", "replay_divergence": "replay_divergence",
+    "tasks_resumed_after_worker_loss": "resumed_after_loss", "terminal_verified_tasks": "terminal_verified",
+}
 
-    counts = ("requests", "ambiguous", "already_committed", "duplicate_effects", "duplicate_deliveries",
-              "auto_reconciled", "human_exceptions", "unknown_as_failed", "replay_divergence",
-              "replay_compute_waste")
-    out = {name: triple(count_estimate(c[name], tasks)) for name in counts}
-    out["tasks_resumed_after_worker_loss"] = triple(count_estimate(c["resumed_after_loss"], tasks))
-    out["unknown_outcomes_reconciled_automatically"] = triple(ratio_estimate(c["auto_reconciled"], c["ambiguous"]))
-    out["mean_recovery_point_s"] = triple(ratio_estimate(c["recovery_point_s"], c["resumes"]))
-    owed = c["compensations_done"] + c["compensations_owed"]
-    out["compensation_success"] = triple(ratio_estimate(c["compensations_done"], owed))
-    out["compensation_age_s"] = triple(ratio_estimate(c["compensation_age_s"], c["compensations_done"]))
-    out["reconciliation_latency_s"] = triple(ratio_estimate(c["reconciliation_latency_s"], c["reconciliations"]))
-    out["cost_per_terminal_verified_task"] = triple(ratio_estimate(c["compute_units"], c["terminal_verified"]))
-    out["terminal_verified_tasks"] = triple(count_estimate(c["terminal_verified"], tasks))
+
+def summarise(c: dict[str, np.ndarray], tasks: int) -> dict[str, dict[str, float]]:
+    """The reported metrics: counts per ``tasks`` tasks, shares and means as measured, each with a 95% interval."""
+    def triple(interval) -> dict[str, float]:
+        return {"value": interval.value, "ci_low": interval.low, "ci_high": interval.high}
+
+    n = len(c["requests"])
+    out = {name: triple(stats.count(int(c[column].sum()), n, tasks)) for name, column in COUNT_METRICS.items()}
+    waste = ratio_estimate(c["replay_compute_waste"] * tasks, np.ones(n))
+    out["replay_compute_waste"] = {"value": waste[0], "ci_low": max(0.0, waste[1]), "ci_high": waste[2]}
+    ambiguous = int(c["ambiguous"].sum())
+    out["unknown_outcomes_reconciled_automatically"] = triple(
+        stats.share(min(int(c["auto_reconciled"].sum()), ambiguous), ambiguous))
+    done = int(c["compensations_done"].sum())
+    out["compensation_success"] = triple(stats.share(done, done + int(c["compensations_owed"].sum())))
+    for name, numerator, denominator in (
+        ("mean_recovery_point_s", "recovery_point_s", "resumes"),
+        ("compensation_age_s", "compensation_age_s", "compensations_done"),
+        ("reconciliation_latency_s", "reconciliation_latency_s", "reconciliations"),
+        ("cost_per_terminal_verified_task", "compute_units", "terminal_verified"),
+    ):
+        value, low, high = ratio_estimate(c[numerator], c[denominator])
+        out[name] = {"value": value, "ci_low": max(0.0, low) if low == low else low, "ci_high": high}
     return out
+
+
+#: How each metric's interval is computed (the report names the method).
+INTERVAL_METHODS = {
+    **{name: stats.METHODS["count"] for name in COUNT_METRICS},
+    "unknown_outcomes_reconciled_automatically": stats.METHODS["share"],
+    "compensation_success": stats.METHODS["share"],
+    **{name: "delta-method normal interval of a ratio of sums, clipped at 0" for name in (
+        "replay_compute_waste", "mean_recovery_point_s", "compensation_age_s", "reconciliation_latency_s",
+        "cost_per_terminal_verified_task")},
+}
 
 
 def simulated_json(simulated: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:

@@ -33,9 +33,11 @@ class EffectsFamily(Family):
     history_events = frozenset({"accepted", "lease_granted", "delivered", "resumed", "intent_recorded",
                                 "dispatched", "committed", "deduplicated", "rejected", "response_delivered",
                                 "response_lost", "timed_out", "reconciled", "receipt_recorded", "task_terminal",
-                                "approval_requested", "approved", "compensated", "crashed", "run_ended"})
+                                "approval_requested", "approved", "compensated", "crashed", "run_ended",
+                                "human_exception", "human_resolved", "checkpoint_saved", "lease_expired",
+                                "append_refused", "transition_failed", "compensation_failed", "request_lost",
+                                "request_duplicated", "migrated", "upgraded", "foreign_created", "acked"})
     checks = checks.CHECKS
-    verdict_key = "step"
     grid_labels = ("transition", "boundary", "fault")
 
     # -- files ----------------------------------------------------------------------

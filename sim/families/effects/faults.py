@@ -17,9 +17,10 @@ faults (1..``per_run_max``), then for each its class (by weight; in swarm
 mode the classes that are on and their weights are drawn first), the
 transition and the point.  The order depends only on (workload, seed).
 
-Exposure simulations draw task ``i`` of master seed ``m`` from
-``numpy.random.default_rng(SeedSequence([m, i]))`` -- independent of batching,
-process and order, so a task's faults are the same under every preset.
+Exposure simulations follow the same convention: task ``i`` of a
+simulation with seed ``m`` draws from ``random.Random(m + i)`` --
+independent of batching, process and order, so a task's faults are the same
+under every protocol (common random numbers make protocols comparable).
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from typing import Any, Iterable
-
-import numpy as np
 
 from sim.families.effects.workflow import Transition, Workflow
 
@@ -197,20 +196,20 @@ class ExposureRates:
     worker_loss_share: float = 0.5
 
 
-def task_rng(master_seed: int, task_index: int) -> np.random.Generator:
-    """The documented per-task stream: ``SeedSequence([master_seed, task_index])``."""
-    return np.random.default_rng(np.random.SeedSequence([int(master_seed), int(task_index)]))
+def task_rng(seed: int) -> random.Random:
+    """The random source of one simulated task: ``random.Random(seed)`` (seed = seed_start + task index)."""
+    return random.Random(seed)
 
 
 def exposure_schedule(task: str, transitions: list[str], rates: ExposureRates,
-                      rng: np.random.Generator) -> list[FaultEntry]:
+                      rng: random.Random) -> list[FaultEntry]:
     """One task's faults: four uniforms per transition, drawn whatever their use (stable streams).
 
     Faults strike a transition's first request only; a retry is healthy, so
     the simulated counts compare with the worked example's arithmetic, which
     counts each logical request once.
     """
-    draws = rng.random((len(transitions), 4))
+    draws = [[rng.random() for _ in range(4)] for _ in transitions]
     entries: list[FaultEntry] = []
     for name, (ambiguous, committed, lost, provable) in zip(transitions, draws):
         if ambiguous >= rates.ambiguous_rate:

@@ -1,9 +1,7 @@
-"""Confidence intervals for per-task samples (normal approximation, 95%).
+"""The ratio estimator of a mean over events (reconciliation latency, recovery point).
 
-Counts are estimated as ``scale * mean`` of per-task counts; ratios (a mean
-over events, such as reconciliation latency) with the ratio estimator
-``sum(y) / sum(x)`` and its delta-method variance.  With thousands of tasks
-the normal quantile is accurate; no SciPy needed.
+``sum(y) / sum(x)`` over tasks with its delta-method normal interval; counts
+and shares use the exact intervals of :mod:`sim.core.stats`.
 """
 
 from __future__ import annotations
@@ -11,18 +9,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import stats
 
-Z_95 = 1.959963984540054
-
-
-def count_estimate(per_task: np.ndarray, scale: float) -> tuple[float, float, float]:
-    """``(value, ci_low, ci_high)`` of ``scale * mean(per_task)``."""
-    n = len(per_task)
-    if n == 0:
-        return (math.nan, math.nan, math.nan)
-    mean = float(per_task.mean())
-    half = Z_95 * float(per_task.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
-    return (scale * mean, scale * (mean - half), scale * (mean + half))
+Z_95 = float(stats.norm.ppf(0.975))
 
 
 def ratio_estimate(numerator: np.ndarray, denominator: np.ndarray) -> tuple[float, float, float]:

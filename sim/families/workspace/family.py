@@ -25,7 +25,6 @@ class WorkspaceFamily(Family):
     history_events = frozenset({"plan", "replan", "dispatch", "deliver", "ack", "lose_ack", "preempt", "retry",
                                 "duplicate", "human_edit"})
     checks = checks.CHECKS
-    verdict_key = "step"
 
     # -- files ----------------------------------------------------------------------
 
