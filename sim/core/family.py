@@ -90,6 +90,9 @@ class Family(abc.ABC):
     checks: tuple[CheckSpec, ...] = ()
     #: The protocol a scenario without one runs under.
     default_protocol: str = ""
+    #: Liveness: the :meth:`measure` names of (work done, work planned) -- the share of planned
+    #: steps applied, of tasks completed.  A protocol that does nothing is flagged by it.
+    progress: tuple[str, str] | None = None
     #: Labels of a single-fault grid's cell, outermost first.
     grid_labels: tuple[str, ...] = ()
 
@@ -111,6 +114,13 @@ class Family(abc.ABC):
     @property
     def availability_columns(self) -> tuple[str, ...]:
         return tuple(c.column for c in self.checks if not c.safety)
+
+    def progress_share(self, measures: dict[str, float]) -> float | None:
+        """Work done over work planned, from summed measures (None if the family has no such measure)."""
+        if self.progress is None:
+            return None
+        done, planned = (measures.get(name, 0) for name in self.progress)
+        return done / planned if planned else None
 
     def check(self, history: History, only: Sequence[str] | None = None) -> CheckReport:
         specs = self.checks if only is None else [c for c in self.checks if c.name in only]

@@ -10,7 +10,9 @@ with no safety violation at all.  At the smallest number of changes that
 has such candidates, the candidates are priced by a sample sweep of the same
 workload -- safety violations found, and availability findings (spurious
 rejections, human exceptions) per run -- and the recommendation is the one
-with no violation in its sample, then the fewest availability findings.  The
+with no violation in its sample, then the most work done (the family's
+progress share: steps applied, tasks completed -- a fix that applies nothing
+is no fix), then the fewest availability findings.  The
 advice is what the search measured, not a claim of safety.
 """
 
@@ -42,6 +44,7 @@ class Advice:
     recommended: str | None
     changes: dict[str, Any] = field(default_factory=dict)
     availability_per_run: float | None = None
+    progress_share: float | None = None
     sample_violating_runs: int | None = None
     sample_seeds: int = 0
     priced: list[dict] = field(default_factory=list)
@@ -92,16 +95,20 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
             summary, _ = sweep(family, workload, [candidate], sample_seeds, workers=workers)
             tally = summary.tallies[candidate.label]
             found = sum(tally.counted.values())
+            progress = family.progress_share(tally.measures)
             advice.priced.append({
                 "protocol": candidate.label, "changes": candidate.changes_from(protocol),
                 "availability_per_run": round(found / max(1, tally.runs), 4),
+                "progress_share": None if progress is None else round(progress, 4),
                 "sample_violating_runs": tally.violating_runs,
             })
         best = min(advice.priced, key=lambda p: (p["sample_violating_runs"] > 0, p["sample_violating_runs"],
-                                                  p["availability_per_run"], p["protocol"]))
+                                                  -(p["progress_share"] or 0.0), p["availability_per_run"],
+                                                  p["protocol"]))
         advice.recommended = best["protocol"]
         advice.changes = best["changes"]
         advice.availability_per_run = best["availability_per_run"]
+        advice.progress_share = best["progress_share"]
         advice.sample_violating_runs = best["sample_violating_runs"]
         break
     return advice

@@ -89,6 +89,7 @@ class RegisterFamily(Family):
     lanes = ("A", "B", "C")
     fault_classes = ("interleave",)
     history_events = frozenset({"read", "write"})
+    progress = ("increments_applied", "clients")
     checks = (CheckSpec("lost_update", lost_update, True, "an increment vanished",
                         fields=("verdict", "read_version", "version_before")),
               CheckSpec("rejected_writes", rejected_writes, False, "a compare-and-set failed",
@@ -173,7 +174,7 @@ class RegisterFamily(Family):
             value, version = seen_value + 1, version + 1
             done.add(op.client)
             history.append(position, op.client, "write", verdict="applied", value=value, **fields)
-        state = (value, version, tuple(sorted(read.items())), tuple(sorted(done)))
+        state = (value, version, tuple(sorted(read.items())), tuple(sorted(done)), len(scenario.clients))
         return Replay(events, history, RunEnd(END_COMPLETED, len(events), len(events)), state, frozenset(skipped))
 
     def state_key(self, replay: Replay) -> Hashable:
@@ -186,8 +187,8 @@ class RegisterFamily(Family):
                 for e in replay.history if e.event == "write"]
 
     def measure(self, replay: Replay) -> dict[str, float]:
-        value, _, _, done = replay.state
-        return {"increments_applied": len(done), "final_value": value}
+        value, _, _, done, clients = replay.state
+        return {"increments_applied": len(done), "clients": clients, "final_value": value}
 
     def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Op],
                        meta: dict[str, Any]) -> RegisterScenario:

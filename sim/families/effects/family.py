@@ -38,6 +38,7 @@ class EffectsFamily(Family):
                                 "append_refused", "transition_failed", "compensation_failed", "request_lost",
                                 "request_duplicated", "migrated", "upgraded", "foreign_created", "acked"})
     checks = checks.CHECKS
+    progress = ("tasks_completed", "tasks")
     grid_labels = ("transition", "boundary", "fault")
 
     # -- files ----------------------------------------------------------------------

@@ -25,6 +25,7 @@ class WorkspaceFamily(Family):
     history_events = frozenset({"plan", "replan", "dispatch", "deliver", "ack", "lose_ack", "preempt", "retry",
                                 "duplicate", "human_edit"})
     checks = checks.CHECKS
+    progress = ("steps_applied", "steps_planned")
 
     # -- files ----------------------------------------------------------------------
 
