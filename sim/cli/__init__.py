@@ -5,3 +5,4 @@ from sim.cli.app import app, main  # noqa: F401
 from sim.cli import scenarios  # noqa: F401
 from sim.cli import fuzz  # noqa: F401
 from sim.cli import effects  # noqa: F401
+from sim.cli import review  # noqa: F401

@@ -68,6 +68,22 @@ class Replay:
         return bool(self.events) and (len(self.events) - 1) in self.skipped
 
 
+@dataclass(frozen=True)
+class ReviewPlan:
+    """What ``fencesim review`` reviews for a family by default: the seed's designs.
+
+    ``workload`` is a workload name; ``protocols`` the presets and the
+    weakened variants the seed discusses; ``scenarios`` glob patterns (from
+    the repository root) of scripted scenarios replayed for the verdict matrix.
+    """
+
+    title: str
+    workload: str
+    protocols: tuple[str, ...]
+    scenarios: tuple[str, ...] = ()
+    seeds: int = 1000
+
+
 @dataclass
 class Cell:
     """One cell of a single-fault grid: its labels (row..., column) and its order."""
@@ -93,6 +109,8 @@ class Family(abc.ABC):
     #: Liveness: the :meth:`measure` names of (work done, work planned) -- the share of planned
     #: steps applied, of tasks completed.  A protocol that does nothing is flagged by it.
     progress: tuple[str, str] | None = None
+    #: The seed's designs, reviewed by ``fencesim review`` without ``--design``.
+    review_plan: ReviewPlan | None = None
     #: Labels of a single-fault grid's cell, outermost first.
     grid_labels: tuple[str, ...] = ()
 
@@ -202,4 +220,12 @@ class Family(abc.ABC):
 
     def single_faults(self, workload: Workload) -> list[Cell]:
         """The cells of a single-fault grid over the workload (empty if the family has none)."""
+        return []
+
+    def review_sections(self, workload: Workload, protocols: Sequence[Protocol], seeds: int) -> list[dict]:
+        """Family-specific sections of a review, as data the report renders generically.
+
+        Each is ``{"title", "text", "metrics": {protocol: {metric: {value, ci_low, ci_high}}},
+        "reference": {metric: value}, "plot": [metric, ...], "methods": {metric: method}, "unit": str}``.
+        """
         return []

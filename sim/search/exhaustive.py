@@ -23,6 +23,7 @@ from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
+from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.oracle import evaluate
 
 #: Limits: distinct states kept per depth, and the deepest bound accepted.
@@ -61,7 +62,7 @@ class ExhaustiveResult:
 
 def explore(family: Family, workload: Workload, protocol: Protocol, max_events: int,
             max_states: int = MAX_STATES_DEFAULT, only: str | None = None,
-            alphabet: Sequence[Any] | None = None) -> ExhaustiveResult:
+            alphabet: Sequence[Any] | None = None, deadline: Deadline = NO_DEADLINE) -> ExhaustiveResult:
     """Enumerate every valid order of up to ``max_events`` events (see module doc).
 
     ``only`` stops at the first depth where that invariant is violated (used
@@ -81,6 +82,10 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
         found_here: dict[str, list[tuple[Any, ...]]] = {}
         for order, count, parent_violated in frontier.values():
             for action in events:
+                if deadline.expired():
+                    result.complete, result.reason = False, deadline.name
+                    deadline.note("exhaustive")
+                    break
                 candidate = order + (action,)
                 evaluation = evaluate(family, workload.base, protocol, candidate)
                 if evaluation.replay.last_skipped:

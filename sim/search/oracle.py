@@ -12,6 +12,7 @@ from typing import Any, Sequence
 from sim.core.checks import CheckReport
 from sim.core.family import Family, Replay
 from sim.core.knobs import Protocol
+from sim.search.budget import NO_DEADLINE, Deadline
 
 #: Orders remembered per oracle (a limit: the cache never grows without bound).
 CACHE_ENTRIES = 200_000
@@ -40,14 +41,21 @@ def evaluate(family: Family, scenario: Any, protocol: Protocol, events: Sequence
 class Oracle:
     """Does an order violate one invariant under one protocol?  Cached, counted, bounded."""
 
-    def __init__(self, family: Family, scenario: Any, protocol: Protocol, invariant: str, max_replays: int):
+    def __init__(self, family: Family, scenario: Any, protocol: Protocol, invariant: str, max_replays: int,
+                 deadline: Deadline = NO_DEADLINE):
         self.family, self.scenario, self.protocol, self.invariant = family, scenario, protocol, invariant
         self.replays = 0
         self.max_replays = max_replays
+        self.deadline = deadline
         self.cache: dict[tuple[str, ...], tuple[Any, ...] | None] = {}
 
     def exhausted(self) -> bool:
-        return self.replays >= self.max_replays
+        return self.replays >= self.max_replays or self.deadline.expired()
+
+    @property
+    def limit_hit(self) -> str:
+        """The name of the limit that stopped the oracle."""
+        return self.deadline.name if self.deadline.expired() else "replay_limit"
 
     def __call__(self, events) -> tuple[Any, ...] | None:
         """The valid order if ``events`` still violates the invariant, else None."""

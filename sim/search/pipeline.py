@@ -11,7 +11,8 @@ from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.advisor import Advice, advise as run_advisor
-from sim.search.shrink import ShrinkResult, shrink
+from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.shrink import SHRINK_SECONDS_DEFAULT, ShrinkResult, shrink
 from sim.search.sweep import SweepSummary, sweep
 
 
@@ -44,17 +45,25 @@ class FuzzResult:
 
 def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str], seeds: int, seed_start: int = 0,
          workers: int | None = None, progress: Callable[[int, int], None] | None = None,
-         advise: bool = True) -> FuzzResult:
-    """Sweep ``seeds`` seeds per protocol, shrink each distinct violation, advise on each."""
+         advise: bool = True, deadline: Deadline = NO_DEADLINE,
+         shrink_seconds: float | None = SHRINK_SECONDS_DEFAULT) -> FuzzResult:
+    """Sweep ``seeds`` seeds per protocol, shrink each distinct violation, advise on each.
+
+    ``deadline`` bounds the whole run: the sweep stops early, shrinking returns
+    the best order so far, the advisor is skipped -- each says so.
+    """
     protocols = [family.parse_protocol(p) for p in protocols]
-    summary, _ = sweep(family, workload, protocols, seeds, seed_start, workers, progress=progress)
+    summary, _ = sweep(family, workload, protocols, seeds, seed_start, workers, progress=progress, deadline=deadline)
     result = FuzzResult(family, workload, protocols, summary)
     by_label = {p.label: p for p in protocols}
     for (label, invariant), found in sorted(summary.found.items()):
         protocol = by_label[label]
-        shrunk = shrink(family, workload, protocol, found.order, invariant)
+        shrunk = shrink(family, workload, protocol, found.order, invariant, deadline=deadline,
+                        max_seconds=shrink_seconds)
         example = Counterexample(protocol, invariant, found.seed, found.run, found.order, shrunk)
-        if advise:
+        if advise and deadline.expired():
+            deadline.note("advisor")
+        elif advise:
             example.advice = run_advisor(family, workload, protocol, invariant, shrunk.events)
         result.counterexamples.append(example)
     result.claims = family.claims({label: t.to_json() for label, t in summary.tallies.items()}, protocols)

@@ -40,9 +40,12 @@ from typing import Any
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
+from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.oracle import Oracle
 
 MAX_SHRINK_REPLAYS = 20_000
+#: Wall-clock seconds one counterexample may take to shrink (``--shrink-seconds``).
+SHRINK_SECONDS_DEFAULT = 30.0
 #: Orders up to this length are checked for a shorter one by exhaustive search.
 EXHAUSTIVE_TIGHTEN_MAX_EVENTS = 7
 EXHAUSTIVE_TIGHTEN_MAX_STATES = 20_000
@@ -119,13 +122,13 @@ def _tighten(family: Family, workload: Workload, protocol: Protocol, invariant: 
         if bound < 1:
             break
         search = explore(family, workload, protocol, bound, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
-                         only=invariant, alphabet=alphabet)
+                         only=invariant, alphabet=alphabet, deadline=oracle.deadline)
         if invariant in search.minimal_orders:
             current, _ = _one_minimal(search.minimal_orders[invariant][0], oracle)
     if len(current) - 1 > EXHAUSTIVE_TIGHTEN_MAX_EVENTS:
         return current, False
     proof = explore(family, workload, protocol, len(current) - 1, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
-                    only=invariant)
+                    only=invariant, deadline=oracle.deadline)
     if invariant in proof.minimal_orders:  # pragma: no cover - the restricted searches found nothing shorter
         current, _ = _one_minimal(proof.minimal_orders[invariant][0], oracle)
         return current, False
@@ -133,9 +136,16 @@ def _tighten(family: Family, workload: Workload, protocol: Protocol, invariant: 
 
 
 def shrink(family: Family, workload: Workload, protocol: Protocol, events, invariant: str,
-           max_replays: int = MAX_SHRINK_REPLAYS, tighten: bool = True) -> ShrinkResult:
-    """Shrink a violating order (see the module's contract)."""
-    oracle = Oracle(family, workload.base, protocol, invariant, max_replays)
+           max_replays: int = MAX_SHRINK_REPLAYS, tighten: bool = True, deadline: Deadline = NO_DEADLINE,
+           max_seconds: float | None = SHRINK_SECONDS_DEFAULT) -> ShrinkResult:
+    """Shrink a violating order (see the module's contract).
+
+    Bounded by ``max_replays``, by ``max_seconds`` of wall clock
+    (``shrink_seconds``) and by ``deadline``; a limit hit returns the best
+    order so far with the limit's name as ``reason``.
+    """
+    oracle = Oracle(family, workload.base, protocol, invariant, max_replays,
+                    deadline.within(max_seconds, "shrink_seconds"))
     start = oracle(tuple(events))
     if start is None:
         raise ValueError(f"the order does not violate {invariant} under {protocol.label}")
@@ -145,9 +155,13 @@ def shrink(family: Family, workload: Workload, protocol: Protocol, events, invar
     current, one_minimal = _one_minimal(current, oracle)
     # One event that cannot be dropped (or none at all) is as short as an order can be.
     shortest = one_minimal and len(current) <= 1
-    reason = "shortest" if shortest else ("minimal" if one_minimal else "replay_limit")
-    if tighten and one_minimal and len(current) > 1:
+    reason = "shortest" if shortest else ("minimal" if one_minimal else oracle.limit_hit)
+    if tighten and one_minimal and len(current) > 1 and not oracle.exhausted():
         current, shortest = _tighten(family, workload, protocol, invariant, current, oracle)
         one_minimal = True
         reason = "shortest" if shortest else reason
+    if oracle.deadline.expired():
+        oracle.deadline.note("shrink")
+        if not shortest:
+            reason = oracle.limit_hit
     return ShrinkResult(tuple(current), len(tuple(events)), oracle.replays, reason, one_minimal, shortest)

@@ -27,6 +27,7 @@ from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
+from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.oracle import evaluate
 
 #: Seeds per task handed to a worker.
@@ -97,6 +98,8 @@ class SweepSummary:
     protocols: list[str]
     tallies: dict[str, ProtocolTally]
     found: dict[tuple[str, str], Found]
+    seeds_done: int = 0
+    stopped: str | None = None  # the budget's name if it stopped the sweep early
 
     @property
     def runs(self) -> int:
@@ -176,10 +179,12 @@ def iter_chunks(family: Family, workload: Workload, protocols: list[Protocol], s
 
 def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], seeds: int, seed_start: int = 0,
           workers: int | None = None, progress: Callable[[int, int], None] | None = None,
-          keep_rows: bool = False) -> tuple[SweepSummary, list[dict] | None]:
+          keep_rows: bool = False, deadline: Deadline = NO_DEADLINE) -> tuple[SweepSummary, list[dict] | None]:
     """Run every (seed, protocol); return the summary (and every row if asked).
 
-    ``progress(done_seeds, total_seeds)`` is called after each chunk.
+    ``progress(done_seeds, total_seeds)`` is called after each chunk.  When
+    ``deadline`` expires the sweep ends after the chunk in hand, with
+    ``stopped`` set and ``seeds_done`` the seeds actually run (a prefix).
     """
     protocols = [family.parse_protocol(p) for p in protocols]
     if not 0 < seeds <= MAX_SEEDS:
@@ -209,7 +214,14 @@ def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], s
         done += len(rows) // max(1, len(protocols))
         if progress:
             progress(done, seeds)
-    summary = SweepSummary(family.name, workload.name, seed_start, seeds, [p.label for p in protocols], tallies, found)
+        if deadline.expired() and done < seeds:
+            stopped = deadline.name
+            deadline.note("sweep")
+            break
+    else:
+        stopped = None
+    summary = SweepSummary(family.name, workload.name, seed_start, seeds, [p.label for p in protocols], tallies, found,
+                           done, stopped)
     return summary, all_rows
 
 

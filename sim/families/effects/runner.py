@@ -66,23 +66,23 @@ def apply_op(rt: Runtime, op: ScriptOp, task: str) -> str:
 
 
 def replay(scenario: RuntimeScenario, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
-    """Run the scenario's own order, or ``events`` (faults, run by the policy)."""
-    if events is not None:
-        return run_faults(scenario, protocol, tuple(events))
-    if scenario.faults is not None:
-        return run_faults(scenario, protocol, tuple(scenario.faults))
-    return run_script(scenario, protocol)
+    """Run the scenario's own order, or ``events``: faults run by the policy, or script operations."""
+    order = tuple(scenario.events if events is None else events)
+    if scenario.faults is not None or all(isinstance(e, FaultEvent) for e in order) and events is not None:
+        return run_faults(scenario, protocol, order)
+    return run_script(scenario, protocol, order)
 
 
-def run_script(scenario: RuntimeScenario, protocol: Protocol) -> Replay:
+def run_script(scenario: RuntimeScenario, protocol: Protocol, ops: tuple[ScriptOp, ...] | None = None) -> Replay:
     """Play a script; an operation that cannot happen is skipped (its position is reported)."""
+    ops = tuple(scenario.ops if ops is None else ops)
     kernel = Kernel(seed=0)
     rt = Runtime(kernel.env, protocol, scenario.workflow, scenario.arguments, scenario.tenant, scenario.next_number)
-    times = scheduled_times(scenario.ops)
+    times = scheduled_times(list(ops))
     skipped: set[int] = set()
 
     def play():
-        for position, (op, at_s) in enumerate(zip(scenario.ops, times)):
+        for position, (op, at_s) in enumerate(zip(ops, times)):
             if at_s > kernel.env.now:
                 yield kernel.env.timeout(at_s - kernel.env.now)
             if apply_op(rt, op, scenario.task) == SKIPPED:
@@ -93,7 +93,7 @@ def run_script(scenario: RuntimeScenario, protocol: Protocol) -> Replay:
     kernel.process(play())
     end = kernel.run(max_events=MAX_KERNEL_EVENTS_PER_TASK, max_time_s=(times[-1] if times else 0) + LIVENESS_BUDGET_S)
     end = _finish(rt, end)
-    return Replay(tuple(scenario.ops), rt.history, end, (rt, None), frozenset(skipped))
+    return Replay(ops, rt.history, end, (rt, None), frozenset(skipped))
 
 
 def run_faults(scenario: RuntimeScenario, protocol: Protocol, faults: tuple[FaultEvent, ...]) -> Replay:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Iterable, Sequence
 
-from sim.core.family import Cell, Family, Replay
+from sim.core.family import Cell, Family, Replay, ReviewPlan
 from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload, build_workload, split_workload
@@ -26,6 +26,16 @@ class WorkspaceFamily(Family):
                                 "duplicate", "human_edit"})
     checks = checks.CHECKS
     progress = ("steps_applied", "steps_planned")
+    review_plan = ReviewPlan(
+        title="Revision-fenced steps: the seed's four rows and the weakenings it discusses",
+        workload="seed-fuzz",
+        protocols=("none", "plan", "step", "step-dedupe",
+                   "fence=step,stamp_at=apply",            # the seed code's stamp, read at apply
+                   "fence=step,dedupe=memory",             # an in-process dedupe set that dies with the server
+                   "step-dedupe,journal_write=after_write",  # a journal not written atomically with the patch
+                   "step-dedupe,drift_check=reject"),      # the seed's advice: log both values, reject drift
+        scenarios=("scenarios/seed/*.toml",),
+    )
 
     # -- files ----------------------------------------------------------------------
 

@@ -1,0 +1,270 @@
+"""The review as Markdown (``summary.md``) and as one self-contained HTML file (``report.html``).
+
+Both are rendered from the same results (``results.json``); the HTML embeds
+every figure as inline SVG and makes no external request, so it reads
+offline and can be mailed.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+SHARE = "{value:.1%} [{low:.1%}, {high:.1%}]"
+
+
+def share_text(interval: dict[str, float] | None) -> str:
+    if not interval or interval.get("value") is None or interval["value"] != interval["value"]:
+        return "n/a"
+    return SHARE.format(**interval)
+
+
+def headline_rows(design: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The headline table of one design: a row per protocol."""
+    invariants = design["invariants"]
+    columns = ["protocol", "verdict", "violating runs (95% Wilson)", *invariants, *design["availability"],
+               design["progress_label"]]
+    rows = []
+    for row in design["protocols"]:
+        counts = [str(row["by_invariant"][name]["violating_runs"]) for name in invariants]
+        counted = [f"{row['availability'][name]['count']} ({row['availability'][name]['per_run']}/run)"
+                   for name in design["availability"]]
+        progress = share_text(row["progress"]["share"]) if row["progress"] else "n/a"
+        verdict = row["verdict"].upper() if row["verdict"] != "no safety violation found" else row["verdict"]
+        rows.append([row["protocol"], verdict, share_text(row["violating_runs"]["share"]), *counts, *counted,
+                     progress])
+    return columns, rows
+
+
+def _md_table(columns: list[str], rows: list[list[str]]) -> list[str]:
+    def cell(text: Any) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    return (["| " + " | ".join(cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]
+            + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows])
+
+
+def _advice_text(advice: dict[str, Any] | None) -> str:
+    if advice is None:
+        return "advisor not run"
+    if not advice["recommended"]:
+        return "no change of up to two knobs removes it"
+    changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
+    progress = "" if advice["progress_share"] is None else f", work done {advice['progress_share']:.0%}"
+    return (f"`{changes}` (giving `{advice['recommended']}`): {advice['sample_violating_runs']} violating runs "
+            f"in a {advice['sample_seeds']}-seed sample, {advice['availability_per_run']} availability findings "
+            f"per run{progress}")
+
+
+def _proof_text(example: dict[str, Any]) -> str:
+    if example["shortest_proved"]:
+        return "proved shortest"
+    if example["one_minimal"]:
+        return "1-minimal (not proved shortest)"
+    return f"not minimal: stopped by {example['shrink_end']}"
+
+
+def markdown(results: dict[str, Any], meta: dict[str, Any], figures: dict[str, dict[str, str]]) -> str:
+    """``summary.md``: every section of the review, figures linked as SVG files."""
+    out = ["# fencesim design review", ""]
+    out += [f"fencesim {meta['fencesim_version']} at commit `{meta['commit']}`; "
+            f"{len(results['designs'])} design(s); intervals: "
+            + "; ".join(f"{k}: {v}" for k, v in results["statistics"].items()) + ".", ""]
+    if results["budget_stopped"]:
+        out += [f"**A budget of {results['budget_s']} s stopped part of this review** "
+                f"({', '.join(results['budget_stopped'])}); see each design's *not covered*.", ""]
+    for design in results["designs"]:
+        key = design["name"]
+        out += [f"## {design['name']} ({design['family']} family: {design['family_title']})", ""]
+        if design["description"]:
+            out += [design["description"], ""]
+        out += [f"Workload `{design['workload']['name']}`: fault classes {', '.join(design['workload']['classes'])}; "
+                f"{design['seeds_done']} seeds per protocol.", ""]
+        out += ["### Safety and availability", ""]
+        out += _md_table(*headline_rows(design)) + [""]
+        nothing = [r["protocol"] for r in design["protocols"] if r["applies_nothing"]]
+        if nothing:
+            out += [f"**Applies nothing:** {', '.join(nothing)} -- no safety violation, because no work is done.", ""]
+        out += [f"![safety versus availability](figures/{figures[key]['safety']}.svg)", ""]
+        out += ["### Verdict matrix", "",
+                "Every protocol replays every scripted scenario and every minimal counterexample with no seed.", ""]
+        matrix = design["matrix"]
+        out += _md_table(["protocol", *matrix["columns"]],
+                         [[r, *(matrix["cells"][f"{r}\t{c}"]["text"] for c in matrix["columns"])]
+                          for r in matrix["rows"]]) + [""]
+        out += [f"![verdict matrix](figures/{figures[key]['heatmap']}.svg)", ""]
+        out += ["### Violations against interference", "",
+                f"![interference](figures/{figures[key]['interference']}.svg)", ""]
+        out += ["### The seed's claims, as the search found them", ""]
+        for claim in design["claims"] or []:
+            out.append(f"- **{'holds' if claim['holds'] else 'FAILS'}** `{claim['protocol']}`: {claim['claim']} "
+                       f"-- {claim['evidence']}")
+        if not design["claims"]:
+            out.append("- (no claim applies to these protocols)")
+        out += ["", "### Minimal counterexamples", ""]
+        if not design["counterexamples"]:
+            out += ["None found.", ""]
+        for example in design["counterexamples"]:
+            out += [f"#### `{example['invariant']}` under `{example['protocol']}`", "",
+                    f"{len(example['events'])} event(s), {_proof_text(example)}, from seed {example['seed']} "
+                    f"({example['original_events']} events before shrinking): "
+                    f"`{' ; '.join(example['events']) or '(no fault needed)'}`", "",
+                    f"What breaks: {example['detail']}", "",
+                    f"Smallest fix: {_advice_text(example['advice'])}", "",
+                    f"Replay: `{example['replay']}`", "",
+                    f"![swimlane](figures/{figures[example['name']]['swimlane']}.svg)", "",
+                    "```", example["timeline"].rstrip(), "```", ""]
+        for section in design["sections"]:
+            out += _md_section(section)
+        out += ["### Not covered", ""] + [f"- {line}" for line in design["not_covered"]]
+        if design["budget_stopped"]:
+            out.append(f"- the budget stopped: {', '.join(design['budget_stopped'])}")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _section_rows(section: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    protocols = list(section["metrics"])
+    rows = []
+    metrics = list(next(iter(section["metrics"].values()))) if protocols else []
+    for metric in metrics:
+        row = [metric]
+        for protocol in protocols:
+            cell = section["metrics"][protocol][metric]
+            if cell["value"] is None:
+                row.append("n/a")
+            elif cell["ci_low"] is None:
+                row.append(f"{cell['value']:,.2f}")
+            else:
+                row.append(f"{cell['value']:,.2f} [{cell['ci_low']:,.2f}, {cell['ci_high']:,.2f}]")
+        rows.append(row)
+    return ["metric", *protocols], rows
+
+
+def _md_section(section: dict[str, Any]) -> list[str]:
+    out = [f"### {section['title']}", "", section["text"], ""]
+    if section.get("analytic"):
+        out += _md_table(["quantity (arithmetic, exact)", "value"],
+                         [[k, f"{v:,}"] for k, v in section["analytic"].items()]) + [""]
+    if section["metrics"]:
+        out += [f"Simulated, {section['unit']}, 95% intervals:", ""]
+        out += _md_table(*_section_rows(section)) + [""]
+        out += [f"![{section['title']}](figures/{section['_figure']}.svg)", ""]
+    for line in section.get("not_simulated", []):
+        out.append(f"- not simulated: {line}")
+    methods = sorted(set(section["methods"].values()))
+    out += ["", "Intervals: " + "; ".join(methods) + ".", ""]
+    return out
+
+
+# -- HTML -----------------------------------------------------------------------------
+
+STYLE = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1200px;
+       color: #222; line-height: 1.45; padding: 0 1em; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 2px solid #4c72b0; padding-bottom: .2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: .8em 0; font-size: .85em; }
+th, td { border: 1px solid #ccc; padding: .3em .5em; text-align: left; vertical-align: top; }
+th { background: #f0f3f8; }
+td.bad { background: #f6d5d6; } td.good { background: #dcefe2; } td.none { background: #eee; }
+pre { background: #f7f7f7; padding: .6em; overflow-x: auto; font-size: .78em; }
+code { background: #f3f3f3; padding: 0 .2em; }
+figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
+.note { background: #fff6e0; border-left: 4px solid #dd8452; padding: .5em .8em; }
+"""
+
+
+def _html_table(columns: list[str], rows: list[list[str]], table_id: str | None = None,
+                classes: list[list[str]] | None = None) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    body = []
+    for i, row in enumerate(rows):
+        cells = []
+        for j, value in enumerate(row):
+            css = classes[i][j] if classes else ""
+            cells.append(f'<td class="{css}">{html.escape(str(value))}</td>' if css
+                         else f"<td>{html.escape(str(value))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    ident = f' id="{table_id}"' if table_id else ""
+    return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _figure(svg: str, caption: str, name: str) -> str:
+    start = svg.find("<svg")
+    return (f'<figure class="plot" data-name="{html.escape(name)}">{svg[start:]}'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def to_html(results: dict[str, Any], meta: dict[str, Any], figures: dict[str, dict[str, str]],
+            svgs: dict[str, str]) -> str:
+    """``report.html``: the same content as ``summary.md``, one file, figures inline."""
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             "<title>fencesim design review</title>", f"<style>{STYLE}</style></head><body>",
+             "<h1>fencesim design review</h1>",
+             f"<p>fencesim {html.escape(meta['fencesim_version'])} at commit <code>{html.escape(meta['commit'])}</code>; "
+             f"{len(results['designs'])} design(s). Intervals: "
+             + html.escape("; ".join(f"{k}: {v}" for k, v in results["statistics"].items())) + ".</p>"]
+    if results["budget_stopped"]:
+        parts.append(f'<p class="note">A budget of {results["budget_s"]} s stopped part of this review '
+                     f"({html.escape(', '.join(results['budget_stopped']))}).</p>")
+    for design in results["designs"]:
+        key = design["name"]
+        parts.append(f"<h2>{html.escape(design['name'])} <small>({html.escape(design['family'])} family: "
+                     f"{html.escape(design['family_title'])})</small></h2>")
+        if design["description"]:
+            parts.append(f"<p>{html.escape(design['description'])}</p>")
+        parts.append("<h3>Safety and availability</h3>")
+        columns, rows = headline_rows(design)
+        parts.append(_html_table(columns, rows, f"headline-{key}"))
+        nothing = [r["protocol"] for r in design["protocols"] if r["applies_nothing"]]
+        if nothing:
+            parts.append(f'<p class="note">Applies nothing: {html.escape(", ".join(nothing))} -- no safety '
+                         "violation, because no work is done.</p>")
+        parts.append(_figure(svgs[figures[key]["safety"]], "Safety versus availability", figures[key]["safety"]))
+        parts.append("<h3>Verdict matrix</h3>")
+        matrix = design["matrix"]
+        m_rows, m_classes = [], []
+        for r in matrix["rows"]:
+            cells = [matrix["cells"][f"{r}\t{c}"] for c in matrix["columns"]]
+            m_rows.append([r, *(cell["text"] for cell in cells)])
+            m_classes.append(["", *("bad" if cell["violated"] else "good" for cell in cells)])
+        parts.append(_html_table(["protocol", *matrix["columns"]], m_rows, f"verdict-matrix-{key}", m_classes))
+        parts.append(_figure(svgs[figures[key]["heatmap"]], "Verdict matrix", figures[key]["heatmap"]))
+        parts.append("<h3>Violations against interference</h3>")
+        parts.append(_figure(svgs[figures[key]["interference"]], "Violating runs as faults per run grow",
+                             figures[key]["interference"]))
+        parts.append("<h3>The seed's claims, as the search found them</h3><ul>")
+        for claim in design["claims"] or []:
+            parts.append(f"<li><b>{'holds' if claim['holds'] else 'FAILS'}</b> <code>{html.escape(claim['protocol'])}"
+                         f"</code>: {html.escape(claim['claim'])} -- {html.escape(claim['evidence'])}</li>")
+        parts.append("</ul><h3>Minimal counterexamples</h3>")
+        if not design["counterexamples"]:
+            parts.append("<p>None found.</p>")
+        for example in design["counterexamples"]:
+            parts.append(f"<h4><code>{html.escape(example['invariant'])}</code> under "
+                         f"<code>{html.escape(example['protocol'])}</code></h4>")
+            parts.append(f"<p>{len(example['events'])} event(s), {_proof_text(example)}, from seed {example['seed']}: "
+                         f"<code>{html.escape(' ; '.join(example['events']) or '(no fault needed)')}</code></p>")
+            parts.append(f"<p>What breaks: {html.escape(example['detail'])}</p>")
+            parts.append(f"<p>Smallest fix: {html.escape(_advice_text(example['advice']).replace('`', ''))}</p>")
+            parts.append(f"<p>Replay: <code>{html.escape(example['replay'])}</code></p>")
+            parts.append(_figure(svgs[figures[example["name"]]["swimlane"]], f"Swimlane of {example['name']}",
+                                 figures[example["name"]]["swimlane"]))
+            parts.append(f"<pre>{html.escape(example['timeline'])}</pre>")
+        for section in design["sections"]:
+            parts.append(f"<h3>{html.escape(section['title'])}</h3><p>{html.escape(section['text'])}</p>")
+            if section.get("analytic"):
+                parts.append(_html_table(["quantity (arithmetic, exact)", "value"],
+                                         [[k, f"{v:,}"] for k, v in section["analytic"].items()]))
+            if section["metrics"]:
+                parts.append(_html_table(*_section_rows(section)))
+                parts.append(_figure(svgs[section["_figure"]], section["title"], section["_figure"]))
+            for line in section.get("not_simulated", []):
+                parts.append(f"<p>not simulated: {html.escape(line)}</p>")
+        parts.append("<h3>Not covered</h3><ul>")
+        for line in design["not_covered"] + ([f"the budget stopped: {', '.join(design['budget_stopped'])}"]
+                                             if design["budget_stopped"] else []):
+            parts.append(f"<li>{html.escape(line)}</li>")
+        parts.append("</ul>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,250 @@
+"""The design review: every number a room needs about one or more designs, as one document.
+
+For each design (a family, a workload, the protocols to compare) the review
+runs, through the family contract only:
+
+1. the fuzz pipeline -- a seed sweep, each distinct violation shrunk to a
+   minimal order, the advisor's smallest fix and its cost;
+2. safety and availability per protocol: violating runs per invariant with
+   Wilson intervals, availability findings, the share of work done (steps
+   applied, tasks completed) -- a protocol that does nothing is flagged,
+   never summarised as "no safety violation";
+3. the verdict matrix: every protocol against every scripted scenario and
+   every minimal counterexample, replayed with no seed;
+4. interference curves: the violating-run share as the faults per run grow;
+5. the family's own sections (the effects family's exposure tables);
+6. what the review did not cover, and where a budget stopped it.
+
+:func:`run_review` returns the results as plain data (``results.json``);
+:mod:`sim.report.folder` writes the report folder from them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Callable, Sequence
+
+from sim.core import stats
+from sim.core.family import Family
+from sim.core.knobs import Protocol
+from sim.core.workload import Workload
+from sim.report.export import counterexample_name
+from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.oracle import evaluate
+from sim.search.pipeline import FuzzResult, fuzz
+from sim.search.sweep import sweep
+
+RESULTS_FORMAT = 1
+#: Faults per run (at most) of the interference curves, and the share of a design's seeds each level gets.
+INTERFERENCE_LEVELS = (1, 2, 4, 8)
+INTERFERENCE_SEED_SHARE = 0.25
+#: Below this share of work done, a protocol is flagged as doing (almost) nothing.
+APPLIES_NOTHING_BELOW = 0.01
+
+Progress = Callable[[str, float, float], None]
+
+
+def _progress_label(family: Family) -> str:
+    if family.progress is None:
+        return "work done"
+    done, planned = family.progress
+    return f"{done.replace('_', ' ')} / {planned.replace('_', ' ')}"
+
+
+def protocol_rows(result: FuzzResult) -> list[dict[str, Any]]:
+    """Safety, availability and liveness of each protocol, with intervals."""
+    family = result.family
+    rows = []
+    for protocol in result.protocols:
+        tally = result.summary.tallies[protocol.label]
+        progress = None
+        if family.progress is not None:
+            done, planned = (int(tally.measures.get(n, 0)) for n in family.progress)
+            progress = {"done": done, "planned": planned, "share": stats.share(done, planned).to_json()}
+        applies_nothing = progress is not None and progress["planned"] > 0 and (
+            progress["done"] / progress["planned"] < APPLIES_NOTHING_BELOW)
+        violating = tally.violating_runs
+        if violating:
+            verdict = "violates safety"
+        elif applies_nothing:
+            verdict = "applies nothing"
+        else:
+            verdict = "no safety violation found"
+        rows.append({
+            "protocol": protocol.label,
+            "knobs": protocol.describe(),
+            "runs": tally.runs,
+            "violating_runs": {"count": violating, "share": stats.share(violating, tally.runs).to_json()},
+            "by_invariant": {name: {"violating_runs": n, "share": stats.share(n, tally.runs).to_json()}
+                             for name, n in tally.by_invariant.items()},
+            "availability": {name: {"count": n, "per_run": round(n / max(1, tally.runs), 4)}
+                             for name, n in tally.counted.items()},
+            "progress": progress,
+            "applies_nothing": applies_nothing,
+            "verdict": verdict,
+        })
+    return rows
+
+
+def counterexample_rows(result: FuzzResult, design_name: str) -> list[dict[str, Any]]:
+    """Each distinct minimal counterexample: its order, how it was proved, the fix, and its run."""
+    family, workload = result.family, result.workload
+    out = []
+    for example in result.counterexamples:
+        name = counterexample_name(design_name, example.protocol.label, example.invariant)
+        replay = family.replay(workload.base, example.protocol, example.events)
+        report = family.check(replay.history, (example.invariant,))
+        marked = sorted({v.event_index for v in report.safety_violations if v.event_index is not None})
+        advice = example.advice
+        out.append({
+            "name": name, "protocol": example.protocol.label, "invariant": example.invariant,
+            "events": [str(e) for e in example.events], "seed": example.seed, "run": example.run,
+            "original_events": example.shrunk.original_length,
+            "one_minimal": example.shrunk.one_minimal, "shortest_proved": example.shrunk.shortest_proved,
+            "shrink_end": example.shrunk.reason,
+            "violating_events": marked,
+            "detail": next((v.detail for v in report.safety_violations), ""),
+            "advice": None if advice is None else {
+                "recommended": advice.recommended, "changes": {k: str(v) for k, v in advice.changes.items()},
+                "changes_needed": advice.changes_needed, "availability_per_run": advice.availability_per_run,
+                "progress_share": advice.progress_share, "sample_violating_runs": advice.sample_violating_runs,
+                "sample_seeds": advice.sample_seeds,
+            },
+            "_history": replay.history,
+            "_events": example.events,
+        })
+    return out
+
+
+def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Protocol], scenarios: Sequence[Any],
+                   examples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Every protocol against every scripted scenario and minimal counterexample.
+
+    A scenario's cell is its outcome (the last verdict) and the invariants it
+    violates; a counterexample's cell is the invariants its order violates
+    under that protocol, or ``ok``.
+    """
+    columns, cells = [], {}
+    for scenario in scenarios:
+        columns.append(scenario.name)
+        for protocol in protocols:
+            evaluation = evaluate(family, scenario, protocol, scenario.events)
+            outcome = family.outcome(evaluation.replay) or "-"
+            cells[(protocol.label, scenario.name)] = {
+                "outcome": outcome, "violated": list(evaluation.violated),
+                "text": ", ".join(evaluation.violated) or (outcome if outcome != "-" else "ok")}
+    for example in examples:
+        columns.append(example["name"])
+        for protocol in protocols:
+            evaluation = evaluate(family, workload.base, protocol, example["_events"])
+            cells[(protocol.label, example["name"])] = {
+                "outcome": family.outcome(evaluation.replay), "violated": list(evaluation.violated),
+                "text": ", ".join(evaluation.violated) or "ok"}
+    return {"rows": [p.label for p in protocols], "columns": columns,
+            "cells": {f"{r}\t{c}": v for (r, c), v in cells.items()}}
+
+
+def interference(family: Family, workload: Workload, protocols: Sequence[Protocol], seeds: int, workers: int | None,
+                 deadline: Deadline) -> dict[str, list[dict[str, Any]]]:
+    """Violating-run share per protocol as the faults per run grow (Wilson intervals)."""
+    curves: dict[str, list[dict[str, Any]]] = {p.label: [] for p in protocols}
+    per_level = max(20, int(seeds * INTERFERENCE_SEED_SHARE))
+    for level in INTERFERENCE_LEVELS:
+        if deadline.expired():
+            deadline.note("interference curves")
+            break
+        levelled = dataclasses.replace(workload, per_run_max=level)
+        summary, _ = sweep(family, levelled, list(protocols), per_level, workers=workers, deadline=deadline)
+        for protocol in protocols:
+            tally = summary.tallies[protocol.label]
+            curves[protocol.label].append({
+                "faults_per_run": level, "runs": tally.runs, "violating_runs": tally.violating_runs,
+                "share": stats.share(tally.violating_runs, tally.runs).to_json()})
+    return curves
+
+
+def not_covered(family: Family, workload: Workload, protocols: Sequence[Protocol], seeds: int,
+                result: FuzzResult) -> list[str]:
+    """What the review did not look at, in plain words."""
+    out = []
+    missing = [c for c in family.fault_classes if c not in workload.classes]
+    if missing:
+        out.append(f"fault classes not drawn by workload {workload.name}: {', '.join(missing)}")
+    held = [k.name for k in family.knobs.knobs if len({str(p.knobs[k.name]) for p in protocols}) == 1]
+    if held:
+        values = ", ".join(f"{k}={family.knobs.knob(k).show(protocols[0].knobs[k])}" for k in held)
+        out.append(f"knobs held at one value across the protocols compared: {values}")
+    out.append(f"seeds {result.summary.seed_start}..{result.summary.seed_start + result.summary.seeds_done - 1} "
+               f"per protocol ({result.summary.seeds_done} runs each), at most {workload.per_run_max} faults and "
+               f"{workload.max_events} events per run; orders outside these bounds were not tried")
+    unproved = [e for e in result.counterexamples if not e.shrunk.shortest_proved]
+    if unproved:
+        out.append(f"{len(unproved)} counterexample(s) are 1-minimal but not proved shortest (the exhaustive "
+                   "bound or a limit stopped the proof)")
+    return out
+
+
+def review_design(design, workers: int | None = None, deadline: Deadline = NO_DEADLINE,
+                  progress: Progress | None = None) -> dict[str, Any]:
+    """The review of one design, as data (see the module docstring)."""
+    family, workload, protocols, seeds = design.family, design.workload, design.protocols, design.seeds
+    started = time.monotonic()
+
+    def sweep_progress(done: int, total: int) -> None:
+        if progress is not None:
+            progress(f"{design.name}: sweep", done, total)
+
+    result = fuzz(family, workload, protocols, seeds, workers=workers, progress=sweep_progress, deadline=deadline)
+    if progress is not None:
+        progress(f"{design.name}: interference curves", 0, 1)
+    examples = counterexample_rows(result, design.name)
+    curves = interference(family, workload, protocols, seeds, workers, deadline)
+    matrix = verdict_matrix(family, workload, protocols, design.scenarios, examples)
+    sections = [] if deadline.expired() else family.review_sections(workload, protocols, seeds)
+    return {
+        "name": design.name, "family": family.name, "family_title": family.title,
+        "description": design.description, "source": design.source,
+        "workload": {"name": workload.name, "classes": list(workload.classes), "per_run_max": workload.per_run_max,
+                     "max_events": workload.max_events, "swarm": workload.swarm},
+        "seeds": seeds, "seeds_done": result.summary.seeds_done,
+        "invariants": list(family.safety_invariants), "availability": list(family.availability_columns),
+        "progress_label": _progress_label(family),
+        "protocols": protocol_rows(result),
+        "counterexamples": examples,
+        "claims": result.claims,
+        "matrix": matrix,
+        "interference": curves,
+        "sections": sections,
+        "not_covered": not_covered(family, workload, protocols, seeds, result),
+        "budget_stopped": list(deadline.hit) if deadline.hit else [],
+        "_family": family,
+        "_workload": workload,
+        "_seconds": round(time.monotonic() - started, 1),
+    }
+
+
+def run_review(designs, budget_s: float | None = None, workers: int | None = None,
+               progress: Progress | None = None) -> dict[str, Any]:
+    """Review every design within ``budget_s`` seconds of wall clock (None: no budget)."""
+    deadline = Deadline(budget_s, "--budget")
+    reviewed = [review_design(design, workers, deadline, progress) for design in designs]
+    return {
+        "format": RESULTS_FORMAT,
+        "budget_s": budget_s,
+        "budget_stopped": list(deadline.hit),
+        "statistics": dict(stats.METHODS),
+        "designs": reviewed,
+    }
+
+
+def public(results: dict[str, Any]) -> dict[str, Any]:
+    """The results without the in-memory parts (histories, family objects): what ``results.json`` holds."""
+    def clean(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if not k.startswith("_")}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    return clean(results)

@@ -1,0 +1,43 @@
+"""Time budgets: a wall-clock deadline shared by every phase of a search.
+
+A run of the model never reads the clock; only the search decides, between
+runs, whether to go on.  A budget that stops a search makes its result
+depend on the machine's speed: whatever stopped says so (``reason =
+"budget"``), and the counterexample found so far is still reported --
+marked 1-minimal or not, never called shortest unless proved.
+"""
+
+from __future__ import annotations
+
+import time
+
+
+class Deadline:
+    """A named wall-clock limit; ``Deadline(None)`` never expires."""
+
+    def __init__(self, seconds: float | None, name: str = "--budget"):
+        self.seconds = seconds
+        self.name = name
+        self.end = None if seconds is None else time.monotonic() + float(seconds)
+        self.hit: list[str] = []  # where it stopped something (phase names), for the report
+
+    def expired(self) -> bool:
+        return self.end is not None and time.monotonic() >= self.end
+
+    def remaining(self) -> float:
+        return float("inf") if self.end is None else max(0.0, self.end - time.monotonic())
+
+    def within(self, seconds: float | None, name: str) -> "Deadline":
+        """A deadline that ends at the earlier of this one and ``seconds`` from now."""
+        inner = Deadline(seconds, name)
+        if inner.end is None or (self.end is not None and self.end < inner.end):
+            inner.end, inner.name = self.end, self.name
+        inner.hit = self.hit
+        return inner
+
+    def note(self, phase: str) -> None:
+        if phase not in self.hit:
+            self.hit.append(phase)
+
+
+NO_DEADLINE = Deadline(None)
