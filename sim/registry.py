@@ -41,7 +41,10 @@ def extra_families(spec: str) -> list[Family]:
 
 
 def build_registry() -> Registry:
-    return Registry((*SHIPPED, *extra_families(os.environ.get(ENVIRONMENT_VARIABLE, ""))))
+    try:
+        return Registry((*SHIPPED, *extra_families(os.environ.get(ENVIRONMENT_VARIABLE, ""))))
+    except ValueError as error:  # two families share a name: a configuration mistake
+        raise InputError(f"{ENVIRONMENT_VARIABLE}: {error}; give each family its own name") from None
 
 
 FAMILIES = build_registry()

@@ -1,4 +1,9 @@
-"""Shared fixtures: the repo root, a scenario factory, and a CLI runner."""
+"""Shared fixtures: the repo root, a workspace scenario factory, and a CLI runner.
+
+Test folders mirror the package (``core``, ``families/workspace``, ``families/effects``,
+``search``, ``report``, ``cli``); they are not packages, so every test file has a
+unique basename.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED_DIR = REPO_ROOT / "scenarios" / "seed"
+STORIES_DIR = REPO_ROOT / "scenarios" / "runtime"
 TWO_STEPS = [{"id": "s1", "path": "app.py", "patch": "v1"}, {"id": "s2", "path": "app.py", "patch": "v2"}]
 
 
@@ -25,9 +31,14 @@ def seed_dir() -> Path:
 
 
 @pytest.fixture
+def stories_dir() -> Path:
+    return STORIES_DIR
+
+
+@pytest.fixture
 def make_scenario():
     """Build a workspace scenario from a few keys; default: app.py = v0, the seed's two-step plan."""
-    from sim.scenario import build_scenario
+    from sim.families.workspace.scenario import build_scenario
 
     def make(events, files=None, plan=None, replan=None, **extra):
         data = {"files": files or {"app.py": "v0"}, "plan": plan or TWO_STEPS, "events": list(events)}
@@ -41,16 +52,21 @@ def make_scenario():
 
 @pytest.fixture
 def cli():
-    """Run ``fencesim ARGS...`` in a subprocess from the repo root; returns CompletedProcess."""
+    """Run ``fencesim ARGS...`` in a subprocess (default: from the repo root); returns CompletedProcess.
 
-    def run(*args, cwd=None, env_extra=None, prelude=""):
+    ``prelude`` is Python run before the command (to plant a fault); ``env_extra`` adds variables.
+    GITHUB_STEP_SUMMARY is removed unless given, so a CI runner's summary is never written to.
+    """
+
+    def run(*args, cwd=None, env_extra=None, prelude="", timeout=180):
         env = dict(os.environ)
         env["NO_COLOR"] = "1"
+        env.pop("GITHUB_STEP_SUMMARY", None)
         env.update(env_extra or {})
         code = f"{prelude}\nfrom sim.cli import main; main()" if prelude else "from sim.cli import main; main()"
         return subprocess.run(
             [sys.executable, "-c", code, *[str(a) for a in args]],
-            cwd=str(cwd or REPO_ROOT), env=env, capture_output=True, text=True, timeout=120,
+            cwd=str(cwd or REPO_ROOT), env=env, capture_output=True, text=True, timeout=timeout, check=False,
         )
 
     return run

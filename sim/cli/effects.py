@@ -10,6 +10,7 @@ from rich.table import Table
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
 from sim.core.errors import InputError
+from sim.core.files import check_output_dir
 
 
 @app.command()
@@ -33,6 +34,7 @@ def cruel(
     from sim.report.export import counterexample_name, current_commit, export
     from sim.search.grid import single_fault_grid
 
+    check_output_dir(out, "--out")
     chosen_workload = FAMILIES.load_workload(workload) if workload else cruel_workload()
     if chosen_workload.family != FAMILY.name:
         raise InputError(f"cruel runs an effects workload; {workload} belongs to the {chosen_workload.family} family")

@@ -11,7 +11,7 @@ import typer
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
 from sim.core.errors import InputError
-from sim.core.files import write_atomically
+from sim.core.files import check_output_dir, check_output_file, write_atomically
 
 DEFAULT_OUT = Path("counterexamples")
 
@@ -54,6 +54,12 @@ def fuzz(
 
     if workers is not None and workers < 1:
         raise InputError("--workers must be at least 1")
+    # every output path is checked before any work starts: a sweep's results are never lost to a bad path
+    check_output_dir(out, "--out")
+    if junit is not None:
+        check_output_file(junit, "--junit")
+    if os.environ.get("GITHUB_STEP_SUMMARY") is not None:
+        check_output_file(os.environ["GITHUB_STEP_SUMMARY"], "GITHUB_STEP_SUMMARY")
     loaded = FAMILIES.load_workload(workload)
     family = FAMILIES.family_for(loaded)
     protocols = [family.parse_protocol(p) for p in (protocol or list(family.presets))]

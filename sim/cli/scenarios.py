@@ -154,6 +154,9 @@ def check(
     from sim.registry import FAMILIES
 
     history = History.read(history_file)
+    if len(history) == 0:
+        human_console(json_out).print(f"{history_file}: no events: nothing to check", markup=False)
+        return EXIT_NOTHING_RAN
     chosen = FAMILIES.get(family) if family else FAMILIES.infer_history_family(history)
     report = chosen.check(history)
     if json_out:

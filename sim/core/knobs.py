@@ -222,11 +222,10 @@ class Protocol:
         """This protocol with some knobs changed; the label says which."""
         given = {k: self.knobs[k] for k in self.explicit}
         for name, value in knobs.items():
-            knob = self.table.knob(name)
-            given[name] = knob.parse(str(value)) if knob.values is not None else value
-        extra = ",".join(f"{k}={self.table.knob(k).show(v)}" for k, v in knobs.items())
-        label = f"{self.label},{extra}" if extra else self.label
-        return Protocol(self.table, label, self.table.resolve(given), frozenset(given))
+            given[name] = self.table.knob(name).parse(self.table.knob(name).show(value))
+        kept = [part for part in self.label.split(",") if part.partition("=")[0] not in knobs]
+        extra = [f"{k}={self.table.knob(k).show(v)}" for k, v in knobs.items()]
+        return Protocol(self.table, ",".join(kept + extra), self.table.resolve(given), frozenset(given))
 
     def changes_from(self, other: "Protocol") -> dict[str, Any]:
         """Knobs whose value differs from ``other``'s, with this protocol's value."""

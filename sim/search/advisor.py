@@ -8,11 +8,13 @@ table: it never proposes dropping a mechanism the design has.  A candidate
 *removes* the violation when the minimal counterexample replays under it
 with no safety violation at all.  At the smallest number of changes that
 has such candidates, the candidates are priced by a sample sweep of the same
-workload -- safety violations found, and availability findings (spurious
-rejections, human exceptions) per run -- and the recommendation is the one
-with no violation in its sample, then the most work done (the family's
-progress share: steps applied, tasks completed -- a fix that applies nothing
-is no fix), then the fewest availability findings.  The
+workload beside the design's own -- runs still violating the invariant, runs
+violating another invariant beyond what the design already did, work done,
+availability findings (spurious rejections, human exceptions) per run -- and
+the recommendation is the one that never shows the invariant in its sample,
+then adds no new violation, then does the most work (the family's progress
+share: steps applied, tasks completed -- a fix that applies nothing is no
+fix), then has the fewest availability findings.  The
 advice is what the search measured, not a claim of safety.
 """
 
@@ -91,6 +93,8 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
         clean.sort(key=lambda c: (rank_gain(c, protocol), c.label))
         advice.changes_needed = count
         advice.removed_by = [c.label for c in clean]
+        base, _ = sweep(family, workload, [protocol], sample_seeds, workers=workers)
+        before = base.tallies[protocol.label].by_invariant
         for candidate in clean[:ADVISOR_CANDIDATES_PRICED]:
             summary, _ = sweep(family, workload, [candidate], sample_seeds, workers=workers)
             tally = summary.tallies[candidate.label]
@@ -101,8 +105,12 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
                 "availability_per_run": round(found / max(1, tally.runs), 4),
                 "progress_share": None if progress is None else round(progress, 4),
                 "sample_violating_runs": tally.violating_runs,
+                "sample_runs_violating_it": tally.by_invariant[invariant],
+                "sample_new_violations": sum(max(0, n - before[name]) for name, n in tally.by_invariant.items()
+                                             if name != invariant),
             })
-        best = min(advice.priced, key=lambda p: (p["sample_violating_runs"] > 0, p["sample_violating_runs"],
+        best = min(advice.priced, key=lambda p: (p["sample_runs_violating_it"] > 0, p["sample_runs_violating_it"],
+                                                  p["sample_new_violations"] > 0, p["sample_new_violations"],
                                                   -(p["progress_share"] or 0.0), p["availability_per_run"],
                                                   p["protocol"]))
         advice.recommended = best["protocol"]

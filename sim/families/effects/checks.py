@@ -9,6 +9,8 @@ a deliberate new attempt is not a duplicate, a renamed state is the same step.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sim.core.checks import CheckResult, CheckSpec, Violation
 
 
@@ -203,6 +205,28 @@ def no_terminal_outcome(history) -> CheckResult:
     return CheckResult.from_violations("no_terminal_outcome", violations)
 
 
+def split_outcome(history) -> CheckResult:
+    """A task closed more than once: two workers each recorded a terminal outcome (one authoritative
+    outcome per task is the point of the lease)."""
+    first: dict[str, Any] = {}
+    violations = []
+    for event in history:
+        if event.event != "task_terminal":
+            continue
+        task = event.get("task")
+        if task is None:
+            return CheckResult.not_evaluable("split_outcome", f"event {event.index} lacks 'task'")
+        if task in first:
+            earlier = first[task]
+            violations.append(Violation(
+                "split_outcome", event.index, None,
+                f"{task} closed again by {event.actor} ({event.get('outcome')}) after {earlier.actor} closed it "
+                f"({earlier.get('outcome')}) at event {earlier.index}", domain="duplicate_delivery"))
+        else:
+            first[task] = event
+    return CheckResult.from_violations("split_outcome", violations)
+
+
 def human_exceptions(history) -> CheckResult:
     """Each unknown outcome handed to a human: counted (labour), not a safety violation."""
     found = [Violation("human_exceptions", e.index, e.get("transition"),
@@ -232,6 +256,8 @@ CHECKS: tuple[CheckSpec, ...] = (
               fields=("task", "workflow_version")),
     CheckSpec("no_terminal_outcome", no_terminal_outcome, True, "a task not terminal after the liveness budget",
               fields=("task",)),
+    CheckSpec("split_outcome", split_outcome, True, "a task closed more than once (two authoritative outcomes)",
+              fields=("task", "outcome")),
     CheckSpec("human_exceptions", human_exceptions, False, "an unknown outcome handed to a human (counted)",
               fields=("transition",), count_as="human_exceptions"),
 )

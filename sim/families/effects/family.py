@@ -63,6 +63,9 @@ class EffectsFamily(Family):
         return dump_scenario(scenario)
 
     def load_workload(self, data: dict[str, Any], source) -> Workload:
+        if isinstance(data.get("faults"), list):
+            raise source.error("a workload lists no faults: its [faults] table says which classes to draw",
+                               "faults")
         scenario_part, fault_table, limits = split_workload(data, source)
         if "events" in scenario_part or "faults" in scenario_part:
             raise source.error("a workload lists no events or faults: [faults] says which classes to draw",

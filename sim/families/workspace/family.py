@@ -26,6 +26,7 @@ class WorkspaceFamily(Family):
                                 "duplicate", "human_edit"})
     checks = checks.CHECKS
     progress = ("steps_applied", "steps_planned")
+    grid_labels = ("fault", "position")
     review_plan = ReviewPlan(
         title="Revision-fenced steps: the seed's four rows and the weakenings it discusses",
         workload="seed-fuzz",

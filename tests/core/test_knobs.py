@@ -1,0 +1,212 @@
+"""Protocol strings, parsed by the shared KnobTable parser: presets, knob overrides, ranks, and
+errors that list what is allowed (shown on the workspace and effects tables)."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from sim.core.errors import InputError, ProtocolError
+from sim.core.knobs import Knob, KnobTable, Protocol
+from sim.families.effects.knobs import TABLE as EFFECTS
+from sim.families.workspace.knobs import TABLE as WORKSPACE
+
+WORKSPACE_KNOBS = ("fence", "stamp_at", "dedupe", "journal_write", "drift_check", "overlap_check", "pipeline")
+
+
+def test_knob_overrides_preset():
+    """'step-dedupe,journal_write=after_write' keeps the preset's knobs and changes journal_write."""
+    protocol = WORKSPACE.parse("step-dedupe,journal_write=after_write")
+    assert (protocol.fence, protocol.dedupe, protocol.journal_write) == ("step", "journal", "after_write")
+    assert protocol.label == "step-dedupe,journal_write=after_write"
+
+
+def test_knobs_alone_build_a_protocol():
+    """'fence=step,stamp_at=apply' sets both knobs; dedupe stays at its default 'off'."""
+    protocol = WORKSPACE.parse("fence=step,stamp_at=apply")
+    assert (protocol.fence, protocol.stamp_at, protocol.dedupe) == ("step", "apply", "off")
+
+
+def test_knob_before_preset_still_overrides():
+    """A knob written before the preset overrides it all the same."""
+    assert WORKSPACE.parse("dedupe=memory,step-dedupe").dedupe == "memory"
+
+
+def test_spaces_around_parts_are_ignored():
+    """Whitespace around the comma-separated parts and around '=' does not matter."""
+    assert WORKSPACE.parse(" step , dedupe = memory ") == WORKSPACE.parse("step,dedupe=memory")
+
+
+def test_unknown_preset_lists_presets():
+    """An unknown preset raises ProtocolError naming the family and every preset."""
+    with pytest.raises(ProtocolError) as caught:
+        WORKSPACE.parse("stepp")
+    assert "unknown workspace preset" in str(caught.value)
+    for name in WORKSPACE.presets:
+        assert name in str(caught.value)
+
+
+def test_unknown_knob_lists_knobs():
+    """An unknown knob raises ProtocolError naming every knob of the family."""
+    with pytest.raises(ProtocolError) as caught:
+        WORKSPACE.parse("step,colour=red")
+    for knob in WORKSPACE_KNOBS:
+        assert knob in str(caught.value)
+
+
+def test_unknown_value_lists_allowed_values():
+    """An unknown knob value raises ProtocolError listing the knob's allowed values."""
+    with pytest.raises(ProtocolError) as caught:
+        WORKSPACE.parse("fence=wall")
+    assert "none, plan, step" in str(caught.value)
+
+
+def test_two_presets_are_an_error():
+    """Two presets in one protocol string raise ProtocolError."""
+    with pytest.raises(ProtocolError, match="preset"):
+        WORKSPACE.parse("step,plan")
+
+
+def test_duplicated_knob_is_an_error():
+    """The same knob given twice raises ProtocolError, even with the same value."""
+    with pytest.raises(ProtocolError, match="twice"):
+        WORKSPACE.parse("fence=step,fence=step")
+
+
+def test_empty_protocol_is_an_error():
+    """An empty (or blank) protocol string raises ProtocolError (an input error) naming the presets."""
+    with pytest.raises(ProtocolError) as caught:
+        WORKSPACE.parse("   ")
+    assert isinstance(caught.value, InputError)
+    assert "step-dedupe" in str(caught.value)
+
+
+@pytest.mark.parametrize("text", ["step,,", " , ", "step,", ",step", "step,,dedupe=memory"])
+def test_empty_part_is_refused(text):
+    """An empty part between commas (step,,) is refused instead of being skipped silently."""
+    with pytest.raises(ProtocolError, match="empty part"):
+        WORKSPACE.parse(text)
+
+
+def test_protocol_is_immutable_and_with_knobs_builds_another():
+    """Setting a knob on a Protocol fails; with_knobs returns a new one and leaves the old unchanged."""
+    step = WORKSPACE.parse("step")
+    with pytest.raises(AttributeError):
+        step.fence = "none"
+    dedupe = step.with_knobs(dedupe="journal")
+    assert (step.dedupe, dedupe.dedupe) == ("off", "journal")
+    assert dedupe == WORKSPACE.parse("step-dedupe")
+    assert dedupe.label == "step,dedupe=journal"
+
+
+def test_with_knobs_rejects_unknown_value():
+    """with_knobs validates values like the parser does."""
+    with pytest.raises(ProtocolError):
+        WORKSPACE.parse("step").with_knobs(dedupe="disk")
+
+
+def test_with_knobs_label_parses_back_to_the_same_protocol():
+    """The label of a protocol built by with_knobs parses back to that protocol (labels are replayed)."""
+    changed = WORKSPACE.parse("step-dedupe,journal_write=after_write").with_knobs(journal_write="atomic")
+    assert WORKSPACE.parse(changed.label) == changed
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    """Reading a knob the family does not have raises AttributeError, not KeyError."""
+    with pytest.raises(AttributeError):
+        _ = WORKSPACE.parse("step").idempotency
+
+
+def test_explicit_lists_the_knobs_the_label_set():
+    """explicit holds the knobs the preset and the overrides set, not the defaults."""
+    protocol = WORKSPACE.parse("step-dedupe,journal_write=after_write")
+    assert protocol.explicit == frozenset({"fence", "dedupe", "journal_write"})
+    assert WORKSPACE.parse("pipeline=on").explicit == frozenset({"pipeline"})
+
+
+def test_changes_from_names_the_differing_knobs_with_this_value():
+    """changes_from gives the knobs that differ from the other protocol, with this protocol's values."""
+    base = WORKSPACE.parse("step-dedupe,journal_write=after_write")
+    fixed = WORKSPACE.parse("step-dedupe,drift_check=reject")
+    assert fixed.changes_from(base) == {"journal_write": "atomic", "drift_check": "reject"}
+    assert base.changes_from(base) == {}
+
+
+def test_describe_lists_every_knob_in_table_order():
+    """describe spells every knob and its value in table order."""
+    assert WORKSPACE.parse("step").describe() == ("fence=step,stamp_at=dispatch,dedupe=off,journal_write=atomic,"
+                                                  "drift_check=off,overlap_check=off,pipeline=off")
+
+
+def test_build_labels_a_protocol_by_its_shortest_spelling():
+    """build(knobs) gives a protocol labelled by a preset plus only the knobs that differ from it."""
+    knobs = dict(WORKSPACE.parse("step-dedupe").knobs, drift_check="reject")
+    built = WORKSPACE.build(knobs)
+    assert built.label == "step-dedupe,drift_check=reject"
+    assert WORKSPACE.parse(built.label) == built
+    assert WORKSPACE.build(WORKSPACE.parse("plan").knobs).label == "plan"
+
+
+def test_protocols_of_two_families_are_never_equal():
+    """Equality compares the family and the knobs; a hash agrees with equality."""
+    assert WORKSPACE.parse("none") != EFFECTS.parse("unkeyed-retry")
+    assert hash(WORKSPACE.parse("step,dedupe=journal")) == hash(WORKSPACE.parse("step-dedupe"))
+    assert WORKSPACE.parse("none").family == "workspace" and EFFECTS.parse("keyed").family == "runtime"
+
+
+def test_protocol_pickles_with_its_label_and_table():
+    """A protocol survives pickling (sweep workers receive it) with its label, knobs and table."""
+    protocol = WORKSPACE.parse("step-dedupe,journal_write=after_write")
+    again = pickle.loads(pickle.dumps(protocol))
+    assert (again, again.label, again.explicit, again.table.family) == (
+        protocol, protocol.label, protocol.explicit, "workspace")
+
+
+def test_ranks_order_values_by_protection():
+    """A knob's rank says how much protection a value gives; equal ranks are alternatives."""
+    dedupe, stamp_at = WORKSPACE.knob("dedupe"), WORKSPACE.knob("stamp_at")
+    assert dedupe.rank("off") < dedupe.rank("memory") < dedupe.rank("journal")
+    assert stamp_at.rank("plan") == stamp_at.rank("dispatch") > stamp_at.rank("apply")
+
+
+def test_weakenings_are_the_values_below_the_top_rank():
+    """weakenings lists every value ranked below a knob's strongest one (what a planted bug may set)."""
+    assert WORKSPACE.knob("dedupe").weakenings() == ("off", "memory")
+    assert WORKSPACE.knob("stamp_at").weakenings() == ("apply",)
+    assert EFFECTS.knob("key_retention").weakenings() == (5.0, 3600.0)
+
+
+def test_numeric_knob_parses_numbers_and_ranks_by_value():
+    """A numeric knob (key_retention) takes a finite number >= 0, ranks by value and proposes its ladder."""
+    knob = EFFECTS.knob("key_retention")
+    assert EFFECTS.parse("keyed,key_retention=5").key_retention == 5.0
+    assert knob.rank(3600.0) > knob.rank(5.0)
+    assert knob.candidates() == (5.0, 3600.0, 7 * 24 * 3600.0)
+    assert knob.show(3600.0) == "3600"
+
+
+@pytest.mark.parametrize(("value", "fragment"), [("-1", "negative"), ("abc", "number"), ("inf", "finite"),
+                                                 ("nan", "finite")])
+def test_numeric_knob_refuses_bad_numbers(value, fragment):
+    """A numeric knob refuses a negative, non-numeric or non-finite value with one line."""
+    with pytest.raises(ProtocolError, match=fragment):
+        EFFECTS.parse(f"keyed,key_retention={value}")
+
+
+def test_followed_knob_takes_the_value_of_the_knob_it_follows():
+    """approval follows compensation unless the protocol sets it."""
+    assert EFFECTS.parse("keyed,compensation=off").approval == "off"
+    assert EFFECTS.parse("keyed,compensation=off,approval=on").approval == "on"
+    assert EFFECTS.parse("keyed").approval == "on"
+
+
+def test_a_table_of_ones_own_parses_with_the_shared_parser():
+    """A family's own KnobTable gets presets, knobs and errors from the shared parser."""
+    table = KnobTable("toy", (Knob("lock", ("off", "on"), "off", "a lock", ranks={"off": 0, "on": 1}),),
+                      {"safe": {"lock": "on"}})
+    protocol = table.parse("safe")
+    assert isinstance(protocol, Protocol) and protocol.lock == "on" and protocol.family == "toy"
+    assert list(table.preset_protocols()) == ["safe"]
+    with pytest.raises(ProtocolError, match="unknown toy preset"):
+        table.parse("unsafe")

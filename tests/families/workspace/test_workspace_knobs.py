@@ -1,0 +1,43 @@
+"""The workspace family's knob table: the presets of the seed table and the knobs' ranks."""
+
+from __future__ import annotations
+
+import pytest
+
+import sim
+from sim.families.workspace.knobs import PRESETS, TABLE
+
+DEFAULTS = {"stamp_at": "dispatch", "journal_write": "atomic", "drift_check": "off",
+            "overlap_check": "off", "pipeline": "off"}
+
+
+@pytest.mark.parametrize(
+    ("preset", "fence", "dedupe"),
+    [("none", "none", "off"), ("plan", "plan", "off"), ("step", "step", "off"), ("step-dedupe", "step", "journal")],
+)
+def test_preset_resolves_to_design_knobs(preset, fence, dedupe):
+    """Each preset sets fence and dedupe as the design says and leaves every other knob at its default."""
+    protocol = TABLE.parse(preset)
+    assert protocol.knobs == {"fence": fence, "dedupe": dedupe, **DEFAULTS}
+    assert protocol.label == preset
+
+
+def test_presets_are_the_seed_rows_in_order():
+    """The workspace presets are none, plan, step, step-dedupe, in the seed table's row order."""
+    assert PRESETS == ("none", "plan", "step", "step-dedupe")
+    assert list(TABLE.preset_protocols()) == list(PRESETS)
+
+
+def test_api_parse_protocol_defaults_to_the_workspace_family():
+    """sim.parse_protocol without a family parses a workspace protocol, equal to the table's."""
+    assert sim.parse_protocol("step-dedupe,journal_write=after_write") == TABLE.parse(
+        "step-dedupe,journal_write=after_write")
+    assert sim.parse_protocol("plan").family == "workspace"
+
+
+def test_the_top_rank_of_every_knob_is_the_safe_design():
+    """The strongest value of every knob is the step-dedupe design (nothing stronger is left to add)."""
+    strongest = {k.name: max(k.values, key=k.rank) for k in TABLE.knobs}
+    assert strongest["dedupe"] == "journal" and strongest["journal_write"] == "atomic"
+    assert strongest["pipeline"] == "off" and strongest["drift_check"] == "reject"
+    assert TABLE.knob("fence").rank("plan") == TABLE.knob("fence").rank("step") > TABLE.knob("fence").rank("none")

@@ -1,0 +1,179 @@
+"""The counterfactual advisor (sim.search.advisor): the fewest knob changes from the fuzzed protocol that
+remove a violation, never lowering a knob's rank, priced by a sample sweep."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+import sim
+from sim.families.effects import FAMILY as EFFECTS
+from sim.families.effects.faults import FaultEvent
+from sim.families.workspace import FAMILY
+from sim.families.workspace.scenario import parse_action
+from sim.search.advisor import Advice, advise, candidates, rank_gain
+
+JOURNAL_LOSS = ("step-dedupe,journal_write=after_write", "journal_loss",
+                ("plan", "dispatch s1", "preempt after_write", "deliver s1"))
+LOST_UPDATE = ("step-dedupe", "lost_update", ("plan", "human_edit app.py", "dispatch s1", "deliver s1"))
+
+
+@functools.cache
+def _workload(name="seed-fuzz"):
+    return sim.load_workload(name)
+
+
+def _events(texts):
+    base = _workload().base
+    return tuple(parse_action(t, base.files, base.step_ids()) for t in texts)
+
+
+@functools.cache
+def _advice(case):
+    label, invariant, texts = case
+    return advise(FAMILY, _workload(), FAMILY.parse_protocol(label), invariant, _events(texts), sample_seeds=100)
+
+
+def _violations(label, events):
+    history = FAMILY.replay(_workload().base, FAMILY.parse_protocol(label), events).history
+    return FAMILY.check(history).safety_violations
+
+
+@pytest.mark.parametrize("case", [JOURNAL_LOSS, LOST_UPDATE], ids=["journal_loss", "lost_update"])
+def test_the_order_violates_under_the_reviewed_protocol(case):
+    """The advisor's input really is a counterexample under the protocol it reviews."""
+    label, invariant, texts = case
+    assert invariant in {v.invariant for v in _violations(label, _events(texts))}
+
+
+@pytest.mark.parametrize("case", [JOURNAL_LOSS, LOST_UPDATE], ids=["journal_loss", "lost_update"])
+def test_every_protocol_in_removed_by_replays_the_order_cleanly(case):
+    """Every protocol the advisor lists as removing the violation replays the order with no safety violation."""
+    advice = _advice(case)
+    assert advice.removed_by
+    for label in advice.removed_by:
+        assert not _violations(label, _events(case[2])), label
+
+
+@pytest.mark.parametrize("case", [JOURNAL_LOSS, LOST_UPDATE], ids=["journal_loss", "lost_update"])
+def test_proposals_change_the_fewest_knobs_and_never_lower_a_rank(case):
+    """Each proposal changes exactly changes_needed knobs of the reviewed protocol, each to an equal or higher rank."""
+    advice = _advice(case)
+    reviewed = FAMILY.parse_protocol(case[0])
+    assert advice.changes_needed == 1
+    for label in advice.removed_by:
+        proposal = FAMILY.parse_protocol(label)
+        changed = proposal.changes_from(reviewed)
+        assert len(changed) == advice.changes_needed
+        for name, value in changed.items():
+            knob = FAMILY.knobs.knob(name)
+            assert knob.rank(value) >= knob.rank(reviewed.knobs[name])
+
+
+@pytest.mark.parametrize("case", [JOURNAL_LOSS, LOST_UPDATE], ids=["journal_loss", "lost_update"])
+def test_recommended_protocol_is_a_priced_remover(case):
+    """The recommendation removes the violation, is priced, and its changes are what it changes."""
+    advice = _advice(case)
+    assert advice.recommended in advice.removed_by
+    assert advice.recommended in [p["protocol"] for p in advice.priced]
+    assert advice.changes == FAMILY.parse_protocol(advice.recommended).changes_from(FAMILY.parse_protocol(case[0]))
+
+
+def test_protocol_under_test_is_not_in_removed_by():
+    """The protocol that violates is never advised as its own fix."""
+    advice = _advice(LOST_UPDATE)
+    assert FAMILY.parse_protocol("step-dedupe") not in {FAMILY.parse_protocol(p) for p in advice.removed_by}
+
+
+def test_removed_by_is_ordered_by_rank_gain():
+    """removed_by lists candidates by non-decreasing rank gain over the reviewed protocol."""
+    advice = _advice(LOST_UPDATE)
+    reviewed = FAMILY.parse_protocol("step-dedupe")
+    gains = [rank_gain(FAMILY.parse_protocol(p), reviewed) for p in advice.removed_by]
+    assert gains == sorted(gains)
+
+
+def test_recommendation_is_the_cleanest_then_busiest_then_cheapest_priced_candidate():
+    """The recommendation never shows the invariant in its sample, then adds no violation, then does the
+    most work, then has the fewest availability findings per run."""
+    advice = _advice(LOST_UPDATE)
+    best = min(advice.priced, key=lambda p: (p["sample_runs_violating_it"], p["sample_new_violations"],
+                                             -p["progress_share"], p["availability_per_run"]))
+    assert (advice.sample_violating_runs, advice.progress_share, advice.availability_per_run) == (
+        best["sample_violating_runs"], best["progress_share"], best["availability_per_run"])
+    assert advice.sample_violating_runs == 0
+
+
+def test_journal_loss_fix_is_an_atomic_journal_write():
+    """For the after_write journal window the advisor recommends journal_write=atomic."""
+    advice = _advice(JOURNAL_LOSS)
+    assert FAMILY.parse_protocol(advice.recommended).journal_write == "atomic"
+
+
+def test_recommendation_applies_work():
+    """The recommended fix still applies planned steps in its sample (a fix that applies nothing is no fix)."""
+    advice = _advice(JOURNAL_LOSS)
+    assert advice.progress_share is not None and advice.progress_share > 0
+
+
+def test_priced_candidates_carry_their_progress_share():
+    """Each priced candidate reports the share of planned steps its sample applied."""
+    for priced in _advice(LOST_UPDATE).priced:
+        assert 0 <= priced["progress_share"] <= 1
+    assert _advice(LOST_UPDATE).progress_share > 0
+
+
+def test_atomic_journal_write_removes_the_journal_loss():
+    """journal_write=atomic is among the single changes that remove the after_write journal loss."""
+    assert "step-dedupe" in _advice(JOURNAL_LOSS).removed_by
+
+
+def test_advice_to_json_has_the_documented_keys():
+    """Advice serialises its protocol, invariant, events, changes needed, proposals, recommendation and prices."""
+    document = _advice(LOST_UPDATE).to_json()
+    assert {"protocol", "invariant", "events", "changes_needed", "removed_by", "recommended", "changes",
+            "availability_per_run", "progress_share", "sample_violating_runs", "sample_seeds",
+            "priced"} <= set(document)
+    assert document["events"] == list(LOST_UPDATE[2]) and document["sample_seeds"] == 100
+
+
+def test_candidates_change_exactly_n_knobs_to_equal_or_higher_ranks():
+    """candidates(p, n) differ from p in exactly n knobs, none ranked lower, and are labelled parseably."""
+    reviewed = FAMILY.parse_protocol("step-dedupe")
+    singles = candidates(reviewed, 1)
+    assert [c.label for c in singles] == ["plan,dedupe=journal", "step-dedupe,stamp_at=plan",
+                                          "step-dedupe,drift_check=reject", "step-dedupe,overlap_check=on"]
+    for n in (1, 2):
+        for candidate in candidates(reviewed, n):
+            changed = candidate.changes_from(reviewed)
+            assert len(changed) == n
+            assert all(FAMILY.knobs.knob(k).rank(v) >= FAMILY.knobs.knob(k).rank(reviewed.knobs[k])
+                       for k, v in changed.items())
+            assert FAMILY.parse_protocol(candidate.label).knobs == candidate.knobs
+
+
+def test_candidates_of_the_weakest_protocol_include_each_stronger_value():
+    """From fence=none every knob may move up: the fences, both dedupe stores, drift and overlap checks."""
+    labels = [c.label for c in candidates(FAMILY.parse_protocol("none"), 1)]
+    assert labels == ["plan", "step", "none,stamp_at=plan", "none,dedupe=memory", "none,dedupe=journal",
+                      "none,drift_check=reject", "none,overlap_check=on"]
+
+
+def test_effects_release_duplicate_is_fixed_by_keying_irreversible_endpoints():
+    """For a duplicated release under keyed-fingerprint-reconcile the one-knob fix is irreversible_keys=on."""
+    advice = advise(EFFECTS, sim.load_workload("effects-pr"), EFFECTS.parse_protocol("keyed-fingerprint-reconcile"),
+                    "duplicate_effect", (FaultEvent("duplicate", "publish_release", "after_commit"),), sample_seeds=20)
+    assert (advice.changes_needed, advice.changes) == (1, {"irreversible_keys": "on"})
+    assert advice.removed_by == ["keyed-fingerprint-reconcile,irreversible_keys=on"]
+
+
+def test_nothing_within_the_change_limit_leaves_no_recommendation():
+    """When no change of up to max_changes knobs removes the violation, nothing is recommended."""
+    workload = sim.load_workload("effects-pr")
+    order = (FaultEvent("terminate", "open_pr", "after_commit"),)
+    reviewed = EFFECTS.parse_protocol("unkeyed-retry")
+    one = advise(EFFECTS, workload, reviewed, "duplicate_effect", order, sample_seeds=10, max_changes=1)
+    assert isinstance(one, Advice) and (one.changes_needed, one.recommended, one.removed_by) == (None, None, [])
+    two = advise(EFFECTS, workload, reviewed, "duplicate_effect", order, sample_seeds=10, max_changes=2)
+    assert two.changes_needed == 2 and two.recommended in two.removed_by

@@ -1,0 +1,148 @@
+"""Exhaustive bounded enumeration (sim.search.exhaustive) on the tiny workspace workload, and on the
+effects-pr workload through the same contract."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+import sim
+from sim.core.errors import InputError
+from sim.families.effects import FAMILY as EFFECTS
+from sim.families.workspace import FAMILY
+from sim.search import exhaustive
+from sim.search.exhaustive import MAX_EVENTS_LIMIT
+
+
+@functools.cache
+def _tiny():
+    return sim.load_workload("tiny")
+
+
+def parse_protocol(label):
+    return FAMILY.parse_protocol(label)
+
+
+def explore(workload, protocol, max_events, **options):
+    return exhaustive.explore(FAMILY, workload, protocol, max_events, **options)
+
+
+@functools.cache
+def _explore(label, max_events):
+    return explore(_tiny(), parse_protocol(label), max_events)
+
+
+def test_plan_fence_has_no_safety_violation_within_five_events():
+    """explore(tiny, plan, 5) finds no safety violation and covers the whole bound."""
+    result = _explore("plan", 5)
+    assert not result.violated
+    assert result.minimal_orders == {}
+    assert result.complete
+
+
+def test_plan_fence_proof_names_every_invariant_absent():
+    """A complete, clean search reports every safety invariant as proved absent."""
+    data = _explore("plan", 5).to_json()
+    assert set(data["proved_absent"]) == {"lost_update", "duplicate_effect", "stale_accept", "journal_loss"}
+    assert data["violations"] == {}
+
+
+def test_no_fence_finds_lost_update_at_four_and_duplicate_effect_at_five():
+    """explore(tiny, none, 5) finds lost_update at 4 events and duplicate_effect at 5, and nothing else."""
+    result = _explore("none", 5)
+    assert result.complete
+    assert result.shortest == {"lost_update": 4, "duplicate_effect": 5}
+
+
+@pytest.mark.parametrize("invariant", ["lost_update", "duplicate_effect"])
+def test_minimal_orders_have_the_shortest_length_and_replay_to_the_violation(invariant):
+    """Every minimal order has the reported shortest length and replays, unskipped, to its violation."""
+    result = _explore("none", 5)
+    protocol = parse_protocol("none")
+    assert result.minimal_orders[invariant]
+    for order in result.minimal_orders[invariant]:
+        assert len(order) == result.shortest[invariant]
+        history = FAMILY.replay(_tiny().base, protocol, order).history
+        assert not any(e.get("skipped") for e in history)
+        assert invariant in {v.invariant for v in FAMILY.check(history).safety_violations}
+
+
+@pytest.mark.parametrize("label", ["plan", "none"])
+def test_orders_explored_is_at_least_distinct_states(label):
+    """Merging equal states never counts more states than orders."""
+    result = _explore(label, 5)
+    assert result.distinct_states > 0
+    assert result.orders_explored >= result.distinct_states
+
+
+def test_same_call_twice_gives_identical_json():
+    """Two identical explore calls give identical to_json()."""
+    first = explore(_tiny(), parse_protocol("none"), 5).to_json()
+    assert first == _explore("none", 5).to_json()
+
+
+def test_lower_bound_finds_nothing_below_the_shortest():
+    """With a bound of 3, no fence still shows no violation: the shortest is 4."""
+    result = explore(_tiny(), parse_protocol("none"), 3)
+    assert result.complete and not result.violated
+
+
+def test_only_stops_at_the_first_depth_of_that_invariant():
+    """With only=lost_update the search ends at depth 4 with reason found."""
+    result = explore(_tiny(), parse_protocol("none"), 6, only="lost_update")
+    assert result.reason == "found"
+    assert result.shortest == {"lost_update": 4}
+
+
+def test_state_limit_ends_with_a_named_reason():
+    """A tiny state limit stops the search, marks it incomplete and names the limit."""
+    result = explore(_tiny(), parse_protocol("none"), 5, max_states=5)
+    assert not result.complete
+    assert result.reason == "state_limit"
+    assert result.to_json()["proved_absent"] == []
+
+
+@pytest.mark.parametrize("bound", [0, MAX_EVENTS_LIMIT + 1])
+def test_out_of_range_bound_is_refused(bound):
+    """A bound outside 1..MAX_EVENTS_LIMIT raises InputError."""
+    with pytest.raises(InputError):
+        explore(_tiny(), parse_protocol("none"), bound)
+
+
+def test_a_restricted_alphabet_finds_only_orders_over_it():
+    """With an alphabet of the first step's events, every order found uses only those events."""
+    first_step = FAMILY.alphabets(_tiny())[0]
+    result = explore(_tiny(), parse_protocol("none"), 5, alphabet=first_step)
+    assert result.shortest == {"lost_update": 4, "duplicate_effect": 5}
+    assert len(first_step) < len(FAMILY.alphabet(_tiny()))
+    allowed = {str(e) for e in first_step}
+    assert all(str(e) in allowed for orders in result.minimal_orders.values() for order in orders for e in order)
+
+
+def test_to_json_reports_orders_states_and_the_end():
+    """to_json names the protocol, bound, counts, completeness, end reason and each violation's orders."""
+    data = _explore("none", 5).to_json()
+    assert {"protocol", "max_events", "orders_explored", "distinct_states", "complete", "end", "proved_absent",
+            "violations"} <= set(data)
+    assert data["violations"]["lost_update"]["shortest_events"] == 4
+    assert all(isinstance(e, str) for order in data["violations"]["lost_update"]["orders"] for e in order)
+    assert set(data["proved_absent"]) == {"stale_accept", "journal_loss"}
+
+
+@functools.cache
+def _effects(label):
+    return exhaustive.explore(EFFECTS, sim.load_workload("effects-pr"), EFFECTS.parse_protocol(label), 1)
+
+
+def test_effects_single_faults_under_the_full_design_break_only_the_keyless_release():
+    """On effects-pr, every single fault under keyed-fingerprint-reconcile is safe except on the keyless release."""
+    result = _effects("keyed-fingerprint-reconcile")
+    assert result.complete and result.shortest == {"duplicate_effect": 1, "lost_success": 1}
+    assert {order[0].transition for order in result.minimal_orders["duplicate_effect"]} == {"publish_release"}
+
+
+def test_effects_lease_fence_off_is_found_with_one_fault():
+    """Without the lease fence one zombie is enough for a second writer to duplicate an effect."""
+    orders = _effects("keyed-fingerprint-reconcile,lease_fence=off").minimal_orders["duplicate_effect"]
+    assert any(order[0].fault == "zombie" and order[0].transition == "open_pr" for order in orders)
