@@ -1,13 +1,13 @@
 """A plain-Python model of the workspace protocol, with no discrete-event kernel.
 
 It is the baseline of ``bench_fuzz.py``: the same semantics as
-``sim.models.workspace`` (DESIGN section 2) for the presets -- fence
+``sim.families.workspace`` (docs/workspace.md) for the presets -- fence
 none/plan/step with the stamp taken at dispatch, dedupe off/memory/journal
 with ``journal_write=atomic``, ``pipeline=off``, no drift or overlap check --
 applied event by event in a loop, and the two safety checks the benchmark
 compares (``lost_update``, ``duplicate_effect``) computed on the fly.
 
-It consumes the very same orders as the real sweep (``sim.faults.generate``),
+It consumes the very same orders as the real sweep (``sim.families.workspace.faults.generate``),
 so a bare sweep and a fencesim sweep over the same seeds must find the same
 number of violating runs.  Files are compared by content, not by hash (the
 two are equivalent up to hash collisions).
@@ -18,8 +18,11 @@ the replay does; ``BareRun.skipped`` counts them.
 
 from __future__ import annotations
 
-from sim.faults import generate
-from sim.protocol import Protocol, parse_protocol
+from sim.core.knobs import Protocol
+from sim.families.workspace import FAMILY
+from sim.families.workspace.faults import generate
+
+parse_protocol = FAMILY.parse_protocol
 
 SUPPORTED = {"fence": ("none", "plan", "step"), "stamp_at": ("dispatch",), "dedupe": ("off", "memory", "journal"),
              "journal_write": ("atomic",), "drift_check": ("off",), "overlap_check": ("off",), "pipeline": ("off",)}
@@ -295,7 +298,7 @@ def bare_sweep(workload, protocol: Protocol | str, seeds: int, seed_start: int =
     for seed in range(seed_start, seed_start + seeds):
         run = BareRun(base, fence, dedupe)
         step = run.step
-        for action in generate(workload, seed).events:
+        for action in generate(workload, seed):
             step(action)
         lost += run.lost_update > 0
         dup += run.duplicate_effect > 0

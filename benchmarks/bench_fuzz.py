@@ -35,11 +35,18 @@ sys.path.insert(0, str(HERE))
 
 from bare_model import BareRun, bare_sweep  # noqa: E402
 
-from sim.faults import PREEMPT_CHOICES  # noqa: E402
-from sim.protocol import parse_protocol  # noqa: E402
+from sim.families.workspace import FAMILY  # noqa: E402
+from sim.families.workspace.faults import PREEMPT_CHOICES  # noqa: E402
+from sim.registry import FAMILIES  # noqa: E402
 from sim.search.shrink import shrink  # noqa: E402
-from sim.search.sweep import CHUNK_SEEDS, sweep  # noqa: E402
-from sim.search.workload import load_workload  # noqa: E402
+from sim.search.sweep import CHUNK_SEEDS, sweep as family_sweep  # noqa: E402
+
+parse_protocol = FAMILY.parse_protocol
+load_workload = FAMILIES.load_workload
+
+
+def sweep(workload, protocols, *args, **kwargs):
+    return family_sweep(FAMILY, workload, protocols, *args, **kwargs)
 
 WORKLOAD = "seed-fuzz"
 ROWS: list[tuple[str, str, str, str]] = []  # (measure, fencesim, baseline, ratio)
@@ -123,7 +130,7 @@ def fencesim_first_counterexample(workload, protocol, max_seeds: int = 1_000_000
     if found is None:
         raise RuntimeError("no lost_update found")
     t_found = time.perf_counter() - start
-    result = shrink(workload, protocol, found.order, "lost_update")
+    result = shrink(FAMILY, workload, protocol, found.order, "lost_update")
     t_min = time.perf_counter() - start
     return t_found, t_min, found, result
 

@@ -36,9 +36,9 @@ from sim.core.knobs import Protocol
 from sim.core.workload import Workload, did_you_mean, resolve_workload
 from sim.registry import FAMILIES
 
-DESIGN_KEYS = ("format", "name", "description", "family", "protocols", "seeds", "workload", "scenarios")
+FILE_KEYS = ("format", "name", "description", "family", "protocols", "seeds", "workload", "scenarios")
 #: The most seeds a design may ask for (a limit on everything).
-MAX_DESIGN_SEEDS = 1_000_000
+SEEDS_LIMIT = 1_000_000
 
 
 @dataclass
@@ -99,9 +99,9 @@ def load_design(path: str | Path, seeds: int | None = None) -> Design:
     data, source = read_toml(path, "design file")
     base = Path(path).resolve().parent
     for key in data:
-        if key not in DESIGN_KEYS:
-            raise source.error(f"unknown key {key!r}{did_you_mean(key, DESIGN_KEYS)}; design keys: "
-                               f"{', '.join(DESIGN_KEYS)}", key)
+        if key not in FILE_KEYS:
+            raise source.error(f"unknown key {key!r}{did_you_mean(key, FILE_KEYS)}; design keys: "
+                               f"{', '.join(FILE_KEYS)}", key)
     name = data.get("name", Path(path).stem)
     description = data.get("description", "")
     if not isinstance(name, str) or not isinstance(description, str):
@@ -135,8 +135,8 @@ def load_design(path: str | Path, seeds: int | None = None) -> Design:
         except ProtocolError as error:
             raise source.error(str(error), f'"{text}"') from None
     chosen_seeds = data.get("seeds", 1000)
-    if not isinstance(chosen_seeds, int) or isinstance(chosen_seeds, bool) or not 1 <= chosen_seeds <= MAX_DESIGN_SEEDS:
-        raise source.error(f"seeds must be a whole number from 1 to {MAX_DESIGN_SEEDS}", "seeds")
+    if not isinstance(chosen_seeds, int) or isinstance(chosen_seeds, bool) or not 1 <= chosen_seeds <= SEEDS_LIMIT:
+        raise source.error(f"seeds must be a whole number from 1 to {SEEDS_LIMIT}", "seeds")
     patterns = data.get("scenarios", [])
     if not isinstance(patterns, list):
         raise source.error("scenarios must be a list of file patterns", "scenarios")

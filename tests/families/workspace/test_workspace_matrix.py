@@ -38,7 +38,7 @@ def test_seed_table_has_twelve_cells():
 
 
 def test_differences_are_exactly_the_five_documented_cells(document):
-    """The seed code differs from the model in exactly the five cells of DESIGN section 5."""
+    """The seed code differs from the model in exactly five cells (docs/workspace.md)."""
     cells = [(d["row"], d["scenario"]) for d in document["differences"]]
     assert len(cells) == 5 and set(cells) == DIFFERING_CELLS
 
