@@ -30,7 +30,9 @@ def project_run(doc):
 def project_fuzz(doc):
     return {
         "runs": doc["runs"], "violating_runs": doc["violating_runs"],
-        "by_protocol": {p: {k: t[k] for k in ("runs", "violating_runs", "by_invariant", "spurious_rejections")}
+        "by_protocol": {p: {"runs": t["runs"], "violating_runs": t["violating_runs"],
+                            "by_invariant": t["violating_runs_by_invariant"],
+                            "spurious_rejections": t["spurious_rejections"]}
                         for p, t in doc["by_protocol"].items()},
         "counterexamples": [{k: c[k] for k in ("protocol", "invariant", "events", "seed", "run", "original_events")}
                             for c in doc["counterexamples"]],

@@ -92,10 +92,16 @@ def _print_summary(console, document: dict) -> None:
     console.print(f"workload {document['workload']} ({document['family']} family): {document['runs']} runs, "
                   f"{document['violating_runs']} violating", markup=False)
     for label, tally in document["by_protocol"].items():
-        found = ", ".join(f"{k}={v}" for k, v in tally["by_invariant"].items() if v) or "no safety violation"
+        found = ", ".join(f"{k} {v}" for k, v in tally["violating_runs_by_invariant"].items() if v)
         counted = "; ".join(f"{name.replace('_', ' ')} {tally[name]}" for name in document["availability"])
-        console.print(f"  {label:<40} {tally['violating_runs']:>6} violating of {tally['runs']}: {found}"
-                      + (f"; {counted}" if counted else ""), markup=False)
+        line = (f"  {label:<40} {tally['violating_runs']:>6} of {tally['runs']} runs violate ({found})" if found
+                else f"  {label:<40} {'no':>6} violating run in {tally['runs']}")
+        if "progress" in tally:
+            share = tally["progress"]["share"]["value"]
+            line += f"; {tally['progress']['what'].replace('_', ' ')} {share:.0%}" if share == share else ""
+            if tally["applies_nothing"]:
+                line += " -- APPLIES NOTHING: no violation because no work is done"
+        console.print(line + (f"; {counted}" if counted else ""), markup=False)
     if document.get("claims"):
         console.print("\nthe seed's claims, as this search found them:", markup=False)
         for claim in document["claims"]:
@@ -109,8 +115,9 @@ def _print_summary(console, document: dict) -> None:
         advice = example.get("advice")
         if advice and advice["recommended"]:
             changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
+            done = "" if advice.get("progress_share") is None else f", work done {advice['progress_share']:.0%}"
             console.print(f"  smallest fix: {changes} -> {advice['recommended']} "
-                          f"({advice['availability_per_run']} availability findings/run, "
+                          f"({advice['availability_per_run']} {' + '.join(document['availability'])} per run{done}, "
                           f"{advice['sample_violating_runs']} violating runs in a {advice['sample_seeds']}-seed "
                           f"sample)", markup=False)
         elif advice:

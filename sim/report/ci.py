@@ -18,7 +18,7 @@ def junit_xml(document: dict) -> str:
                 failures += 1
                 example = found[(protocol, invariant)]
                 body = "\n".join(example["events"]) + f"\n\nreplay: {example['replay']}"
-                message = f"{invariant} violated in {tally['by_invariant'][invariant]} run(s)"
+                message = f"{invariant} violated in {tally['violating_runs_by_invariant'][invariant]} run(s)"
                 case += (f"\n    <failure message={quoteattr(message)}>"
                          f"{escape(body)}</failure>\n  </testcase>")
             else:
@@ -39,7 +39,7 @@ def markdown_summary(document: dict) -> str:
              "| protocol | runs | violating | " + " | ".join(invariants + availability) + " |",
              "|---|---|---|" + "---|" * len(invariants + availability)]
     for protocol, tally in document["by_protocol"].items():
-        counts = " | ".join([str(tally["by_invariant"][n]) for n in invariants]
+        counts = " | ".join([str(tally["violating_runs_by_invariant"][n]) for n in invariants]
                             + [str(tally[n]) for n in availability])
         lines.append(f"| `{protocol}` | {tally['runs']} | {tally['violating_runs']} | {counts} |")
     for example in document["counterexamples"]:

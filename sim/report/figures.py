@@ -28,13 +28,13 @@ def _short(text: str, width: int = 28) -> str:
 
 
 def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, str], tuple[str, str]],
-                    title: str) -> Figure:
+                    title: str, labels: Sequence[str] | None = None) -> Figure:
     """Protocol x scenario: green where the protocol holds, red where it violates an invariant.
 
     ``cells[(row, column)]`` is ``(status, text)``: status ``"ok"``, ``"violated"`` or ``"none"`` (not run).
     """
     height = 1.4 + 0.42 * len(rows)
-    width = max(6.0, 2.6 + 1.2 * len(columns))
+    width = max(6.0, 2.8 + 1.25 * len(columns))
     figure = Figure(figsize=(width, height), layout="constrained")
     ax = figure.subplots()
     code = {"ok": 0, "violated": 1, "none": 2}
@@ -45,7 +45,7 @@ def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tup
             text = cells.get((row, column), ("none", "-"))[1]
             ax.text(j, i, _short(text.replace("_", " "), 18), ha="center", va="center", fontsize=6.5,
                     color="white" if grid[i][j] == 1 else "black")
-    ax.set_xticks(range(len(columns)), [_short(c, 30) for c in columns], rotation=30, ha="right", fontsize=7)
+    ax.set_xticks(range(len(columns)), list(labels or [_short(c, 30) for c in columns]), rotation=0, fontsize=6.5)
     ax.set_yticks(range(len(rows)), [_short(r, 46) for r in rows], fontsize=8)
     ax.set_title(title, fontsize=10)
     ax.set_xlabel("scenario or minimal counterexample, replayed with no seed (green: holds; red: violates)",
@@ -55,23 +55,30 @@ def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tup
 
 def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progress_label: str) -> Figure:
     """One point per protocol: share of work done (x) against share of runs violating safety (y), with
-    Wilson intervals on both axes.  ``points``: ``{"protocol", "progress": {value, low, high},
-    "violating": {value, low, high}}``."""
-    figure = Figure(figsize=(7.5, 4.8), layout="constrained")
+    Wilson intervals on both axes; protocols that land on the same spot share one labelled point.
+    ``points``: ``{"protocol", "progress": {value, low, high}, "violating": {value, low, high}}``."""
+    figure = Figure(figsize=(8.5, 5.0), layout="constrained")
     ax = figure.subplots()
-    for index, point in enumerate(points):
-        x, y = point["progress"], point["violating"]
+    groups: dict[tuple[float, float], list[dict[str, Any]]] = {}
+    for point in points:
+        spot = (round(point["progress"]["value"], 3), round(point["violating"]["value"], 3))
+        groups.setdefault(spot, []).append(point)
+    for index, members in enumerate(groups.values()):
+        x, y = members[0]["progress"], members[0]["violating"]
         ax.errorbar([x["value"]], [y["value"]],
                     xerr=[[x["value"] - x["low"]], [x["high"] - x["value"]]],
                     yerr=[[y["value"] - y["low"]], [y["high"] - y["value"]]],
-                    fmt="o", capsize=3, color=f"C{index % 10}", label=_short(point["protocol"], 44))
-    ax.set_xlim(-0.03, 1.03)
-    ax.set_ylim(-0.03, 1.03)
+                    fmt="o", capsize=3, color=f"C{index % 10}")
+        label = "\n".join(_short(m["protocol"], 40) for m in members)
+        above = index % 2 == 0  # neighbouring groups label on alternate sides
+        ax.annotate(label, (x["value"], y["value"]), xytext=(6, 5 if above else -5), textcoords="offset points",
+                    fontsize=7, color=f"C{index % 10}", va="bottom" if above else "top")
+    ax.set_xlim(-0.03, 1.25)
+    ax.set_ylim(-0.05, 1.05)
     ax.set_xlabel(f"{progress_label} (share, 95% Wilson interval)", fontsize=9)
     ax.set_ylabel("runs violating a safety invariant (share, 95% Wilson)", fontsize=9)
     ax.set_title(title, fontsize=10)
     ax.axhline(0, color="#999999", linewidth=0.6)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3)
     return figure
 
@@ -162,7 +169,7 @@ def to_svg(figure: Figure) -> str:
     return buffer.getvalue()
 
 
-def to_png(figure: Figure, dpi: int = 110) -> bytes:
+def to_png(figure: Figure, dpi: int = 90) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None}, bbox_inches="tight")
     return buffer.getvalue()

@@ -55,7 +55,7 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
                       "interference": f"interference_{stem}"}
         drawn[names[key]["heatmap"]] = plots.verdict_heatmap(
             matrix["rows"], matrix["columns"], heat_cells,
-            f"{key}: protocol x scenario (red: an invariant is violated)")
+            f"{key}: protocol x scenario (red: an invariant is violated)", matrix["labels"])
         points = [{"protocol": r["protocol"], "violating": r["violating_runs"]["share"],
                    "progress": r["progress"]["share"] if r["progress"] else {"value": 0, "low": 0, "high": 0}}
                   for r in design["protocols"]]

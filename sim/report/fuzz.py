@@ -6,7 +6,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from sim.core import stats
 from sim.report.export import counterexample_name, current_commit, export
+from sim.report.review import APPLIES_NOTHING_BELOW
 from sim.search.pipeline import FuzzResult
 
 
@@ -42,12 +44,23 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
             advice = example.advice
             entry["advice"] = {
                 "recommended": advice.recommended, "changes": advice.changes,
-                "changes_needed": advice.changes_needed,
+                "changes_needed": advice.changes_needed, "progress_share": advice.progress_share,
                 "availability_per_run": advice.availability_per_run,
                 "sample_violating_runs": advice.sample_violating_runs, "sample_seeds": advice.sample_seeds,
             }
         examples.append(entry)
     return examples
+
+
+def protocol_document(family, tally) -> dict[str, Any]:
+    """One protocol's counts, with its liveness beside its safety (work done, and whether it did any)."""
+    out = tally.to_json()
+    if family.progress is not None:
+        done, planned = (int(tally.measures.get(name, 0)) for name in family.progress)
+        out["progress"] = {"done": done, "planned": planned, "share": stats.share(done, planned).to_json(),
+                           "what": f"{family.progress[0]} / {family.progress[1]}"}
+        out["applies_nothing"] = planned > 0 and done / planned < APPLIES_NOTHING_BELOW
+    return out
 
 
 def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[str, Any]:
@@ -62,8 +75,8 @@ def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[st
         "availability": list(result.family.availability_columns),
         "runs": summary.runs,
         "violating_runs": summary.violating_runs,
-        "by_invariant": summary.by_invariant(),
-        "by_protocol": {label: t.to_json() for label, t in summary.tallies.items()},
+        "violating_runs_by_invariant": summary.by_invariant(),
+        "by_protocol": {label: protocol_document(result.family, t) for label, t in summary.tallies.items()},
         "counterexamples": examples,
         "claims": result.claims,
     }

@@ -125,9 +125,10 @@ def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Proto
     violates; a counterexample's cell is the invariants its order violates
     under that protocol, or ``ok``.
     """
-    columns, cells = [], {}
+    columns, labels, cells = [], [], {}
     for scenario in scenarios:
         columns.append(scenario.name)
+        labels.append(scenario.name.replace("_", "\n", 1) if len(scenario.name) > 14 else scenario.name)
         for protocol in protocols:
             evaluation = evaluate(family, scenario, protocol, scenario.events)
             outcome = family.outcome(evaluation.replay) or "-"
@@ -136,12 +137,14 @@ def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Proto
                 "text": ", ".join(evaluation.violated) or (outcome if outcome != "-" else "ok")}
     for example in examples:
         columns.append(example["name"])
+        protocol_lines = example["protocol"].replace(",", ",\n")
+        labels.append(f"{example['invariant']}\nunder\n{protocol_lines}")
         for protocol in protocols:
             evaluation = evaluate(family, workload.base, protocol, example["_events"])
             cells[(protocol.label, example["name"])] = {
                 "outcome": family.outcome(evaluation.replay), "violated": list(evaluation.violated),
                 "text": ", ".join(evaluation.violated) or "ok"}
-    return {"rows": [p.label for p in protocols], "columns": columns,
+    return {"rows": [p.label for p in protocols], "columns": columns, "labels": labels,
             "cells": {f"{r}\t{c}": v for (r, c), v in cells.items()}}
 
 

@@ -81,7 +81,7 @@ class ProtocolTally:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"runs": self.runs, "violating_runs": self.violating_runs,
-                               "by_invariant": dict(self.by_invariant)}
+                               "violating_runs_by_invariant": dict(self.by_invariant)}
         out.update(self.counted)
         out["measures"] = dict(self.measures)
         return out

@@ -64,19 +64,19 @@ def test_fuzz_json_has_the_documented_keys(none_run):
     """The JSON document has family, invariants, availability, runs, violating_runs, by_invariant, by_protocol,
     counterexamples and claims."""
     document = json.loads(none_run[0].stdout)
-    assert {"family", "invariants", "availability", "runs", "violating_runs", "by_invariant", "by_protocol",
+    assert {"family", "invariants", "availability", "runs", "violating_runs", "violating_runs_by_invariant", "by_protocol",
             "counterexamples", "claims"} <= set(document)
     assert (document["family"], document["invariants"], document["availability"]) == (
         "workspace", list(INVARIANTS), ["spurious_rejections"])
     assert document["runs"] == 300
     assert 0 < document["violating_runs"] <= 300
-    assert set(document["by_invariant"]) == set(INVARIANTS)
+    assert set(document["violating_runs_by_invariant"]) == set(INVARIANTS)
 
 
 def test_fuzz_json_by_protocol_has_its_tallies(none_run):
     """Each by_protocol entry has runs, violating_runs, by_invariant and spurious_rejections."""
     tally = json.loads(none_run[0].stdout)["by_protocol"]["none"]
-    assert {"runs", "violating_runs", "by_invariant", "spurious_rejections"} <= set(tally)
+    assert {"runs", "violating_runs", "violating_runs_by_invariant", "spurious_rejections"} <= set(tally)
     assert tally["runs"] == 300
 
 
@@ -143,7 +143,7 @@ def test_clean_fuzz_exits_zero(plan_run):
     assert plan_run.returncode == 0, plan_run.stderr
     document = json.loads(plan_run.stdout)
     assert document["violating_runs"] == 0
-    assert all(v == 0 for v in document["by_invariant"].values())
+    assert all(v == 0 for v in document["violating_runs_by_invariant"].values())
     assert document["counterexamples"] == []
 
 

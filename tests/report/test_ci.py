@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _document(invariants=("lost_update", "duplicate_effect"), availability=("spurious_rejections",)):
     tally = lambda runs, found: {"runs": runs, "violating_runs": sum(found.values()),
-                                 "by_invariant": {n: found.get(n, 0) for n in invariants},
+                                 "violating_runs_by_invariant": {n: found.get(n, 0) for n in invariants},
                                  **{a: 3 for a in availability}}
     return {
         "workload": "seed-fuzz", "runs": 20, "violating_runs": 4, "invariants": list(invariants),

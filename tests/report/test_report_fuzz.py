@@ -43,7 +43,7 @@ def test_fuzz_document_has_the_documented_keys(tmp_path):
     """The document names the family, workload, seeds, invariants and availability columns, and the tallies."""
     document = fuzz_document(_result(), export_all(_result(), tmp_path))
     assert {"family", "workload", "seed_start", "seeds", "invariants", "availability", "runs", "violating_runs",
-            "by_invariant", "by_protocol", "counterexamples", "claims"} <= set(document)
+            "violating_runs_by_invariant", "by_protocol", "counterexamples", "claims"} <= set(document)
     assert (document["family"], document["workload"], document["runs"]) == ("workspace", "tiny", 120)
     assert document["invariants"] == list(FAMILY.safety_invariants)
     assert document["availability"] == ["spurious_rejections"]

@@ -172,7 +172,7 @@ def test_tally_to_json_has_runs_invariants_availability_and_measures():
     """A protocol's tally has runs, violating runs, per-invariant counts, availability counts and measures."""
     summary, _ = sweep("tiny", ["step"], 20, workers=1)
     tally = summary.tallies["step"].to_json()
-    assert {"runs", "violating_runs", "by_invariant", "spurious_rejections", "measures"} <= set(tally)
+    assert {"runs", "violating_runs", "violating_runs_by_invariant", "spurious_rejections", "measures"} <= set(tally)
     assert tally["runs"] == 20 and tally["measures"]["steps_planned"] == 40
     assert (summary.family, summary.workload, summary.seeds) == ("workspace", "tiny", 20)
 

@@ -16,7 +16,7 @@ def judge(by_protocol: dict[str, dict], protocols: Sequence[Protocol]) -> list[d
     out = []
     for protocol in protocols:
         tally = by_protocol[protocol.label]
-        found, runs = tally["by_invariant"], tally["runs"]
+        found, runs = tally["violating_runs_by_invariant"], tally["runs"]
         if protocol.idempotency != "none":
             out.append(_claim(protocol.label, "stable keys make a retried effect singular (duplicate_effect)",
                               found["duplicate_effect"], runs))

@@ -12,7 +12,7 @@ def judge(by_protocol: dict[str, dict], protocols) -> list[dict]:
     out = []
     for protocol in protocols:
         tally = by_protocol[protocol.label]
-        found = tally["by_invariant"]
+        found = tally["violating_runs_by_invariant"]
         runs = tally["runs"]
         if protocol.fence != "none":
             out.append(_claim(protocol.label, "P1: every applied step saw base_rev == rev at apply (stale_accept)",
