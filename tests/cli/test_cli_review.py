@@ -1,0 +1,96 @@
+"""fencesim review: a user's design, budgets, and a report folder that never loses the previous one."""
+
+from __future__ import annotations
+
+import json
+import re
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DESIGN = "scenarios/designs/three-files.toml"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def reviewed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("review") / "three"
+    done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "review", "--design", DESIGN,
+                           "--out", str(out), "--seeds", "300", "--json"], cwd=REPO, capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"})
+    return done, out
+
+
+def test_design_review_names_its_minimal_counterexample(reviewed):
+    """A weakened protocol's minimal order is named in summary.md and results.json, with its replay command."""
+    done, out = reviewed
+    assert done.returncode == 1, done.stderr[-2000:]
+    results = json.loads((out / "results.json").read_text())
+    (design,) = results["designs"]
+    examples = {(e["protocol"], e["invariant"]): e for e in design["counterexamples"]}
+    journal = examples[("step-dedupe,journal_write=after_write", "journal_loss")]
+    summary = (out / "summary.md").read_text()
+    assert "`journal_loss` under `step-dedupe,journal_write=after_write`" in summary
+    assert " ; ".join(journal["events"]) in summary and journal["replay"] in summary
+    assert "journal_write" in journal["advice"]["changes"]
+
+
+def test_report_folder_has_every_listed_file(reviewed):
+    """summary.md, report.html, results.json, figures (PNG and SVG) and counterexamples are all written."""
+    _, out = reviewed
+    for name in ("summary.md", "report.html", "results.json"):
+        assert (out / name).stat().st_size > 0
+    figures = {p.name for p in (out / "figures").iterdir()}
+    assert any(n.startswith("verdict_matrix_") and n.endswith(".svg") for n in figures)
+    assert {n[:-4] for n in figures if n.endswith(".png")} == {n[:-4] for n in figures if n.endswith(".svg")}
+    assert any(p.suffix == ".toml" for p in (out / "counterexamples").iterdir())
+    html = (out / "report.html").read_text()
+    assert "<svg" in html and not re.search(r"""(src|href)=["']https?:""", html)
+
+
+def test_exported_counterexample_replays_from_the_report_folder(reviewed):
+    """The replay command printed in the report works from the report folder and exits 1."""
+    _, out = reviewed
+    results = json.loads((out / "results.json").read_text())
+    example = results["designs"][0]["counterexamples"][0]
+    args = example["replay"].split()[1:]
+    done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", *args], cwd=out,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+
+
+def test_budget_stops_the_review_and_says_where(cli, tmp_path):
+    """A tiny --budget still writes the report, naming the phases it stopped."""
+    out = tmp_path / "budget"
+    done = cli("review", "--design", DESIGN, "--out", out, "--budget", "0.5", "--seeds", "20000", "--json",
+               timeout=600)
+    assert done.returncode in (0, 1), done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["budget_stopped"] and "sweep" in results["budget_stopped"]
+    assert results["designs"][0]["seeds_done"] < 20000
+    assert "budget" in (out / "summary.md").read_text()
+
+
+def test_a_failed_review_keeps_the_previous_report(cli, tmp_path):
+    """A design that cannot load fails with exit 4 and leaves the earlier folder untouched."""
+    out = tmp_path / "keep"
+    out.mkdir()
+    (out / "summary.md").write_text("previous")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('format = 1\nworkload = "seed-fuzz"\nprotocol = ["none"]\n')
+    done = cli("review", "--design", bad, "--out", out)
+    assert done.returncode == 4
+    assert "bad.toml:3" in done.stderr and "did you mean 'protocols'" in done.stderr
+    assert (out / "summary.md").read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".keep")] == []
+
+
+def test_out_naming_a_file_is_refused_before_any_work(cli, tmp_path):
+    """--out naming a file is one line and exit 4."""
+    target = tmp_path / "file"
+    target.write_text("x")
+    done = cli("review", "--out", target)
+    assert done.returncode == 4 and "is a file" in done.stderr
