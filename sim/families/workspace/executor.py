@@ -13,22 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from sim.families.workspace.actors import Actor, Answer, Skipped, StepMessage
-
-
-class CrashInjector:
-    """The executor's fault injector: a preemption armed for the next delivery."""
-
-    def __init__(self):
-        self.armed: str | None = None
-
-    def arm(self, point: str) -> None:
-        self.armed = point
-
-    def fires(self, point: str) -> bool:
-        if self.armed == point:
-            self.armed = None
-            return True
-        return False
+from sim.families.workspace.injectors import CrashInjector
 
 
 class Executor(Actor):
