@@ -176,6 +176,31 @@ class Family(abc.ABC):
     def replay(self, scenario: Any, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
         """Run ``events`` (default: the scenario's own) under ``protocol``."""
 
+    def snapshot(self, replay: Replay) -> Any | None:
+        """A compact, resumable form of the run's final state (None: this family cannot resume).
+
+        Exhaustive search and shrinking keep it per prefix and call :meth:`resume` instead of
+        replaying the prefix again.
+        """
+        return None
+
+    def resume(self, scenario: Any, protocol: Protocol, prefix: Sequence[Any], snapshot: Any,
+               events: Sequence[Any]) -> Replay:
+        """Continue from ``snapshot`` (taken after ``prefix``) with ``events``: must give the same
+        history as ``replay(scenario, protocol, prefix + events)``."""
+        raise NotImplementedError(f"the {self.name} family cannot resume a run")
+
+    def enabled(self, protocol: Protocol, snapshot: Any, event: Any) -> bool:
+        """Whether ``event`` can take effect in the state ``snapshot`` records.  True means "perhaps"
+        (the search runs it to know); False must be exact, since the search then never runs it."""
+        return True
+
+    def independent(self, first: Any, second: Any) -> bool:
+        """Whether two events commute in every state where both take effect (same state, same
+        violations, either order); exhaustive search then tries only one of the two orders.
+        The safe default is False."""
+        return False
+
     @abc.abstractmethod
     def state_key(self, replay: Replay) -> Hashable:
         """Everything that decides what can happen next (exhaustive search merges equal keys)."""

@@ -47,6 +47,9 @@ class Event:
     def __contains__(self, name: str) -> bool:
         return name in FIXED_FIELDS or name in self.fields
 
+    def __reduce__(self):
+        return (Event, (self.index, self.time, self.actor, self.event, self.fields))
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "index": self.index,

@@ -48,8 +48,8 @@ class Kernel:
     'time_limit'
     """
 
-    def __init__(self, seed: int = 0):
-        self.env = simpy.Environment()
+    def __init__(self, seed: int = 0, start_time: float = 0.0):
+        self.env = simpy.Environment(initial_time=start_time)
         self.seed = seed
         self.random = random.Random(seed)
 

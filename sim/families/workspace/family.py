@@ -73,6 +73,28 @@ class WorkspaceFamily(Family):
     def state_key(self, replay: Replay) -> Hashable:
         return replaying.state_key(replay.state)
 
+    def snapshot(self, replay: Replay):
+        return replay.state.snapshot()
+
+    def resume(self, scenario: WorkspaceScenario, protocol: Protocol, prefix, snapshot, events) -> Replay:
+        return replaying.resume(scenario, protocol, tuple(prefix), snapshot, events)
+
+    def enabled(self, protocol: Protocol, snapshot, event: Action) -> bool:
+        return replaying.enabled(snapshot, event, protocol.pipeline)
+
+    def independent(self, first: Action, second: Action) -> bool:
+        """Events touching disjoint state: an answer on its way back (ack, lose_ack), a human edit, a
+        preemption, a re-sent or duplicated request.  Two edits, two preemptions, two re-sends and two
+        events of one step's answers do not commute; nothing that reads the workspace is here."""
+        kinds = {first.kind, second.kind}
+        if first.kind == second.kind and first.kind in ("human_edit", "preempt", "retry", "duplicate"):
+            return False
+        if kinds <= {"retry", "duplicate"}:
+            return False
+        if kinds <= {"ack", "lose_ack"} and first.step == second.step:
+            return False
+        return kinds <= {"ack", "lose_ack", "human_edit", "preempt", "retry", "duplicate"}
+
     # -- judgement ------------------------------------------------------------------------
 
     def verdicts(self, replay: Replay) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from sim.core.kernel import END_COMPLETED, END_TIME_LIMIT, Kernel, RunEnd
 from sim.core.knobs import Protocol
 from sim.families.workspace.actors import Command
 from sim.families.workspace.scenario import Action, WorkspaceScenario
-from sim.families.workspace.world import World
+from sim.families.workspace.world import Snapshot, World
 
 #: Kernel events one replay may take.
 MAX_KERNEL_EVENTS = 200_000
@@ -27,23 +27,35 @@ def replay(scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[Act
            max_kernel_events: int = MAX_KERNEL_EVENTS) -> Replay:
     """Run ``events`` (default: the scenario's own); the final World is ``Replay.state``."""
     actions = tuple(scenario.events if events is None else events)
-    kernel = Kernel(seed=0)
-    world = World(kernel, protocol, scenario.files, scenario.plan, scenario.replan)
-    env = kernel.env
+    world = World(Kernel(seed=0), protocol, scenario.files, scenario.plan, scenario.replan)
+    return _direct(world, (), actions, max_kernel_events)
+
+
+def resume(scenario: WorkspaceScenario, protocol: Protocol, prefix: tuple[Action, ...], snap: Snapshot,
+           events: Iterable[Action], max_kernel_events: int = MAX_KERNEL_EVENTS) -> Replay:
+    """Continue from a snapshot taken after ``prefix``: the same history bytes as replaying
+    ``prefix + events`` from the start, at the cost of ``events`` alone."""
+    world = World.restore(protocol, scenario.files, scenario.plan, scenario.replan, snap)
+    return _direct(world, tuple(prefix), tuple(events), max_kernel_events)
+
+
+def _direct(world: World, prefix: tuple[Action, ...], actions: tuple[Action, ...], max_kernel_events: int) -> Replay:
+    kernel, env = world.kernel, world.kernel.env
+    offset = len(prefix)
 
     def director():
         # The actor (and, for a delivery, the executor after it) acts at this
         # time; SimPy runs every event of time t before the timeout to t + 1.
-        for position, action in enumerate(actions):
+        for position, action in enumerate(actions, start=offset):
             world.position = position
             world.actor_for(action).inbox.put(Command(action))
             yield env.timeout(1)
 
     kernel.process(director())
-    end = kernel.run(max_events=max_kernel_events, max_time_s=len(actions) + 1)
+    end = kernel.run(max_events=max_kernel_events, max_time_s=offset + len(actions) + 1)
     if end.reason == END_TIME_LIMIT:  # the actors idle on their inboxes: the order is done
         end = RunEnd(END_COMPLETED, end.time, end.kernel_events)
-    return Replay(actions, world.history, end, world, frozenset(world.skipped))
+    return Replay(prefix + actions, world.history, end, world, frozenset(world.skipped))
 
 
 def verdicts_of(history: History) -> list[dict[str, Any]]:
@@ -98,3 +110,34 @@ def state_key(world: World) -> str:
         [(a.step_id, a.verdict) for a in world.answers.in_flight],
         sorted(world.verdict_steps), applied,
     ))
+
+
+def enabled(snap: Snapshot, action: Action, pipeline: str) -> bool:
+    """Whether ``action`` takes effect in the state ``snap`` records (the actors' skip rules, read
+    from the snapshot so exhaustive search need not run an event that would be skipped).  A test
+    checks it against the replay on random orders."""
+    kind, planned = action.kind, snap.planner_snapshot is not None
+    if kind == "plan":
+        return not planned
+    if kind in ("replan", "human_edit"):
+        return planned
+    if kind == "preempt":
+        return planned and (action.point is None or snap.armed is None)
+    if kind in ("deliver", "duplicate"):
+        return any(m.step.step_id == action.step for m in snap.requests)
+    if kind in ("ack", "lose_ack"):
+        return any(a.step_id == action.step for a in snap.answers)
+    if kind == "retry":
+        return action.step in snap.sent
+    if kind == "dispatch":
+        if not snap.steps or snap.plan_rejected or action.step in snap.sent or action.step in snap.refused:
+            return False
+        ids = [s.step_id for s in snap.steps]
+        position = ids.index(action.step)
+        if position == 0:
+            return True
+        previous = ids[position - 1]
+        if previous not in snap.sent and previous not in snap.refused:
+            return False
+        return pipeline != "off" or previous in snap.verdict_steps
+    return True

@@ -7,6 +7,7 @@ it.  Executor memory (the ``dedupe=memory`` cache) dies with a preemption.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sim.core.history import History
@@ -34,6 +35,34 @@ class Workspace:
         self.rev += 1
 
 
+@dataclass
+class Snapshot:
+    """A world between two events, as plain data (see :meth:`World.snapshot`)."""
+
+    now: float
+    rev: int
+    files: dict
+    journal: dict
+    model_number: int
+    planner_snapshot: dict | None
+    snapshot_rev: int | None
+    steps: list
+    plan_base_rev: int | None
+    plan_rejected: bool
+    sent: dict
+    refused: set
+    copies: dict
+    memory: dict
+    incarnation: int
+    armed: str | None
+    edits: int
+    verdict_steps: set
+    skipped: set
+    history: list
+    requests: list
+    answers: list
+
+
 class World:
     """The actors of one run and the state they share (workspace, history)."""
 
@@ -56,6 +85,45 @@ class World:
         self.executor = Executor(kernel, self)
         self.human = Human(kernel, self)
         self.network = Network(kernel, self)
+
+    def snapshot(self) -> "Snapshot":
+        """Everything a later event can read, as plain data (the SimPy processes are not kept: between
+        events every actor waits on its inbox, so a fresh set of processes is the same state)."""
+        ws, planner, client, executor = self.workspace, self.planner, self.client, self.executor
+        return Snapshot(
+            now=self.kernel.now, rev=ws.rev, files={p: dict(h) for p, h in ws.files.items()},
+            journal=dict(ws.journal), model_number=planner.model_number,
+            planner_snapshot=None if planner.snapshot is None else {p: dict(h) for p, h in planner.snapshot.items()},
+            snapshot_rev=planner.snapshot_rev, steps=list(client.steps), plan_base_rev=client.plan_base_rev,
+            plan_rejected=client.plan_rejected, sent=dict(client.sent), refused=set(client.refused),
+            copies=dict(client.copies), memory=dict(executor.memory), incarnation=executor.incarnation,
+            armed=executor.crashes.armed, edits=self.human.edits, verdict_steps=set(self.verdict_steps),
+            skipped=set(self.skipped), history=list(self.history.events),
+            requests=list(self.requests.in_flight), answers=list(self.answers.in_flight),
+        )
+
+    @classmethod
+    def restore(cls, protocol: Protocol, files: dict[str, Hunks], plan: list[StepSpec], replan: list[StepSpec],
+                snap: "Snapshot") -> "World":
+        """A live world in the state a snapshot recorded, at its simulated time."""
+        world = cls(Kernel(seed=0, start_time=snap.now), protocol, files, plan, replan)
+        ws = world.workspace
+        ws.rev, ws.files, ws.journal = snap.rev, {p: dict(h) for p, h in snap.files.items()}, dict(snap.journal)
+        planner = world.planner
+        planner.model_number, planner.snapshot_rev = snap.model_number, snap.snapshot_rev
+        planner.snapshot = None if snap.planner_snapshot is None else {p: dict(h) for p, h in snap.planner_snapshot.items()}
+        client = world.client
+        client.steps, client.plan_base_rev, client.plan_rejected = list(snap.steps), snap.plan_base_rev, snap.plan_rejected
+        client.sent, client.refused, client.copies = dict(snap.sent), set(snap.refused), dict(snap.copies)
+        executor = world.executor
+        executor.memory, executor.incarnation = dict(snap.memory), snap.incarnation
+        executor.crashes.armed = snap.armed
+        world.human.edits = snap.edits
+        world.verdict_steps, world.skipped = set(snap.verdict_steps), set(snap.skipped)
+        world.history = History(snap.history)
+        world.requests.in_flight.extend(snap.requests)
+        world.answers.in_flight.extend(snap.answers)
+        return world
 
     def spec_of(self, step_id: str) -> StepSpec:
         for spec in self.plan_specs:
