@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import traceback
 from typing import Any
@@ -63,12 +64,18 @@ def emit_json(payload: Any) -> None:
     sys.stdout.flush()
 
 
+def _terminate(signum, frame) -> None:
+    """SIGTERM ends a command as Ctrl-C does: exit 2, files written so far intact."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map failures to exit codes."""
     from sim import cli as _commands  # noqa: F401  (registers every command)
 
     command = typer.main.get_command(app)
     args = list(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         code = command.main(args=args, prog_name="fencesim", standalone_mode=False)
     except InputError as error:

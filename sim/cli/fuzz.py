@@ -1,36 +1,45 @@
-"""``fencesim fuzz``: sweep, shrink each distinct violation, export, advise -- for any family."""
+"""``fencesim fuzz``: sweep, shrink each distinct violation, export, advise -- for any family.
+
+Long phases show a progress bar on stderr (a person only); ``--budget``
+bounds the whole run; the sweep's state is saved in ``--out`` after every
+chunk, so ``--resume DIR`` finishes an interrupted run with the same output
+as an uninterrupted one; ``--baseline`` lets known violations pass.
+"""
 
 from __future__ import annotations
 
+import json
 import os
-import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
+from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
-from sim.core.files import check_output_dir, check_output_file, write_atomically
+from sim.core.files import check_output_dir, check_output_file, read_text, write_atomically
 
 DEFAULT_OUT = Path("counterexamples")
+STATE_FILE = "sweep-state.json"
+STATE_FORMAT = 1
 
 
-def _progress(enabled: bool):
-    if not enabled:
-        return None
-    state = {"last": -1}
+def _state_arguments(workload: str, protocols: list[str], seeds: int, seed_start: int, advise: bool) -> dict:
+    return {"workload": workload, "protocols": protocols, "seeds": seeds, "seed_start": seed_start, "advise": advise}
 
-    def report(done: int, total: int) -> None:
-        percent = int(100 * done / total)
-        if percent != state["last"]:
-            state["last"] = percent
-            sys.stderr.write(f"\rfuzz: {done}/{total} seeds ({percent}%)")
-            if done >= total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
 
-    return report
+def _read_state(folder: Path) -> dict:
+    path = folder / STATE_FILE
+    if not path.exists():
+        raise InputError(f"nothing to resume: {path} does not exist (it is written by a fuzz run with --out {folder})")
+    try:
+        data = json.loads(read_text(path, "sweep state"))
+    except json.JSONDecodeError as error:
+        raise InputError(f"corrupt sweep state ({error.msg}); delete it and run again", str(path)) from None
+    if not isinstance(data, dict) or data.get("format") != STATE_FORMAT or "arguments" not in data or "sweep" not in data:
+        raise InputError("not a sweep state of this fencesim; delete it and run again", str(path))
+    return data
 
 
 @app.command()
@@ -42,8 +51,21 @@ def fuzz(
     seeds: int = typer.Option(1000, "--seeds", help="Seeds per protocol."),
     seed_start: int = typer.Option(0, "--seed-start", help="Run i uses seed seed_start + i."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Parallel processes (default: the core count)."),
-    out: Path = typer.Option(DEFAULT_OUT, "--out", help="Where counterexamples are written."),
+    backend: str = typer.Option("local", "--backend", help="local (processes on this machine) or dask."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler",
+                                            help="With --backend dask: the scheduler's address (default: a local "
+                                            "cluster of --workers processes)."),
+    out: Path = typer.Option(DEFAULT_OUT, "--out", help="Where counterexamples (and the sweep's state) are written."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here."),
+    budget: Optional[float] = typer.Option(None, "--budget", help="Seconds of wall clock for the whole run."),
+    shrink_seconds: float = typer.Option(30.0, "--shrink-seconds",
+                                         help="Seconds one counterexample may take to shrink."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline",
+                                            help="Known violations (a file of --write-baseline): they do not fail."),
+    write_baseline: Optional[Path] = typer.Option(None, "--write-baseline",
+                                                  help="Write this run's counterexamples as a baseline file."),
+    resume: Optional[Path] = typer.Option(None, "--resume",
+                                          help="Finish the interrupted run whose --out is this folder."),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Enumerate every valid order up to --max-events."),
     max_events: int = typer.Option(6, "--max-events", help="Bound of --exhaustive."),
     advise: bool = typer.Option(True, "--advise/--no-advise", help="Run the counterfactual advisor on each counterexample."),
@@ -51,46 +73,94 @@ def fuzz(
 ) -> int:
     """Hunt violations: sweep seeds, shrink each distinct violation, export it, print its replay command."""
     from sim.registry import FAMILIES
+    from sim.search.budget import Deadline
 
     if workers is not None and workers < 1:
         raise InputError("--workers must be at least 1")
+    if budget is not None and not budget > 0:
+        raise InputError(f"--budget must be a positive number of seconds, not {budget}")
+    if not shrink_seconds > 0:
+        raise InputError(f"--shrink-seconds must be positive, not {shrink_seconds}")
+    if backend not in ("local", "dask"):
+        raise InputError(f"unknown backend {backend!r}; backends: local, dask")
+    state = None
+    if resume is not None:
+        out = resume
+        state = _read_state(resume)
+        arguments = state["arguments"]
+        workload, protocol, seeds = arguments["workload"], arguments["protocols"], arguments["seeds"]
+        seed_start, advise = arguments["seed_start"], arguments["advise"]
     # every output path is checked before any work starts: a sweep's results are never lost to a bad path
     check_output_dir(out, "--out")
-    if junit is not None:
-        check_output_file(junit, "--junit")
-    if os.environ.get("GITHUB_STEP_SUMMARY") is not None:
-        check_output_file(os.environ["GITHUB_STEP_SUMMARY"], "GITHUB_STEP_SUMMARY")
+    for path, what in ((junit, "--junit"), (write_baseline, "--write-baseline"),
+                       (os.environ.get("GITHUB_STEP_SUMMARY"), "GITHUB_STEP_SUMMARY")):
+        if path is not None:
+            check_output_file(path, what)
+    from sim.report.baseline import read_baseline
+
+    known = read_baseline(baseline) if baseline is not None else None
     loaded = FAMILIES.load_workload(workload)
     family = FAMILIES.family_for(loaded)
     protocols = [family.parse_protocol(p) for p in (protocol or list(family.presets))]
     console = human_console(json_out)
+    deadline = Deadline(budget, "--budget")
     if exhaustive:
-        return _exhaustive(family, loaded, protocols, max_events, console, json_out)
-    from sim.report.fuzz import export_all, fuzz_document
+        return _exhaustive(family, loaded, protocols, max_events, console, json_out, deadline, workers or 1)
+    from sim.report.fuzz import export_all, fuzz_document, timings
     from sim.search.pipeline import fuzz as run_fuzz
+    from sim.search.sweep import SweepState
 
-    result = run_fuzz(family, loaded, protocols, seeds, seed_start, workers, advise=advise,
-                      progress=_progress(sys.stderr.isatty() or bool(os.environ.get("FENCESIM_PROGRESS"))))
+    arguments = _state_arguments(str(loaded.path or workload), [p.label for p in protocols], seeds, seed_start, advise)
+    if state is not None and state["arguments"] != arguments:
+        raise InputError(f"{resume / STATE_FILE} was written for other arguments")
+
+    def checkpoint(sweep_state: SweepState) -> None:
+        write_atomically(out / STATE_FILE, json.dumps({"format": STATE_FORMAT, "arguments": arguments,
+                                                        "sweep": sweep_state.__dict__}) + "\n")
+
+    with Bar(progress_wanted(json_out)) as bar:
+        result = run_fuzz(
+            family, loaded, protocols, seeds, seed_start, workers, advise=advise, deadline=deadline,
+            shrink_seconds=shrink_seconds, backend=backend, scheduler=scheduler,
+            resume=SweepState(**state["sweep"]) if state is not None else None, checkpoint=checkpoint,
+            progress=lambda done, total, violating: bar("sweep", done, total, f"{violating} violating runs"),
+            shrink_progress=lambda what, length: bar(f"shrink {what}", 0, 1, f"{length} events"))
     document = fuzz_document(result, export_all(result, out))
+    (out / STATE_FILE).unlink(missing_ok=True)  # finished: nothing to resume
+    exit_code = EXIT_VIOLATION if document["counterexamples"] else EXIT_OK
+    if known is not None:
+        from sim.report.baseline import compare
+
+        document["baseline"] = compare(document, known, str(baseline))
+        exit_code = EXIT_VIOLATION if document["baseline"]["new"] else EXIT_OK
     _print_summary(console, document)
     if json_out:
         emit_json(document)
+    if write_baseline is not None:
+        from sim.report.baseline import baseline_document
+
+        write_atomically(write_baseline, json.dumps(baseline_document(document), indent=2) + "\n")
+        console.print(f"baseline of {len(document['counterexamples'])} counterexample(s) written to {write_baseline}",
+                      markup=False)
     if junit is not None:
         from sim.report.ci import junit_xml
 
-        write_atomically(junit, junit_xml(document))
+        write_atomically(junit, junit_xml(document, timings(result)))
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         from sim.report.ci import markdown_summary
 
         with open(summary_path, "a", encoding="utf-8") as handle:
             handle.write(markdown_summary(document))
-    return EXIT_VIOLATION if document["counterexamples"] else EXIT_OK
+    return exit_code
 
 
 def _print_summary(console, document: dict) -> None:
     console.print(f"workload {document['workload']} ({document['family']} family): {document['runs']} runs, "
                   f"{document['violating_runs']} violating", markup=False)
+    if document.get("stopped"):
+        console.print(f"the {document['stopped']} budget stopped the sweep early; counts are of the seeds run",
+                      markup=False)
     for label, tally in document["by_protocol"].items():
         found = ", ".join(f"{k} {v}" for k, v in tally["violating_runs_by_invariant"].items() if v)
         counted = "; ".join(f"{name.replace('_', ' ')} {tally[name]}" for name in document["availability"])
@@ -108,9 +178,12 @@ def _print_summary(console, document: dict) -> None:
             console.print(f"  [{'holds' if claim['holds'] else 'FAILS'}] {claim['protocol']}: {claim['claim']} "
                           f"-- {claim['evidence']}", markup=False)
     for example in document["counterexamples"]:
-        console.print(f"\n{example['invariant']} under {example['protocol']}: minimal order of "
-                      f"{len(example['events'])} events (from {example['original_events']}; "
-                      f"{'shortest possible' if example['shrink']['shortest_proved'] else '1-minimal'}):", markup=False)
+        shrink = example["shrink"]
+        proof = ("shortest possible" if shrink["shortest_proved"] else
+                 "1-minimal" if shrink["one_minimal"] else f"not minimal: the {shrink['end']} limit stopped it")
+        status = {"known": " [known: in the baseline]", "new": " [NEW]"}.get(example.get("baseline"), "")
+        console.print(f"\n{example['invariant']} under {example['protocol']}{status}: minimal order of "
+                      f"{len(example['events'])} events (from {example['original_events']}; {proof}):", markup=False)
         console.print("  " + (" ; ".join(example["events"]) or "(no fault needed)"), markup=False)
         advice = example.get("advice")
         if advice and advice["recommended"]:
@@ -123,20 +196,35 @@ def _print_summary(console, document: dict) -> None:
         elif advice:
             console.print("  no change of up to two knobs removes it", markup=False)
         console.print(f"  replay: {example['replay']}", markup=False)
+    baseline = document.get("baseline")
+    if baseline:
+        console.print(f"\nbaseline {baseline['file']}: {baseline['new']} new, {baseline['known']} known, "
+                      f"{len(baseline['fixed'])} fixed", markup=False)
+        for entry in baseline["fixed"]:
+            console.print(f"  fixed: {entry['invariant']} under {entry['protocol']}: {' ; '.join(entry['events'])}",
+                          markup=False)
 
 
-def _exhaustive(family, workload, protocols, max_events: int, console, json_out: bool) -> int:
+def _exhaustive(family, workload, protocols, max_events: int, console, json_out: bool, deadline, workers: int) -> int:
     from sim.search.exhaustive import explore
 
-    results = [explore(family, workload, p, max_events) for p in protocols]
+    results = []
+    with Bar(progress_wanted(json_out)) as bar:
+        for p in protocols:
+            results.append(explore(family, workload, p, max_events, deadline=deadline, workers=workers,
+                                   progress=lambda depth, total, states, label=p.label:
+                                   bar(f"exhaustive {label}", depth, total, f"{states} states")))
     document = {"family": family.name, "workload": workload.name, "max_events": max_events,
                 "protocols": [r.to_json() for r in results]}
     for r in results:
         data = r.to_json()
-        console.print(f"{r.protocol}: {r.orders_explored} orders, {r.distinct_states} distinct states explored "
-                      f"up to {max_events} events ({'complete' if r.complete else 'stopped: ' + r.reason})", markup=False)
-        if not data["violations"]:
+        console.print(f"{r.protocol}: {r.orders_explored} orders ({r.pruned} more pruned as commuting), "
+                      f"{r.distinct_states} distinct states explored up to {max_events} events "
+                      f"({'complete' if r.complete else 'stopped by ' + r.reason})", markup=False)
+        if not data["violations"] and r.complete:
             console.print(f"  no safety violation within {max_events} events (proved by enumeration)", markup=False)
+        elif not data["violations"]:
+            console.print("  no violation found before the search stopped: nothing is proved", markup=False)
         for name, found in data["violations"].items():
             console.print(f"  {name}: shortest {found['shortest_events']} events, {len(found['orders'])} order(s):",
                           markup=False)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from pathlib import Path
 from typing import List, Optional
@@ -11,45 +9,12 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, error_console, human_console
+from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
+from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
 from sim.core.files import check_output_dir
 
 DEFAULT_OUT = Path("reports/latest")
-
-
-def progress_wanted(json_out: bool) -> bool:
-    """A progress bar on stderr only for a person: not with --json, not off a terminal, not under CI."""
-    return not json_out and sys.stderr.isatty() and not os.environ.get("CI")
-
-
-class Bar:
-    """A Rich progress bar on stderr, one task per phase (a no-op when not wanted)."""
-
-    def __init__(self, enabled: bool):
-        self.progress = None
-        self.tasks: dict[str, int] = {}
-        if enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                     TimeElapsedColumn(), console=error_console(), transient=True)
-
-    def __enter__(self) -> "Bar":
-        if self.progress is not None:
-            self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.progress is not None:
-            self.progress.__exit__(*exc)
-
-    def __call__(self, phase: str, done: float, total: float) -> None:
-        if self.progress is None:
-            return
-        if phase not in self.tasks:
-            self.tasks[phase] = self.progress.add_task(phase, total=total)
-        self.progress.update(self.tasks[phase], completed=done, total=total)
 
 
 @app.command()

@@ -160,6 +160,10 @@ class Family(abc.ABC):
 
     # -- orders and runs ----------------------------------------------------------
 
+    def parse_event(self, scenario: Any, text: str) -> Any:
+        """The event a line of a scenario file names (``str(event)`` gives it back); raise ScenarioError."""
+        raise NotImplementedError(f"the {self.name} family cannot read events back from text")
+
     @abc.abstractmethod
     def generate(self, workload: Workload, seed: int) -> tuple[Any, ...]:
         """The order of run ``seed``: a pure function of (workload, seed)."""

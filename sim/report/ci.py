@@ -1,49 +1,108 @@
-"""CI outputs of a fuzz run: JUnit XML and the GitHub job summary (Markdown)."""
+"""CI outputs of a fuzz run: JUnit XML and the GitHub job summary (Markdown).
+
+JUnit: one test suite per protocol, with properties (seed range, workload,
+family, protocol, commit, fencesim version); one test case per invariant
+(failing only for a violation not in the baseline; a known one passes with
+a note) and one for liveness (the share of work done; it fails when the
+protocol applies nothing).  Every test case carries its time: the shrink
+and advice of its counterexample, or the protocol's share of the sweep.
+"""
 
 from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
 
-def junit_xml(document: dict) -> str:
-    """One test case per protocol x invariant; a failure carries the replay command."""
-    cases = []
-    failures = 0
+def _property(name: str, value) -> str:
+    return f'      <property name={quoteattr(name)} value={quoteattr(str(value))}/>'
+
+
+def junit_xml(document: dict, timings: dict | None = None) -> str:
+    """The JUnit XML of a fuzz document (see the module docstring); ``timings`` from
+    :func:`sim.report.fuzz.timings`."""
+    meta = document.get("meta", {})
+    timings = timings or {}
     found = {(c["protocol"], c["invariant"]): c for c in document["counterexamples"]}
-    for protocol, tally in document["by_protocol"].items():
+    protocols = list(document["by_protocol"])
+    sweep_share = timings.get("sweep", 0.0) / max(1, len(protocols))
+    suites, tests_total, failures_total = [], 0, 0
+    seeds = f"{document['seed_start']}..{document['seed_start'] + document['seeds'] - 1}"
+    for protocol in protocols:
+        tally = document["by_protocol"][protocol]
+        cases, failures = [], 0
+        classname = quoteattr(f"fencesim.fuzz.{document['workload']}.{protocol}")
         for invariant in document["invariants"]:
-            name = f"{protocol} :: {invariant}"
-            case = f'  <testcase classname={quoteattr("fencesim.fuzz." + document["workload"])} name={quoteattr(name)}>'
-            if (protocol, invariant) in found:
-                failures += 1
-                example = found[(protocol, invariant)]
-                body = "\n".join(example["events"]) + f"\n\nreplay: {example['replay']}"
-                message = f"{invariant} violated in {tally['violating_runs_by_invariant'][invariant]} run(s)"
-                case += (f"\n    <failure message={quoteattr(message)}>"
-                         f"{escape(body)}</failure>\n  </testcase>")
-            else:
-                case += "</testcase>"
-            cases.append(case)
-    return (
-        '<?xml version="1.0" encoding="utf-8"?>\n'
-        f'<testsuite name="fencesim fuzz" tests="{len(cases)}" failures="{failures}" errors="0" skipped="0">\n'
-        + "\n".join(cases) + "\n</testsuite>\n"
-    )
+            example = found.get((protocol, invariant))
+            seconds = timings.get((protocol, invariant), 0.0)
+            case = f'    <testcase classname={classname} name={quoteattr(invariant)} time="{seconds:.3f}"'
+            if example is None:
+                cases.append(case + "/>")
+                continue
+            runs = tally["violating_runs_by_invariant"][invariant]
+            body = "\n".join(example["events"]) + f"\n\nreplay: {example['replay']}"
+            if example.get("baseline") == "known":
+                cases.append(case + f">\n      <system-out>{escape('known violation (in the baseline): ' + body)}"
+                             "</system-out>\n    </testcase>")
+                continue
+            failures += 1
+            message = f"{invariant} violated in {runs} of {tally['runs']} run(s)"
+            cases.append(case + f">\n      <failure message={quoteattr(message)}>{escape(body)}</failure>\n"
+                         "    </testcase>")
+        progress = tally.get("progress")
+        case = f'    <testcase classname={classname} name="liveness" time="{sweep_share:.3f}"'
+        if progress and tally.get("applies_nothing"):
+            failures += 1
+            message = f"applies nothing: {progress['what']} = {progress['done']} / {progress['planned']}"
+            cases.append(case + f">\n      <failure message={quoteattr(message)}/>\n    </testcase>")
+        elif progress:
+            share = progress["share"]["value"]
+            cases.append(case + f">\n      <system-out>{escape(progress['what'])}: {share:.1%}</system-out>\n"
+                         "    </testcase>")
+        else:
+            cases.append(case + "/>")
+        properties = "\n".join([
+            _property("family", document["family"]), _property("workload", document["workload"]),
+            _property("protocol", protocol), _property("seeds", seeds),
+            _property("commit", meta.get("commit", "unknown")),
+            _property("fencesim_version", meta.get("fencesim_version", "unknown")),
+        ])
+        suites.append(f'  <testsuite name={quoteattr("fencesim fuzz " + protocol)} tests="{len(cases)}" '
+                      f'failures="{failures}" errors="0" skipped="0" time="{sweep_share:.3f}">\n'
+                      f"    <properties>\n{properties}\n    </properties>\n" + "\n".join(cases) + "\n  </testsuite>")
+        tests_total += len(cases)
+        failures_total += failures
+    return ('<?xml version="1.0" encoding="utf-8"?>\n'
+            f'<testsuites name="fencesim fuzz" tests="{tests_total}" failures="{failures_total}">\n'
+            + "\n".join(suites) + "\n</testsuites>\n")
 
 
 def markdown_summary(document: dict) -> str:
+    """The GitHub job summary: counts, liveness, the seed's claims, each counterexample and its replay command."""
     invariants = document["invariants"]
     availability = document.get("availability", [])
-    lines = [f"## fencesim fuzz: workload `{document['workload']}`", "",
-             f"{document['runs']} runs, {document['violating_runs']} violating.", "",
-             "| protocol | runs | violating | " + " | ".join(invariants + availability) + " |",
-             "|---|---|---|" + "---|" * len(invariants + availability)]
+    lines = [f"## fencesim fuzz: workload `{document['workload']}` ({document['family']} family)", "",
+             f"{document['runs']} runs, {document['violating_runs']} violating "
+             f"(seeds {document['seed_start']}..{document['seed_start'] + document['seeds'] - 1}).", "",
+             "| protocol | runs | violating runs | " + " | ".join(invariants + availability) + " | work done |",
+             "|---|---|---|" + "---|" * len(invariants + availability) + "---|"]
     for protocol, tally in document["by_protocol"].items():
         counts = " | ".join([str(tally["violating_runs_by_invariant"][n]) for n in invariants]
                             + [str(tally[n]) for n in availability])
-        lines.append(f"| `{protocol}` | {tally['runs']} | {tally['violating_runs']} | {counts} |")
+        progress = tally.get("progress")
+        done = "n/a" if not progress else f"{progress['share']['value']:.0%}" + (
+            " (applies nothing)" if tally.get("applies_nothing") else "")
+        lines.append(f"| `{protocol}` | {tally['runs']} | {tally['violating_runs']} | {counts} | {done} |")
+    baseline = document.get("baseline")
+    if baseline:
+        lines += ["", f"Baseline `{baseline['file']}`: {baseline['new']} new, {baseline['known']} known, "
+                  f"{len(baseline['fixed'])} fixed."]
+    if document.get("claims"):
+        lines += ["", "**The seed's claims, as the search found them**", ""]
+        lines += [f"- {'holds' if c['holds'] else '**FAILS**'} `{c['protocol']}`: {c['claim']} -- {c['evidence']}"
+                  for c in document["claims"]]
     for example in document["counterexamples"]:
-        lines += ["", f"**{example['invariant']}** under `{example['protocol']}` "
+        status = f" ({example['baseline']})" if "baseline" in example else ""
+        lines += ["", f"**{example['invariant']}** under `{example['protocol']}`{status} "
                   f"({len(example['events'])} events): `{' ; '.join(example['events'])}`",
                   f"replay: `{example['replay']}`"]
     return "\n".join(lines) + "\n"

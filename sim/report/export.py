@@ -8,8 +8,10 @@ counterexample are written as a unit (all or none).
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+from importlib import metadata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -28,6 +30,19 @@ def current_commit() -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
+def fencesim_version() -> str:
+    try:
+        return metadata.version("fencesim")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def shown_path(path: Path) -> str:
+    """A path as a user can type it from here: relative to the current folder when inside it."""
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith("..") else str(path)
 
 
 def slug(text: str) -> str:

@@ -15,25 +15,17 @@ import platform
 import shlex
 import shutil
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from sim.report import figures as plots
-from sim.report.export import current_commit, export, timeline
+from sim.report.export import current_commit, export, fencesim_version, timeline
 from sim.report.render import markdown, to_html
 from sim.report.review import public
 
 #: Fields of results.json that change from run to run by design (the reference check ignores them).
 VOLATILE_FIELDS = ("meta.generated_at", "meta.commit", "meta.fencesim_version", "meta.python", "meta.platform",
                    "meta.seconds", "designs[].seconds")
-
-
-def fencesim_version() -> str:
-    try:
-        return metadata.version("fencesim")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def _safe(name: str) -> str:

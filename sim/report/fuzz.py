@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.core import stats
-from sim.report.export import counterexample_name, current_commit, export
+from sim.report.export import counterexample_name, current_commit, export, fencesim_version, shown_path
 from sim.report.review import APPLIES_NOTHING_BELOW
 from sim.search.pipeline import FuzzResult
 
@@ -33,12 +33,13 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
         shrunk = example.shrunk
         entry = {
             "protocol": label, "invariant": invariant, "events": [str(e) for e in example.events],
-            "file": str(paths.scenario), "timeline": str(paths.timeline), "pytest": str(paths.pytest),
+            "file": shown_path(paths.scenario), "timeline": shown_path(paths.timeline),
+            "pytest": shown_path(paths.pytest),
             "seed": example.seed, "run": example.run, "original_events": shrunk.original_length,
             "shrink": {"replays": shrunk.replays, "end": shrunk.reason, "one_minimal": shrunk.one_minimal,
                        "shortest_proved": shrunk.shortest_proved},
             "violating_events": marked,
-            "replay": f"fencesim run {shlex.quote(str(paths.scenario))}",
+            "replay": f"fencesim run {shlex.quote(shown_path(paths.scenario))}",
         }
         if example.advice is not None:
             advice = example.advice
@@ -79,4 +80,15 @@ def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[st
         "by_protocol": {label: protocol_document(result.family, t) for label, t in summary.tallies.items()},
         "counterexamples": examples,
         "claims": result.claims,
+        "stopped": summary.stopped,
+        "meta": {"commit": current_commit(), "fencesim_version": fencesim_version()},
     }
+
+
+def timings(result: FuzzResult) -> dict[Any, float]:
+    """Wall-clock seconds of the run's parts, for JUnit (kept out of the JSON document, which must be the
+    same bytes for the same inputs): ``"sweep"`` and each (protocol, invariant)'s shrink and advice."""
+    out: dict[Any, float] = {"sweep": result.sweep_seconds}
+    for example in result.counterexamples:
+        out[(example.protocol.label, example.invariant)] = example.seconds
+    return out

@@ -194,7 +194,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     family, workload, protocols, seeds = design.family, design.workload, design.protocols, design.seeds
     started = time.monotonic()
 
-    def sweep_progress(done: int, total: int) -> None:
+    def sweep_progress(done: int, total: int, violating: int = 0) -> None:
         if progress is not None:
             progress(f"{design.name}: sweep", done, total)
 

@@ -26,6 +26,7 @@ counts the orders skipped so).
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -78,10 +79,12 @@ class _Context:
     workload: Workload
     protocol: Protocol
     events: list
+    accelerate: bool = True
 
     def __post_init__(self) -> None:
         self.rank = {str(event): index for index, event in enumerate(self.events)}
-        self.commute = {(str(a), str(b)) for a in self.events for b in self.events if self.family.independent(a, b)}
+        self.commute = {(str(a), str(b)) for a in self.events for b in self.events
+                        if self.accelerate and self.family.independent(a, b)}
 
     def expand(self, entry, keep_snapshots: bool) -> tuple[list, int]:
         """Every effective one-event extension of a frontier entry: (order, violated, key, snapshot)."""
@@ -104,7 +107,8 @@ class _Context:
                 continue
             violated = frozenset(v.invariant for v in family.check(replay.history).safety_violations)
             key = (family.state_key(replay), violated)
-            outcomes.append((order + (action,), violated, key, family.snapshot(replay) if keep_snapshots else None))
+            keep = keep_snapshots and self.accelerate
+            outcomes.append((order + (action,), violated, key, family.snapshot(replay) if keep else None))
         return outcomes, pruned
 
 
@@ -114,6 +118,9 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(context: _Context) -> None:
+    # interrupts are the parent's to handle: a worker dies quietly when the pool is terminated
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _WORKER["context"] = context
 
 
@@ -153,7 +160,7 @@ class _Expander:
 def explore(family: Family, workload: Workload, protocol: Protocol, max_events: int,
             max_states: int = MAX_STATES_DEFAULT, only: str | None = None,
             alphabet: Sequence[Any] | None = None, deadline: Deadline = NO_DEADLINE, workers: int = 1,
-            progress: Callable[[int, int, int], None] | None = None) -> ExhaustiveResult:
+            progress: Callable[[int, int, int], None] | None = None, accelerate: bool = True) -> ExhaustiveResult:
     """Enumerate every valid order of up to ``max_events`` events (see module doc).
 
     ``only`` stops at the first depth where that invariant is violated (used
@@ -163,12 +170,14 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     sub-alphabet.  ``workers`` processes expand each depth's frontier in
     chunks, merged in frontier order, so the result is the same for any
     worker count.  ``progress(depth, max_events, states)`` follows each depth.
+    ``accelerate=False`` replays every candidate from scratch and prunes nothing
+    (the benchmark's baseline; the result is the same).
     """
     if not 1 <= max_events <= MAX_EVENTS_LIMIT:
         raise InputError(f"--max-events must be between 1 and {MAX_EVENTS_LIMIT}, got {max_events}")
     result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants)
     events = list(family.alphabet(workload) if alphabet is None else alphabet)
-    context = _Context(family, workload, protocol, events)
+    context = _Context(family, workload, protocol, events, accelerate)
     # frontier: key -> (order, orders merged into it, invariants violated, resumable snapshot or None)
     frontier: dict[Any, tuple[tuple[Any, ...], int, frozenset[str], Any]] = {"root": ((), 1, frozenset(), None)}
     seen_states = 0

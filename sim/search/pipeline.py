@@ -4,6 +4,7 @@ advise, judge the family's claims.  Writing files is the report layer's job.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -13,7 +14,7 @@ from sim.core.workload import Workload
 from sim.search.advisor import Advice, advise as run_advisor
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.shrink import SHRINK_SECONDS_DEFAULT, ShrinkResult, shrink
-from sim.search.sweep import SweepSummary, sweep
+from sim.search.sweep import SweepState, SweepSummary, sweep
 
 
 @dataclass
@@ -27,6 +28,7 @@ class Counterexample:
     found_order: tuple[Any, ...]
     shrunk: ShrinkResult
     advice: Advice | None = None
+    seconds: float = 0.0
 
     @property
     def events(self) -> tuple[Any, ...]:
@@ -41,23 +43,32 @@ class FuzzResult:
     summary: SweepSummary
     counterexamples: list[Counterexample] = field(default_factory=list)
     claims: list[dict] = field(default_factory=list)
+    sweep_seconds: float = 0.0
 
 
 def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str], seeds: int, seed_start: int = 0,
          workers: int | None = None, progress: Callable[[int, int], None] | None = None,
          advise: bool = True, deadline: Deadline = NO_DEADLINE,
-         shrink_seconds: float | None = SHRINK_SECONDS_DEFAULT) -> FuzzResult:
+         shrink_seconds: float | None = SHRINK_SECONDS_DEFAULT, backend: str = "local",
+         scheduler: str | None = None, resume: SweepState | None = None,
+         checkpoint: Callable[[SweepState], None] | None = None,
+         shrink_progress: Callable[[str, int], None] | None = None) -> FuzzResult:
     """Sweep ``seeds`` seeds per protocol, shrink each distinct violation, advise on each.
 
     ``deadline`` bounds the whole run: the sweep stops early, shrinking returns
     the best order so far, the advisor is skipped -- each says so.
     """
     protocols = [family.parse_protocol(p) for p in protocols]
-    summary, _ = sweep(family, workload, protocols, seeds, seed_start, workers, progress=progress, deadline=deadline)
-    result = FuzzResult(family, workload, protocols, summary)
+    started = time.monotonic()
+    summary, _ = sweep(family, workload, protocols, seeds, seed_start, workers, progress=progress, deadline=deadline,
+                       backend=backend, scheduler=scheduler, resume=resume, checkpoint=checkpoint)
+    result = FuzzResult(family, workload, protocols, summary, sweep_seconds=time.monotonic() - started)
     by_label = {p.label: p for p in protocols}
     for (label, invariant), found in sorted(summary.found.items()):
         protocol = by_label[label]
+        began = time.monotonic()
+        if shrink_progress is not None:
+            shrink_progress(f"{label} / {invariant}", len(found.order))
         shrunk = shrink(family, workload, protocol, found.order, invariant, deadline=deadline,
                         max_seconds=shrink_seconds)
         example = Counterexample(protocol, invariant, found.seed, found.run, found.order, shrunk)
@@ -65,6 +76,7 @@ def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str]
             deadline.note("advisor")
         elif advise:
             example.advice = run_advisor(family, workload, protocol, invariant, shrunk.events)
+        example.seconds = time.monotonic() - began
         result.counterexamples.append(example)
     result.claims = family.claims({label: t.to_json() for label, t in summary.tallies.items()}, protocols)
     return result

@@ -114,7 +114,7 @@ def _move_earlier(events: tuple[Any, ...], oracle: Oracle) -> tuple[Any, ...]:
 
 
 def _tighten(family: Family, workload: Workload, protocol: Protocol, invariant: str, current: tuple[Any, ...],
-             oracle: Oracle) -> tuple[tuple[Any, ...], bool]:
+             oracle: Oracle, accelerate: bool = True) -> tuple[tuple[Any, ...], bool]:
     from sim.search.exhaustive import explore
 
     for alphabet in family.alphabets(workload):
@@ -122,13 +122,14 @@ def _tighten(family: Family, workload: Workload, protocol: Protocol, invariant: 
         if bound < 1:
             break
         search = explore(family, workload, protocol, bound, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
-                         only=invariant, alphabet=alphabet, deadline=oracle.deadline)
+                         only=invariant, alphabet=alphabet, deadline=oracle.deadline,
+                         accelerate=accelerate)
         if invariant in search.minimal_orders:
             current, _ = _one_minimal(search.minimal_orders[invariant][0], oracle)
     if len(current) - 1 > EXHAUSTIVE_TIGHTEN_MAX_EVENTS:
         return current, False
     proof = explore(family, workload, protocol, len(current) - 1, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
-                    only=invariant, deadline=oracle.deadline)
+                    only=invariant, deadline=oracle.deadline, accelerate=accelerate)
     if invariant in proof.minimal_orders:  # pragma: no cover - the restricted searches found nothing shorter
         current, _ = _one_minimal(proof.minimal_orders[invariant][0], oracle)
         return current, False
@@ -137,7 +138,7 @@ def _tighten(family: Family, workload: Workload, protocol: Protocol, invariant: 
 
 def shrink(family: Family, workload: Workload, protocol: Protocol, events, invariant: str,
            max_replays: int = MAX_SHRINK_REPLAYS, tighten: bool = True, deadline: Deadline = NO_DEADLINE,
-           max_seconds: float | None = SHRINK_SECONDS_DEFAULT) -> ShrinkResult:
+           max_seconds: float | None = SHRINK_SECONDS_DEFAULT, accelerate: bool = True) -> ShrinkResult:
     """Shrink a violating order (see the module's contract).
 
     Bounded by ``max_replays``, by ``max_seconds`` of wall clock
@@ -157,7 +158,7 @@ def shrink(family: Family, workload: Workload, protocol: Protocol, events, invar
     shortest = one_minimal and len(current) <= 1
     reason = "shortest" if shortest else ("minimal" if one_minimal else oracle.limit_hit)
     if tighten and one_minimal and len(current) > 1 and not oracle.exhausted():
-        current, shortest = _tighten(family, workload, protocol, invariant, current, oracle)
+        current, shortest = _tighten(family, workload, protocol, invariant, current, oracle, accelerate)
         one_minimal = True
         reason = "shortest" if shortest else reason
     if oracle.deadline.expired():

@@ -16,8 +16,10 @@ The sweep knows a family only through its contract: ``generate``,
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
+import signal
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -78,6 +80,18 @@ class ProtocolTally:
             self.counted[name] += row[name]
         for name in measure_names:
             self.measures[name] = self.measures.get(name, 0) + row.get(name, 0)
+
+    def merge(self, other: "ProtocolTally") -> None:
+        """Add another tally of the same protocol (a chunk's) to this one."""
+        self.runs += other.runs
+        self.violating_runs += other.violating_runs
+        self.events += other.events
+        for name, count in other.by_invariant.items():
+            self.by_invariant[name] += count
+        for name, count in other.counted.items():
+            self.counted[name] += count
+        for name, value in other.measures.items():
+            self.measures[name] = self.measures.get(name, 0) + value
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"runs": self.runs, "violating_runs": self.violating_runs,
@@ -143,85 +157,182 @@ _STATE: dict[str, Any] = {}
 
 
 def _init_worker(family: Family, workload: Workload, protocols: list[Protocol]) -> None:
+    # Ctrl-C and SIGTERM are the parent's to handle: a worker dies quietly when the pool is terminated.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _STATE.update(family=family, workload=workload, protocols=protocols)
 
 
-def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[list[dict], list[tuple[str, str, int, int, tuple]]]:
+def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTally], list[dict] | None, list]:
+    """Runs ``count`` consecutive seeds: the chunk's tallies, its rows if asked, its first violations."""
     first_index, count, seed_start, keep_rows = task
     family, workload, protocols = _STATE["family"], _STATE["workload"], _STATE["protocols"]
-    rows, firsts = [], []
+    tallies = {p.label: ProtocolTally(family.safety_invariants, family.availability_columns) for p in protocols}
+    rows: list[dict] | None = [] if keep_rows else None
+    firsts = []
     seen: set[tuple[str, str]] = set()
+    measure_names: tuple[str, ...] | None = None
     for index in range(first_index, first_index + count):
         seed = seed_start + index
         for protocol in protocols:
             row, order, violated = run_row(family, workload, protocol, seed, index)
-            rows.append(row)
+            if measure_names is None:
+                measure_names = _measure_names(family, row)
+            tallies[protocol.label].add(row, measure_names)
+            if rows is not None:
+                rows.append(row)
             for invariant in violated:
                 if (protocol.label, invariant) not in seen:
                     seen.add((protocol.label, invariant))
                     firsts.append((protocol.label, invariant, index, seed, order))
-    return rows, firsts
+    return tallies, rows, firsts
 
 
-def iter_chunks(family: Family, workload: Workload, protocols: list[Protocol], seeds: int, seed_start: int,
-                workers: int, keep_rows: bool) -> Iterator[tuple[list[dict], list]]:
-    tasks = [(i, min(CHUNK_SEEDS, seeds - i), seed_start, keep_rows) for i in range(0, seeds, CHUNK_SEEDS)]
+def _run_chunk_with(task, state):
+    """The same chunk on a Dask worker, which gets the workload with the task."""
+    if _STATE.get("key") is not state[3]:
+        _STATE.update(family=state[0], workload=state[1], protocols=state[2], key=state[3])
+    return _run_chunk(task)
+
+
+def _measure_names(family: Family, row: dict[str, Any]) -> tuple[str, ...]:
+    fixed = {"run", "seed", "protocol", "events", "end", "violated", *family.availability_columns,
+             *(f"violations_{n}" for n in family.safety_invariants)}
+    return tuple(k for k in row if k not in fixed)
+
+
+def iter_chunks(family: Family, workload: Workload, protocols: list[Protocol], tasks: list[tuple], workers: int,
+                backend: str = "local", scheduler: str | None = None) -> Iterator[tuple]:
+    """Each task's result, in task order, whatever finishes first."""
+    if backend == "dask":
+        yield from _dask_chunks(family, workload, protocols, tasks, workers, scheduler)
+        return
     if workers <= 1 or len(tasks) <= 1:
-        _init_worker(family, workload, protocols)
+        _STATE.update(family=family, workload=workload, protocols=protocols)
         for task in tasks:
             yield _run_chunk(task)
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with context.Pool(workers, initializer=_init_worker, initargs=(family, workload, protocols)) as pool:
+    pool = context.Pool(workers, initializer=_init_worker, initargs=(family, workload, protocols))
+    try:
         yield from pool.imap(_run_chunk, tasks)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _dask_chunks(family: Family, workload: Workload, protocols: list[Protocol], tasks: list[tuple], workers: int,
+                 scheduler: str | None) -> Iterator[tuple]:
+    """Chunks on a dask.distributed cluster: the one at ``scheduler``, or a LocalCluster of ``workers``."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise InputError("--backend dask needs dask.distributed: pip install 'fencesim[dask]'") from None
+    import uuid
+
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=50)
+    try:
+        client = Client(scheduler or cluster, set_as_default=False)
+    except OSError as error:
+        if cluster is not None:
+            cluster.close()
+        raise InputError(f"cannot reach the Dask scheduler {scheduler}: {error}") from None
+    try:
+        state = client.scatter((family, workload, protocols, uuid.uuid4().hex), broadcast=True)
+        window = max(2, 2 * len(client.scheduler_info().get("workers", {})) or 2)
+        futures = [client.submit(_run_chunk_with, task, state, pure=False) for task in tasks[:window]]
+        for position in range(len(tasks)):
+            result = futures[position].result()
+            futures[position] = None  # forget it: a million seeds never pile up in memory
+            if position + window < len(tasks):
+                futures.append(client.submit(_run_chunk_with, tasks[position + window], state, pure=False))
+            yield result
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+@dataclass
+class SweepState:
+    """Where a sweep is, as plain data: written after every chunk so that an interrupted sweep resumes."""
+
+    next_chunk: int
+    seeds_done: int
+    tallies: dict[str, dict[str, Any]]
+    found: list[dict[str, Any]]
 
 
 def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], seeds: int, seed_start: int = 0,
-          workers: int | None = None, progress: Callable[[int, int], None] | None = None,
-          keep_rows: bool = False, deadline: Deadline = NO_DEADLINE) -> tuple[SweepSummary, list[dict] | None]:
+          workers: int | None = None, progress: Callable[[int, int, int], None] | None = None,
+          keep_rows: bool = False, deadline: Deadline = NO_DEADLINE, backend: str = "local",
+          scheduler: str | None = None, resume: SweepState | None = None,
+          checkpoint: Callable[[SweepState], None] | None = None) -> tuple[SweepSummary, list[dict] | None]:
     """Run every (seed, protocol); return the summary (and every row if asked).
 
-    ``progress(done_seeds, total_seeds)`` is called after each chunk.  When
-    ``deadline`` expires the sweep ends after the chunk in hand, with
-    ``stopped`` set and ``seeds_done`` the seeds actually run (a prefix).
+    ``progress(done_seeds, total_seeds, violating_runs)`` is called after each
+    chunk.  When ``deadline`` expires the sweep ends after the chunk in hand,
+    with ``stopped`` set and ``seeds_done`` the seeds actually run (a prefix).
+    ``checkpoint(state)`` receives the sweep's state after every chunk;
+    ``resume=state`` continues from one, and ends exactly as an uninterrupted
+    sweep would (the chunks already counted are not run again).
+    ``backend="dask"`` runs the chunks on a ``dask.distributed`` cluster.
     """
     protocols = [family.parse_protocol(p) for p in protocols]
     if not 0 < seeds <= MAX_SEEDS:
         raise InputError(f"--seeds must be between 1 and {MAX_SEEDS}, got {seeds}")
     if seed_start < 0:
         raise InputError(f"--seed-start must be 0 or more, got {seed_start}")
+    if backend not in ("local", "dask"):
+        raise InputError(f"unknown backend {backend!r}; backends: local, dask")
     availability = family.availability_columns
     tallies = {p.label: ProtocolTally(family.safety_invariants, availability) for p in protocols}
     found: dict[tuple[str, str], Found] = {}
+    done, first_chunk = 0, 0
+    if resume is not None:
+        first_chunk, done = resume.next_chunk, resume.seeds_done
+        for label, data in resume.tallies.items():
+            tallies[label] = ProtocolTally(**data)
+        for item in resume.found:
+            order = tuple(family.parse_event(workload.base, text) for text in item["order"])
+            found[(item["protocol"], item["invariant"])] = Found(item["protocol"], item["invariant"], item["run"],
+                                                                  item["seed"], order)
     all_rows: list[dict] | None = [] if keep_rows else None
-    measure_names: tuple[str, ...] | None = None
-    fixed = {"run", "seed", "protocol", "events", "end", "violated", *availability,
-             *(f"violations_{n}" for n in family.safety_invariants)}
-    done = 0
-    for rows, firsts in iter_chunks(family, workload, protocols, seeds, seed_start, workers or default_workers(),
-                                    keep_rows):
-        for row in rows:
-            if measure_names is None:
-                measure_names = tuple(k for k in row if k not in fixed)
-            tallies[row["protocol"]].add(row, measure_names)
-        for label, invariant, index, seed, order in firsts:
-            key = (label, invariant)
-            if key not in found:  # chunks arrive in run order: the first is the lowest index
-                found[key] = Found(label, invariant, index, seed, order)
-        if all_rows is not None:
-            all_rows.extend(rows)
-        done += len(rows) // max(1, len(protocols))
-        if progress:
-            progress(done, seeds)
-        if deadline.expired() and done < seeds:
-            stopped = deadline.name
-            deadline.note("sweep")
-            break
-    else:
-        stopped = None
-    summary = SweepSummary(family.name, workload.name, seed_start, seeds, [p.label for p in protocols], tallies, found,
-                           done, stopped)
+    starts = list(range(0, seeds, CHUNK_SEEDS))
+    tasks = [(i, min(CHUNK_SEEDS, seeds - i), seed_start, keep_rows) for i in starts][first_chunk:]
+    stopped = None
+    chunks = iter_chunks(family, workload, protocols, tasks, workers or default_workers(), backend, scheduler)
+    try:
+        for number, (chunk_tallies, rows, firsts) in enumerate(chunks, start=first_chunk):
+            for label, tally in chunk_tallies.items():
+                tallies[label].merge(tally)
+            for label, invariant, index, seed, order in firsts:
+                key = (label, invariant)
+                if key not in found:  # chunks arrive in run order: the first is the lowest index
+                    found[key] = Found(label, invariant, index, seed, order)
+            if all_rows is not None:
+                all_rows.extend(rows)
+            done += min(CHUNK_SEEDS, seeds - starts[number])
+            if checkpoint is not None:
+                checkpoint(SweepState(number + 1, done, {k: dataclasses.asdict(t) for k, t in tallies.items()},
+                                      [{"protocol": f.protocol, "invariant": f.invariant, "run": f.run,
+                                        "seed": f.seed, "order": [str(e) for e in f.order]}
+                                       for f in found.values()]))
+            if progress:
+                progress(done, seeds, sum(t.violating_runs for t in tallies.values()))
+            if deadline.expired() and done < seeds:
+                stopped = deadline.name
+                deadline.note("sweep")
+                break
+    finally:
+        chunks.close()
+    summary = SweepSummary(family.name, workload.name, seed_start, seeds, [p.label for p in protocols], tallies,
+                           dict(sorted(found.items())), done, stopped)
     return summary, all_rows
 
 

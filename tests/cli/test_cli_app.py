@@ -38,10 +38,10 @@ def test_unknown_command_is_a_usage_error(cli):
     assert completed.returncode == 4 and "Traceback" not in completed.stderr
 
 
-def test_removed_backend_option_is_refused(cli):
-    """fuzz no longer takes --backend: it is a usage error, not silently ignored."""
+def test_unknown_backend_is_refused(cli):
+    """An unknown --backend is one line naming the backends, exit 4."""
     completed = cli("fuzz", "--backend", "workspace", "--seeds", "1")
-    assert completed.returncode == 4 and "--backend" in completed.stderr
+    assert completed.returncode == 4 and "backends: local, dask" in completed.stderr
 
 
 def test_json_output_is_one_document_on_stdout(cli):

@@ -113,13 +113,14 @@ def test_ci_outputs_keep_the_violation_exit_code(ci_run):
 
 
 def test_junit_has_one_testcase_per_protocol_and_invariant(ci_run):
-    """The JUnit XML has one testcase per protocol x invariant, failing exactly for the violated ones."""
+    """The JUnit XML has a suite per protocol: a testcase per invariant (failing exactly for the violated ones)
+    and one for liveness."""
     root = ET.parse(ci_run[1] / "junit.xml").getroot()
     cases = root.findall(".//testcase")
-    assert sorted(c.get("name") for c in cases) == sorted(f"none :: {n}" for n in INVARIANTS)
+    assert sorted(c.get("name") for c in cases) == sorted([*INVARIANTS, "liveness"])
     failed = {c.get("name") for c in cases if c.find("failure") is not None}
-    assert failed == {"none :: lost_update", "none :: duplicate_effect"}
-    assert root.get("tests") == "4" and root.get("failures") == "2"
+    assert failed == {"lost_update", "duplicate_effect"}
+    assert root.get("tests") == "5" and root.get("failures") == "2"
 
 
 def test_junit_failure_carries_the_replay_command(ci_run):
@@ -153,14 +154,15 @@ def test_clean_fuzz_reports_many_spurious_rejections(plan_run):
     assert tally["spurious_rejections"] >= 100
 
 
-def test_junit_with_two_protocols_has_eight_testcases(tmp_path):
-    """Two protocols give 2 x 4 JUnit testcases."""
+def test_junit_with_two_protocols_has_two_suites(tmp_path):
+    """Two protocols give two suites of 4 invariant testcases and a liveness one."""
     junit = tmp_path / "junit.xml"
     out = _fencesim("fuzz", "--protocol", "plan", "--protocol", "step", "--seeds", 20, "--out", tmp_path / "out",
                     "--junit", junit, "--no-advise")
     assert out.returncode in (0, 1), out.stderr
-    names = [c.get("name") for c in ET.parse(junit).getroot().iter("testcase")]
-    assert sorted(names) == sorted(f"{p} :: {n}" for p in ("plan", "step") for n in INVARIANTS)
+    root = ET.parse(junit).getroot()
+    names = [(s.get("name"), c.get("name")) for s in root.iter("testsuite") for c in s.iter("testcase")]
+    assert sorted(names) == sorted((f"fencesim fuzz {p}", n) for p in ("plan", "step") for n in [*INVARIANTS, "liveness"])
 
 
 def _without_paths(document):
@@ -266,7 +268,7 @@ def test_effects_counterexamples_are_fault_lists_that_replay(effects_run):
 def test_effects_junit_uses_the_runtime_invariants(effects_run):
     """The JUnit file of an effects fuzz has a testcase per protocol and runtime invariant."""
     names = {c.get("name") for c in ET.parse(effects_run[1] / "junit.xml").getroot().iter("testcase")}
-    assert "keyed :: lost_success" in names and "keyed :: lost_update" not in names
+    assert "lost_success" in names and "lost_update" not in names
 
 
 def test_effects_workload_exhaustive_with_one_fault(tmp_path):

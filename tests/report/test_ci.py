@@ -16,7 +16,7 @@ def _document(invariants=("lost_update", "duplicate_effect"), availability=("spu
                                  "violating_runs_by_invariant": {n: found.get(n, 0) for n in invariants},
                                  **{a: 3 for a in availability}}
     return {
-        "workload": "seed-fuzz", "runs": 20, "violating_runs": 4, "invariants": list(invariants),
+        "workload": "seed-fuzz", "family": "workspace", "seed_start": 0, "seeds": 10, "runs": 20, "violating_runs": 4, "invariants": list(invariants),
         "availability": list(availability),
         "by_protocol": {"none": tally(10, {"lost_update": 4}), "plan": tally(10, {})},
         "counterexamples": [{"protocol": "none", "invariant": "lost_update",
@@ -26,19 +26,23 @@ def _document(invariants=("lost_update", "duplicate_effect"), availability=("spu
 
 
 def test_junit_has_one_testcase_per_protocol_and_invariant():
-    """One testcase per protocol x invariant of the document; a failure only for the counterexamples."""
-    root = ET.fromstring(junit_xml(_document()))
-    names = sorted(c.get("name") for c in root.iter("testcase"))
-    assert names == sorted(f"{p} :: {n}" for p in ("none", "plan") for n in ("lost_update", "duplicate_effect"))
-    assert [c.get("name") for c in root.iter("testcase") if c.find("failure") is not None] == ["none :: lost_update"]
-    assert (root.get("tests"), root.get("failures")) == ("4", "1")
-    assert {c.get("classname") for c in root.iter("testcase")} == {"fencesim.fuzz.seed-fuzz"}
+    """One suite per protocol, one testcase per invariant plus liveness; a failure only for the counterexamples."""
+    root = ET.fromstring(junit_xml(_document(), {"sweep": 2.0, ("none", "lost_update"): 0.5}))
+    names = sorted((s.get("name"), c.get("name")) for s in root.iter("testsuite") for c in s.iter("testcase"))
+    assert names == sorted((f"fencesim fuzz {p}", n) for p in ("none", "plan")
+                           for n in ("lost_update", "duplicate_effect", "liveness"))
+    failed = [(c.get("classname"), c.get("name")) for c in root.iter("testcase") if c.find("failure") is not None]
+    assert failed == [("fencesim.fuzz.seed-fuzz.none", "lost_update")]
+    assert (root.get("tests"), root.get("failures")) == ("6", "1")
+    times = {(c.get("classname"), c.get("name")): c.get("time") for c in root.iter("testcase")}
+    assert times[("fencesim.fuzz.seed-fuzz.none", "lost_update")] == "0.500"
+    assert times[("fencesim.fuzz.seed-fuzz.plan", "liveness")] == "1.000"
 
 
 def test_junit_failure_carries_the_order_and_the_replay_command():
     """A failure's message counts the violating runs; its text lists the order and the replay command."""
     failure = next(ET.fromstring(junit_xml(_document())).iter("failure"))
-    assert failure.get("message") == "lost_update violated in 4 run(s)"
+    assert failure.get("message") == "lost_update violated in 4 of 10 run(s)"
     assert "human_edit app.py" in failure.text and "replay: fencesim run counterexamples/x.toml" in failure.text
 
 
@@ -47,15 +51,15 @@ def test_junit_follows_the_documents_invariants_for_any_family():
     document = _document(invariants=("duplicate_effect", "lost_success"), availability=("human_exceptions",))
     document["counterexamples"] = []
     names = {c.get("name") for c in ET.fromstring(junit_xml(document)).iter("testcase")}
-    assert "none :: lost_success" in names and "none :: lost_update" not in names
+    assert "lost_success" in names and "lost_update" not in names
 
 
 def test_markdown_summary_has_a_row_per_protocol_with_availability_columns():
     """The summary's table has the invariants and availability columns, one row per protocol, and the replays."""
     text = markdown_summary(_document())
     assert text.startswith("## fencesim fuzz: workload `seed-fuzz`")
-    assert "| protocol | runs | violating | lost_update | duplicate_effect | spurious_rejections |" in text
-    assert "| `none` | 10 | 4 | 4 | 0 | 3 |" in text and "| `plan` | 10 | 0 | 0 | 0 | 3 |" in text
+    assert "| protocol | runs | violating runs | lost_update | duplicate_effect | spurious_rejections | work done |" in text
+    assert "| `none` | 10 | 4 | 4 | 0 | 3 | n/a |" in text and "| `plan` | 10 | 0 | 0 | 0 | 3 | n/a |" in text
     assert "replay: `fencesim run counterexamples/x.toml`" in text
 
 

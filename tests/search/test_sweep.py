@@ -178,10 +178,10 @@ def test_tally_to_json_has_runs_invariants_availability_and_measures():
 
 
 def test_progress_is_reported_after_each_chunk():
-    """progress(done, total) is called after each chunk of seeds, ending at the total."""
+    """progress(done, total, violating_runs) is called after each chunk of seeds, ending at the total."""
     calls = []
     sweeping.sweep(FAMILY, load_workload("tiny"), ["none"], CHUNK_SEEDS + 10, workers=1,
-                   progress=lambda done, total: calls.append((done, total)))
+                   progress=lambda done, total, violating: calls.append((done, total)))
     assert calls == [(CHUNK_SEEDS, CHUNK_SEEDS + 10), (CHUNK_SEEDS + 10, CHUNK_SEEDS + 10)]
 
 

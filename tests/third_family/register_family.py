@@ -136,6 +136,10 @@ class RegisterFamily(Family):
 
     # -- orders: a random interleaving of each client's read-then-write ------------------------------
 
+    def parse_event(self, scenario: RegisterScenario, text: str) -> Op:
+        kind, client = text.split()
+        return Op(kind, client)
+
     def generate(self, workload: Workload, seed: int) -> tuple[Op, ...]:
         rng = random.Random(seed)
         pending = {c: [Op("read", c), Op("write", c)] for c in workload.base.clients}

@@ -77,6 +77,14 @@ class EffectsFamily(Family):
 
     # -- orders and runs ---------------------------------------------------------------
 
+    def parse_event(self, scenario: RuntimeScenario, text: str) -> FaultEvent:
+        from sim.core.errors import ScenarioError
+
+        try:
+            return faults.parse_fault(text, scenario.workflow)
+        except ValueError as error:
+            raise ScenarioError(f"fault {text!r}: {error}") from None
+
     def generate(self, workload: Workload, seed: int) -> tuple[FaultEvent, ...]:
         return faults.generate(workload.base.workflow, workload.classes, workload.rates, workload.per_run_max,
                                workload.swarm, workload.max_events, seed)

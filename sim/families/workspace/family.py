@@ -10,7 +10,7 @@ from sim.core.knobs import Protocol
 from sim.core.workload import Workload, build_workload, split_workload
 from sim.families.workspace import checks, claims, faults, replay as replaying
 from sim.families.workspace.knobs import TABLE
-from sim.families.workspace.scenario import Action, WorkspaceScenario, build_scenario, scenario_to_dict
+from sim.families.workspace.scenario import Action, WorkspaceScenario, build_scenario, parse_action, scenario_to_dict
 
 
 class WorkspaceFamily(Family):
@@ -54,6 +54,9 @@ class WorkspaceFamily(Family):
                               fault_table, limits, source)
 
     # -- orders and runs ---------------------------------------------------------------
+
+    def parse_event(self, scenario: WorkspaceScenario, text: str) -> Action:
+        return parse_action(text, scenario.files, scenario.step_ids())
 
     def generate(self, workload: Workload, seed: int) -> tuple[Action, ...]:
         return faults.generate(workload, seed)
