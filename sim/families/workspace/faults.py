@@ -19,6 +19,8 @@ exports never contain one.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import random
 from sim.core.workload import Workload
 from sim.families.workspace.scenario import PREEMPT_POINTS, Action
@@ -29,15 +31,38 @@ FAULT_CLASSES = ("human_edit", "preempt", "lose_ack", "retry", "duplicate", "rep
 
 
 def base_order(workload: Workload) -> list[Action]:
-    order = [Action("plan")]
-    for step in workload.base.plan:
-        order += [Action("dispatch", step.step_id), Action("deliver", step.step_id), Action("ack", step.step_id)]
-    return order
+    return list(_prepared(workload)["base"])
+
+
+@functools.lru_cache(maxsize=4096)
+def _action(kind: str, step: str | None = None, point: str | None = None, path: str | None = None,
+            hunk: str | None = None) -> Action:
+    """Actions are immutable values: one instance per distinct event, shared by every order."""
+    return Action(kind, step=step, point=point, path=path, hunk=hunk)
+
+
+def _prepared(workload: Workload) -> dict:
+    """What every seed of a workload draws from, computed once (generation is on the sweep's hot path)."""
+    cached = workload.extra.get("_generation")
+    if cached is None:
+        base = [_action("plan")]
+        for step in workload.base.plan:
+            base += [_action("dispatch", step.step_id), _action("deliver", step.step_id), _action("ack", step.step_id)]
+        targets = [(path, None) for path in workload.base.files] + [
+            (path, hunk) for path, hunks in workload.base.files.items() if len(hunks) > 1 for hunk in hunks
+        ]
+        weights = [workload.rates[c] for c in workload.classes]
+        cached = workload.extra["_generation"] = {
+            "base": tuple(base), "steps": [s.step_id for s in workload.base.plan], "targets": targets,
+            "cum_weights": list(itertools.accumulate(weights)),
+        }
+    return cached
 
 
 def _draw_classes(workload: Workload, rng: random.Random) -> tuple[tuple[str, ...], list[float]]:
+    """The classes on in this run and their weights (swarm mode draws both per seed)."""
     if not workload.swarm:
-        return workload.classes, [workload.rates[c] for c in workload.classes]
+        return workload.classes, workload.weights()
     on = tuple(c for c in workload.classes if rng.random() < 0.5) or (rng.choice(workload.classes),)
     return on, [rng.random() + 0.05 for _ in on]
 
@@ -45,17 +70,16 @@ def _draw_classes(workload: Workload, rng: random.Random) -> tuple[tuple[str, ..
 def generate(workload: Workload, seed: int) -> tuple[Action, ...]:
     """The event order of one run (before protocol-dependent skips are dropped)."""
     rng = random.Random(seed)
+    prepared = _prepared(workload)
     classes, weights = _draw_classes(workload, rng)
-    order = base_order(workload)
-    steps = [s.step_id for s in workload.base.plan]
-    targets = [(path, None) for path in workload.base.files] + [
-        (path, hunk) for path, hunks in workload.base.files.items() if len(hunks) > 1 for hunk in hunks
-    ]
+    cum_weights = list(itertools.accumulate(weights)) if workload.swarm else prepared["cum_weights"]
+    order = list(prepared["base"])
+    steps, targets = prepared["steps"], prepared["targets"]
     count = rng.randint(1, workload.per_run_max)
     for _ in range(count):
         if len(order) >= workload.max_events - 1:
             break
-        kind = rng.choices(classes, weights)[0]
+        kind = rng.choices(classes, cum_weights=cum_weights)[0]
         _insert(kind, order, rng, steps, targets)
     return tuple(order[: workload.max_events])
 
@@ -64,22 +88,22 @@ def _insert(kind: str, order: list[Action], rng: random.Random, steps, targets) 
     anywhere = rng.randint(1, len(order))
     if kind == "human_edit":
         path, hunk = rng.choice(targets)
-        order.insert(anywhere, Action("human_edit", path=path, hunk=hunk))
+        order.insert(anywhere, _action("human_edit", path=path, hunk=hunk))
     elif kind == "preempt":
-        order.insert(anywhere, Action("preempt", point=rng.choice(PREEMPT_CHOICES)))
+        order.insert(anywhere, _action("preempt", point=rng.choice(PREEMPT_CHOICES)))
     elif kind in ("replan", "replan_stale"):
-        order.insert(anywhere, Action("replan", point="stale" if kind == "replan_stale" else None))
+        order.insert(anywhere, _action("replan", point="stale" if kind == "replan_stale" else None))
     elif kind == "lose_ack":
         acks = [i for i, a in enumerate(order) if a.kind == "ack"]
         if acks:
             i = rng.choice(acks)
-            order[i] = Action("lose_ack", order[i].step)
+            order[i] = _action("lose_ack", order[i].step)
     elif kind in ("retry", "duplicate"):
         step = rng.choice(steps)
         dispatched = next(i for i, a in enumerate(order) if a.kind == "dispatch" and a.step == step)
         first = rng.randint(dispatched + 1, len(order))
-        order.insert(first, Action(kind, step))
-        order.insert(rng.randint(first + 1, len(order)), Action("deliver", step))
+        order.insert(first, _action(kind, step))
+        order.insert(rng.randint(first + 1, len(order)), _action("deliver", step))
     else:  # pragma: no cover - the workload loader refuses unknown classes
         raise AssertionError(kind)
 
