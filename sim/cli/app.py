@@ -1,7 +1,8 @@
 """The Typer application and the exit-code contract shared by every command.
 
 Exit codes follow pytest: 0 nothing violated, 1 an invariant was violated,
-2 interrupted, 3 internal error, 4 usage or input error, 5 nothing was run.
+2 interrupted, 3 internal error, 4 usage or input error, 5 nothing was run; and for
+``fencesim check``, 6: no violation, but a check could not judge the history.
 Commands return their exit code; :func:`main` turns user mistakes into one
 line on stderr and bugs into a traceback that says so.
 """
@@ -31,6 +32,8 @@ EXIT_INTERRUPTED = 2
 EXIT_INTERNAL = 3
 EXIT_INPUT = 4
 EXIT_NOTHING_RAN = 5
+#: ``fencesim check`` only: no violation, but a check could not judge the history.
+EXIT_NOT_EVALUABLE = 6
 
 app = typer.Typer(
     add_completion=False,

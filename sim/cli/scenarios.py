@@ -8,7 +8,8 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from sim.cli.app import EXIT_NOTHING_RAN, EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
+from sim.cli.app import (EXIT_NOT_EVALUABLE, EXIT_NOTHING_RAN, EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json,
+                         human_console)
 
 
 @app.command()
@@ -89,7 +90,7 @@ def print_result(console, result) -> None:
     console.print(table)
     line = f"outcome: {result.outcome}"
     if result.expect is not None:
-        line += f"   expected: {result.expect}   {'OK' if result.expectation_met else 'MISMATCH'}"
+        line += f"   expected: {result.expect.describe()}   {'OK' if result.expectation_met else 'MISMATCH'}"
     console.print(line, markup=False)
     for name, status in result.checks.status().items():
         console.print(f"  {name:<26} {status}", markup=False)
@@ -137,8 +138,8 @@ def run(
         f"{len(mismatched)} not matching [expect]", markup=False,
     )
     for r in mismatched:
-        console.print(f"  [expect] mismatch: {r.scenario} under {r.protocol.label}: "
-                      f"got {r.outcome}, expected {r.expect}", markup=False)
+        console.print(f"  [expect] mismatch: {r.scenario} under {r.protocol.label}: {'; '.join(r.mismatches)}",
+                      markup=False)
     return EXIT_VIOLATION if violated or mismatched else EXIT_OK
 
 
@@ -149,7 +150,8 @@ def check(
                                                                  "the events)"),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
-    """Run the invariant checks on a recorded history (simulated or from a real system)."""
+    """Run the invariant checks on a recorded history (simulated or from a real system): exit 1 on a violation,
+    6 if a check could not judge it (a field it needs is never recorded), 0 if every check passed."""
     from sim.core.history import History
     from sim.registry import FAMILIES
 
@@ -157,13 +159,19 @@ def check(
     if len(history) == 0:
         human_console(json_out).print(f"{history_file}: no events: nothing to check", markup=False)
         return EXIT_NOTHING_RAN
-    chosen = FAMILIES.get(family) if family else FAMILIES.infer_history_family(history)
+    chosen = FAMILIES.history_family(history, family)
+    problems = chosen.validate_history(history)
+    if problems:
+        from sim.core.history import invalid_lines
+
+        raise invalid_lines(str(history_file), [(index, text) for index, text in problems])
     report = chosen.check(history)
     if json_out:
         emit_json({
             "family": chosen.name,
             "events": len(history),
             "checks": report.status(),
+            "not_evaluable": {r.name: r.reason for r in report.not_evaluable},
             "violations": [v.to_dict() for v in report.safety_violations],
             "availability": [v.to_dict() for v in report.availability_findings],
         })
@@ -174,6 +182,10 @@ def check(
                       markup=False)
     for v in report.safety_violations:
         console.print(f"  VIOLATED {v.invariant} at event {v.event_index} ({v.step}): {v.detail}", markup=False)
-    if len(history) == 0:
-        return EXIT_NOTHING_RAN
-    return EXIT_VIOLATION if report.safety_violations else EXIT_OK
+    if report.safety_violations:
+        return EXIT_VIOLATION
+    if report.not_evaluable:
+        console.print(f"{len(report.not_evaluable)} check(s) could not judge this history (exit {EXIT_NOT_EVALUABLE}): "
+                      "record the fields they name", markup=False)
+        return EXIT_NOT_EVALUABLE
+    return EXIT_OK

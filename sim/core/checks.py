@@ -9,7 +9,7 @@ it says ``not_evaluable`` rather than passing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 OK = "ok"
 VIOLATED = "violated"
@@ -61,21 +61,45 @@ class CheckResult:
 class CheckSpec:
     """A named check: safety checks fail a run, availability checks are counted.
 
-    ``fields`` names the event fields the check reads (documented per family);
-    ``count_as`` names the column an availability check's findings are
-    counted in (``spurious_rejections``).
+    ``requires`` maps the event names the check reads to the fields it needs
+    of them: when a history has such events and *none* of them carries a
+    field, the check cannot judge it and says ``not_evaluable``, naming the
+    field (a recorder that never writes a field is not the same as a run in
+    which nothing happened).  ``count_as`` names the column an availability
+    check's findings are counted in (``spurious_rejections``).
     """
 
     name: str
     function: Callable[..., CheckResult]
     safety: bool
     summary: str
-    fields: tuple[str, ...] = ()
+    requires: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     count_as: str | None = None
 
     @property
     def column(self) -> str:
         return self.count_as or self.name
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(sorted({f for names in self.requires.values() for f in names}))
+
+    def missing(self, history) -> str | None:
+        """The first (event, field) the history never records, if the check needs it."""
+        seen: dict[str, set[str]] = {}
+        for event in history:
+            if event.event in self.requires:
+                seen.setdefault(event.event, set()).update(event.fields)
+        for name, needed in self.requires.items():
+            if name in seen:
+                for field_name in needed:
+                    if field_name not in seen[name]:
+                        return f"no '{name}' event records '{field_name}'"
+        return None
+
+    def run(self, history) -> CheckResult:
+        absent = self.missing(history)
+        return CheckResult.not_evaluable(self.name, absent) if absent else self.function(history)
 
 
 @dataclass
@@ -95,7 +119,11 @@ class CheckReport:
     def status(self) -> dict[str, str]:
         return {r.name: r.status for r in self.results}
 
+    @property
+    def not_evaluable(self) -> list[CheckResult]:
+        return [r for r in self.results if r.status == NOT_EVALUABLE]
+
 
 def run_checks(specs, history) -> CheckReport:
     """Run every check of ``specs`` over ``history``, in the order given."""
-    return CheckReport([spec.function(history) for spec in specs])
+    return CheckReport([spec.run(history) for spec in specs])

@@ -33,4 +33,6 @@ class ProtocolError(InputError):
 
 
 class HistoryError(InputError):
-    """A recorded history (JSON lines) that cannot be read."""
+    """A recorded history (JSON lines) that cannot be read; ``problems`` lists (line, what) pairs."""
+
+    problems: list = []

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 from sim.core.checks import CheckReport, CheckSpec, run_checks
 from sim.core.history import Event, History
@@ -104,6 +104,8 @@ class Family(abc.ABC):
     #: Event names this family's histories hold (``fencesim check`` infers a history's family from them).
     history_events: frozenset[str] = frozenset()
     checks: tuple[CheckSpec, ...] = ()
+    #: The types of the event fields the checks read (a recorded history is checked against them).
+    field_types: Mapping[str, tuple[type, ...]] = {}
     #: The protocol a scenario without one runs under.
     default_protocol: str = ""
     #: Liveness: the :meth:`measure` names of (work done, work planned) -- the share of planned
@@ -139,6 +141,17 @@ class Family(abc.ABC):
             return None
         done, planned = (measures.get(name, 0) for name in self.progress)
         return done / planned if planned else None
+
+    def validate_history(self, history: History) -> list[tuple[int, str]]:
+        """(event index, what is wrong) for every field of a known name with the wrong type."""
+        problems = []
+        for event in history:
+            for name, value in event.fields.items():
+                allowed = self.field_types.get(name)
+                if allowed and (not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed)):
+                    kinds = " or ".join(t.__name__ for t in allowed)
+                    problems.append((event.index, f"'{name}' must be {kinds}, not {value!r}"[:200]))
+        return problems
 
     def check(self, history: History, only: Sequence[str] | None = None) -> CheckReport:
         specs = self.checks if only is None else [c for c in self.checks if c.name in only]

@@ -113,50 +113,90 @@ class History:
         return "".join(e.to_json() + "\n" for e in self._events)
 
     @classmethod
-    def from_dicts(cls, rows: Iterable[dict[str, Any]], where: str = "history",
-                   lines: list[int] | None = None) -> "History":
-        """Build a history from plain objects; ``lines`` gives each row's line for errors."""
-        events = []
+    def from_dicts(cls, rows: Iterable[Any], where: str = "history", lines: list[int] | None = None) -> "History":
+        """Build a history from plain objects; every invalid row is reported (up to a limit) in one error."""
+        events, problems = [], []
         for position, row in enumerate(rows):
-            place = f"{where}:{lines[position]}" if lines else where
-            if not isinstance(row, dict):
-                raise HistoryError(f"event {position} is not a JSON object", place)
-            missing = [f for f in ("actor", "event") if f not in row]
-            if missing:
-                raise HistoryError(
-                    f"event {position} lacks the field(s) {', '.join(missing)}; "
-                    "every event needs at least 'actor' and 'event'",
-                    place,
-                )
-            index, time = row.get("index", position), row.get("time", position)
-            if not isinstance(index, int) or isinstance(index, bool):
-                raise HistoryError(f"'index' must be an integer, not {index!r}", place)
-            if not isinstance(time, (int, float)) or isinstance(time, bool):
-                raise HistoryError(f"'time' must be a number, not {time!r}", place)
-            fields = {k: v for k, v in row.items() if k not in FIXED_FIELDS and v is not None}
-            events.append(Event(index, time, str(row["actor"]), str(row["event"]), fields))
+            line = lines[position] if lines else position + 1
+            try:
+                events.append(_event(row, position))
+            except ValueError as error:
+                problems.append((line, str(error)))
+        if problems:
+            raise invalid_lines(where, problems)
         return cls(events)
 
     @classmethod
     def from_jsonl(cls, text: str, where: str = "history") -> "History":
-        rows, lines = [], []
+        rows, lines, problems = [], [], []
         for line_number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 rows.append(json.loads(line))
+                lines.append(line_number)
             except json.JSONDecodeError as error:
-                raise HistoryError(f"not JSON ({error.msg})", f"{where}:{line_number}") from None
-            lines.append(line_number)
-        return cls.from_dicts(rows, where, lines)
+                problems.append((line_number, f"not JSON ({error.msg})"))
+            except RecursionError:
+                problems.append((line_number, "JSON nested too deeply"))
+        if len(rows) > MAX_HISTORY_EVENTS:
+            raise HistoryError(f"{len(rows)} events; the limit of a history is {MAX_HISTORY_EVENTS}", where)
+        try:
+            history = cls.from_dicts(rows, where, lines)
+        except HistoryError as error:
+            if not problems:
+                raise
+            problems += error.problems
+            history = None
+        if problems:
+            raise invalid_lines(where, sorted(problems))
+        return history
 
     @classmethod
     def read(cls, path: str | Path) -> "History":
-        path = Path(path)
+        from sim.core.files import read_text
+        from sim.core.errors import ScenarioError
+
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise HistoryError(f"cannot read: {error.strerror}", str(path)) from None
-        except UnicodeDecodeError:
-            raise HistoryError("not UTF-8 text", str(path)) from None
+            text = read_text(path, "history file (JSON lines)")
+        except ScenarioError as error:
+            raise HistoryError(error.message, error.where) from None
         return cls.from_jsonl(text, str(path))
+
+
+#: Limits on a history a user gives: events, and invalid lines listed in one error.
+MAX_HISTORY_EVENTS = 10_000_000
+MAX_PROBLEMS_SHOWN = 20
+TIME_LIMIT = 1e15
+
+
+def _event(row: Any, position: int) -> Event:
+    if not isinstance(row, dict):
+        raise ValueError("not a JSON object")
+    missing = [f for f in ("actor", "event") if f not in row]
+    if missing:
+        raise ValueError(f"lacks {', '.join(missing)}; every event needs at least 'actor' and 'event'")
+    actor, name = row["actor"], row["event"]
+    if not isinstance(actor, str) or not isinstance(name, str):
+        raise ValueError("'actor' and 'event' must be strings")
+    index, time = row.get("index", position), row.get("time", position)
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < 2 ** 63:
+        raise ValueError(f"'index' must be a whole number from 0, not {index!r}")
+    if not isinstance(time, (int, float)) or isinstance(time, bool) or not -TIME_LIMIT < time < TIME_LIMIT:
+        raise ValueError(f"'time' must be a finite number of seconds, not {time!r}")
+    fields = {k: v for k, v in row.items() if k not in FIXED_FIELDS and v is not None}
+    return Event(index, time, actor, name, fields)
+
+
+def invalid_lines(where: str, problems: list[tuple[int, str]]) -> HistoryError:
+    """One error naming every invalid line (the first MAX_PROBLEMS_SHOWN of them)."""
+    if len(problems) == 1:
+        (line, text), = problems
+        error = HistoryError(text, f"{where}:{line}")
+        error.problems = problems
+        return error
+    shown = "; ".join(f"line {line}: {text}" for line, text in problems[:MAX_PROBLEMS_SHOWN])
+    more = f" (and {len(problems) - MAX_PROBLEMS_SHOWN} more)" if len(problems) > MAX_PROBLEMS_SHOWN else ""
+    error = HistoryError(f"{len(problems)} invalid line(s): {shown}{more}", where)
+    error.problems = problems
+    return error

@@ -66,6 +66,21 @@ class Registry:
         """The family of a scenario or workload object (by its ``family`` attribute)."""
         return self.get(getattr(thing, "family", self.default.name))
 
+    def history_family(self, history, name: str | None) -> Family:
+        """The family to judge a history: the one named (refused if the events are another family's), else
+        the one whose event names the history uses."""
+        if name is None:
+            return self.infer_history_family(history)
+        chosen = self.get(name)
+        names = [e.event for e in history]
+        own = sum(1 for n in names if n in chosen.history_events)
+        others = [(sum(1 for n in names if n in f.history_events), f.name) for f in self.families if f is not chosen]
+        best = max(others, default=(0, ""))
+        if own == 0 and best[0] > 0:
+            raise HistoryError(f"this history's events are those of the {best[1]} family; the {chosen.name} "
+                               f"family's checks cannot judge it (give --family {best[1]}, or leave it out)")
+        return chosen
+
     def infer_history_family(self, history) -> Family:
         """The family whose event names the history uses most; refuse a history no family claims."""
         names = [e.event for e in history]

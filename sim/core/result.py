@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sim.core.checks import CheckReport, Violation
+from sim.core.expect import Expectation
 from sim.core.history import History
 from sim.core.kernel import RunEnd
 from sim.core.knobs import Protocol
@@ -27,7 +28,7 @@ class RunResult:
     verdicts: list[dict[str, Any]]
     checks: CheckReport
     end: RunEnd
-    expect: str | None = None
+    expect: Expectation | None = None
     outcome: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -44,10 +45,17 @@ class RunResult:
         return self.verdicts[-1]["verdict"] if self.verdicts else None
 
     @property
+    def mismatches(self) -> list[str]:
+        """How the run differs from the scenario's [expect] for this protocol (empty: met or none)."""
+        if self.expect is None:
+            return []
+        return self.expect.mismatches(self.outcome, self.verdicts, (v.invariant for v in self.violations))
+
+    @property
     def expectation_met(self) -> bool | None:
         if self.expect is None:
             return None
-        return self.outcome == self.expect
+        return not self.mismatches
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -63,8 +71,9 @@ class RunResult:
             "outcome": self.outcome,
         }
         if self.expect is not None:
-            out["expect"] = self.expect
+            out["expect"] = self.expect.describe()
             out["expect_met"] = self.expectation_met
+            out["expect_mismatches"] = self.mismatches
         out.update(self.extra)
         return out
 

@@ -193,12 +193,34 @@ def test_check_infers_the_runtime_family(cli, tmp_path):
     assert sorted({v["invariant"] for v in document["violations"]}) == sorted({v.invariant for v in result.violations})
 
 
-def test_check_with_an_explicit_family_overrides_inference(cli, tmp_path):
-    """'check --family runtime' on a workspace history runs the runtime checks (and finds nothing)."""
+def test_check_refuses_a_history_of_the_other_family(cli, tmp_path):
+    """'check --family runtime' on a workspace history is refused: those checks cannot judge it."""
     path = _write_history(tmp_path, [APPLIED, dict(APPLIED, journal_key="s1@1")])
     completed = cli("check", path, "--family", "runtime", "--json")
+    assert completed.returncode == 4 and "workspace family" in completed.stderr
+
+
+def test_check_without_the_fields_a_check_needs_exits_six(cli, tmp_path):
+    """Bare actor/event lines that would violate are not passed: checks say not_evaluable, exit 6."""
+    path = _write_history(tmp_path, [{"actor": "executor", "event": "deliver", "step": "s1"}] * 2)
+    completed = cli("check", path, "--json")
     document = json.loads(completed.stdout)
-    assert completed.returncode == 0 and document["family"] == "runtime"
+    assert completed.returncode == 6
+    assert document["checks"]["duplicate_effect"] == "not_evaluable"
+    assert "verdict" in document["not_evaluable"]["duplicate_effect"]
+
+
+def test_check_reports_every_invalid_line(cli, tmp_path):
+    """Every invalid line is named in the one error line, with a wrong-typed field too."""
+    path = tmp_path / "h.jsonl"
+    path.write_text('not json\n{"actor": "a"}\n{"actor": "executor", "event": "deliver", "step": 5}\n')
+    completed = cli("check", path)
+    assert completed.returncode == 4 and "Traceback" not in completed.stderr
+    assert "line 1" in completed.stderr and "line 2" in completed.stderr
+    typed = tmp_path / "t.jsonl"
+    typed.write_text('{"actor": "executor", "event": "deliver", "step": 5, "verdict": "applied"}\n')
+    completed = cli("check", typed)
+    assert completed.returncode == 4 and "'step' must be str" in completed.stderr
 
 
 def test_check_history_no_family_claims_exits_four(cli, tmp_path):

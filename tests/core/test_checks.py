@@ -25,7 +25,7 @@ def _counts_rejections(history):
     return CheckResult.from_violations("noisy", found)
 
 
-SPECS = (CheckSpec("toy", _finds_every_deliver, True, "a planted safety check", fields=("step",)),
+SPECS = (CheckSpec("toy", _finds_every_deliver, True, "a planted safety check", requires={"deliver": ("step",)}),
          CheckSpec("noisy", _counts_rejections, False, "a planted availability check", count_as="rejections"))
 
 

@@ -29,7 +29,7 @@ def test_expect_is_looked_up_by_the_protocol_label(seed_dir):
 
     scenario = FAMILIES.load_scenario(seed_dir / "concurrent_edit.toml")
     met = run_scenario(WORKSPACE, scenario, "none")
-    assert (met.expect, met.outcome, met.expectation_met) == ("applied", "applied", True)
+    assert (met.expect.outcome, met.outcome, met.expectation_met) == ("applied", "applied", True)
     unexpected = run_scenario(WORKSPACE, scenario, "fence=step,stamp_at=apply")
     assert unexpected.expect is None and unexpected.expectation_met is None
     assert "expect" not in unexpected.to_json() and "expect_met" not in unexpected.to_json()

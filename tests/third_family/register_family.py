@@ -91,9 +91,9 @@ class RegisterFamily(Family):
     history_events = frozenset({"read", "write"})
     progress = ("increments_applied", "clients")
     checks = (CheckSpec("lost_update", lost_update, True, "an increment vanished",
-                        fields=("verdict", "read_version", "version_before")),
+                        requires={"write": ("verdict", "read_version", "version_before")}),
               CheckSpec("rejected_writes", rejected_writes, False, "a compare-and-set failed",
-                        fields=("verdict",), count_as="rejected_writes"))
+                        requires={"write": ("verdict",)}, count_as="rejected_writes"))
 
     # -- files: a scenario is { clients = [...], events = [...] }; a workload has no events --------------
 

@@ -126,7 +126,12 @@ def unresolved_compensation(history) -> CheckResult:
     """A task closed without success while a committed reversible effect is not compensated."""
     violations = []
     compensated = {(e.get("task"), e.get("effect")) for e in _events(history, "compensated")}
-    reversible = [e for e in _events(history, "committed") if e.get("compensation")]
+    commits = _events(history, "committed")
+    unsuccessful = [e for e in _events(history, "task_terminal") if e.get("outcome") != "succeeded"]
+    if unsuccessful and commits and not any("compensation" in e for e in commits):
+        return CheckResult.not_evaluable("unresolved_compensation",
+                                         "no 'committed' event records 'compensation' (which effects are owed one)")
+    reversible = [e for e in commits if e.get("compensation")]
     for terminal in _events(history, "task_terminal"):
         if terminal.get("outcome") == "succeeded":
             continue
@@ -235,30 +240,33 @@ def human_exceptions(history) -> CheckResult:
     return CheckResult.from_violations("human_exceptions", found)
 
 
+COMMITTED = ("task", "transition", "effect")
 CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec("duplicate_effect", duplicate_effect, True, "more than one authoritative effect for one logical transition",
-              fields=("task", "transition", "effect")),
+              requires={"committed": COMMITTED}),
     CheckSpec("lost_success", lost_success, True, "a committed effect recorded as failed, or done again",
-              fields=("task", "transition", "effect")),
+              requires={"committed": COMMITTED, "receipt_recorded": ("task", "effect"),
+                        "timed_out": ("transition", "outcome"), "transition_failed": ("transition",)}),
     CheckSpec("unknown_as_failed", unknown_as_failed, True, "a timed-out transition recorded as failed without reconciliation",
-              fields=("outcome",)),
+              requires={"timed_out": ("outcome",)}),
     CheckSpec("false_receipt", false_receipt, True, "a receipt with no matching external effect",
-              fields=("task", "transition", "effect")),
+              requires={"committed": COMMITTED, "receipt_recorded": ("task", "transition", "effect")}),
     CheckSpec("fingerprint_conflict", fingerprint_conflict, True, "same key, other arguments, accepted",
-              fields=("key", "fingerprint")),
+              requires={"deduplicated": ("key", "fingerprint")}),
     CheckSpec("unresolved_compensation", unresolved_compensation, True, "task closed with compensation owed",
-              fields=("task", "outcome", "compensation", "effect")),
+              requires={"task_terminal": ("task", "outcome"), "committed": ("task", "effect"),
+                        "compensated": ("task", "effect")}),
     CheckSpec("unapproved_irreversible", unapproved_irreversible, True, "an irreversible effect without approval",
-              fields=("task", "transition", "effect_class")),
+              requires={"committed": ("task", "transition", "effect_class"), "approved": ("task", "transition")}),
     CheckSpec("unverified_checkpoint", unverified_checkpoint, True, "a checkpoint saved before its postcondition was verified",
-              fields=("task", "transition", "completed")),
+              requires={"checkpoint_saved": ("task", "completed"), "receipt_recorded": ("task", "transition")}),
     CheckSpec("version_mismatch", version_mismatch, True, "a task resumed under another workflow version without migration",
-              fields=("task", "workflow_version")),
+              requires={"resumed": ("task", "workflow_version"), "accepted": ("task",)}),
     CheckSpec("no_terminal_outcome", no_terminal_outcome, True, "a task not terminal after the liveness budget",
-              fields=("task",)),
+              requires={"accepted": ("task",), "task_terminal": ("task",)}),
     CheckSpec("split_outcome", split_outcome, True, "a task closed more than once (two authoritative outcomes)",
-              fields=("task", "outcome")),
+              requires={"task_terminal": ("task", "outcome")}),
     CheckSpec("human_exceptions", human_exceptions, False, "an unknown outcome handed to a human (counted)",
-              fields=("transition",), count_as="human_exceptions"),
+              requires={"human_exception": ("transition",)}, count_as="human_exceptions"),
 )
 SAFETY_INVARIANTS = tuple(c.name for c in CHECKS if c.safety)

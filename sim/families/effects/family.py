@@ -42,6 +42,12 @@ class EffectsFamily(Family):
                                 "request_duplicated", "migrated", "upgraded", "foreign_created", "acked"})
     checks = checks.CHECKS
     progress = ("tasks_completed", "tasks")
+    field_types = {
+        **{name: (str,) for name in ("task", "transition", "logical", "effect", "outcome", "key", "fingerprint",
+                                     "stored_fingerprint", "effect_class", "compensation", "result", "reason")},
+        **{name: (int,) for name in ("generation", "workflow_version", "to_version")},
+        "renamed": (list,), "completed": (list,),
+    }
     review_plan = ReviewPlan(
         title="Durable keyed effects: the seed's four presets and the weakenings it warns about",
         workload="effects-saga",

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.core.errors import ProtocolError
+from sim.core.expect import Expectation, dump_expect, parse_expect
 from sim.core.files import Source
 from sim.core.workload import did_you_mean
 from sim.families.effects.faults import FaultEvent, parse_fault
@@ -82,7 +83,7 @@ class RuntimeScenario:
 
     name: str
     protocol: str | None
-    expect: dict[str, str]
+    expect: dict[str, Expectation]
     path: Path | None
     task: str = "task_1"
     tenant: str = "acme"
@@ -255,9 +256,10 @@ def _common(data: dict, source: Source) -> RuntimeScenario:
     next_number = data.get("next_number", 1)
     if not isinstance(next_number, int) or isinstance(next_number, bool) or not 1 <= next_number <= 10**9:
         raise source.error("next_number must be a whole number from 1 to 1000000000", "next_number")
-    expect = data.get("expect", {})
-    if not isinstance(expect, dict) or not all(isinstance(v, str) for v in expect.values()):
-        raise source.error("[expect] maps protocol labels to verdict strings", "[expect]")
+    from sim.families.effects.checks import SAFETY_INVARIANTS
+
+    names = workflow.names() + [n for n in version_2(workflow).names() if n not in workflow.names()]
+    expect = parse_expect(data.get("expect", {}), names, SAFETY_INVARIANTS, source)
     for label in ([protocol] if protocol is not None else []) + list(expect):
         try:
             TABLE.parse(label)
@@ -314,7 +316,7 @@ def dump_scenario(scenario: RuntimeScenario) -> dict[str, Any]:
     if scenario.arguments:
         out["arguments"] = {k: dict(v) for k, v in scenario.arguments.items()}
     if scenario.expect:
-        out["expect"] = dict(scenario.expect)
+        out["expect"] = dump_expect(scenario.expect)
     return out
 
 

@@ -181,16 +181,17 @@ def spurious_rejection(history) -> CheckResult:
     return CheckResult.from_violations("spurious_rejection", violations)
 
 
+DELIVER = ("step", "verdict")
 CHECKS = (
     CheckSpec("lost_update", lost_update, True, "an applied step replaced content its author did not expect",
-              fields=("verdict", "step", "hunks_before", "expected_prior_hunks")),
+              requires={"deliver": DELIVER}),
     CheckSpec("duplicate_effect", duplicate_effect, True, "one step applied more than once",
-              fields=("verdict", "step")),
+              requires={"deliver": DELIVER}),
     CheckSpec("stale_accept", stale_accept, True, "a fenced step applied at a rev other than its stamp",
-              fields=("verdict", "fence", "stamped_base_rev", "rev_at_apply")),
+              requires={"deliver": ("verdict", "fence", "stamped_base_rev", "rev_at_apply")}),
     CheckSpec("journal_loss", journal_loss, True, "an applied write without its durable journal key",
-              fields=("verdict", "dedupe", "step")),
+              requires={"deliver": ("verdict", "dedupe", "step")}),
     CheckSpec("spurious_rejection", spurious_rejection, False, "a rejection the truth did not need",
-              fields=("verdict", "step", "hunks_before", "expected_prior_hunks"), count_as="spurious_rejections"),
+              requires={"deliver": DELIVER}, count_as="spurious_rejections"),
 )
 SAFETY_INVARIANTS = tuple(c.name for c in CHECKS if c.safety)

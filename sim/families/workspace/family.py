@@ -26,6 +26,12 @@ class WorkspaceFamily(Family):
                                 "duplicate", "human_edit"})
     checks = checks.CHECKS
     progress = ("steps_applied", "steps_planned")
+    field_types = {
+        **{name: (str,) for name in ("step", "path", "verdict", "fence", "dedupe", "journal_key", "origin",
+                                     "hash_before", "expected_prior_hash", "stamped_pre_hash", "domain", "preempted")},
+        **{name: (int,) for name in ("stamped_base_rev", "rev_at_apply", "claimed_base_rev", "copy")},
+        "hunks_before": (dict,), "expected_prior_hunks": (dict,), "skipped": (bool,),
+    }
     grid_labels = ("fault", "position")
     review_plan = ReviewPlan(
         title="Revision-fenced steps: the seed's four rows and the weakenings it discusses",

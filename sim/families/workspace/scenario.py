@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.core.errors import ProtocolError, ScenarioError
+from sim.core.expect import Expectation, dump_expect, parse_expect
 from sim.core.files import Source
 from sim.core.workload import did_you_mean
 from sim.families.workspace.content import WHOLE_FILE_HUNK, Hunks
@@ -77,7 +78,7 @@ class WorkspaceScenario:
     replan: list[StepSpec] = field(default_factory=list)
     description: str = ""
     protocol: str | None = None
-    expect: dict[str, str] = field(default_factory=dict)
+    expect: dict[str, Expectation] = field(default_factory=dict)
     path: Path | None = None
     meta: dict[str, Any] = field(default_factory=dict)  # invariant, seed, commit of exports
     family: str = "workspace"
@@ -254,9 +255,9 @@ def build_scenario(data: dict[str, Any], source: Source | str = "<scenario>") ->
     protocol = data.get("protocol")
     if protocol is not None and not isinstance(protocol, str):
         raise ScenarioError("'protocol' must be a string such as \"step-dedupe\"", loc("protocol"))
-    expect = data.get("expect", {})
-    if not isinstance(expect, dict) or not all(isinstance(v, str) for v in expect.values()):
-        raise ScenarioError("[expect] must map protocol = \"verdict\"", loc("[expect]"))
+    from sim.families.workspace.checks import SAFETY_INVARIANTS
+
+    expect = parse_expect(data.get("expect", {}), ids, SAFETY_INVARIANTS, source)
     for label in [protocol, *expect] if protocol is not None else list(expect):
         try:
             TABLE.parse(label)
@@ -290,5 +291,5 @@ def scenario_to_dict(scenario: WorkspaceScenario) -> dict[str, Any]:
         out["replan"] = [{"id": s.step_id, "path": s.path, "patch": hunks_out(s.patch)} for s in scenario.replan]
     out["events"] = [str(e) for e in scenario.events]
     if scenario.expect:
-        out["expect"] = dict(scenario.expect)
+        out["expect"] = dump_expect(scenario.expect)
     return out

@@ -46,7 +46,7 @@ def test_stories_meet_every_expectation(story):
     assert scenario.expect
     for label, expected in scenario.expect.items():
         result = sim.run_scenario(scenario, label)
-        assert result.last_verdict == expected, (story.name, label)
+        assert result.last_verdict == expected.outcome, (story.name, label)
         assert result.expectation_met is True
 
 

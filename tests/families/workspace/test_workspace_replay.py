@@ -59,7 +59,7 @@ def test_seed_cell_meets_expect(seed_dir, scenario_name, preset):
     scenario = sim.load_scenario(seed_dir / f"{scenario_name}.toml")
     result = run_scenario(scenario, preset)
     assert result.expect == scenario.expect[preset]
-    assert result.outcome == result.expect
+    assert result.outcome == result.expect.outcome
     assert result.expectation_met is True
 
 

@@ -1,0 +1,105 @@
+"""``[expect]``: what a scenario says must happen, per protocol, and whether it did.
+
+Each key of ``[expect]`` is a protocol (as the command line spells it); its
+value is either the expected *outcome* (the last verdict, as a string) or a
+table::
+
+    [expect."step-dedupe"]
+    outcome = "deduped"                 # the last verdict
+    s2 = "rejected:stale_rev"           # the last verdict of step (or transition) s2
+    violations = []                     # exactly these safety invariants, in any order
+
+A run whose outcome, step verdicts or violations differ does not meet its
+expectation; ``fencesim run`` then exits 1, as for a violation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from sim.core.errors import ScenarioError
+
+
+@dataclass(frozen=True)
+class Expectation:
+    outcome: str | None = None
+    steps: dict[str, str] = field(default_factory=dict)
+    violations: tuple[str, ...] | None = None
+
+    def describe(self) -> str:
+        parts = [f"outcome {self.outcome}"] if self.outcome is not None else []
+        parts += [f"{step} {verdict}" for step, verdict in self.steps.items()]
+        if self.violations is not None:
+            parts.append(f"violations [{', '.join(self.violations)}]")
+        return "; ".join(parts)
+
+    def mismatches(self, outcome: str | None, verdicts: list[dict[str, Any]], violated: Iterable[str]) -> list[str]:
+        """What differs from the expectation, in words (empty: it is met)."""
+        out = []
+        if self.outcome is not None and outcome != self.outcome:
+            out.append(f"outcome {outcome}, expected {self.outcome}")
+        last: dict[str, str] = {}
+        for verdict in verdicts:
+            last[str(verdict.get("step"))] = verdict["verdict"]
+        for step, expected in self.steps.items():
+            if last.get(step) != expected:
+                out.append(f"{step} {last.get(step, 'no verdict')}, expected {expected}")
+        if self.violations is not None and sorted(set(violated)) != sorted(self.violations):
+            out.append(f"violations [{', '.join(sorted(set(violated)))}], expected [{', '.join(self.violations)}]")
+        return out
+
+
+def parse_expect(raw: Any, steps: Iterable[str], invariants: Iterable[str], source) -> dict[str, Expectation]:
+    """Validate an ``[expect]`` table (protocols are checked by the caller); errors carry file:line."""
+    if not isinstance(raw, dict):
+        raise source.error("[expect] maps a protocol to a verdict string or a table", "[expect]")
+    steps, invariants = set(steps), tuple(invariants)
+    out = {}
+    for label, value in raw.items():
+        if isinstance(value, str):
+            out[label] = Expectation(outcome=value)
+            continue
+        if not isinstance(value, dict):
+            raise source.error(f"[expect] {label!r}: give a verdict string or a table (outcome, violations, steps)",
+                               label)
+        outcome = value.get("outcome")
+        if outcome is not None and not isinstance(outcome, str):
+            raise source.error(f"[expect] {label!r}: outcome must be a verdict string", label)
+        violations = value.get("violations")
+        if violations is not None:
+            if not isinstance(violations, list) or not all(isinstance(v, str) for v in violations):
+                raise source.error(f"[expect] {label!r}: violations must be a list of invariant names", label)
+            unknown = [v for v in violations if v not in invariants]
+            if unknown:
+                raise source.error(f"[expect] {label!r}: unknown invariant {unknown[0]!r}; invariants: "
+                                   f"{', '.join(invariants)}", label)
+            violations = tuple(sorted(set(violations)))
+        step_verdicts = {}
+        for key, verdict in value.items():
+            if key in ("outcome", "violations"):
+                continue
+            if key not in steps:
+                raise ScenarioError(f"[expect] {label!r}: {key!r} is not a step of this scenario "
+                                    f"({', '.join(sorted(steps))}) nor outcome/violations", source.where(label))
+            if not isinstance(verdict, str):
+                raise source.error(f"[expect] {label!r}: the verdict of {key} must be a string", label)
+            step_verdicts[key] = verdict
+        out[label] = Expectation(outcome, step_verdicts, violations)
+    return out
+
+
+def dump_expect(expect: dict[str, Expectation]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for label, expectation in expect.items():
+        if not expectation.steps and expectation.violations is None and expectation.outcome is not None:
+            out[label] = expectation.outcome
+            continue
+        table: dict[str, Any] = {}
+        if expectation.outcome is not None:
+            table["outcome"] = expectation.outcome
+        table.update(expectation.steps)
+        if expectation.violations is not None:
+            table["violations"] = list(expectation.violations)
+        out[label] = table
+    return out
