@@ -164,7 +164,8 @@ from sim.search.sweep import sweep
 family = FAMILIES.get("workspace"); workload = FAMILIES.load_workload("seed-fuzz")
 started = time.perf_counter()
 summary, _ = sweep(family, workload, ["none"], {seeds}, workers=2)
-own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a child of a big parent would report its size
+own = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print(own, children, round(time.perf_counter() - started, 1), summary.runs)
 """

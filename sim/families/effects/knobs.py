@@ -15,7 +15,7 @@ FAMILY_NAME = "runtime"
 #: Default retention of idempotency keys at the external system: one week.
 KEY_RETENTION_DEFAULT_S = 7 * 24 * 3600.0
 #: Retentions the advisor may propose, and a short one a planted bug may set.
-KEY_RETENTION_LADDER_S = (5.0, 3600.0, KEY_RETENTION_DEFAULT_S)
+KEY_RETENTION_LADDER_S = (5.0, 30.0, KEY_RETENTION_DEFAULT_S)
 
 TABLE = KnobTable(
     family=FAMILY_NAME,

@@ -1,0 +1,238 @@
+"""The finder's quality: planted protocol bugs are found at the default fuzz budget and shrunk to their
+shortest order.
+
+Each bug is a variant a user could write by mistake -- every weakening value of every knob of both
+families (a knob value ranked below its knob's strongest), and code-level mutants of the protocols.  For
+each, the same seeds are swept under a base protocol that does not violate the bug's invariant and under
+the bugged one; the bug is *found* when the bugged sweep violates the invariant, and *shrunk well* when the
+minimal order is proved shortest (exhaustive search finds no shorter one; for the workspace family a
+separate exhaustive search confirms the length).  The last test prints the detection rate and fails below
+100%; another enumerates the knob tables, so a new knob without a planted bug fails the suite.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from dataclasses import replace
+
+import pytest
+
+from sim.families.effects.moments import MomentOps
+from sim.families.effects.system import RuntimeBase
+from sim.families.workspace.actors import Client, Skipped
+from sim.families.workspace.executor import Executor
+from sim.registry import FAMILIES
+from sim.search.exhaustive import explore
+from sim.search.shrink import shrink
+from sim.search.sweep import sweep
+
+SEEDS = 1000  # the default fuzz budget (fencesim fuzz --seeds)
+RESULTS: list[dict] = []
+
+
+# -- code-level mutants ---------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def retry_restamps():
+    """The client re-stamps a retry with the current rev and hash (the seed code's stamp, on retries)."""
+    original = Client._retry
+
+    def _retry(self, step_id):
+        message = self.sent.get(step_id)
+        if message is None:
+            raise Skipped("nothing to re-send")
+        ws = self.world.workspace
+        rev, pre = self._stamp(message.step, ws.rev, ws.hash(message.step.path))
+        copy = replace(message, stamped_base_rev=rev, stamped_pre_hash=pre, origin="retry",
+                       copy=self.next_copy(step_id))
+        self.world.history.append(self.kernel.now, self.name, "retry", step=step_id, copy=copy.copy,
+                                  stamped_base_rev=rev, stamped_pre_hash=pre)
+        self.world.network.send(copy)
+
+    Client._retry = _retry
+    try:
+        yield
+    finally:
+        Client._retry = original
+
+
+@contextlib.contextmanager
+def journal_lost_on_restart():
+    """The journal lives in the executor process: a preemption empties it (the seed's "trap")."""
+    original = Executor._die
+
+    def _die(self):
+        original(self)
+        self.world.workspace.journal.clear()
+
+    Executor._die = _die
+    try:
+        yield
+    finally:
+        Executor._die = original
+
+
+@contextlib.contextmanager
+def timeout_recorded_failed():
+    """The worker records every timeout as failed, whatever on_timeout says."""
+    original = MomentOps.timeout
+
+    def timeout(self, worker, task, name):
+        real = self.protocol
+        self.protocol = real.with_knobs(on_timeout="failed")
+        try:
+            return original(self, worker, task, name)
+        finally:
+            self.protocol = real
+
+    MomentOps.timeout = timeout
+    try:
+        yield
+    finally:
+        MomentOps.timeout = original
+
+
+@contextlib.contextmanager
+def dispatch_not_fenced():
+    """The event log fences every append but the dispatch record, so a zombie still calls the external system."""
+    original = RuntimeBase._append
+
+    def _append(self, worker, task, event, **fields):
+        if event != "dispatched":
+            return original(self, worker, task, event, **fields)
+        record = self._emit(worker, event, task, **fields)
+        self.workers[worker].tasks[task].view.apply(event, record.fields)
+        return record
+
+    RuntimeBase._append = _append
+    try:
+        yield
+    finally:
+        RuntimeBase._append = original
+
+
+@dataclasses.dataclass(frozen=True)
+class Bug:
+    name: str
+    workload: str
+    base: str
+    bugged: str
+    invariant: str
+    mutant: object = None  # a context manager factory planting a code bug, or None for a knob weakening
+    knob: tuple[str, str] | None = None  # (knob, weakened value) the bug plants
+
+    @property
+    def family(self):
+        return FAMILIES.family_for(FAMILIES.load_workload(self.workload))
+
+
+WS_BASE = "step-dedupe,drift_check=reject"
+FX_BASE = "keyed-fingerprint-reconcile,irreversible_keys=on"
+BUGS = [
+    # workspace knob weakenings
+    Bug("no fence", "seed-fuzz", WS_BASE, WS_BASE + ",fence=none", "lost_update", knob=("fence", "none")),
+    Bug("stamp read at apply", "seed-fuzz", WS_BASE, WS_BASE + ",stamp_at=apply", "lost_update",
+        knob=("stamp_at", "apply")),
+    Bug("no dedupe", "retries", "none,dedupe=journal", "none", "duplicate_effect", knob=("dedupe", "off")),
+    Bug("dedupe in memory", "retries", "none,dedupe=journal", "none,dedupe=memory", "duplicate_effect",
+        knob=("dedupe", "memory")),
+    Bug("journal after the write", "seed-fuzz", WS_BASE, WS_BASE + ",journal_write=after_write", "journal_loss",
+        knob=("journal_write", "after_write")),
+    Bug("no drift check", "seed-fuzz", WS_BASE, "step-dedupe", "lost_update", knob=("drift_check", "off")),
+    Bug("no overlap check", "retries", "step-dedupe,pipeline=on,overlap_check=on", "step-dedupe,pipeline=on",
+        "lost_update", knob=("overlap_check", "off")),
+    Bug("pipelined dispatch", "retries", "step-dedupe", "step-dedupe,pipeline=on", "lost_update",
+        knob=("pipeline", "on")),
+    # effects knob weakenings
+    Bug("no idempotency key", "effects-saga", FX_BASE, FX_BASE + ",idempotency=none", "duplicate_effect",
+        knob=("idempotency", "none")),
+    Bug("key without fingerprint", "effects-saga", FX_BASE, FX_BASE + ",idempotency=key", "fingerprint_conflict",
+        knob=("idempotency", "key")),
+    Bug("timeout taken as failure", "effects-saga", FX_BASE, FX_BASE + ",on_timeout=failed", "unknown_as_failed",
+        knob=("on_timeout", "failed")),
+    Bug("no reconciliation", "effects-release", "keyed-fingerprint-reconcile",
+        "keyed-fingerprint-reconcile,reconcile=off", "duplicate_effect", knob=("reconcile", "off")),
+    Bug("no compensation", "effects-saga", FX_BASE, FX_BASE + ",compensation=off", "unresolved_compensation",
+        knob=("compensation", "off")),
+    Bug("approval that goes ahead", "effects-saga", FX_BASE, FX_BASE + ",approval=off", "unapproved_irreversible",
+        knob=("approval", "off")),
+    Bug("optimistic checkpoint", "effects-saga", FX_BASE, FX_BASE + ",checkpoint=optimistic", "unverified_checkpoint",
+        knob=("checkpoint", "optimistic")),
+    Bug("new code on old tasks", "effects-saga", FX_BASE, FX_BASE + ",version_policy=none", "version_mismatch",
+        knob=("version_policy", "none")),
+    Bug("no lease fence", "effects-zombie", "keyed-fingerprint-reconcile",
+        "keyed-fingerprint-reconcile,lease_fence=off", "split_outcome", knob=("lease_fence", "off")),
+    Bug("trusting receipts", "effects-saga", FX_BASE, FX_BASE + ",receipt_check=trusting", "false_receipt",
+        knob=("receipt_check", "trusting")),
+    Bug("keyless release", "effects-saga", FX_BASE, "keyed-fingerprint-reconcile", "duplicate_effect",
+        knob=("irreversible_keys", "off")),
+    Bug("keys kept 5 s", "effects-saga", FX_BASE, FX_BASE + ",key_retention=5", "duplicate_effect",
+        knob=("key_retention", "5")),
+    Bug("keys kept 30 s", "effects-saga", FX_BASE, FX_BASE + ",key_retention=30", "duplicate_effect",
+        knob=("key_retention", "30")),
+    # code-level mutants
+    Bug("retry re-stamps", "retries", "step-dedupe", "step-dedupe", "duplicate_effect", mutant=retry_restamps),
+    Bug("journal in the process", "retries", "none,dedupe=journal", "none,dedupe=journal", "duplicate_effect",
+        mutant=journal_lost_on_restart),
+    Bug("timeout recorded failed", "effects-release", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
+        "unknown_as_failed", mutant=timeout_recorded_failed),
+    Bug("dispatch escapes the fence", "effects-zombie", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
+        "duplicate_effect", mutant=dispatch_not_fenced),
+]
+
+
+@pytest.mark.quality
+@pytest.mark.parametrize("bug", BUGS, ids=[b.name for b in BUGS])
+def test_planted_bug_is_found_and_shrunk_to_its_shortest_order(bug):
+    """The bugged protocol violates the invariant on the same seeds where the base does not; its minimal
+    order is proved shortest."""
+    workload = FAMILIES.load_workload(bug.workload)
+    family = FAMILIES.family_for(workload)
+    base, _ = sweep(family, workload, [bug.base], SEEDS, workers=1)
+    assert base.tallies[bug.base].by_invariant[bug.invariant] == 0, "the base protocol must be clean"
+    record = {"bug": bug.name, "invariant": bug.invariant, "found": False, "length": None, "shortest": None}
+    RESULTS.append(record)
+    with (bug.mutant() if bug.mutant else contextlib.nullcontext()):
+        protocol = family.parse_protocol(bug.bugged)
+        found, _ = sweep(family, workload, [protocol], SEEDS, workers=1)
+        first = found.found.get((protocol.label, bug.invariant))
+        assert first is not None, f"{bug.name}: not found in {SEEDS} seeds"
+        record["found"] = True
+        shrunk = shrink(family, workload, protocol, first.order, bug.invariant)
+        record["length"] = len(shrunk.events)
+        assert shrunk.shortest_proved, f"{bug.name}: {shrunk.reason}"
+        shortest = len(shrunk.events)
+        if family.name == "workspace" and len(shrunk.events) <= 8:
+            proof = explore(family, workload, protocol, len(shrunk.events), only=bug.invariant)
+            shortest = proof.shortest[bug.invariant]
+        record["shortest"] = shortest
+        assert len(shrunk.events) == shortest
+
+
+@pytest.mark.quality
+def test_every_weakening_of_every_knob_has_a_planted_bug():
+    """Each knob value ranked below its knob's strongest value is planted by some bug of the suite."""
+    planted = {b.knob for b in BUGS if b.knob}
+    missing = []
+    for family in FAMILIES.families:
+        for knob in family.knobs.knobs:
+            for value in knob.weakenings():
+                if (knob.name, knob.show(value)) not in planted:
+                    missing.append(f"{family.name}: {knob.name}={knob.show(value)}")
+    assert missing == [], "weakenings no shipped workload is shown to catch"
+    assert len(BUGS) >= 20
+
+
+@pytest.mark.quality
+def test_zz_detection_rate_is_complete(capsys):
+    """Prints each planted bug with its shrunk and shortest length; every bug must be found and shrunk."""
+    if len(RESULTS) < len(BUGS):
+        pytest.skip("run the whole quality suite to get the detection rate")
+    found = sum(r["found"] for r in RESULTS)
+    with capsys.disabled():
+        print(f"\nplanted bugs: {found}/{len(RESULTS)} found ({found / len(RESULTS):.0%})")
+        for r in RESULTS:
+            print(f"  {r['bug']:<30} {r['invariant']:<24} shrunk {r['length']}  shortest {r['shortest']}")
+    assert found == len(RESULTS)
+    assert all(r["length"] == r["shortest"] for r in RESULTS)
