@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import traceback
 from typing import Any
 
@@ -67,6 +68,12 @@ def emit_json(payload: Any) -> None:
     sys.stdout.flush()
 
 
+def _printable(text: str) -> str:
+    """One line, with anything that is not printable text escaped (a lone surrogate, a control character)."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in text)
+
+
 def _terminate(signum, frame) -> None:
     """SIGTERM ends a command as Ctrl-C does: exit 2, files written so far intact."""
     raise KeyboardInterrupt
@@ -78,11 +85,15 @@ def main(argv: list[str] | None = None) -> None:
 
     command = typer.main.get_command(app)
     args = list(sys.argv[1:] if argv is None else argv)
-    signal.signal(signal.SIGTERM, _terminate)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+    for stream in (sys.stdout, sys.stderr):  # a user's text may hold what the terminal cannot show
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         code = command.main(args=args, prog_name="fencesim", standalone_mode=False)
     except InputError as error:
-        error_console().print(f"fencesim: error: {error}", markup=False)
+        error_console().print(f"fencesim: error: {_printable(str(error))}", markup=False)
         code = EXIT_INPUT
     except click_exceptions.UsageError as error:
         hint = f" (see 'fencesim {error.ctx.info_name} --help')" if error.ctx and error.ctx.parent else ""

@@ -66,6 +66,9 @@ def fuzz(
                                                   help="Write this run's counterexamples as a baseline file."),
     resume: Optional[Path] = typer.Option(None, "--resume",
                                           help="Finish the interrupted run whose --out is this folder."),
+    check_determinism: bool = typer.Option(False, "--check-determinism",
+                                           help="Rerun a sample of seeds in a fresh process (another hash seed) "
+                                           "and compare history bytes."),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Enumerate every valid order up to --max-events."),
     max_events: int = typer.Option(6, "--max-events", help="Bound of --exhaustive."),
     advise: bool = typer.Option(True, "--advise/--no-advise", help="Run the counterfactual advisor on each counterexample."),
@@ -127,6 +130,8 @@ def fuzz(
             shrink_progress=lambda what, length: bar(f"shrink {what}", 0, 1, f"{length} events"))
     document = fuzz_document(result, export_all(result, out))
     (out / STATE_FILE).unlink(missing_ok=True)  # finished: nothing to resume
+    if check_determinism:
+        document["determinism"] = _check_determinism(family, loaded, protocols, seed_start, seeds, result)
     exit_code = EXIT_VIOLATION if document["counterexamples"] else EXIT_OK
     if known is not None:
         from sim.report.baseline import compare
@@ -153,6 +158,33 @@ def fuzz(
         with open(summary_path, "a", encoding="utf-8") as handle:
             handle.write(markdown_summary(document))
     return exit_code
+
+
+def _check_determinism(family, workload, protocols, seed_start: int, seeds: int, result) -> dict:
+    """Digests of sample runs here and in a fresh interpreter with another PYTHONHASHSEED; a difference is a
+    bug in fencesim (exit 3 with the runs that differ)."""
+    import subprocess
+    import sys
+
+    from sim.search.determinism import SAMPLE_SEEDS, digests
+
+    sample = sorted({seed_start + i for i in range(min(SAMPLE_SEEDS, seeds))}
+                    | {example.seed for example in result.counterexamples})
+    labels = [p.label for p in protocols]
+    here = digests(family, workload, labels, sample)
+    request = json.dumps({"workload": str(workload.path), "protocols": labels, "seeds": sample})
+    parent = os.environ.get("PYTHONHASHSEED", "")
+    env = dict(os.environ, PYTHONHASHSEED=str(int(parent) + 1) if parent.isdigit() else "4242")
+    done = subprocess.run([sys.executable, "-m", "sim.cli.determinism"], input=request, capture_output=True,
+                          text=True, env=env, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"the determinism check's fresh process failed: {done.stderr[-2000:]}")
+    there = json.loads(done.stdout)
+    differing = sorted(k for k in here if here[k] != there.get(k))
+    if differing:
+        raise RuntimeError(f"nondeterminism: runs {', '.join(differing[:10])} gave other history bytes in a fresh "
+                           "process")
+    return {"runs": len(here), "identical": True, "hash_seed": env["PYTHONHASHSEED"]}
 
 
 def _print_summary(console, document: dict) -> None:
@@ -196,6 +228,10 @@ def _print_summary(console, document: dict) -> None:
         elif advice:
             console.print("  no change of up to two knobs removes it", markup=False)
         console.print(f"  replay: {example['replay']}", markup=False)
+    if document.get("determinism"):
+        check = document["determinism"]
+        console.print(f"\ndeterminism: {check['runs']} sample runs gave identical history bytes in a fresh process "
+                      f"(PYTHONHASHSEED={check['hash_seed']})", markup=False)
     baseline = document.get("baseline")
     if baseline:
         console.print(f"\nbaseline {baseline['file']}: {baseline['new']} new, {baseline['known']} known, "

@@ -205,3 +205,18 @@ class RegisterFamily(Family):
 
 
 FAMILY = RegisterFamily()
+
+
+class ShakyRegisterFamily(RegisterFamily):
+    """The register with a planted nondeterminism: its history depends on the interpreter's hash seed."""
+
+    name = "register-shaky"
+
+    def replay(self, scenario, protocol, events=None):
+        replay = super().replay(scenario, protocol, events)
+        if len(replay.history):
+            replay.history[0].fields["salt"] = hash("fencesim")
+        return replay
+
+
+SHAKY = ShakyRegisterFamily()

@@ -20,7 +20,7 @@ from sim.families.workspace.scenario import Action, WorkspaceScenario
 from sim.families.workspace.world import Snapshot, World
 
 #: Kernel events one replay may take.
-MAX_KERNEL_EVENTS = 200_000
+MAX_KERNEL_EVENTS = 2_000_000
 
 
 def replay(scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[Action] | None = None,
