@@ -9,6 +9,7 @@ counterexample are written as a unit (all or none).
 from __future__ import annotations
 
 import os
+import hashlib
 import re
 import subprocess
 from importlib import metadata
@@ -45,8 +46,20 @@ def shown_path(path: Path) -> str:
     return relative if not relative.startswith("..") else str(path)
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+SLUG_LIMIT = 48
+
+
+def slug(text: str, limit: int = SLUG_LIMIT) -> str:
+    """A file-name-safe form of ``text``; long names are cut and keep a short hash.
+
+    The hash keeps two long names that share a prefix apart, and the limit keeps
+    every exported file name well inside what file systems accept.
+    """
+    cleaned = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
+    if len(cleaned) <= limit:
+        return cleaned
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return f"{cleaned[:limit - 9].rstrip('_')}_{digest}"
 
 
 def counterexample_name(workload: str, protocol: str, invariant: str) -> str:
@@ -124,7 +137,7 @@ def pytest_file(name: str, description: str, protocol: str, invariant: str, toml
                   'violates this order; remove this mark once the design holds")\n')
         what = "that the protocol under review holds, marked xfail until it does"
     return PYTEST_TEMPLATE.format(
-        description=description.replace('"""', "'''"), toml_name=toml_name, name=slug(name),
+        description=description.replace('"""', "'''"), toml_name=toml_name, name=slug(name, limit=3 * SLUG_LIMIT),
         invariant=invariant, protocol=protocol, holds_protocol=holds, marker=marker, holds_what=what,
     )
 
@@ -140,7 +153,7 @@ def export(family: Family, scenario: Any, history: History, out_dir: Path, marke
            fix: str | None = None) -> Exported:
     """Write ``NAME.toml``, ``NAME.timeline.txt`` and ``test_NAME.py`` as a unit; return their paths."""
     out_dir = Path(out_dir)
-    name = slug(scenario.name)
+    name = slug(scenario.name, limit=3 * SLUG_LIMIT)
     paths = Exported(out_dir / f"{name}.toml", out_dir / f"{name}.timeline.txt", out_dir / f"test_{name}.py")
     invariant = scenario.meta.get("invariant", "")
     write_files_atomically({

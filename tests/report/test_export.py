@@ -223,3 +223,12 @@ def test_effects_counterexample_exports_and_replays(tmp_path):
     assert ">>" in timeline_text and "* request_duplicated" in timeline_text
     out = _pytest_in(tmp_path, paths.pytest.name)
     assert out.returncode == 0 and "2 passed" in out.stdout, out.stdout + out.stderr
+
+
+def test_long_names_are_cut_and_kept_apart():
+    """A very long workload name gives a short file name; two long names sharing a prefix stay distinct."""
+    a, b = "w" * 5000 + "a", "w" * 5000 + "b"
+    assert len(slug(a)) <= 48 and slug(a) != slug(b)
+    assert slug(a) == slug(a)
+    name = counterexample_name(a, "step-dedupe," + "x=y," * 500, "lost_update")
+    assert len(name) < 140
