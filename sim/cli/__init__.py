@@ -6,3 +6,4 @@ from sim.cli import scenarios  # noqa: F401
 from sim.cli import fuzz  # noqa: F401
 from sim.cli import effects  # noqa: F401
 from sim.cli import review  # noqa: F401
+from sim.cli import conform  # noqa: F401

@@ -94,6 +94,13 @@ def _one_minimal(events: tuple[Any, ...], oracle: Oracle) -> tuple[tuple[Any, ..
     return events, not changed
 
 
+def minimize(events, oracle) -> tuple[tuple[Any, ...], bool]:
+    """Delta debugging, then single-event removal, with any oracle: ``oracle(events)`` returns the order
+    to keep (the events that took effect) while the property of interest still holds, else None, and
+    ``oracle.exhausted()`` says when to stop.  Returns the order and whether it is 1-minimal."""
+    return _one_minimal(_ddmin(tuple(events), oracle), oracle)
+
+
 def _move_earlier(events: tuple[Any, ...], oracle: Oracle) -> tuple[Any, ...]:
     improved = True
     while improved and not oracle.exhausted():

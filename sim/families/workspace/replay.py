@@ -39,6 +39,12 @@ def resume(scenario: WorkspaceScenario, protocol: Protocol, prefix: tuple[Action
     return _direct(world, tuple(prefix), tuple(events), max_kernel_events)
 
 
+def play(world: World, events: Iterable[Action], max_kernel_events: int = MAX_KERNEL_EVENTS) -> Replay:
+    """Play ``events`` on a world built by the caller (say, one whose workspace is a real repository and
+    whose executor is a real process): the same director, one event per unit of time."""
+    return _direct(world, (), tuple(events), max_kernel_events)
+
+
 def _direct(world: World, prefix: tuple[Action, ...], actions: tuple[Action, ...], max_kernel_events: int) -> Replay:
     kernel, env = world.kernel, world.kernel.env
     offset = len(prefix)

@@ -67,11 +67,13 @@ class World:
     """The actors of one run and the state they share (workspace, history)."""
 
     def __init__(self, kernel: Kernel, protocol: Protocol, files: dict[str, Hunks],
-                 plan: list[StepSpec], replan: list[StepSpec]):
+                 plan: list[StepSpec], replan: list[StepSpec], workspace: Any = None, executor: Any = Executor):
+        """``workspace`` and ``executor`` replace the model's own (a real workspace on disk and a proxy
+        for a real executor process play the same order through the same planner, client and network)."""
         self.kernel = kernel
         self.protocol = protocol
         self.history = History()
-        self.workspace = Workspace(files)
+        self.workspace = Workspace(files) if workspace is None else workspace
         self.plan_specs = plan
         self.replan_specs = replan
         self.verdict_steps: set[str] = set()
@@ -82,7 +84,7 @@ class World:
         self.planner = Planner(kernel, self)
         self.router = Router(kernel, self)
         self.client = Client(kernel, self)
-        self.executor = Executor(kernel, self)
+        self.executor = executor(kernel, self)
         self.human = Human(kernel, self)
         self.network = Network(kernel, self)
 

@@ -1,0 +1,185 @@
+"""``fencesim conform``: the same orders in the model and against a real executor; an agreement table."""
+
+from __future__ import annotations
+
+import shlex
+import types
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
+from sim.cli.progress import Bar, progress_wanted
+from sim.core.errors import InputError
+from sim.core.files import check_output_dir, check_output_file, write_atomically
+
+DEFAULT_OUT = Path("counterexamples/conform")
+#: Disagreements shrunk per protocol (each distinct minimal order is exported); the rest are listed by seed.
+MAX_SHRUNK = 5
+
+
+@app.command()
+def conform(
+    workload: str = typer.Option("tiny", "--workload", "-w",
+                                 help="A workspace workload name (scenarios/workloads) or file."),
+    protocol: Optional[List[str]] = typer.Option(None, "--protocol", "-p",
+                                                 help="Repeat for several; default: step-dedupe."),
+    seeds: int = typer.Option(200, "--seeds", help="Seeds per protocol."),
+    seed_start: int = typer.Option(0, "--seed-start", help="Run i uses seed seed_start + i."),
+    scenario: Optional[Path] = typer.Option(None, "--scenario",
+                                            help="Run this scenario's own order instead of seeds."),
+    executor: Optional[str] = typer.Option(None, "--executor",
+                                           help="The executor command (default: fencesim's reference executor, "
+                                           "git + SQLite); see docs/real-executor.md for its interface."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Parallel runs (default: the core count)."),
+    out: Path = typer.Option(DEFAULT_OUT, "--out", help="Where disagreements are exported."),
+    shrink_seconds: float = typer.Option(120.0, "--shrink-seconds",
+                                         help="Seconds one disagreement may take to shrink (each probe is a real run)."),
+    record: Optional[Path] = typer.Option(None, "--record",
+                                          help="With --scenario and one protocol: write the real history here."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> int:
+    """Conformance: run each order in the model and against a real executor (fresh git repository, SQLite
+    journal, real SIGKILLs); the real history goes through fencesim check. Exit 0 when every run agrees,
+    1 on any disagreement (each one shrunk and exported with both histories side by side)."""
+    from sim.real.conform import run_seeds, shrink_and_export, summarize
+    from sim.real.driver import parse_command
+    from sim.registry import FAMILIES
+    from sim.search.sweep import default_workers
+
+    if seeds < 1:
+        raise InputError(f"--seeds must be at least 1, not {seeds}")
+    if workers is not None and workers < 1:
+        raise InputError("--workers must be at least 1")
+    if not shrink_seconds > 0:
+        raise InputError(f"--shrink-seconds must be positive, not {shrink_seconds}")
+    check_output_dir(out, "--out")
+    if record is not None:
+        if scenario is None or (protocol and len(protocol) > 1):
+            raise InputError("--record needs --scenario and at most one --protocol")
+        check_output_file(record, "--record")
+    try:
+        command = parse_command(executor)
+    except ValueError as error:
+        raise InputError(f"--executor {executor!r}: {error}") from None
+    if executor is not None and not command:
+        raise InputError("--executor is empty")
+    import shutil
+
+    if shutil.which(command[0]) is None:
+        raise InputError(f"--executor: {command[0]!r} is not a program on PATH or a file that can be run")
+    if shutil.which("git") is None:
+        raise InputError("conform needs the git command line (install git)")
+    if scenario is not None:
+        loaded = FAMILIES.load_scenario(scenario)
+        target = types.SimpleNamespace(base=loaded, name=loaded.name, family=getattr(loaded, "family", None))
+        family = FAMILIES.family_for(loaded)
+        default = [loaded.protocol] if getattr(loaded, "protocol", None) else ["step-dedupe"]
+    else:
+        target = FAMILIES.load_workload(workload)
+        family = FAMILIES.family_for(target)
+        default = ["step-dedupe"]
+    if family.name != "workspace":
+        raise InputError(f"conform drives a real executor of the workspace family; {family.name} has none "
+                         "(its orders can be judged with fencesim check on a history your system records)")
+    protocols = [family.parse_protocol(p) for p in (protocol or default)]
+    console = human_console(json_out)
+    seed_list = [None] if scenario is not None else list(range(seed_start, seed_start + seeds))
+    events = tuple(target.base.events) if scenario is not None else None
+    workers = 1 if scenario is not None else (workers or default_workers())
+    total = len(protocols) * len(seed_list)
+    done = [0]
+    with Bar(progress_wanted(json_out)) as bar:
+        def tick(result) -> None:
+            done[0] += 1
+            bar("conform", done[0], total, f"{result.protocol}")
+
+        if scenario is not None:
+            from sim.real.conform import conform_seed
+
+            results = {p.label: [conform_seed(family, target, p, None, command, events)] for p in protocols}
+        else:
+            results = run_seeds(family, target, protocols, seed_list, workers, command, on_result=tick)
+        if record is not None:
+            from sim.real.driver import run_real
+
+            run = run_real(target.base, protocols[0], events, command=command)
+            write_atomically(record, run.replay.history.to_jsonl())
+        disagreements, unshrunk = [], []
+        for p in protocols:
+            orders: set[tuple[str, ...]] = set()
+            attempts = 0
+            for result in results[p.label]:
+                if result.agree:
+                    continue
+                attempts += 1
+                if attempts > MAX_SHRUNK:
+                    unshrunk.append(result)
+                    continue
+                bar(f"shrink {p.label} seed {result.seed}", 0, 1, "")
+                found = shrink_and_export(family, target, p, result, out, command, shrink_seconds, events,
+                                          skip_orders=orders)
+                if found is None:
+                    unshrunk.append(result)
+                else:
+                    orders.add(tuple(found.order))
+                    disagreements.append(found)
+    summaries = [summarize(p.label, results[p.label]) for p in protocols]
+    name = str(scenario) if scenario is not None else target.name
+    who = "reference executor (git + SQLite)" if executor is None else shlex.join(command)
+    if json_out:
+        emit_json({"workload": name, "executor": who, "seeds": len(seed_list), "protocols": [s.to_json() for s in summaries],
+                   "disagreements": [d.__dict__ for d in disagreements],
+                   "same_minimal_order_or_not_shrunk": [{"protocol": r.protocol, "seed": r.seed,
+                                                         "differences": r.differences} for r in unshrunk],
+                   "runs": [r.__dict__ | {"agree": r.agree} for p in protocols for r in results[p.label]]})
+    _print(console, name, who, len(seed_list), summaries, disagreements, unshrunk, record)
+    return EXIT_VIOLATION if disagreements or unshrunk else EXIT_OK
+
+
+def _print(console, name, who, seeds, summaries, disagreements, unshrunk, record) -> None:
+    console.print(f"conform: {name}, {seeds} {'order' if seeds == 1 else 'seeds'} per protocol, executor: {who}",
+                  markup=False)
+    header = ("protocol", "runs", "agree", "deliveries", "agree", "violating runs (model/real)", "crashes",
+              "median s", "slowest s")
+    rows = [header] + [(s.protocol, str(s.runs), str(s.agreeing), str(s.deliveries), str(s.deliveries_agreeing),
+                        f"{s.model_violating}/{s.real_violating}", str(s.crashes), f"{s.median:.2f}",
+                        f"{s.slowest:.2f}" + (f" (seed {s.slowest_seed})" if s.slowest_seed is not None else ""))
+                       for s in summaries]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for row in rows:
+        console.print("  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                                       for i, (cell, w) in enumerate(zip(row, widths))).rstrip(), markup=False)
+    if record is not None:
+        console.print(f"real history recorded: {record}", markup=False)
+    if not disagreements and not unshrunk:
+        console.print("every run agrees: same verdict per delivery, same violations, same final workspace",
+                      markup=False)
+        return
+    for d in disagreements:
+        where = "the scenario" if d.seed is None else f"seed {d.seed}"
+        console.print(f"DISAGREE {d.protocol}, {where}: {len(d.order)} events (from {d.original_length}"
+                      f"{', 1-minimal' if d.one_minimal else ''}): {' ; '.join(d.order)}", markup=False)
+        for difference in d.differences[:4]:
+            console.print(f"  {difference}", markup=False)
+        console.print(f"  side by side: {d.files[-1]}", markup=False)
+        console.print(f"  replay: fencesim conform --scenario {d.files[0]}"
+                      + ("" if who.startswith("reference") else f" --executor {shlex.quote(who)}"), markup=False)
+    for protocol in dict.fromkeys(r.protocol for r in unshrunk):
+        seeds_text = _ranges([r.seed for r in unshrunk if r.protocol == protocol])
+        console.print(f"also disagree under {protocol} (not exported: the same minimal order as one above, or past "
+                      f"the first {MAX_SHRUNK}): seeds {seeds_text}", markup=False)
+
+
+def _ranges(numbers: list[int | None]) -> str:
+    """1, 2, 3, 5 -> '1-3, 5'."""
+    numbers = sorted(n for n in numbers if n is not None)
+    parts, start = [], None
+    for i, n in enumerate(numbers):
+        if start is None:
+            start = n
+        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
+            parts.append(str(start) if start == n else f"{start}-{n}")
+            start = None
+    return ", ".join(parts)

@@ -1,0 +1,419 @@
+"""Playing an event order against a real executor process.
+
+The same director, planner, client, network and human as the model play the
+order (:func:`sim.families.workspace.replay.play`), with two parts swapped
+for real ones:
+
+* :class:`RealWorkspace` -- a fresh git repository in a temporary
+  directory: the planner snapshots the files on disk, the client stamps the
+  revision (commit count) and the hashes it reads there, a human edit is a
+  real write and commit;
+* :class:`ExecutorProxy` -- the executor's place in the run, backed by an
+  :class:`ExecutorProcess`: a delivery goes down a pipe; a ``preempt
+  POINT`` asks the process to pause at that point of the next delivery, and
+  the proxy kills it there with ``SIGKILL`` and starts a new one, which
+  recovers from disk alone; a plain ``preempt`` kills it between deliveries.
+
+Lost acks and duplicates happen in the transport, as in the model.  The
+history the proxy records for a delivery holds what the executor reported
+(rev, hashes, verdict, commit) and what survived: a ``journal_key`` stays
+only if the restarted executor finds the key on disk.  Every run is bounded
+in time and touches nothing outside its temporary directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from sim.core.errors import FencesimError
+from sim.core.family import Replay
+from sim.core.kernel import Kernel
+from sim.core.knobs import Protocol
+from sim.families.workspace.actors import Actor, Answer, Skipped, StepMessage
+from sim.families.workspace.content import Hunks
+from sim.families.workspace.replay import play
+from sim.families.workspace.scenario import Action, WorkspaceScenario
+from sim.families.workspace.world import World
+from sim.real import executor as reference
+
+#: Seconds the driver waits for one record from the executor before it calls the run hung.
+RECORD_TIMEOUT_S = 30.0
+#: Seconds one whole run may take.
+RUN_TIMEOUT_S = 300.0
+#: Fixed author and dates: the same order gives the same commits, byte for byte.
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "fencesim", "GIT_AUTHOR_EMAIL": "fencesim@localhost",
+    "GIT_COMMITTER_NAME": "fencesim", "GIT_COMMITTER_EMAIL": "fencesim@localhost",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000",
+}
+
+
+class RealRunError(FencesimError):
+    """The executor failed, hung or broke the interface; the run has no verdict."""
+
+
+def reference_command() -> list[str]:
+    """The reference executor, run in isolated mode (standard library only)."""
+    return [sys.executable, "-I", str(Path(reference.__file__).resolve())]
+
+
+def parse_command(text: str | None) -> list[str]:
+    return reference_command() if not text else shlex.split(text)
+
+
+def git_environment(home: Path) -> dict[str, str]:
+    """git without the user's configuration, hooks or prompts, with fixed identity and dates."""
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "SYSTEMROOT", "TMPDIR")}
+    return {**keep, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **GIT_IDENTITY}
+
+
+def _git(repo: Path, env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RealRunError(f"git {' '.join(args)} failed in {repo}: {done.stderr.strip()}")
+    return done.stdout
+
+
+class RealWorkspace:
+    """The workspace as a git working tree: rev is the commit count after the initial commit."""
+
+    def __init__(self, repo: Path, files: dict[str, Hunks], env: dict[str, str]):
+        self.repo, self.env = repo, env
+        self.paths = list(files)
+        self.journal: dict = {}  # the executor's, on its own disk; never read through here
+        repo.mkdir(parents=True)
+        _git(repo, env, "init", "-q", "-b", "main")
+        for path, hunks in files.items():
+            reference.write_file(repo, path, dict(hunks))
+        _git(repo, env, "add", "-A")
+        _git(repo, env, "commit", "-q", "--no-verify", "-m", "fencesim: initial workspace")
+
+    @property
+    def rev(self) -> int:
+        return int(_git(self.repo, self.env, "rev-list", "--count", "HEAD")) - 1
+
+    @property
+    def files(self) -> dict[str, Hunks]:
+        return {path: reference.read_file(self.repo, path) for path in self.paths}
+
+    def hash(self, path: str) -> str:
+        return reference.file_hash(reference.read_file(self.repo, path))
+
+    def write(self, path: str, patch: Hunks) -> None:
+        """A human's edit: a real write and a commit."""
+        hunks = reference.read_file(self.repo, path)
+        hunks.update(patch)
+        reference.write_file(self.repo, path, hunks)
+        _git(self.repo, self.env, "commit", "-q", "--no-verify", "--allow-empty", "-m", f"human edit {path}",
+             "--", path)
+
+
+@dataclass
+class Incident:
+    """One crash of the executor and what its successor recovered."""
+
+    point: str | None
+    recovered: dict[str, Any]
+
+
+class ExecutorProcess:
+    """One executor at a time, as an OS process: start, deliver, kill, restart."""
+
+    def __init__(self, command: list[str], repo: Path, state: Path, protocol: Protocol, env: dict[str, str],
+                 deadline: float, log: Path):
+        self.command, self.repo, self.state, self.env = command, repo, state, env
+        self.protocol = {k: protocol.knobs[k] for k in ("fence", "dedupe", "journal_write", "stamp_at")}
+        self.deadline, self.log = deadline, log
+        self.process: subprocess.Popen | None = None
+        self.lines: queue.Queue = queue.Queue()
+        self.incidents: list[Incident] = []
+        self.starts = 0
+        self.ready: dict[str, Any] = {}
+
+    def start(self) -> dict[str, Any]:
+        self.starts += 1
+        stderr = open(self.log, "ab")
+        try:
+            self.process = subprocess.Popen(
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=self.state,
+                env=self.env, start_new_session=True)
+        except OSError as error:
+            raise RealRunError(f"cannot start the executor {shlex.join(self.command)}: {error}") from None
+        finally:
+            stderr.close()
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, args=(self.process.stdout, self.lines), daemon=True).start()
+        self._send({"op": "start", "repo": str(self.repo), "state": str(self.state), "protocol": self.protocol})
+        self.ready = self._expect("ready")
+        return self.ready
+
+    @staticmethod
+    def _read(stream, lines: queue.Queue) -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    def _send(self, request: dict[str, Any]) -> None:
+        try:
+            self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise RealRunError(f"the executor went away ({self._stderr_tail()})") from None
+
+    def record(self) -> dict[str, Any]:
+        """The next record the executor sends, within the time limits."""
+        wait = min(RECORD_TIMEOUT_S, self.deadline - time.monotonic())
+        try:
+            line = self.lines.get(timeout=max(wait, 0.01))
+        except queue.Empty:
+            self.kill()
+            raise RealRunError(f"the executor sent nothing for {wait:.0f} s (hung; killed)") from None
+        if line is None:
+            raise RealRunError(f"the executor exited without answering ({self._stderr_tail()})")
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise RealRunError(f"the executor sent a line that is not JSON: {line[:120]!r}") from None
+        if not isinstance(record, dict) or "kind" not in record:
+            raise RealRunError(f"the executor sent a record without a kind: {line[:120]!r}")
+        if record["kind"] == "error":
+            raise RealRunError(f"the executor failed: {record.get('message')}")
+        return record
+
+    def _expect(self, kind: str) -> dict[str, Any]:
+        record = self.record()
+        if record["kind"] != kind:
+            raise RealRunError(f"expected a {kind!r} record from the executor, got {record['kind']!r}")
+        return record
+
+    def _stderr_tail(self) -> str:
+        try:
+            text = self.log.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            text = []
+        return text[-1] if text else "no error output"
+
+    def deliver(self, message: dict[str, Any], pause_at: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        """Send one delivery; return its records and the point where the executor was killed (or None)."""
+        self._send({"op": "deliver", "message": message, "pause_at": pause_at})
+        records = []
+        while True:
+            record = self.record()
+            if record["kind"] == "paused":
+                if record.get("point") != pause_at:
+                    raise RealRunError(f"the executor paused at {record.get('point')!r}, not at {pause_at!r}")
+                self.crash(pause_at)
+                return records, pause_at
+            records.append(record)
+            if record["kind"] == "answer":
+                if pause_at in reference.MODEL_POINTS:
+                    raise RealRunError(f"the executor answered without passing {pause_at!r}")
+                return records, None
+
+    def kill_during(self, message: dict[str, Any], seconds: float) -> list[dict[str, Any]]:
+        """Send a delivery and SIGKILL the executor ``seconds`` later, wherever it is (inside git, inside
+        SQLite, or already done); then start a new one.  Returns the records it sent before dying."""
+        self._send({"op": "deliver", "message": message, "pause_at": None})
+        time.sleep(seconds)
+        self.kill()
+        records = []
+        while True:
+            try:
+                line = self.lines.get(timeout=RECORD_TIMEOUT_S)
+            except queue.Empty:  # pragma: no cover - the reader thread always ends with None
+                break
+            if line is None:
+                break
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                break  # a line cut by the kill
+        recovered = self.start()
+        self.incidents.append(Incident(f"after {seconds:.4f} s", {k: v for k, v in recovered.items() if k != "kind"}))
+        return records
+
+    def crash(self, point: str | None) -> dict[str, Any]:
+        """SIGKILL now, then a new process that recovers from disk."""
+        self.kill()
+        recovered = self.start()
+        self.incidents.append(Incident(point, {k: v for k, v in recovered.items() if k != "kind"}))
+        return recovered
+
+    def kill(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=RECORD_TIMEOUT_S)
+
+    def close(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            try:
+                self._send({"op": "stop"})
+                self.process.wait(timeout=5)
+            except (RealRunError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+class ExecutorProxy(Actor):
+    """The executor's place among the actors, backed by a real process."""
+
+    name = "executor"
+
+    def __init__(self, kernel: Kernel, world: World, process: ExecutorProcess):
+        super().__init__(kernel, world)
+        self.process = process
+        self.incarnation = 1
+        self.armed: str | None = None
+        kernel.process(self._serve(world.requests))
+
+    def _serve(self, requests):
+        while True:
+            message = yield requests.inbox.get()
+            self._deliver(message)
+
+    def perform(self, action) -> None:
+        if action.kind != "preempt":  # pragma: no cover
+            raise AssertionError(action)
+        if self.world.planner.snapshot is None:
+            raise Skipped("preemption is interference after the plan")
+        if action.point is None:
+            self.process.crash(None)
+            self.incarnation += 1
+            self.world.history.append(self.kernel.now, self.name, "preempt", incarnation=self.incarnation)
+            return
+        if self.armed is not None:
+            raise Skipped(f"a preemption at {self.armed} is already armed")
+        self.armed = action.point
+        self.world.history.append(self.kernel.now, self.name, "preempt", point=action.point)
+
+    def _deliver(self, message: StepMessage) -> None:
+        world, step = self.world, message.step
+        pause_at, self.armed = self.armed, None
+        records, killed = self.process.deliver({
+            "step": step.step_id, "path": step.path, "patch": dict(step.patch), "origin": message.origin,
+            "copy": message.copy, "stamped_base_rev": message.stamped_base_rev,
+            "stamped_pre_hash": message.stamped_pre_hash,
+        }, pause_at)
+        seen = {r["kind"]: r for r in records}
+        read = seen.get("read")
+        if read is None:
+            raise RealRunError(f"the executor sent no 'read' record for {step.step_id}")
+        verdict = (seen.get("answer") or seen.get("wrote") or seen.get("verdict") or {}).get("verdict")
+        fields: dict[str, Any] = dict(
+            step=step.step_id, path=step.path, origin=message.origin, copy=message.copy, model=step.model,
+            replanned=step.replanned, fence=read.get("fence"), dedupe=read.get("dedupe"),
+            claimed_base_rev=step.claimed_base_rev, stamped_base_rev=read.get("stamped_base_rev"),
+            stamped_pre_hash=read.get("stamped_pre_hash"), rev_at_apply=read.get("rev_at_apply"),
+            hash_before=read.get("hash_before"), incarnation=self.incarnation,
+            expected_prior_hash=step.truth_hash, patch_hunks=sorted(step.patch),
+            expected_prior_hunks={h: reference.hunk_hash(step.truth.get(h, "")) for h in sorted(step.patch)},
+            hunks_before=read.get("hunks_before"),
+        )
+        wrote = seen.get("wrote")
+        if wrote is not None:
+            fields.update(hash_after=wrote.get("hash_after"), rev_after=wrote.get("rev_after"),
+                          commit=wrote.get("commit"))
+        if "journaled" in seen:
+            fields["journal_key"] = seen["journaled"].get("journal_key")
+        if killed is not None:
+            self.incarnation += 1
+            if wrote is not None and read.get("dedupe") != "off":
+                # what counts is what the restarted executor finds on disk, not what was said before the crash
+                fields.pop("journal_key", None)
+                if read.get("key") in self.process.ready.get("journal_keys", ()):
+                    fields["journal_key"] = read["key"]
+            fields["preempted"] = killed
+        if verdict is not None:
+            fields["domain"] = world.domain_of(message, verdict)
+            world.note_verdict(step.step_id)
+        world.history.append(self.kernel.now, self.name, "deliver", verdict=verdict, **fields)
+        if verdict is not None and killed is None:
+            world.network.answer(Answer(step.step_id, verdict))
+
+
+@dataclass
+class RealRun:
+    """One order played against a real executor."""
+
+    replay: Replay
+    files: dict[str, Hunks]
+    rev: int
+    seconds: float
+    incidents: list[Incident] = field(default_factory=list)
+    starts: int = 0
+
+
+def run_real(scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[Action] | None = None,
+             command: list[str] | None = None, keep: Path | None = None,
+             timeout_s: float = RUN_TIMEOUT_S, pause_points: dict[int, str] | None = None) -> RealRun:
+    """Play ``events`` (default: the scenario's) against a real executor in a fresh temporary repository.
+
+    ``keep``: copy the run's directory (repository, journal, executor log) there afterwards.
+    ``pause_points``: for tests, deliver number -> an instrumented point to kill the executor at
+    (including the points only a real executor has), whatever the order says.
+    """
+    actions = tuple(scenario.events if events is None else events)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="fencesim-real-") as tmp:
+        root = Path(tmp)
+        state = root / "state"
+        state.mkdir()
+        env = git_environment(root)
+        workspace = RealWorkspace(root / "repo", scenario.files, env)
+        process = ExecutorProcess(command or reference_command(), workspace.repo, state, protocol, env,
+                                  started + timeout_s, root / "executor.log")
+        try:
+            process.start()
+            def make_executor(kernel, world):
+                proxy = (_ForcedPauses if pause_points else ExecutorProxy)(kernel, world, process)
+                if pause_points:
+                    proxy.forced = dict(pause_points)
+                return proxy
+
+            world = World(Kernel(seed=0), protocol, scenario.files, scenario.plan, scenario.replan,
+                          workspace=workspace, executor=make_executor)
+            replay = play(world, actions)
+            files, rev = workspace.files, workspace.rev
+        finally:
+            process.close()
+            if keep is not None:
+                if keep.exists():
+                    shutil.rmtree(keep)
+                shutil.copytree(root, keep, symlinks=True)
+        return RealRun(replay, files, rev, time.monotonic() - started, list(process.incidents), process.starts)
+
+
+class _ForcedPauses(ExecutorProxy):
+    """For the kill tests: kill at a given point of the Nth delivery, even one the model has not."""
+
+    forced: dict[int, str]
+    delivered = 0
+
+    def _deliver(self, message: StepMessage) -> None:
+        self.delivered += 1
+        point = self.forced.get(self.delivered)
+        if point is not None:
+            self.armed = point
+        super()._deliver(message)
