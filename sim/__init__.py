@@ -24,7 +24,8 @@ from sim.core.knobs import Protocol
 
 __all__ = [
     "Event", "FAMILIES", "FencesimError", "History", "HistoryError", "InputError", "PRESETS", "Protocol",
-    "ProtocolError", "ScenarioError", "check_history", "compute_matrix", "family", "fuzz", "load_scenario",
+    "ProtocolError", "ScenarioError", "check_history", "compute_matrix", "conform_frame", "family", "fuzz",
+    "load_scenario",
     "load_workload", "parse_protocol", "run_scenario", "sweep_frame",
 ]
 
@@ -83,6 +84,30 @@ def sweep_frame(workload, protocols, seeds: int, seed_start: int = 0, workers: i
     if isinstance(workload, str):
         workload = FAMILIES.load_workload(workload)
     return frame(FAMILIES.family_for(workload), workload, list(protocols), seeds, seed_start, workers)
+
+
+def conform_frame(workload, protocols=("step-dedupe",), seeds: int = 50, seed_start: int = 0, workers: int = 1,
+                  executor: str | None = None):
+    """Model versus the real executor (``fencesim conform``) as a pandas DataFrame, one row per (protocol,
+    seed): deliveries compared and agreeing, each side's violations, real crashes, seconds, differences.
+    ``executor``: a command line for your own executor (default: the reference git + SQLite one)."""
+    import pandas as pd
+
+    from sim.real.conform import run_seeds
+    from sim.real.driver import parse_command
+    from sim.registry import FAMILIES
+
+    if isinstance(workload, str):
+        workload = FAMILIES.load_workload(workload)
+    family = FAMILIES.family_for(workload)
+    if family.name != "workspace":
+        raise InputError(f"conform drives a real executor of the workspace family, not {family.name}")
+    parsed = [family.parse_protocol(p) for p in ([protocols] if isinstance(protocols, str) else protocols)]
+    results = run_seeds(family, workload, parsed, list(range(seed_start, seed_start + seeds)), workers,
+                        parse_command(executor))
+    rows = [dict(r.__dict__, agree=r.agree, differences="; ".join(r.differences)) for p in parsed
+            for r in results[p.label]]
+    return pd.DataFrame(rows)
 
 
 def fuzz(workload, protocols, seeds: int = 1000, seed_start: int = 0, workers: int | None = None,

@@ -131,3 +131,14 @@ def test_input_error_text_is_where_then_message():
     """An InputError reads 'where: message' when it knows where, else just the message."""
     assert str(sim.ScenarioError("bad", "f.toml:3")) == "f.toml:3: bad"
     assert str(sim.InputError("bad")) == "bad"
+
+
+@pytest.mark.real
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="needs git")
+def test_conform_frame_is_one_row_per_run_and_agrees():
+    """sim.conform_frame runs the model and the reference executor; every row agrees."""
+    import sim
+
+    frame = sim.conform_frame("tiny", ["none", "step-dedupe"], seeds=6)
+    assert len(frame) == 12 and set(frame["protocol"]) == {"none", "step-dedupe"}
+    assert frame["agree"].all() and (frame["deliveries"] == frame["deliveries_agreeing"]).all()
