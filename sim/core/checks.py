@@ -66,7 +66,10 @@ class CheckSpec:
     field, the check cannot judge it and says ``not_evaluable``, naming the
     field (a recorder that never writes a field is not the same as a run in
     which nothing happened).  ``count_as`` names the column an availability
-    check's findings are counted in (``spurious_rejections``).
+    check's findings are counted in (``spurious_rejections``).  ``exempt``
+    maps an event name to a predicate that picks the events which may rightly
+    lack the required fields (a delivery cut short by a crash before any
+    decision has no verdict): such events neither show nor hide a field.
     """
 
     name: str
@@ -75,6 +78,7 @@ class CheckSpec:
     summary: str
     requires: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     count_as: str | None = None
+    exempt: Mapping[str, Callable[[Any], bool]] = field(default_factory=dict)
 
     @property
     def column(self) -> str:
@@ -88,7 +92,10 @@ class CheckSpec:
         """The first (event, field) the history never records, if the check needs it."""
         seen: dict[str, set[str]] = {}
         for event in history:
-            if event.event in self.requires:
+            if event.event in self.requires and not event.get("skipped"):  # a skipped event did nothing
+                exempt = self.exempt.get(event.event)
+                if exempt is not None and exempt(event):
+                    continue
                 seen.setdefault(event.event, set()).update(event.fields)
         for name, needed in self.requires.items():
             if name in seen:

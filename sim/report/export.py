@@ -46,7 +46,9 @@ def shown_path(path: Path) -> str:
     return relative if not relative.startswith("..") else str(path)
 
 
-SLUG_LIMIT = 48
+SLUG_LIMIT = 80
+#: The longest exported file stem (well inside the 255 bytes file systems allow, with suffixes).
+NAME_LIMIT = 200
 
 
 def slug(text: str, limit: int = SLUG_LIMIT) -> str:
@@ -137,7 +139,7 @@ def pytest_file(name: str, description: str, protocol: str, invariant: str, toml
                   'violates this order; remove this mark once the design holds")\n')
         what = "that the protocol under review holds, marked xfail until it does"
     return PYTEST_TEMPLATE.format(
-        description=description.replace('"""', "'''"), toml_name=toml_name, name=slug(name, limit=3 * SLUG_LIMIT),
+        description=description.replace('"""', "'''"), toml_name=toml_name, name=slug(name, limit=NAME_LIMIT),
         invariant=invariant, protocol=protocol, holds_protocol=holds, marker=marker, holds_what=what,
     )
 
@@ -153,7 +155,7 @@ def export(family: Family, scenario: Any, history: History, out_dir: Path, marke
            fix: str | None = None) -> Exported:
     """Write ``NAME.toml``, ``NAME.timeline.txt`` and ``test_NAME.py`` as a unit; return their paths."""
     out_dir = Path(out_dir)
-    name = slug(scenario.name, limit=3 * SLUG_LIMIT)
+    name = slug(scenario.name, limit=NAME_LIMIT)
     paths = Exported(out_dir / f"{name}.toml", out_dir / f"{name}.timeline.txt", out_dir / f"test_{name}.py")
     invariant = scenario.meta.get("invariant", "")
     write_files_atomically({

@@ -174,7 +174,7 @@ def test_weakenings_are_the_values_below_the_top_rank():
     """weakenings lists every value ranked below a knob's strongest one (what a planted bug may set)."""
     assert WORKSPACE.knob("dedupe").weakenings() == ("off", "memory")
     assert WORKSPACE.knob("stamp_at").weakenings() == ("apply",)
-    assert EFFECTS.knob("key_retention").weakenings() == (5.0, 3600.0)
+    assert EFFECTS.knob("key_retention").weakenings() == (5.0, 30.0)
 
 
 def test_numeric_knob_parses_numbers_and_ranks_by_value():
@@ -182,7 +182,7 @@ def test_numeric_knob_parses_numbers_and_ranks_by_value():
     knob = EFFECTS.knob("key_retention")
     assert EFFECTS.parse("keyed,key_retention=5").key_retention == 5.0
     assert knob.rank(3600.0) > knob.rank(5.0)
-    assert knob.candidates() == (5.0, 3600.0, 7 * 24 * 3600.0)
+    assert knob.candidates() == (5.0, 30.0, 7 * 24 * 3600.0)
     assert knob.show(3600.0) == "3600"
 
 

@@ -182,16 +182,26 @@ def spurious_rejection(history) -> CheckResult:
 
 
 DELIVER = ("step", "verdict")
+#: Crash points before which nothing is written: a delivery cut short there rightly records no verdict
+#: (``before_write`` in the model; a real executor may name finer points before its write).
+BEFORE_ANY_WRITE = ("before_write", "after_intent", "mid_write")
+
+
+def _cut_short(event) -> bool:
+    return event.get("preempted") in BEFORE_ANY_WRITE
+
+
+CUT_SHORT = {"deliver": _cut_short}
 CHECKS = (
     CheckSpec("lost_update", lost_update, True, "an applied step replaced content its author did not expect",
-              requires={"deliver": DELIVER}),
+              requires={"deliver": DELIVER}, exempt=CUT_SHORT),
     CheckSpec("duplicate_effect", duplicate_effect, True, "one step applied more than once",
-              requires={"deliver": DELIVER}),
+              requires={"deliver": DELIVER}, exempt=CUT_SHORT),
     CheckSpec("stale_accept", stale_accept, True, "a fenced step applied at a rev other than its stamp",
-              requires={"deliver": ("verdict", "fence", "stamped_base_rev", "rev_at_apply")}),
+              requires={"deliver": ("verdict", "fence", "stamped_base_rev", "rev_at_apply")}, exempt=CUT_SHORT),
     CheckSpec("journal_loss", journal_loss, True, "an applied write without its durable journal key",
-              requires={"deliver": ("verdict", "dedupe", "step")}),
+              requires={"deliver": ("verdict", "dedupe", "step")}, exempt=CUT_SHORT),
     CheckSpec("spurious_rejection", spurious_rejection, False, "a rejection the truth did not need",
-              requires={"deliver": DELIVER}, count_as="spurious_rejections"),
+              requires={"deliver": DELIVER}, count_as="spurious_rejections", exempt=CUT_SHORT),
 )
 SAFETY_INVARIANTS = tuple(c.name for c in CHECKS if c.safety)

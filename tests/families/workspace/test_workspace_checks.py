@@ -236,3 +236,35 @@ def test_spurious_overlap_rejection_under_pipeline_off():
     violation, = spurious_rejection(_history(plan)).violations
     assert violation.safety is False and violation.step is None
     assert spurious_rejection(_history(dict(plan, pipeline="on"))).status == OK
+
+
+def test_deliveries_cut_short_before_the_write_do_not_make_checks_unjudgeable(make_scenario):
+    """A run whose only delivery was killed before the write has no verdict anywhere: that is what happened,
+    not a recorder that never writes verdicts, so every check judges it (and a drift rejection still counts)."""
+    from sim.registry import FAMILIES
+
+    family = FAMILIES.get("workspace")
+    scenario = make_scenario(["plan", "dispatch s1", "preempt before_write", "deliver s1", "replan", "retry s1"])
+    history = family.replay(scenario, family.parse_protocol("step-dedupe")).history
+    assert [e.get("verdict") for e in history if e.event == "deliver"] == [None]
+    report = family.check(history)
+    assert not report.not_evaluable
+    stripped = [dict(e.to_dict(), verdict=None) if e.event == "deliver" else e.to_dict() for e in history]
+    from sim.core.history import History
+
+    assert not family.check(History.from_dicts(stripped)).not_evaluable
+
+
+def test_skipped_deliveries_do_not_make_checks_unjudgeable(make_scenario):
+    """drift_check=reject refuses s1 at dispatch, so 'deliver s1' is skipped and records no step or verdict;
+    the checks still judge the run and the drift rejection is counted."""
+    from sim.registry import FAMILIES
+
+    family = FAMILIES.get("workspace")
+    scenario = make_scenario(["plan", "human_edit app.py", "dispatch s1", "deliver s1"])
+    history = family.replay(scenario, family.parse_protocol("step-dedupe,drift_check=reject")).history
+    assert [bool(e.get("skipped")) for e in history if e.event == "deliver"] == [True]
+    report = family.check(history)
+    assert not report.not_evaluable
+    assert [v.invariant for v in report.availability_findings] == []  # the edit made the plan stale: a fair refusal
+    assert [e.get("verdict") for e in history if e.event == "dispatch"] == ["rejected:drift"]
