@@ -21,8 +21,9 @@ MAX_SHRUNK = 5
 
 @app.command()
 def conform(
-    workload: str = typer.Option("tiny", "--workload", "-w",
-                                 help="A workspace workload name (scenarios/workloads) or file."),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w",
+                                           help="A workspace workload name (scenarios/workloads) or file "
+                                           "(default: tiny)."),
     protocol: Optional[List[str]] = typer.Option(None, "--protocol", "-p",
                                                  help="Repeat for several; default: step-dedupe."),
     seeds: int = typer.Option(200, "--seeds", help="Seeds per protocol."),
@@ -59,12 +60,14 @@ def conform(
         if scenario is None or (protocol and len(protocol) > 1):
             raise InputError("--record needs --scenario and at most one --protocol")
         check_output_file(record, "--record")
+    if scenario is not None and workload is not None:
+        raise InputError("give --workload or --scenario, not both")
     try:
         command = parse_command(executor)
     except ValueError as error:
         raise InputError(f"--executor {executor!r}: {error}") from None
     if executor is not None and not command:
-        raise InputError("--executor is empty")
+        raise InputError("--executor is empty (leave it out for the reference executor)")
     import shutil
 
     if shutil.which(command[0]) is None:
@@ -77,7 +80,7 @@ def conform(
         family = FAMILIES.family_for(loaded)
         default = [loaded.protocol] if getattr(loaded, "protocol", None) else ["step-dedupe"]
     else:
-        target = FAMILIES.load_workload(workload)
+        target = FAMILIES.load_workload(workload or "tiny")
         family = FAMILIES.family_for(target)
         default = ["step-dedupe"]
     if family.name != "workspace":
@@ -85,6 +88,13 @@ def conform(
                          "(its orders can be judged with fencesim check on a history your system records)")
     protocols = [family.parse_protocol(p) for p in (protocol or default)]
     console = human_console(json_out)
+    from sim.real.conform import preflight
+    from sim.real.driver import RealRunError
+
+    try:
+        preflight(family, target.base, protocols[0], command)
+    except RealRunError as error:
+        raise InputError(f"the executor does not work: {error}") from None
     seed_list = [None] if scenario is not None else list(range(seed_start, seed_start + seeds))
     events = tuple(target.base.events) if scenario is not None else None
     workers = 1 if scenario is not None else (workers or default_workers())
@@ -160,7 +170,8 @@ def _print(console, name, who, seeds, summaries, disagreements, unshrunk, record
     for d in disagreements:
         where = "the scenario" if d.seed is None else f"seed {d.seed}"
         console.print(f"DISAGREE {d.protocol}, {where}: {len(d.order)} events (from {d.original_length}"
-                      f"{', 1-minimal' if d.one_minimal else ''}): {' ; '.join(d.order)}", markup=False)
+                      f"{'; 1-minimal: no single event can be removed' if d.one_minimal else ''}): "
+                      f"{' ; '.join(d.order)}", markup=False)
         for difference in d.differences[:4]:
             console.print(f"  {difference}", markup=False)
         console.print(f"  side by side: {d.files[-1]}", markup=False)

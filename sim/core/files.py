@@ -129,6 +129,8 @@ def check_output_dir(path: str | Path, what: str) -> Path:
     path = Path(path)
     if str(path) == "":
         raise InputError(f"{what} needs a folder name")
+    if path.is_symlink() and not path.exists():
+        raise InputError(f"{what} {path} is a symbolic link to nothing")
     if path.exists() and not path.is_dir():
         raise InputError(f"{what} {path} is a file, not a folder")
     for parent in path.parents:
@@ -136,6 +138,21 @@ def check_output_dir(path: str | Path, what: str) -> Path:
             if not parent.is_dir():
                 raise InputError(f"{what} {path}: {parent} is not a folder")
             break
+    if not path.exists():  # prove the folder can be made, then leave no trace
+        made = []
+        try:
+            for folder in reversed([path, *path.parents]):
+                if not folder.exists():
+                    folder.mkdir()
+                    made.append(folder)
+        except OSError as error:
+            raise InputError(f"{what} {path} cannot be created: {error.strerror or error}") from None
+        finally:
+            for folder in reversed(made):
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass
     return path
 
 

@@ -134,24 +134,43 @@ class SeedResult:
     differences: list[str]
     seconds: float
     crashes: int
+    failed: bool = False  # the real run failed: the executor hung, died or broke the interface
 
     @property
     def agree(self) -> bool:
         return not self.differences
 
 
+@dataclass
+class Comparison:
+    """One order in the model and against the executor."""
+
+    model: Side
+    real: Side | None  # None: the real run failed before any event
+    differences: list[str]
+    deliveries: int
+    agreeing: int
+    seconds: float
+    incidents: list = field(default_factory=list)  # the executor's crashes and what each restart recovered
+    failed: bool = False  # the real run failed (hung, broke the interface): no verdict to compare
+
+
 def conform_order(family: Family, scenario: Any, protocol: Protocol, events: Sequence[Any],
-                  command: list[str] | None = None, keep: Path | None = None) -> tuple[Side, Side | None, list[str], int, int, float, int]:
-    """Model and real run of one order: (model, real, differences, deliveries, agreeing, seconds, crashes)."""
+                  command: list[str] | None = None, keep: Path | None = None) -> Comparison:
+    """Run one order in the model and against the real executor, and compare."""
     model, _ = model_side(family, scenario, protocol, events)
     started = time.monotonic()
     try:
         run = run_real(scenario, protocol, events, command=command, keep=keep)
     except RealRunError as error:
-        return model, None, [f"the real run failed: {error}"], 0, 0, time.monotonic() - started, 0
+        partial = None
+        if error.history is not None:
+            partial = Side(error.history, [], {}, -1)
+        return Comparison(model, partial, [f"the real run failed: {error}"], 0, 0, time.monotonic() - started,
+                          list(error.incidents), failed=True)
     real = real_side(family, run)
     differences, deliveries, agreeing = compare(model, real)
-    return model, real, differences, deliveries, agreeing, run.seconds, len(run.incidents)
+    return Comparison(model, real, differences, deliveries, agreeing, run.seconds, list(run.incidents))
 
 
 def conform_seed(family: Family, workload: Workload, protocol: Protocol, seed: int | None,
@@ -159,20 +178,24 @@ def conform_seed(family: Family, workload: Workload, protocol: Protocol, seed: i
     """One seed's order (or ``events``, a scenario's own) in the model and against the executor."""
     if events is None:
         events = family.generate(workload, seed)
-    model, real, differences, deliveries, agreeing, seconds, crashes = conform_order(
-        family, workload.base, protocol, events, command)
+    found = conform_order(family, workload.base, protocol, events, command)
     return SeedResult(
-        protocol.label, seed, len(events), deliveries, agreeing,
-        [f"{name} {step}" for name, _, step in model.violations],
-        [f"{name} {step}" for name, _, step in real.violations] if real else [],
-        differences, round(seconds, 3), crashes,
+        protocol.label, seed, len(events), found.deliveries, found.agreeing,
+        [f"{name} {step}" for name, _, step in found.model.violations],
+        [f"{name} {step}" for name, _, step in found.real.violations] if found.real and not found.failed else [],
+        found.differences, round(found.seconds, 3), len(found.incidents), found.failed,
     )
 
 
 _WORKER: dict[str, Any] = {}
 
 
-def _init(family: Family, workload: Workload, command: list[str] | None) -> None:
+def _init(family: Family, workload: Workload, command: list[str] | None, worker: bool = False) -> None:
+    if worker:  # Ctrl-C is the parent's to handle: workers end quietly when it shuts the pool down
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _WORKER.update(family=family, workload=workload, command=command)
 
 
@@ -195,11 +218,16 @@ def run_seeds(family: Family, workload: Workload, protocols: Sequence[Protocol],
             if on_result:
                 on_result(result)
     else:
-        with ProcessPoolExecutor(workers, initializer=_init, initargs=(family, workload, command)) as pool:
+        pool = ProcessPoolExecutor(workers, initializer=_init, initargs=(family, workload, command, True))
+        try:
             for result in pool.map(_run, tasks, chunksize=4):
                 results[result.protocol].append(result)
                 if on_result:
                     on_result(result)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     return results
 
 
@@ -249,10 +277,9 @@ class DisagreementOracle:
         key = tuple(str(e) for e in events)
         if key not in self.cache:
             self.probes += 1
-            model, _, differences, *_ = conform_order(self.family, self.scenario, self.protocol, tuple(events),
-                                                      self.command)
-            if differences:
-                skipped = {e.index for e in model.history if e.get("skipped")}
+            found = conform_order(self.family, self.scenario, self.protocol, tuple(events), self.command)
+            if found.differences:
+                skipped = {e.index for e in found.model.history if e.get("skipped")}
                 self.cache[key] = tuple(e for i, e in enumerate(events) if i not in skipped)
             else:
                 self.cache[key] = None
@@ -280,18 +307,23 @@ def shrink_and_export(family: Family, workload: Workload, protocol: Protocol, re
     if events is None:
         events = family.generate(workload, result.seed)
     oracle = DisagreementOracle(family, workload.base, protocol, command, Deadline(seconds, "shrink_seconds"))
-    order = oracle(events) or tuple(events)
-    order, one_minimal = minimize(order, oracle)
+    order, one_minimal = tuple(events), False
+    if not result.failed:  # a run that failed outright has nothing to shrink: every probe would fail the same way
+        order = oracle(events) or tuple(events)
+        order, one_minimal = minimize(order, oracle)
     if tuple(str(e) for e in order) in skip_orders:
         return None
-    model, real, differences, *_ = conform_order(family, workload.base, protocol, order, command)
-    if not differences:  # pragma: no cover - a flaky executor; keep the seed's whole order
+    found = conform_order(family, workload.base, protocol, order, command)
+    if not found.differences:  # pragma: no cover - a flaky executor; keep the seed's whole order
         order, one_minimal = tuple(events), False
-        model, real, differences, *_ = conform_order(family, workload.base, protocol, order, command)
+        found = conform_order(family, workload.base, protocol, order, command)
+    model, real, differences = found.model, found.real, found.differences
     from sim.report.export import scenario_toml, slug
 
     origin = "scenario" if result.seed is None else f"seed{result.seed}"
-    name = f"conform__{slug(workload.name)}__{slug(protocol.label)}__{origin}"
+    base = workload.name[len("conform__"):] if workload.name.startswith("conform__") else workload.name
+    name = f"conform__{slug(base)}__{slug(protocol.label)}__{origin}" if result.seed is not None else \
+        (workload.name if workload.name.startswith("conform__") else f"conform__{slug(base)}__{slug(protocol.label)}")
     description = (f"The model and the real executor disagree on this order ({protocol.label}, "
                    f"{'its scenario' if result.seed is None else f'seed {result.seed}'}, "
                    f"shrunk from {len(events)} to {len(order)} events): " + "; ".join(differences[:3]))
@@ -301,7 +333,7 @@ def shrink_and_export(family: Family, workload: Workload, protocol: Protocol, re
         out_dir / f"{name}.toml": scenario_toml(family, scenario),
         out_dir / f"{name}.model.jsonl": model.history.to_jsonl(),
         out_dir / f"{name}.real.jsonl": real.history.to_jsonl() if real else "",
-        out_dir / f"{name}.side-by-side.txt": side_by_side(model, real, differences),
+        out_dir / f"{name}.side-by-side.txt": side_by_side(model, real, differences, found.incidents),
     }
     write_files_atomically(files)
     return Disagreement(protocol.label, result.seed, len(events), [str(e) for e in order], one_minimal,
@@ -325,8 +357,9 @@ def _brief(event) -> str:
     return text
 
 
-def side_by_side(model: Side, real: Side | None, differences: list[str]) -> str:
-    """The two histories in two columns; ``!=`` marks a row where they differ."""
+def side_by_side(model: Side, real: Side | None, differences: list[str], incidents: Sequence[Any] = ()) -> str:
+    """The two histories in two columns; ``!=`` marks a row where they differ; then the differences, and each
+    restart of the executor with what it recovered from disk."""
     rows = [("#", "model", "real executor", "")]
     real_history = real.history if real else History()
     for index in range(max(len(model.history), len(real_history))):
@@ -338,4 +371,16 @@ def side_by_side(model: Side, real: Side | None, differences: list[str]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [f"{a:>{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}".rstrip() for a, b, c, d in rows]
     lines += ["", "Differences:"] + [f"  - {d}" for d in differences]
+    if incidents:
+        lines += ["", "Executor restarts (killed at, then what the new process recovered from disk):"]
+        for number, incident in enumerate(incidents, start=1):
+            recovered = ", ".join(f"{k}={v}" for k, v in incident.recovered.items() if v not in ([], None, ""))
+            lines.append(f"  {number}. killed {incident.point or 'between deliveries'}; recovered: "
+                         f"{recovered or 'nothing'}")
     return "\n".join(lines) + "\n"
+
+
+def preflight(family: Family, scenario: Any, protocol: Protocol, command: list[str] | None) -> None:
+    """Start the executor once on an order of no events: an executor that cannot start, hangs or breaks the
+    interface is the user's input to fix, not a disagreement to shrink."""
+    run_real(scenario, protocol, (), command=command)

@@ -62,7 +62,11 @@ GIT_IDENTITY = {
 
 
 class RealRunError(FencesimError):
-    """The executor failed, hung or broke the interface; the run has no verdict."""
+    """The executor failed, hung or broke the interface; the run has no verdict.  ``history`` holds the
+    events recorded before the failure (when the run got that far), ``incidents`` the crashes so far."""
+
+    history = None
+    incidents: list = []
 
 
 def reference_command() -> list[str]:
@@ -71,14 +75,18 @@ def reference_command() -> list[str]:
 
 
 def parse_command(text: str | None) -> list[str]:
-    return reference_command() if not text else shlex.split(text)
+    """The executor's command line: the reference executor for None, else ``text`` split as a shell would."""
+    return reference_command() if text is None else shlex.split(text)
 
 
 def git_environment(home: Path) -> dict[str, str]:
-    """git without the user's configuration, hooks or prompts, with fixed identity and dates."""
-    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "SYSTEMROOT", "TMPDIR")}
-    return {**keep, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **GIT_IDENTITY}
+    """The environment of the driver's git and of the executor: the caller's, without any ``GIT_*`` variable
+    (a ``GIT_DIR`` set by a hook would point git at another repository), with git's system and user
+    configuration switched off, no prompts, and a fixed identity and commit dates.  ``home`` is unused: the
+    caller's HOME is kept for the executor's own needs."""
+    keep = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return {**keep, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
+            **GIT_IDENTITY}
 
 
 def _git(repo: Path, env: dict[str, str], *args: str) -> str:
@@ -149,8 +157,8 @@ class ExecutorProcess:
         stderr = open(self.log, "ab")
         try:
             self.process = subprocess.Popen(
-                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=self.state,
-                env=self.env, start_new_session=True)
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=self.env,
+                start_new_session=True)
         except OSError as error:
             raise RealRunError(f"cannot start the executor {shlex.join(self.command)}: {error}") from None
         finally:
@@ -159,6 +167,9 @@ class ExecutorProcess:
         threading.Thread(target=self._read, args=(self.process.stdout, self.lines), daemon=True).start()
         self._send({"op": "start", "repo": str(self.repo), "state": str(self.state), "protocol": self.protocol})
         self.ready = self._expect("ready")
+        if not isinstance(self.ready.get("journal_keys"), list):
+            raise RealRunError("the executor's 'ready' record has no 'journal_keys' list (the keys it holds "
+                               "after recovery; [] for none)")
         return self.ready
 
     @staticmethod
@@ -183,7 +194,8 @@ class ExecutorProcess:
             self.kill()
             raise RealRunError(f"the executor sent nothing for {wait:.0f} s (hung; killed)") from None
         if line is None:
-            raise RealRunError(f"the executor exited without answering ({self._stderr_tail()})")
+            status = self.process.wait(timeout=RECORD_TIMEOUT_S)
+            raise RealRunError(f"the executor exited with status {status} without answering ({self._stderr_tail()})")
         try:
             record = json.loads(line)
         except ValueError:
@@ -259,10 +271,11 @@ class ExecutorProcess:
         os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=RECORD_TIMEOUT_S)
 
-    def close(self) -> None:
+    def close(self, graceful: bool = True) -> None:
+        """Stop the executor: ask it to stop (``graceful``), else kill it at once."""
         if self.process is None:
             return
-        if self.process.poll() is None:
+        if graceful and self.process.poll() is None:
             try:
                 self._send({"op": "stop"})
                 self.process.wait(timeout=5)
@@ -384,8 +397,11 @@ def run_real(scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[A
         workspace = RealWorkspace(root / "repo", scenario.files, env)
         process = ExecutorProcess(command or reference_command(), workspace.repo, state, protocol, env,
                                   started + timeout_s, root / "executor.log")
+        world = None
+        finished = False
         try:
             process.start()
+
             def make_executor(kernel, world):
                 proxy = (_ForcedPauses if pause_points else ExecutorProxy)(kernel, world, process)
                 if pause_points:
@@ -396,8 +412,13 @@ def run_real(scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[A
                           workspace=workspace, executor=make_executor)
             replay = play(world, actions)
             files, rev = workspace.files, workspace.rev
+            finished = True
+        except RealRunError as error:
+            error.history = world.history if world is not None else None  # what happened before it failed
+            error.incidents = list(process.incidents)
+            raise
         finally:
-            process.close()
+            process.close(graceful=finished)
             if keep is not None:
                 if keep.exists():
                     shutil.rmtree(keep)

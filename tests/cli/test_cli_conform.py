@@ -73,14 +73,30 @@ def test_a_planted_executor_bug_is_found_shrunk_and_exported(cli, tmp_path):
     assert reference_run.returncode == 0, reference_run.stdout
 
 
-def test_an_executor_that_breaks_the_interface_is_a_disagreement_not_a_traceback(cli, tmp_path):
-    """An executor that prints something other than JSON: every run disagrees with a clear reason."""
+def test_an_executor_that_cannot_start_is_an_input_error(cli, tmp_path):
+    """An executor that prints something other than JSON is found before any seed runs: one line, exit 4."""
     executor = f"{sys.executable} -c \"print('hello')\""
-    done = cli("conform", "-w", "tiny", "--seeds", "2", "--workers", "1", "--shrink-seconds", "3",
-               "--out", tmp_path, "--executor", executor)
-    assert done.returncode == 1, done.stderr
+    done = cli("conform", "-w", "tiny", "--seeds", "2", "--out", tmp_path, "--executor", executor)
+    assert done.returncode == 4, done.stderr
+    assert "the executor does not work" in done.stderr and "not JSON" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_an_executor_that_fails_mid_run_is_a_disagreement_with_its_partial_history(cli, tmp_path):
+    """An executor that fails on a later delivery: the runs that reach it disagree (exit 1) with the reason;
+    the export keeps the real history up to the failure and is not shrunk (every probe would fail alike)."""
+    source = Path(reference.__file__).read_text()
+    old = "        step, path, patch = message[\"step\"], message[\"path\"], message[\"patch\"]\n"
+    assert old in source
+    path = tmp_path / "fails_on_s2.py"
+    path.write_text(source.replace(old, old + "        if step == 's2':\n            raise OSError('disk full')\n"))
+    out = tmp_path / "out"
+    done = cli("conform", "-w", "tiny", "--seeds", "8", "--out", out, "--executor", f"{sys.executable} -I {path}")
+    assert done.returncode == 1, done.stderr + done.stdout
     assert "Traceback" not in done.stderr
-    assert "not JSON" in done.stdout
+    assert "the executor failed: OSError: disk full" in done.stdout
+    real = sorted(out.glob("*.real.jsonl"))
+    assert real and '"event":"deliver"' in real[0].read_text()
 
 
 @pytest.mark.parametrize("args, message", [
