@@ -199,9 +199,10 @@ class ExecutorProcess:
         try:
             record = json.loads(line)
         except ValueError:
-            raise RealRunError(f"the executor sent a line that is not JSON: {line[:120]!r}") from None
+            text = line.decode("utf-8", "replace").rstrip("\n")
+            raise RealRunError(f"the executor sent a line that is not JSON: {text[:120]!r}") from None
         if not isinstance(record, dict) or "kind" not in record:
-            raise RealRunError(f"the executor sent a record without a kind: {line[:120]!r}")
+            raise RealRunError(f"the executor sent a record without a kind: {line[:120].decode('utf-8', 'replace')!r}")
         if record["kind"] == "error":
             raise RealRunError(f"the executor failed: {record.get('message')}")
         return record
