@@ -45,13 +45,21 @@ app = typer.Typer(
 )
 
 
+#: Width of tables written to a file or a CI log (a terminal, or ``COLUMNS``, sets its own): wide enough
+#: that protocol names are never cut.
+LOG_WIDTH = 200
+
+
 def human_console(json_mode: bool) -> Console:
     """Where human-readable output goes: stdout, or stderr when stdout carries JSON."""
+    file = sys.stderr if json_mode else sys.stdout
+    terminal = getattr(file, "isatty", lambda: False)()
     return Console(
-        file=sys.stderr if json_mode else sys.stdout,
+        file=file,
         no_color="NO_COLOR" in os.environ,
         highlight=False,
         soft_wrap=True,
+        width=None if terminal or "COLUMNS" in os.environ else LOG_WIDTH,
     )
 
 

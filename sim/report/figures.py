@@ -27,6 +27,31 @@ def _short(text: str, width: int = 28) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+
+#: Height of one label line in the safety/availability figure, in data units of its y axis, with room (7 pt text
+#: on an axis about 300 pt tall spanning 1.1).
+_LINE = 0.045
+#: Width of one label character as a share of that figure's axis width (7 pt text, about 560 pt wide).
+_CHAR = 0.0075
+
+
+def _spread_labels(labels: list[tuple[float, float, list[str], str, float]]
+                   ) -> list[tuple[float, float, float, list[str], str, float]]:
+    """Place each label ``(x, y, lines, colour, text_x)`` beside its point, moved down just enough that
+    labels in the same column never overlap: ``(x, y, text_y, lines, colour, text_x)``, highest point
+    first, the same for the same input."""
+    placed: list[tuple[float, float, float, list[str], str, float]] = []
+    for x, y, lines, colour, text_x in sorted(labels, key=lambda item: (-item[1], item[0], item[2])):
+        half = len(lines) * _LINE / 2
+        centre = y
+        for _, _, other_centre, other_lines, _, other_text_x in placed:
+            if abs(other_text_x - text_x) > 0.3:
+                continue  # different column: no overlap possible
+            floor = other_centre - len(other_lines) * _LINE / 2 - half - 0.01
+            centre = min(centre, floor)
+        placed.append((x, y, centre, lines, colour, text_x))
+    return placed
+
 def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, str], tuple[str, str]],
                     title: str, labels: Sequence[str] | None = None) -> Figure:
     """Protocol x scenario: green where the protocol holds, red where it violates an invariant.
@@ -63,18 +88,27 @@ def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progres
     for point in points:
         spot = (round(point["progress"]["value"], 3), round(point["violating"]["value"], 3))
         groups.setdefault(spot, []).append(point)
+    labels = []
     for index, members in enumerate(groups.values()):
         x, y = members[0]["progress"], members[0]["violating"]
         ax.errorbar([x["value"]], [y["value"]],
                     xerr=[[x["value"] - x["low"]], [x["high"] - x["value"]]],
                     yerr=[[y["value"] - y["low"]], [y["high"] - y["value"]]],
                     fmt="o", capsize=3, color=f"C{index % 10}")
-        label = "\n".join(_short(m["protocol"], 40) for m in members)
-        above = index % 2 == 0  # neighbouring groups label on alternate sides
-        ax.annotate(label, (x["value"], y["value"]), xytext=(6, 5 if above else -5), textcoords="offset points",
-                    fontsize=7, color=f"C{index % 10}", va="bottom" if above else "top")
-    ax.set_xlim(-0.03, 1.25)
-    ax.set_ylim(-0.05, 1.05)
+        lines = [_short(m["protocol"], 64) for m in members]
+        labels.append((x["value"], y["value"], lines, f"C{index % 10}", max(x["value"] + 0.025, x["high"] + 0.01)))
+    lowest, right = -0.05, 1.1
+    for x, y, text_y, lines, colour, text_x in _spread_labels(labels):
+        moved = abs(text_y - y) > 1e-9
+        ax.annotate("\n".join(lines), (x, y), xytext=(text_x, text_y), textcoords="data", fontsize=7,
+                    color=colour, va="center",
+                    arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 0.5} if moved else None)
+        lowest = min(lowest, text_y - len(lines) * _LINE / 2 - 0.01)
+        share = max(len(line) for line in lines) * _CHAR  # of the axis width, the label's width
+        right = max(right, (text_x + 0.03 * share) / (1 - share))
+    ax.set_xlim(-0.03, right)  # room on the right for the labels
+    ax.set_xticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.set_ylim(lowest, 1.05)
     ax.set_xlabel(f"{progress_label} (share, 95% Wilson interval)", fontsize=9)
     ax.set_ylabel("runs violating a safety invariant (share, 95% Wilson)", fontsize=9)
     ax.set_title(title, fontsize=10)
