@@ -133,6 +133,8 @@ def _tighten(family: Family, workload: Workload, protocol: Protocol, invariant: 
                          accelerate=accelerate)
         if invariant in search.minimal_orders:
             current, _ = _one_minimal(search.minimal_orders[invariant][0], oracle)
+    if len(current) <= 1:  # a 1-minimal order of one event (or none) is as short as an order can be
+        return current, True
     if len(current) - 1 > EXHAUSTIVE_TIGHTEN_MAX_EVENTS:
         return current, False
     proof = explore(family, workload, protocol, len(current) - 1, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,

@@ -201,3 +201,26 @@ def test_effects_order_shrinks_to_the_one_fault_that_matters():
     result = shrinking.shrink(EFFECTS, workload, protocol, order, "duplicate_effect")
     assert [str(e) for e in result.events] == ["terminate open_pr after_commit"]
     assert result.one_minimal and result.shortest_proved and result.reason == "shortest"
+
+
+MINI_RUNTIME = """family = "runtime"
+workflow = ["create_branch", "open_pr", "publish_release"]
+[faults]
+classes = ["terminate", "zombie", "change_owner", "lose_response", "retry_changed", "duplicate", "timeout"]
+rates = { zombie = 2, change_owner = 2 }
+per_run_max = 3
+"""
+
+
+def test_an_order_tightened_to_one_event_is_shortest_without_a_depth_zero_search(tmp_path):
+    """A restricted alphabet can shrink an order to one event; that is proved shortest as it stands (it
+    once asked exhaustive search for depth 0 and failed with a usage error)."""
+    path = tmp_path / "mini.toml"
+    path.write_text(MINI_RUNTIME)
+    workload = sim.load_workload(str(path))
+    protocol = EFFECTS.parse_protocol("keyed-fingerprint-reconcile,lease_fence=off")
+    summary, _ = sweeping.sweep(EFFECTS, workload, [protocol.label], 50, workers=1)
+    assert summary.found, "the zombie workload finds nothing under lease_fence=off"
+    for (_, invariant), found in summary.found.items():
+        result = shrinking.shrink(EFFECTS, workload, protocol, found.order, invariant)
+        assert result.shortest_proved and len(result.events) <= 1, (invariant, result)
