@@ -111,7 +111,15 @@ def load_design(path: str | Path, seeds: int | None = None) -> Design:
         raise source.error("a design needs a workload: a name, a path, or a [workload] table", None)
     if isinstance(raw, str):
         candidate = base / raw
-        workload = FAMILIES.load_workload(str(candidate) if candidate.exists() else raw)
+        if candidate.exists():
+            workload = FAMILIES.load_workload(str(candidate))
+        else:
+            try:
+                workload = FAMILIES.load_workload(raw)
+            except ScenarioError as error:
+                if "unknown workload" not in str(error):
+                    raise
+                raise source.error(f"{error} (a path is relative to the design file)", "workload") from None
     elif isinstance(raw, dict):
         table = dict(raw)
         family_name = data.get("family", table.get("family", FAMILIES.default.name))

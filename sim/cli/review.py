@@ -32,12 +32,13 @@ def review(
     """Review designs: safety and availability per protocol, minimal counterexamples as swimlanes, the
     smallest fix, the verdict matrix, exposure -- as summary.md, report.html, results.json and figures."""
     from sim.designs import default_designs, load_design
-    from sim.report.folder import write_review
+    from sim.report.folder import check_report_dir, write_review
     from sim.report.review import public, run_review
 
     if budget is not None and not budget > 0:
         raise InputError(f"--budget must be a positive number of seconds, not {budget}")
     check_output_dir(out, "--out")
+    check_report_dir(out)
     designs = [load_design(path, seeds) for path in design] if design else default_designs(seeds)
     started = time.monotonic()
     with Bar(progress_wanted(json_out)) as bar:

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from sim.core.errors import InputError
 from sim.report import figures as plots
 from sim.report.export import current_commit, export, fencesim_version, timeline
 from sim.report.render import markdown, to_html
@@ -73,9 +74,47 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
     return names, drawn
 
 
-def write_review(results: dict[str, Any], out_dir: Path, seconds: float) -> Path:
-    """Write the review folder at ``out_dir`` (built under a temporary name, then renamed)."""
+#: What a report folder holds: a folder holding anything else is not a report and is never replaced.
+REPORT_ENTRIES = frozenset({"summary.md", "report.html", "results.json", "figures", "counterexamples"})
+
+
+def check_report_dir(out_dir: str | Path, what: str = "--out") -> Path:
+    """Fail fast, before any work, unless ``out_dir`` is new, empty, or an earlier fencesim report.
+
+    Writing a review replaces the whole folder, so a folder with anything else in it (source files, a
+    design file, the folder a user works in) is refused rather than lost.
+    """
     out_dir = Path(out_dir)
+    here = Path.cwd().resolve()
+    target = out_dir.resolve()
+    if target == here or target in here.parents:
+        raise InputError(f"{what} {out_dir} is the current folder or holds it; a review replaces its whole "
+                         "folder, so give a folder of its own (for example reports/latest)")
+    if not out_dir.is_dir():
+        return out_dir
+    entries = sorted(entry.name for entry in out_dir.iterdir())
+    if not entries:
+        return out_dir
+    strangers = [name for name in entries if name not in REPORT_ENTRIES]
+    if not strangers and _is_report(out_dir / "results.json"):
+        return out_dir
+    shown = ", ".join(strangers[:5] or entries[:5]) + (", ..." if len(strangers or entries) > 5 else "")
+    raise InputError(f"{what} {out_dir} already holds files that are not a fencesim report ({shown}); a review "
+                     "replaces its whole folder, so give a new or empty folder")
+
+
+def _is_report(path: Path) -> bool:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(document, dict) and "designs" in document and "fencesim_version" in document.get("meta", {})
+
+
+def write_review(results: dict[str, Any], out_dir: Path, seconds: float) -> Path:
+    """Write the review folder at ``out_dir`` (built under a temporary name, then renamed); an existing
+    folder is replaced only if :func:`check_report_dir` accepts it."""
+    out_dir = check_report_dir(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     building = out_dir.parent / f".{out_dir.name}.building-{os.getpid()}"
     if building.exists():

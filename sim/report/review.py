@@ -26,6 +26,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from sim.core import stats
+from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
@@ -229,7 +230,17 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
 
 def run_review(designs, budget_s: float | None = None, workers: int | None = None,
                progress: Progress | None = None) -> dict[str, Any]:
-    """Review every design within ``budget_s`` seconds of wall clock (None: no budget)."""
+    """Review every design within ``budget_s`` seconds of wall clock (None: no budget).
+
+    Designs must have distinct names: a name keys the design's section, figures and files."""
+    seen: dict[str, str] = {}
+    for design in designs:
+        key = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in design.name).strip("_").lower()
+        if key in seen:
+            same = "the same name" if seen[key] == design.name else f"names that make the same files ({seen[key]!r})"
+            raise InputError(f"two designs have {same}: {design.name!r}; give each design file its own "
+                             "name = \"...\"")
+        seen[key] = design.name
     deadline = Deadline(budget_s, "--budget")
     reviewed = [review_design(design, workers, deadline, progress) for design in designs]
     return {

@@ -74,11 +74,15 @@ def test_budget_stops_the_review_and_says_where(cli, tmp_path):
     assert "budget" in (out / "summary.md").read_text()
 
 
+PREVIOUS_RESULTS = '{"format": 1, "designs": [], "meta": {"fencesim_version": "0"}}'
+
+
 def test_a_failed_review_keeps_the_previous_report(cli, tmp_path):
     """A design that cannot load fails with exit 4 and leaves the earlier folder untouched."""
     out = tmp_path / "keep"
     out.mkdir()
     (out / "summary.md").write_text("previous")
+    (out / "results.json").write_text(PREVIOUS_RESULTS)
     bad = tmp_path / "bad.toml"
     bad.write_text('format = 1\nworkload = "seed-fuzz"\nprotocol = ["none"]\n')
     done = cli("review", "--design", bad, "--out", out)
@@ -94,3 +98,47 @@ def test_out_naming_a_file_is_refused_before_any_work(cli, tmp_path):
     target.write_text("x")
     done = cli("review", "--out", target)
     assert done.returncode == 4 and "is a file" in done.stderr
+
+
+def test_out_holding_other_files_is_refused_and_kept(cli, tmp_path):
+    """A review replaces its whole folder, so --out holding anything but a report (here the design file
+    itself and a source file) is refused with exit 4 before any work, and nothing in it is touched."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "code.py").write_text("print('mine')\n")
+    (folder / "design.toml").write_text('workload = "tiny"\nprotocols = ["none"]\nseeds = 20\n')
+    done = cli("review", "--design", folder / "design.toml", "--out", folder)
+    assert done.returncode == 4, done.stderr
+    assert "not a fencesim report (code.py, design.toml)" in done.stderr and "Traceback" not in done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["code.py", "design.toml"]
+    assert (folder / "code.py").read_text() == "print('mine')\n"
+
+
+def test_out_that_is_the_working_folder_is_refused(cli, tmp_path):
+    """--out . (or a folder holding the current one) would replace where the user works: exit 4."""
+    (tmp_path / "design.toml").write_text('workload = "tiny"\nprotocols = ["none"]\nseeds = 20\n')
+    for out in (".", ".."):
+        done = cli("review", "--design", "design.toml", "--out", out, cwd=tmp_path)
+        assert done.returncode == 4 and "is the current folder or holds it" in done.stderr, done.stderr
+    assert (tmp_path / "design.toml").exists()
+
+
+def test_an_earlier_report_is_replaced(cli, tmp_path):
+    """A folder that holds an earlier fencesim report is replaced by the new one."""
+    (tmp_path / "design.toml").write_text('workload = "tiny"\nprotocols = ["none"]\nseeds = 20\n')
+    out = tmp_path / "report"
+    for _ in range(2):
+        done = cli("review", "--design", tmp_path / "design.toml", "--out", out, timeout=300)
+        assert done.returncode == 1, done.stderr
+    assert json.loads((out / "results.json").read_text())["designs"][0]["seeds_done"] == 20
+
+
+def test_designs_with_one_name_are_refused(cli, tmp_path):
+    """Two designs named alike would share figures and files: exit 4, naming the name."""
+    for sub, protocol in (("a", "none"), ("b", "step-dedupe")):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "design.toml").write_text(f'workload = "tiny"\nprotocols = ["{protocol}"]\nseeds = 20\n')
+    done = cli("review", "--design", tmp_path / "a" / "design.toml", "--design", tmp_path / "b" / "design.toml",
+               "--out", tmp_path / "out")
+    assert done.returncode == 4 and "two designs have the same name: 'design'" in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists()
