@@ -40,6 +40,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain: "[expect]" is a table name, not markup
     help="fencesim: deterministic fault injection and counterexample search for "
     "revision-fenced agent steps and durable keyed effects.",
 )

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
+from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, error_console, human_console
 from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
 from sim.core.files import check_output_dir, check_output_file, read_text, write_atomically
@@ -86,8 +87,17 @@ def fuzz(
         raise InputError(f"--shrink-seconds must be positive, not {shrink_seconds}")
     if backend not in ("local", "dask"):
         raise InputError(f"unknown backend {backend!r}; backends: local, dask")
+    if scheduler is not None and backend != "dask":
+        raise InputError("--scheduler is the address of a Dask scheduler: give it with --backend dask")
     state = None
     if resume is not None:
+        given = [name for name, value, default in (
+            ("--workload", workload, "seed-fuzz"), ("--protocol", protocol or None, None), ("--seeds", seeds, 1000),
+            ("--seed-start", seed_start, 0), ("--out", out, DEFAULT_OUT), ("--no-advise", advise, True),
+            ("--exhaustive", exhaustive, False)) if value != default]
+        if given:
+            raise InputError(f"--resume continues a sweep with the arguments it started with; drop "
+                             f"{', '.join(given)}")
         out = resume
         state = _read_state(resume)
         arguments = state["arguments"]
@@ -95,6 +105,9 @@ def fuzz(
         seed_start, advise = arguments["seed_start"], arguments["advise"]
     # every output path is checked before any work starts: a sweep's results are never lost to a bad path
     check_output_dir(out, "--out")
+    if resume is None and not exhaustive and (out / STATE_FILE).exists():
+        raise InputError(f"{out} holds an unfinished sweep ({STATE_FILE}): continue it with --resume {out}, or "
+                         f"delete that file to start afresh")
     for path, what in ((junit, "--junit"), (write_baseline, "--write-baseline"),
                        (os.environ.get("GITHUB_STEP_SUMMARY"), "GITHUB_STEP_SUMMARY")):
         if path is not None:
@@ -104,6 +117,11 @@ def fuzz(
     known = read_baseline(baseline) if baseline is not None else None
     loaded = FAMILIES.load_workload(workload)
     family = FAMILIES.family_for(loaded)
+    if known is not None:
+        for key, ours in (("family", family.name), ("workload", loaded.name)):
+            if known.get(key) is not None and known[key] != ours:
+                raise InputError(f"--baseline {baseline} was written for {key} {known[key]!r}; this run fuzzes "
+                                 f"{ours!r} (write one for it with --write-baseline)")
     protocols = [family.parse_protocol(p) for p in (protocol or list(family.presets))]
     console = human_console(json_out)
     deadline = Deadline(budget, "--budget")
@@ -121,13 +139,19 @@ def fuzz(
         write_atomically(out / STATE_FILE, json.dumps({"format": STATE_FORMAT, "arguments": arguments,
                                                         "sweep": sweep_state.__dict__}) + "\n")
 
-    with Bar(progress_wanted(json_out)) as bar:
-        result = run_fuzz(
-            family, loaded, protocols, seeds, seed_start, workers, advise=advise, deadline=deadline,
-            shrink_seconds=shrink_seconds, backend=backend, scheduler=scheduler,
-            resume=SweepState(**state["sweep"]) if state is not None else None, checkpoint=checkpoint,
-            progress=lambda done, total, violating: bar("sweep", done, total, f"{violating} violating runs"),
-            shrink_progress=lambda what, length: bar(f"shrink {what}", 0, 1, f"{length} events"))
+    try:
+        with Bar(progress_wanted(json_out)) as bar:
+            result = run_fuzz(
+                family, loaded, protocols, seeds, seed_start, workers, advise=advise, deadline=deadline,
+                shrink_seconds=shrink_seconds, backend=backend, scheduler=scheduler,
+                resume=SweepState(**state["sweep"]) if state is not None else None, checkpoint=checkpoint,
+                progress=lambda done, total, violating: bar("sweep", done, total, f"{violating} violating runs"),
+                shrink_progress=lambda what, length: bar(f"shrink {what}", 0, 1, f"{length} events"))
+    except KeyboardInterrupt:
+        if (out / STATE_FILE).exists():
+            error_console().print(f"fencesim: the sweep so far is kept: continue it with "
+                                  f"fencesim fuzz --resume {shlex.quote(str(out))}", markup=False)
+        raise
     document = fuzz_document(result, export_all(result, out))
     (out / STATE_FILE).unlink(missing_ok=True)  # finished: nothing to resume
     if check_determinism:
@@ -136,7 +160,8 @@ def fuzz(
     if known is not None:
         from sim.report.baseline import compare
 
-        document["baseline"] = compare(document, known, str(baseline))
+        document["baseline"] = compare(document, known["entries"], str(baseline),
+                                       lambda entry: _still_violates(family, loaded, entry))
         exit_code = EXIT_VIOLATION if document["baseline"]["new"] else EXIT_OK
     _print_summary(console, document)
     if json_out:
@@ -187,11 +212,26 @@ def _check_determinism(family, workload, protocols, seed_start: int, seeds: int,
     return {"runs": len(here), "identical": True, "hash_seed": env["PYTHONHASHSEED"]}
 
 
+def _still_violates(family, workload, entry: dict) -> bool | None:
+    """Replay a baseline entry's order under its protocol: does it still violate its invariant?"""
+    from sim.core.errors import FencesimError
+    from sim.search.oracle import evaluate
+
+    try:
+        protocol = family.parse_protocol(entry["protocol"])
+        events = [family.parse_event(workload.base, text) for text in entry["events"]]
+    except (FencesimError, ValueError, KeyError):
+        return None  # written for another design: cannot tell
+    return entry["invariant"] in evaluate(family, workload.base, protocol, events, (entry["invariant"],)).violated
+
+
 def _print_summary(console, document: dict) -> None:
+    from sim.report.render import advice_sentence
+
     console.print(f"workload {document['workload']} ({document['family']} family): {document['runs']} runs, "
                   f"{document['violating_runs']} violating", markup=False)
     if document.get("stopped"):
-        console.print(f"the {document['stopped']} budget stopped the sweep early; counts are of the seeds run",
+        console.print(f"{document['stopped']} stopped the sweep early; counts are of the seeds run",
                       markup=False)
     for label, tally in document["by_protocol"].items():
         found = ", ".join(f"{k} {v}" for k, v in tally["violating_runs_by_invariant"].items() if v)
@@ -214,17 +254,15 @@ def _print_summary(console, document: dict) -> None:
         proof = ("shortest possible" if shrink["shortest_proved"] else
                  "1-minimal" if shrink["one_minimal"] else f"not minimal: the {shrink['end']} limit stopped it")
         status = {"known": " [known: in the baseline]", "new": " [NEW]"}.get(example.get("baseline"), "")
-        console.print(f"\n{example['invariant']} under {example['protocol']}{status}: minimal order of "
+        kind = "minimal order" if shrink["one_minimal"] else "order"
+        console.print(f"\n{example['invariant']} under {example['protocol']}{status}: {kind} of "
                       f"{len(example['events'])} events (from {example['original_events']}; {proof}):", markup=False)
         console.print("  " + (" ; ".join(example["events"]) or "(no fault needed)"), markup=False)
         advice = example.get("advice")
         if advice and advice["recommended"]:
             changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
-            done = "" if advice.get("progress_share") is None else f", work done {advice['progress_share']:.0%}"
-            console.print(f"  smallest fix: {changes} -> {advice['recommended']} "
-                          f"({advice['availability_per_run']} {' + '.join(document['availability'])} per run{done}, "
-                          f"{advice['sample_violating_runs']} violating runs in a {advice['sample_seeds']}-seed "
-                          f"sample)", markup=False)
+            cost = advice_sentence(advice, example["invariant"], " + ".join(document["availability"]))
+            console.print(f"  smallest fix: {changes} -> {advice['recommended']} ({cost})", markup=False)
         elif advice:
             console.print("  no change of up to two knobs removes it", markup=False)
         console.print(f"  replay: {example['replay']}", markup=False)
@@ -235,10 +273,11 @@ def _print_summary(console, document: dict) -> None:
     baseline = document.get("baseline")
     if baseline:
         console.print(f"\nbaseline {baseline['file']}: {baseline['new']} new, {baseline['known']} known, "
-                      f"{len(baseline['fixed'])} fixed", markup=False)
+                      f"{len(baseline['fixed'])} fixed, {len(baseline['still_violating'])} still violating but "
+                      f"not drawn by this sweep, {len(baseline['not_run'])} of protocols not run", markup=False)
         for entry in baseline["fixed"]:
-            console.print(f"  fixed: {entry['invariant']} under {entry['protocol']}: {' ; '.join(entry['events'])}",
-                          markup=False)
+            console.print(f"  fixed (its order no longer violates): {entry['invariant']} under {entry['protocol']}: "
+                          f"{' ; '.join(entry['events'])}", markup=False)
 
 
 def _exhaustive(family, workload, protocols, max_events: int, console, json_out: bool, deadline, workers: int) -> int:

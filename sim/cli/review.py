@@ -50,11 +50,13 @@ def review(
     for reviewed in results["designs"]:
         table = Table(title=f"{reviewed['name']} ({reviewed['family']} family, {reviewed['seeds_done']} seeds each)",
                       header_style="bold")
-        for column in ("protocol", "verdict", "violating runs", "minimal counterexamples", reviewed["progress_label"]):
+        for column in ("protocol", "verdict", "violating runs", "minimal counterexamples (length)",
+                       reviewed["progress_label"]):
             table.add_column(column)
         for row in reviewed["protocols"]:
             examples = [e for e in reviewed["counterexamples"] if e["protocol"] == row["protocol"]]
-            shown = ", ".join(f"{e['invariant']} ({len(e['events'])})" for e in examples) or "-"
+            shown = ", ".join(f"{e['invariant']} ({len(e['events'])} event{'s' if len(e['events']) != 1 else ''})"
+                              for e in examples) or "-"
             share = row["violating_runs"]["share"]
             progress = f"{row['progress']['share']['value']:.0%}" if row["progress"] else "n/a"
             table.add_row(row["protocol"], row["verdict"], f"{share['value']:.1%}", shown, progress)

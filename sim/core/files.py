@@ -156,6 +156,16 @@ def check_output_dir(path: str | Path, what: str) -> Path:
     return path
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: The mode of every file fencesim writes: 0666 less the process's umask, as ``open()`` gives.
+_CREATE_MODE = 0o666 & ~_umask()
+
+
 def write_atomically(path: str | Path, text: str) -> None:
     """Write to a temporary name beside ``path``, fsync, then rename.
 
@@ -176,6 +186,7 @@ def write_files_atomically(files: dict[Path, str]) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             temporaries.append((temporary, path))
+            os.fchmod(handle, _CREATE_MODE)  # mkstemp makes 0600; a written file gets what open() would give
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(text)
                 out.flush()

@@ -117,19 +117,28 @@ def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progres
     return figure
 
 
-def interference_curves(curves: dict[str, list[dict[str, Any]]], title: str) -> Figure:
-    """Violating-run share against faults per run, one line per protocol, with 95% Wilson bands.
+def interference_curves(curves: dict[str, list[dict[str, Any]]], title: str, bound: int | None = None) -> Figure:
+    """Violating-run share against faults per run, one line per protocol, with 95% Wilson bands; protocols
+    with the same curve share one line.  ``bound``: the design's own faults per run, marked.
 
     ``curves[protocol]``: ``[{"faults_per_run", "share": {value, low, high}}, ...]``."""
-    figure = Figure(figsize=(7.5, 4.8), layout="constrained")
+    merged: dict[tuple, list[str]] = {}
+    for protocol, points in curves.items():
+        merged.setdefault(tuple((p["faults_per_run"], p["share"]["value"]) for p in points), []).append(protocol)
+    curves = {" | ".join(names): curves[names[0]] for names in merged.values()}
+    figure = Figure(figsize=(9.0, 4.8), layout="constrained")
     ax = figure.subplots()
     for index, (protocol, points) in enumerate(curves.items()):
         xs = [p["faults_per_run"] for p in points]
         ys = [p["share"]["value"] for p in points]
-        ax.plot(xs, ys, marker="o", color=f"C{index % 10}", label=_short(protocol, 44))
+        ax.plot(xs, ys, marker="o", color=f"C{index % 10}", label=_short(protocol, 90))
         ax.fill_between(xs, [p["share"]["low"] for p in points], [p["share"]["high"] for p in points],
                         color=f"C{index % 10}", alpha=0.15)
-    ax.set_xlabel("faults injected per run (at most)", fontsize=9)
+    if bound is not None:
+        ax.axvline(bound, color="#777777", linestyle="--", linewidth=0.8,
+                   label=f"this design's bound: {bound} faults per run")
+    ax.set_xlabel("faults injected per run (at most; the curves go past the design's bound on purpose)",
+                  fontsize=9)
     ax.set_ylabel("runs violating a safety invariant (share)", fontsize=9)
     ax.set_ylim(-0.03, 1.03)
     ax.set_title(title, fontsize=10)
@@ -164,6 +173,10 @@ def exposure_bars(simulated: dict[str, dict[str, dict[str, float]]], analytic: d
     return figure
 
 
+#: Event columns of room kept right of the last event of a swimlane, so its slanted label is not cut.
+SWIMLANE_LABEL_ROOM = 2.2
+
+
 def swimlane(lanes: Sequence[str], events: Iterable[dict[str, Any]], title: str) -> Figure:
     """One lane per actor, one column per event in order; faults in orange, the violating event in red.
 
@@ -171,7 +184,7 @@ def swimlane(lanes: Sequence[str], events: Iterable[dict[str, Any]], title: str)
     """
     events = list(events)
     lanes = [lane for lane in lanes if any(e["actor"] == lane for e in events)]
-    width = max(6.0, 1.0 + 0.55 * len(events))
+    width = max(6.0, 1.0 + 0.55 * (len(events) + SWIMLANE_LABEL_ROOM))
     figure = Figure(figsize=(min(width, 26.0), 1.2 + 0.7 * len(lanes)), layout="constrained")
     ax = figure.subplots()
     row = {lane: len(lanes) - 1 - i for i, lane in enumerate(lanes)}
@@ -188,7 +201,7 @@ def swimlane(lanes: Sequence[str], events: Iterable[dict[str, Any]], title: str)
     ax.set_xticks(range(len(events)), [str(i) for i in range(len(events))], fontsize=6)
     ax.set_xlabel("event, in history order (orange: injected fault; red: the violating event)", fontsize=8)
     ax.set_ylim(-0.6, len(lanes) - 0.2 + 0.9)
-    ax.set_xlim(-0.6, len(events) - 0.4)
+    ax.set_xlim(-0.6, len(events) - 0.4 + SWIMLANE_LABEL_ROOM)  # room for the last labels, slanted right
     ax.set_title(title, fontsize=9)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)

@@ -56,7 +56,8 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
             points, f"{key}: safety against work done ({design['seeds_done']} runs per protocol)",
             design["progress_label"])
         drawn[names[key]["interference"]] = plots.interference_curves(
-            design["interference"], f"{key}: violating runs as faults per run grow")
+            design["interference"], f"{key}: violating runs as faults per run grow",
+            design["workload"]["per_run_max"])
         for example in design["counterexamples"]:
             history = example["_history"]
             marked = set(example["violating_events"])

@@ -48,6 +48,8 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
                 "changes_needed": advice.changes_needed, "progress_share": advice.progress_share,
                 "availability_per_run": advice.availability_per_run,
                 "sample_violating_runs": advice.sample_violating_runs, "sample_seeds": advice.sample_seeds,
+                "sample_runs_violating_it": advice.sample_runs_violating_it,
+                "sample_runs_violating_it_before": advice.sample_runs_violating_it_before,
             }
         examples.append(entry)
     return examples

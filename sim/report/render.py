@@ -44,16 +44,29 @@ def _md_table(columns: list[str], rows: list[list[str]]) -> list[str]:
             + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows])
 
 
-def _advice_text(advice: dict[str, Any] | None) -> str:
+def advice_sentence(advice: dict[str, Any], invariant: str, availability: str = "availability findings") -> str:
+    """What the advisor's recommendation costs and buys, measured on its sample (plain text)."""
+    parts = []
+    after, before = advice.get("sample_runs_violating_it"), advice.get("sample_runs_violating_it_before")
+    if after is not None and before is not None:
+        parts.append(f"{invariant} in {after} runs (was {before})")
+    others = advice["sample_violating_runs"]
+    if others is not None:
+        parts.append(f"{others} runs violating any safety invariant")
+    parts.append(f"{advice['availability_per_run']} {availability} per run")
+    if advice["progress_share"] is not None:
+        parts.append(f"work done {advice['progress_share']:.0%}")
+    return f"in a {advice['sample_seeds']}-seed sample: " + ", ".join(parts)
+
+
+def _advice_text(advice: dict[str, Any] | None, invariant: str, availability: list[str]) -> str:
     if advice is None:
         return "advisor not run"
     if not advice["recommended"]:
         return "no change of up to two knobs removes it"
     changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
-    progress = "" if advice["progress_share"] is None else f", work done {advice['progress_share']:.0%}"
-    return (f"`{changes}` (giving `{advice['recommended']}`): {advice['sample_violating_runs']} violating runs "
-            f"in a {advice['sample_seeds']}-seed sample, {advice['availability_per_run']} availability findings "
-            f"per run{progress}")
+    cost = advice_sentence(advice, invariant, " + ".join(a.replace("_", " ") for a in availability))
+    return f"`{changes}` (giving `{advice['recommended']}`); {cost}"
 
 
 def _proof_text(example: dict[str, Any]) -> str:
@@ -110,8 +123,9 @@ def markdown(results: dict[str, Any], meta: dict[str, Any], figures: dict[str, d
                     f"({example['original_events']} events before shrinking): "
                     f"`{' ; '.join(example['events']) or '(no fault needed)'}`", "",
                     f"What breaks: {example['detail']}", "",
-                    f"Smallest fix: {_advice_text(example['advice'])}", "",
-                    f"Replay: `{example['replay']}`", "",
+                    "Smallest fix: " + _advice_text(example["advice"], example["invariant"], design["availability"]),
+                    "",
+                    f"Replay (from this report's folder): `{example['replay']}`", "",
                     f"![swimlane](figures/{figures[example['name']]['swimlane']}.svg)", "",
                     "```", example["timeline"].rstrip(), "```", ""]
         for section in design["sections"]:
@@ -246,8 +260,9 @@ def to_html(results: dict[str, Any], meta: dict[str, Any], figures: dict[str, di
             parts.append(f"<p>{len(example['events'])} event(s), {_proof_text(example)}, from seed {example['seed']}: "
                          f"<code>{html.escape(' ; '.join(example['events']) or '(no fault needed)')}</code></p>")
             parts.append(f"<p>What breaks: {html.escape(example['detail'])}</p>")
-            parts.append(f"<p>Smallest fix: {html.escape(_advice_text(example['advice']).replace('`', ''))}</p>")
-            parts.append(f"<p>Replay: <code>{html.escape(example['replay'])}</code></p>")
+            fix = _advice_text(example["advice"], example["invariant"], design["availability"]).replace("`", "")
+            parts.append(f"<p>Smallest fix: {html.escape(fix)}</p>")
+            parts.append(f"<p>Replay (from this report's folder): <code>{html.escape(example['replay'])}</code></p>")
             parts.append(_figure(svgs[figures[example["name"]]["swimlane"]], f"Swimlane of {example['name']}",
                                  figures[example["name"]]["swimlane"]))
             parts.append(f"<pre>{html.escape(example['timeline'])}</pre>")

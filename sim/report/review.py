@@ -111,6 +111,8 @@ def counterexample_rows(result: FuzzResult, design_name: str) -> list[dict[str, 
                 "changes_needed": advice.changes_needed, "availability_per_run": advice.availability_per_run,
                 "progress_share": advice.progress_share, "sample_violating_runs": advice.sample_violating_runs,
                 "sample_seeds": advice.sample_seeds,
+                "sample_runs_violating_it": advice.sample_runs_violating_it,
+                "sample_runs_violating_it_before": advice.sample_runs_violating_it_before,
             },
             "_history": replay.history,
             "_events": example.events,
@@ -180,12 +182,18 @@ def not_covered(family: Family, workload: Workload, protocols: Sequence[Protocol
         values = ", ".join(f"{k}={family.knobs.knob(k).show(protocols[0].knobs[k])}" for k in held)
         out.append(f"knobs held at one value across the protocols compared: {values}")
     out.append(f"seeds {result.summary.seed_start}..{result.summary.seed_start + result.summary.seeds_done - 1} "
-               f"per protocol ({result.summary.seeds_done} runs each), at most {workload.per_run_max} faults and "
-               f"{workload.max_events} events per run; orders outside these bounds were not tried")
-    unproved = [e for e in result.counterexamples if not e.shrunk.shortest_proved]
+               f"per protocol ({result.summary.seeds_done} runs each); each generated order held at most "
+               f"{workload.per_run_max} faults and {workload.max_events} events (the events of the order the search "
+               "draws, not of the whole run); orders outside these bounds were not tried")
+    unproved = [e for e in result.counterexamples if e.shrunk.one_minimal and not e.shrunk.shortest_proved]
     if unproved:
         out.append(f"{len(unproved)} counterexample(s) are 1-minimal but not proved shortest (the exhaustive "
                    "bound or a limit stopped the proof)")
+    unshrunk = [e for e in result.counterexamples if not e.shrunk.one_minimal]
+    if unshrunk:
+        limits = ", ".join(sorted({e.shrunk.reason for e in unshrunk}))
+        out.append(f"{len(unshrunk)} counterexample(s) are not minimal: shrinking was stopped by {limits}, so "
+                   "they may hold events that do not matter")
     return out
 
 

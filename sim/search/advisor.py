@@ -27,6 +27,7 @@ from typing import Any, Sequence
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
+from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.oracle import evaluate
 
 #: How many knobs a proposal may change, seeds of the sample sweep that prices each
@@ -47,8 +48,10 @@ class Advice:
     changes: dict[str, Any] = field(default_factory=dict)
     availability_per_run: float | None = None
     progress_share: float | None = None
-    sample_violating_runs: int | None = None
+    sample_violating_runs: int | None = None  # runs of the sample violating any safety invariant
     sample_seeds: int = 0
+    sample_runs_violating_it: int | None = None  # ... violating this invariant, under the recommendation
+    sample_runs_violating_it_before: int | None = None  # ... and under the protocol as given
     priced: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -80,8 +83,11 @@ def rank_gain(candidate: Protocol, base: Protocol) -> float:
 
 def advise(family: Family, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
            sample_seeds: int = ADVISOR_SAMPLE_SEEDS, workers: int = 1,
-           max_changes: int = ADVISOR_MAX_CHANGES) -> Advice:
-    """The smallest change to ``protocol`` under which ``events`` is clean, priced on the workload."""
+           max_changes: int = ADVISOR_MAX_CHANGES, deadline: Deadline = NO_DEADLINE) -> Advice:
+    """The smallest change to ``protocol`` under which ``events`` is clean, priced on the workload.
+
+    ``deadline``: once it expires no further candidate is priced (at least one always is), and the
+    advisor is noted among the phases the budget stopped."""
     from sim.search.sweep import sweep
 
     advice = Advice(protocol.label, invariant, [str(e) for e in events], None, [], None, sample_seeds=sample_seeds)
@@ -96,6 +102,9 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
         base, _ = sweep(family, workload, [protocol], sample_seeds, workers=workers)
         before = base.tallies[protocol.label].by_invariant
         for candidate in clean[:ADVISOR_CANDIDATES_PRICED]:
+            if advice.priced and deadline.expired():
+                deadline.note("advisor")
+                break
             summary, _ = sweep(family, workload, [candidate], sample_seeds, workers=workers)
             tally = summary.tallies[candidate.label]
             found = sum(tally.counted.values())
@@ -118,5 +127,7 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
         advice.availability_per_run = best["availability_per_run"]
         advice.progress_share = best["progress_share"]
         advice.sample_violating_runs = best["sample_violating_runs"]
+        advice.sample_runs_violating_it = best["sample_runs_violating_it"]
+        advice.sample_runs_violating_it_before = before[invariant]
         break
     return advice

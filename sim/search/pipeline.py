@@ -46,6 +46,9 @@ class FuzzResult:
     sweep_seconds: float = 0.0
 
 
+#: Share of a budget the sweep may use; shrinking, export and the advisor get the rest.
+SWEEP_SHARE = 0.5
+
 def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str], seeds: int, seed_start: int = 0,
          workers: int | None = None, progress: Callable[[int, int], None] | None = None,
          advise: bool = True, deadline: Deadline = NO_DEADLINE,
@@ -55,27 +58,37 @@ def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str]
          shrink_progress: Callable[[str, int], None] | None = None) -> FuzzResult:
     """Sweep ``seeds`` seeds per protocol, shrink each distinct violation, advise on each.
 
-    ``deadline`` bounds the whole run: the sweep stops early, shrinking returns
-    the best order so far, the advisor is skipped -- each says so.
+    ``deadline`` bounds the whole run: the sweep stops early (after at most
+    ``SWEEP_SHARE`` of the budget, so what it found is still shrunk), shrinking
+    returns the best order so far, the advisor prices fewer candidates or is
+    skipped -- each says so.
     """
     protocols = [family.parse_protocol(p) for p in protocols]
     started = time.monotonic()
-    summary, _ = sweep(family, workload, protocols, seeds, seed_start, workers, progress=progress, deadline=deadline,
+    # The sweep may spend SWEEP_SHARE of what is left, so the violations it finds still get shrunk.
+    sweep_deadline = deadline if deadline.end is None else deadline.within(deadline.remaining() * SWEEP_SHARE,
+                                                                           deadline.name)
+    summary, _ = sweep(family, workload, protocols, seeds, seed_start, workers, progress=progress,
+                       deadline=sweep_deadline,
                        backend=backend, scheduler=scheduler, resume=resume, checkpoint=checkpoint)
     result = FuzzResult(family, workload, protocols, summary, sweep_seconds=time.monotonic() - started)
     by_label = {p.label: p for p in protocols}
-    for (label, invariant), found in sorted(summary.found.items()):
+    found_items = sorted(summary.found.items())
+    for position, ((label, invariant), found) in enumerate(found_items):
         protocol = by_label[label]
         began = time.monotonic()
         if shrink_progress is not None:
             shrink_progress(f"{label} / {invariant}", len(found.order))
-        shrunk = shrink(family, workload, protocol, found.order, invariant, deadline=deadline,
+        # Under a budget each violation left gets an equal share of what remains, so none goes unshrunk.
+        share = deadline if deadline.end is None else deadline.within(
+            deadline.remaining() / (len(found_items) - position), deadline.name)
+        shrunk = shrink(family, workload, protocol, found.order, invariant, deadline=share,
                         max_seconds=shrink_seconds)
         example = Counterexample(protocol, invariant, found.seed, found.run, found.order, shrunk)
         if advise and deadline.expired():
             deadline.note("advisor")
         elif advise:
-            example.advice = run_advisor(family, workload, protocol, invariant, shrunk.events)
+            example.advice = run_advisor(family, workload, protocol, invariant, shrunk.events, deadline=deadline)
         example.seconds = time.monotonic() - began
         result.counterexamples.append(example)
     result.claims = family.claims({label: t.to_json() for label, t in summary.tallies.items()}, protocols)

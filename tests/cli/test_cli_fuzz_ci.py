@@ -34,9 +34,47 @@ def test_baseline_turns_known_violations_green_and_new_ones_red(cli, tmp_path):
     new = cli("fuzz", *COMMON, "-p", "fence=step,stamp_at=apply", "--seeds", "300", "--out", tmp_path / "c",
               "--baseline", base, "--no-advise")
     assert new.returncode == 1 and json.loads(new.stdout)["baseline"]["new"] >= 1
-    fixed = cli("fuzz", "-w", "seed-fuzz", "-p", "step-dedupe", "--seeds", "300", "--out", tmp_path / "d",
+    alone = cli("fuzz", "-w", "seed-fuzz", "-p", "step-dedupe", "--seeds", "300", "--out", tmp_path / "d",
                 "--baseline", base, "--no-advise", "--json")
-    assert fixed.returncode == 0 and {e["protocol"] for e in json.loads(fixed.stdout)["baseline"]["fixed"]} == {"none"}
+    assert alone.returncode == 0, alone.stderr
+    compared = json.loads(alone.stdout)["baseline"]
+    # a protocol this run did not fuzz is "not run", never "fixed"
+    assert compared["fixed"] == [] and {e["protocol"] for e in compared["not_run"]} == {"none"}
+
+    # a fix: the same order no longer violates under the protocol (planted by renaming an entry's protocol)
+    entries = json.loads(base.read_text())["entries"]
+    lost = next(e for e in entries if e["protocol"] == "none" and e["invariant"] == "lost_update")
+    planted = tmp_path / "planted.json"
+    planted.write_text(json.dumps({**json.loads(base.read_text()), "entries": [{**lost, "protocol": "plan"}]}))
+    fixed = cli("fuzz", "-w", "seed-fuzz", "-p", "plan", "--seeds", "50", "--out", tmp_path / "e",
+                "--baseline", planted, "--no-advise", "--json")
+    assert fixed.returncode == 0 and json.loads(fixed.stdout)["baseline"]["fixed"] == [{**lost, "protocol": "plan"}]
+
+    # an order that still violates but this sweep did not draw is "still violating", not fixed
+    few = cli("fuzz", "-w", "seed-fuzz", "-p", "none", "--seeds", "1", "--seed-start", "5", "--out", tmp_path / "f",
+              "--baseline", base, "--no-advise", "--json")
+    compared = json.loads(few.stdout)["baseline"]
+    assert compared["fixed"] == [] and compared["still_violating"], compared
+
+
+def test_a_budget_that_cuts_shrinking_keeps_known_violations_known(cli, tmp_path):
+    """With shrinking cut short, a violation is matched by protocol and invariant: known, exit 0."""
+    base = tmp_path / "baseline.json"
+    first = cli("fuzz", *COMMON, "--seeds", "300", "--out", tmp_path / "a", "--write-baseline", base, "--no-advise")
+    assert first.returncode == 1
+    cut = cli("fuzz", *COMMON, "--seeds", "300", "--out", tmp_path / "b", "--baseline", base, "--no-advise",
+              "--shrink-seconds", "0.001")
+    document = json.loads(cut.stdout)
+    assert not all(c["shrink"]["one_minimal"] for c in document["counterexamples"])
+    assert cut.returncode == 0 and document["baseline"]["new"] == 0, document["baseline"]
+
+
+def test_a_baseline_of_another_workload_is_refused(cli, tmp_path):
+    """A baseline names the family and workload it was written for; another run refuses it (exit 4)."""
+    base = tmp_path / "baseline.json"
+    base.write_text(json.dumps({"format": 1, "family": "workspace", "workload": "tiny", "entries": []}))
+    done = cli("fuzz", *COMMON, "--seeds", "10", "--out", tmp_path, "--baseline", base)
+    assert done.returncode == 4 and "written for workload 'tiny'" in done.stderr, done.stderr
 
 
 def test_a_corrupt_baseline_is_one_line_and_exit_4(cli, tmp_path):
@@ -121,3 +159,24 @@ def test_dask_backend_equals_the_local_one(cli, tmp_path):
     dask = cli("fuzz", *COMMON, "--seeds", "1500", "--workers", "2", "--no-advise", "--backend", "dask",
                "--out", tmp_path / "d", timeout=300)
     assert _document(dask, tmp_path / "d") == _document(local, tmp_path / "l")
+
+
+def test_resume_refuses_arguments_it_would_ignore(cli, tmp_path):
+    """--resume continues with the arguments the sweep started with: giving others is exit 4, not ignored."""
+    (tmp_path / "sweep-state.json").write_text("{}")
+    done = cli("fuzz", "--resume", tmp_path, "--workload", "tiny", "--seeds", "5", "-p", "none")
+    assert done.returncode == 4 and "drop --workload, --protocol, --seeds" in done.stderr, done.stderr
+
+
+def test_a_fresh_run_never_discards_an_unfinished_sweep(cli, tmp_path):
+    """A folder holding an unfinished sweep is refused (exit 4) with the command that continues it."""
+    state = tmp_path / "sweep-state.json"
+    state.write_text('{"kept": true}')
+    done = cli("fuzz", "-w", "tiny", "--seeds", "5", "--out", tmp_path)
+    assert done.returncode == 4 and f"--resume {tmp_path}" in done.stderr, done.stderr
+    assert state.read_text() == '{"kept": true}'
+
+
+def test_scheduler_without_dask_is_refused(cli, tmp_path):
+    done = cli("fuzz", "-w", "tiny", "--seeds", "5", "--out", tmp_path, "--scheduler", "tcp://127.0.0.1:1")
+    assert done.returncode == 4 and "--backend dask" in done.stderr, done.stderr

@@ -123,3 +123,17 @@ def test_check_output_dir_refuses_a_file_and_a_file_ancestor(tmp_path):
         check_output_dir(tmp_path / "plain", "--out")
     with pytest.raises(InputError, match="not a folder"):
         check_output_dir(tmp_path / "plain" / "sub", "--out")
+
+
+def test_written_files_get_the_mode_open_would_give(tmp_path):
+    """Atomic writes go through a private temporary file; the result is 0666 less the umask (not 0600), so
+    CI artifacts and shared report folders stay readable."""
+    import stat
+
+    from sim.core import files
+
+    target = tmp_path / "out.txt"
+    files.write_atomically(target, "x\n")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask

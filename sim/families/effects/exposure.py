@@ -50,11 +50,11 @@ BATCH_TASKS = 250
 #: set one would silently report the numbers of the default.  They are refused.
 NOT_EXERCISED = {
     "compensation": "no task aborts (no postcondition fails)",
-    "approval": "its workflow has no irreversible step",
+    "approval": "the worked example's workflow (generic:7) has no irreversible step",
     "version_policy": "no workflow upgrade happens mid-task",
     "lease_fence": "no worker outlives its lease (no zombie)",
     "receipt_check": "no foreign object carries a task's marker",
-    "irreversible_keys": "its workflow has no irreversible step",
+    "irreversible_keys": "the worked example's workflow (generic:7) has no irreversible step",
 }
 
 

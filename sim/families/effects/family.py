@@ -189,7 +189,9 @@ class EffectsFamily(Family):
             accepted, seeds=min(seeds, EXPOSURE_REVIEW_TASKS), tasks=tasks)) if accepted else {}
         return [{
             "title": "Duplicate-effect exposure: the worked example",
-            "text": (f"{tasks:,} tasks x {exposure.WORKED_EXAMPLE['transitions']} keyed transitions; 4.1% of "
+            "text": (f"The seed's worked example, the same for every design (not this design's workload, whose "
+                     f"numbers are above): {tasks:,} tasks x {exposure.WORKED_EXAMPLE['transitions']} keyed "
+                     "transitions of workflow generic:7; 4.1% of "
                      "requests ambiguous, 60% of those already committed, 99.7% reconcilable. The arithmetic is "
                      "exact; the simulation runs the model on "
                      f"{min(seeds, EXPOSURE_REVIEW_TASKS):,} tasks per protocol and scales to {tasks:,}."),
