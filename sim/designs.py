@@ -142,6 +142,8 @@ def load_design(path: str | Path, seeds: int | None = None) -> Design:
             protocols.append(family.parse_protocol(text))
         except ProtocolError as error:
             raise source.error(str(error), f'"{text}"') from None
+        if protocols[-1].label in [p.label for p in protocols[:-1]]:
+            raise source.error(f"protocols names {protocols[-1].label!r} more than once", f'"{text}"')
     chosen_seeds = data.get("seeds", 1000)
     if not isinstance(chosen_seeds, int) or isinstance(chosen_seeds, bool) or not 1 <= chosen_seeds <= SEEDS_LIMIT:
         raise source.error(f"seeds must be a whole number from 1 to {SEEDS_LIMIT}", "seeds")

@@ -8,6 +8,7 @@ as an uninterrupted one; ``--baseline`` lets known violations pass.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -26,8 +27,17 @@ STATE_FILE = "sweep-state.json"
 STATE_FORMAT = 1
 
 
-def _state_arguments(workload: str, protocols: list[str], seeds: int, seed_start: int, advise: bool) -> dict:
-    return {"workload": workload, "protocols": protocols, "seeds": seeds, "seed_start": seed_start, "advise": advise}
+def _state_arguments(workload: str, protocols: list[str], seeds: int, seed_start: int, advise: bool,
+                     digest: str | None) -> dict:
+    return {"workload": workload, "protocols": protocols, "seeds": seeds, "seed_start": seed_start, "advise": advise,
+            "workload_digest": digest}
+
+
+def _workload_digest(workload) -> str | None:
+    """What a workload file holds, as a digest: a sweep resumed, or a baseline compared, must see the same."""
+    if workload.path is None:
+        return None
+    return hashlib.sha256(Path(workload.path).read_bytes()).hexdigest()[:16]
 
 
 def _read_state(folder: Path) -> dict:
@@ -103,26 +113,44 @@ def fuzz(
         arguments = state["arguments"]
         workload, protocol, seeds = arguments["workload"], arguments["protocols"], arguments["seeds"]
         seed_start, advise = arguments["seed_start"], arguments["advise"]
+        kept = state.get("outputs", {})  # what the interrupted run was to write, unless given again
+        baseline = baseline if baseline is not None else _path(kept.get("baseline"))
+        junit = junit if junit is not None else _path(kept.get("junit"))
+        write_baseline = write_baseline if write_baseline is not None else _path(kept.get("write_baseline"))
+        check_determinism = check_determinism or bool(kept.get("check_determinism"))
     # every output path is checked before any work starts: a sweep's results are never lost to a bad path
     check_output_dir(out, "--out")
     if resume is None and not exhaustive and (out / STATE_FILE).exists():
         raise InputError(f"{out} holds an unfinished sweep ({STATE_FILE}): continue it with --resume {out}, or "
                          f"delete that file to start afresh")
     for path, what in ((junit, "--junit"), (write_baseline, "--write-baseline"),
-                       (os.environ.get("GITHUB_STEP_SUMMARY"), "GITHUB_STEP_SUMMARY")):
+                       (os.environ.get("GITHUB_STEP_SUMMARY") or None, "GITHUB_STEP_SUMMARY")):
         if path is not None:
             check_output_file(path, what)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") or None  # set but empty: as if unset
+    if step_summary is not None and not Path(step_summary).parent.is_dir():
+        raise InputError(f"GITHUB_STEP_SUMMARY {step_summary}: folder {Path(step_summary).parent} does not exist "
+                         "(the summary is appended to a file there)")
     from sim.report.baseline import read_baseline
 
     known = read_baseline(baseline) if baseline is not None else None
     loaded = FAMILIES.load_workload(workload)
     family = FAMILIES.family_for(loaded)
+    digest = _workload_digest(loaded)
     if known is not None:
         for key, ours in (("family", family.name), ("workload", loaded.name)):
             if known.get(key) is not None and known[key] != ours:
                 raise InputError(f"--baseline {baseline} was written for {key} {known[key]!r}; this run fuzzes "
                                  f"{ours!r} (write one for it with --write-baseline)")
+        if known.get("workload_digest") not in (None, digest):
+            raise InputError(f"--baseline {baseline} was written for another version of workload {loaded.name!r} "
+                             "(its file has changed since); write a new one with --write-baseline")
+        _check_baseline_entries(family, loaded, known["entries"], baseline)
     protocols = [family.parse_protocol(p) for p in (protocol or list(family.presets))]
+    labels = [p.label for p in protocols]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise InputError(f"--protocol names {', '.join(twice)} more than once; give each protocol once")
     console = human_console(json_out)
     deadline = Deadline(budget, "--budget")
     if exhaustive:
@@ -131,13 +159,19 @@ def fuzz(
     from sim.search.pipeline import fuzz as run_fuzz
     from sim.search.sweep import SweepState
 
-    arguments = _state_arguments(str(loaded.path or workload), [p.label for p in protocols], seeds, seed_start, advise)
+    arguments = _state_arguments(str(loaded.path or workload), [p.label for p in protocols], seeds, seed_start, advise,
+                                 digest)
+    if state is not None and state["arguments"].get("workload_digest") != digest:
+        raise InputError(f"the workload file {loaded.path} has changed since the sweep in {resume} started; "
+                         f"resuming would mix two workloads (delete {resume / STATE_FILE} to start afresh)")
     if state is not None and state["arguments"] != arguments:
         raise InputError(f"{resume / STATE_FILE} was written for other arguments")
+    outputs = {"baseline": _text(baseline), "junit": _text(junit), "write_baseline": _text(write_baseline),
+               "check_determinism": check_determinism}
 
     def checkpoint(sweep_state: SweepState) -> None:
         write_atomically(out / STATE_FILE, json.dumps({"format": STATE_FORMAT, "arguments": arguments,
-                                                        "sweep": sweep_state.__dict__}) + "\n")
+                                                        "outputs": outputs, "sweep": sweep_state.__dict__}) + "\n")
 
     try:
         with Bar(progress_wanted(json_out)) as bar:
@@ -169,14 +203,14 @@ def fuzz(
     if write_baseline is not None:
         from sim.report.baseline import baseline_document
 
-        write_atomically(write_baseline, json.dumps(baseline_document(document), indent=2) + "\n")
+        write_atomically(write_baseline, json.dumps(baseline_document(document, digest), indent=2) + "\n")
         console.print(f"baseline of {len(document['counterexamples'])} counterexample(s) written to {write_baseline}",
                       markup=False)
     if junit is not None:
         from sim.report.ci import junit_xml
 
         write_atomically(junit, junit_xml(document, timings(result)))
-    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    summary_path = step_summary
     if summary_path:
         from sim.report.ci import markdown_summary
 
@@ -212,6 +246,28 @@ def _check_determinism(family, workload, protocols, seed_start: int, seeds: int,
     return {"runs": len(here), "identical": True, "hash_seed": env["PYTHONHASHSEED"]}
 
 
+def _path(text: str | None) -> Path | None:
+    return None if text is None else Path(text)
+
+
+def _text(path: Path | None) -> str | None:
+    return None if path is None else str(Path(path).resolve())
+
+
+def _check_baseline_entries(family, workload, entries: list[dict], path: Path) -> None:
+    """Every entry of a baseline names a protocol and events this family and workload know: exit 4 if not."""
+    from sim.core.errors import FencesimError
+
+    for position, entry in enumerate(entries):
+        try:
+            family.parse_protocol(entry["protocol"])
+            for text in entry["events"]:
+                family.parse_event(workload.base, text)
+        except (FencesimError, ValueError, KeyError) as error:
+            raise InputError(f"--baseline {path}: entry {position} ({entry['invariant']} under "
+                             f"{entry['protocol']}): {error}") from None
+
+
 def _still_violates(family, workload, entry: dict) -> bool | None:
     """Replay a baseline entry's order under its protocol: does it still violate its invariant?"""
     from sim.core.errors import FencesimError
@@ -226,6 +282,7 @@ def _still_violates(family, workload, entry: dict) -> bool | None:
 
 
 def _print_summary(console, document: dict) -> None:
+    from sim.report.ci import baseline_counts
     from sim.report.render import advice_sentence
 
     console.print(f"workload {document['workload']} ({document['family']} family): {document['runs']} runs, "
@@ -255,8 +312,10 @@ def _print_summary(console, document: dict) -> None:
                  "1-minimal" if shrink["one_minimal"] else f"not minimal: the {shrink['end']} limit stopped it")
         status = {"known": " [known: in the baseline]", "new": " [NEW]"}.get(example.get("baseline"), "")
         kind = "minimal order" if shrink["one_minimal"] else "order"
+        count = len(example["events"])
         console.print(f"\n{example['invariant']} under {example['protocol']}{status}: {kind} of "
-                      f"{len(example['events'])} events (from {example['original_events']}; {proof}):", markup=False)
+                      f"{count} event{'' if count == 1 else 's'} (from {example['original_events']}; {proof}):",
+                      markup=False)
         console.print("  " + (" ; ".join(example["events"]) or "(no fault needed)"), markup=False)
         advice = example.get("advice")
         if advice and advice["recommended"]:
@@ -272,9 +331,7 @@ def _print_summary(console, document: dict) -> None:
                       f"(PYTHONHASHSEED={check['hash_seed']})", markup=False)
     baseline = document.get("baseline")
     if baseline:
-        console.print(f"\nbaseline {baseline['file']}: {baseline['new']} new, {baseline['known']} known, "
-                      f"{len(baseline['fixed'])} fixed, {len(baseline['still_violating'])} still violating but "
-                      f"not drawn by this sweep, {len(baseline['not_run'])} of protocols not run", markup=False)
+        console.print(f"\nbaseline {baseline['file']}: {baseline_counts(baseline)}", markup=False)
         for entry in baseline["fixed"]:
             console.print(f"  fixed (its order no longer violates): {entry['invariant']} under {entry['protocol']}: "
                           f"{' ; '.join(entry['events'])}", markup=False)

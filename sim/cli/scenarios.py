@@ -12,6 +12,11 @@ from sim.cli.app import (EXIT_NOT_EVALUABLE, EXIT_NOTHING_RAN, EXIT_OK, EXIT_VIO
                          human_console)
 
 
+def _about(violation) -> str:
+    """`` (s1)`` after the event index: the step or task a violation is about, when it names one."""
+    return f" ({violation.step})" if violation.step is not None else ""
+
+
 @app.command()
 def matrix(json_out: bool = typer.Option(False, "--json", help=JSON_HELP)) -> int:
     """The seed's verdict table computed by the model, beside the seed code's answers."""
@@ -95,10 +100,10 @@ def print_result(console, result) -> None:
     for name, status in result.checks.status().items():
         console.print(f"  {name:<26} {status}", markup=False)
     for v in result.violations:
-        console.print(f"  VIOLATED {v.invariant} at event {v.event_index} ({v.step}): {v.detail}"
+        console.print(f"  VIOLATED {v.invariant} at event {v.event_index}{_about(v)}: {v.detail}"
                       + (f" [domain {v.domain}]" if v.domain else ""), markup=False, style="red")
     for v in result.availability:
-        console.print(f"  counted {v.invariant} at event {v.event_index} ({v.step}): {v.detail}"
+        console.print(f"  counted {v.invariant} at event {v.event_index}{_about(v)}: {v.detail}"
                       + (f" [domain {v.domain}]" if v.domain else ""), markup=False)
 
 
@@ -181,7 +186,7 @@ def check(
         console.print(f"  {result.name:<26} {result.status}" + (f" ({result.reason})" if result.reason else ""),
                       markup=False)
     for v in report.safety_violations:
-        console.print(f"  VIOLATED {v.invariant} at event {v.event_index} ({v.step}): {v.detail}", markup=False)
+        console.print(f"  VIOLATED {v.invariant} at event {v.event_index}{_about(v)}: {v.detail}", markup=False)
     if report.safety_violations:
         return EXIT_VIOLATION
     if report.not_evaluable:

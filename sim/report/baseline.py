@@ -11,6 +11,10 @@ counterexamples of a run; ``--baseline FILE`` compares a run with it:
   not shrunk, is *known* when the baseline holds an entry for its protocol
   and invariant: an unshrunk order cannot be compared, and a budget must not
   turn a known violation red;
+* a proved-shortest order as long as a baseline entry of the same protocol
+  and invariant whose order still violates is *known*: among equally short
+  orders, the one the shrinker returns depends on the seed where the sweep
+  first saw the violation;
 * any other is *new* (exit 1);
 * a baseline entry not found again is replayed under its protocol: it is
   *fixed* only if its order no longer violates its invariant, *still
@@ -34,13 +38,13 @@ def _key(entry: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
     return entry["protocol"], entry["invariant"], tuple(entry["events"])
 
 
-def baseline_document(document: dict[str, Any]) -> dict[str, Any]:
-    """The baseline of a fuzz document: its counterexamples, sorted."""
+def baseline_document(document: dict[str, Any], workload_digest: str | None = None) -> dict[str, Any]:
+    """The baseline of a fuzz document: its counterexamples, sorted, and the workload they hold for."""
     entries = sorted(({"protocol": c["protocol"], "invariant": c["invariant"], "events": list(c["events"]),
                        "one_minimal": c["shrink"]["one_minimal"]}
                       for c in document["counterexamples"]), key=_key)
     return {"format": BASELINE_FORMAT, "family": document["family"], "workload": document["workload"],
-            "entries": entries}
+            "workload_digest": workload_digest, "entries": entries}
 
 
 def read_baseline(path: str | Path) -> dict[str, Any]:
@@ -63,41 +67,54 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
 
 def compare(document: dict[str, Any], entries: list[dict[str, Any]], path: str,
             still_violates: Callable[[dict[str, Any]], bool | None] | None = None) -> dict[str, Any]:
-    """Mark each counterexample known or new; sort the baseline entries not found again into fixed, still
-    violating and not run.
+    """Mark each counterexample known or new; sort the baseline entries no counterexample matched into fixed,
+    still violating and not run.  Every counterexample is known or new, and every entry is matched or in
+    exactly one of the three lists.
 
     ``still_violates(entry)`` replays an entry's order under its protocol: True if it still violates its
-    invariant, False if not, None if it cannot be replayed (an event this workload does not know).
+    invariant, False if not, None if it cannot tell.
     """
-    known_keys = {_key(e) for e in entries}
-    known_pairs = {(e["protocol"], e["invariant"]) for e in entries}
-    loose_pairs = {(e["protocol"], e["invariant"]) for e in entries if not e.get("one_minimal", True)}
-    found_keys, found_pairs = set(), set()
+    unmatched = list(entries)
+    verdicts: dict[int, bool | None] = {}
+
+    def violates(entry: dict[str, Any]) -> bool | None:
+        if still_violates is None:
+            return None
+        if id(entry) not in verdicts:
+            verdicts[id(entry)] = still_violates(entry)
+        return verdicts[id(entry)]
+
+    def take(entry: dict[str, Any], how: str, example: dict[str, Any]) -> None:
+        unmatched.remove(entry)
+        example["baseline"] = "known"
+        example["baseline_match"] = how
+
     for example in document["counterexamples"]:
         key = _key(example)
-        found_keys.add(key)
-        found_pairs.add(key[:2])
-        if key in known_keys:
-            example["baseline"] = "known"
-        elif key[:2] in known_pairs and (not example["shrink"]["one_minimal"] or key[:2] in loose_pairs):
-            example["baseline"] = "known"  # one side not shrunk: matched by protocol and invariant
+        same_pair = [e for e in unmatched if _key(e)[:2] == key[:2]]
+        exact = next((e for e in same_pair if _key(e) == key), None)
+        loose = next((e for e in same_pair if not e.get("one_minimal", True)), None)
+        as_short = next((e for e in same_pair if len(e["events"]) == len(key[2]) and violates(e)), None)
+        if exact is not None:
+            take(exact, "order", example)
+        elif same_pair and (not example["shrink"]["one_minimal"] or loose is not None):
+            take(loose or same_pair[0], "protocol and invariant (an order not shrunk)", example)
+        elif as_short is not None and example["shrink"]["shortest_proved"]:
+            # equally short orders of one violation: which one the shrinker returns depends on where the
+            # sweep first saw it, so a proved-shortest order as short as a baseline entry that still
+            # violates is that known violation, not a new one
+            take(as_short, "protocol, invariant and length (another shortest order)", example)
         else:
             example["baseline"] = "new"
     run = set(document["by_protocol"])
     fixed, still, not_run = [], [], []
-    for entry in entries:
-        if _key(entry) in found_keys:
-            continue
+    for entry in unmatched:
         if entry["protocol"] not in run:
             not_run.append(entry)
-        elif (entry["protocol"], entry["invariant"]) in found_pairs and not all(
-                c["shrink"]["one_minimal"] for c in document["counterexamples"]
-                if (c["protocol"], c["invariant"]) == (entry["protocol"], entry["invariant"])):
-            still.append(entry)  # its pair was found but not shrunk: cannot say it is gone
-        elif still_violates is not None and still_violates(entry) is not False:
-            still.append(entry)
-        else:
+        elif violates(entry) is False:
             fixed.append(entry)
+        else:
+            still.append(entry)
     return {"file": path, "known": sum(c["baseline"] == "known" for c in document["counterexamples"]),
             "new": sum(c["baseline"] == "new" for c in document["counterexamples"]), "fixed": fixed,
             "still_violating": still, "not_run": not_run}

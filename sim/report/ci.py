@@ -13,6 +13,10 @@ from __future__ import annotations
 from xml.sax.saxutils import escape, quoteattr
 
 
+def _events(count: int) -> str:
+    return f"{count} event" if count == 1 else f"{count} events"
+
+
 def _property(name: str, value) -> str:
     return f'      <property name={quoteattr(name)} value={quoteattr(str(value))}/>'
 
@@ -26,9 +30,10 @@ def junit_xml(document: dict, timings: dict | None = None) -> str:
     protocols = list(document["by_protocol"])
     sweep_share = timings.get("sweep", 0.0) / max(1, len(protocols))
     suites, tests_total, failures_total = [], 0, 0
-    seeds = f"{document['seed_start']}..{document['seed_start'] + document['seeds'] - 1}"
     for protocol in protocols:
         tally = document["by_protocol"][protocol]
+        # the seeds that ran: a budget may stop a sweep before the range asked for
+        seeds = f"{document['seed_start']}..{document['seed_start'] + tally['runs'] - 1}"
         cases, failures = [], 0
         classname = quoteattr(f"fencesim.fuzz.{document['workload']}.{protocol}")
         for invariant in document["invariants"]:
@@ -76,13 +81,21 @@ def junit_xml(document: dict, timings: dict | None = None) -> str:
             + "\n".join(suites) + "\n</testsuites>\n")
 
 
+def baseline_counts(baseline: dict) -> str:
+    """The comparison with a baseline in one line of plain words."""
+    return (f"{baseline['new']} new, {baseline['known']} known; of the baseline's other entries "
+            f"{len(baseline['fixed'])} fixed, {len(baseline['still_violating'])} still violating (not drawn by "
+            f"this sweep), {len(baseline['not_run'])} of protocols not fuzzed")
+
+
 def markdown_summary(document: dict) -> str:
     """The GitHub job summary: counts, liveness, the seed's claims, each counterexample and its replay command."""
     invariants = document["invariants"]
     availability = document.get("availability", [])
     lines = [f"## fencesim fuzz: workload `{document['workload']}` ({document['family']} family)", "",
              f"{document['runs']} runs, {document['violating_runs']} violating "
-             f"(seeds {document['seed_start']}..{document['seed_start'] + document['seeds'] - 1}).", "",
+             f"(seeds from {document['seed_start']}, {document['seeds']} per protocol asked"
+             + (f"; {document['stopped']} stopped the sweep early" if document.get("stopped") else "") + ").", "",
              "| protocol | runs | violating runs | " + " | ".join(invariants + availability) + " | work done |",
              "|---|---|---|" + "---|" * len(invariants + availability) + "---|"]
     for protocol, tally in document["by_protocol"].items():
@@ -94,8 +107,7 @@ def markdown_summary(document: dict) -> str:
         lines.append(f"| `{protocol}` | {tally['runs']} | {tally['violating_runs']} | {counts} | {done} |")
     baseline = document.get("baseline")
     if baseline:
-        lines += ["", f"Baseline `{baseline['file']}`: {baseline['new']} new, {baseline['known']} known, "
-                  f"{len(baseline['fixed'])} fixed."]
+        lines += ["", f"Baseline `{baseline['file']}`: {baseline_counts(baseline)}."]
     if document.get("claims"):
         lines += ["", "**The seed's claims, as the search found them**", ""]
         lines += [f"- {'holds' if c['holds'] else '**FAILS**'} `{c['protocol']}`: {c['claim']} -- {c['evidence']}"
@@ -103,6 +115,6 @@ def markdown_summary(document: dict) -> str:
     for example in document["counterexamples"]:
         status = f" ({example['baseline']})" if "baseline" in example else ""
         lines += ["", f"**{example['invariant']}** under `{example['protocol']}`{status} "
-                  f"({len(example['events'])} events): `{' ; '.join(example['events'])}`",
+                  f"({_events(len(example['events']))}): `{' ; '.join(example['events'])}`",
                   f"replay: `{example['replay']}`"]
     return "\n".join(lines) + "\n"

@@ -77,6 +77,10 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
 
 #: What a report folder holds: a folder holding anything else is not a report and is never replaced.
 REPORT_ENTRIES = frozenset({"summary.md", "report.html", "results.json", "figures", "counterexamples"})
+#: Caches that running a report's exported tests leaves behind; replaced with the folder.
+CACHES = frozenset({"__pycache__", ".pytest_cache"})
+#: What each subfolder of a report holds (file name endings).
+REPORT_FILES = {"figures": (".svg", ".png"), "counterexamples": (".toml", ".timeline.txt", ".py")}
 
 
 def check_report_dir(out_dir: str | Path, what: str = "--out") -> Path:
@@ -93,10 +97,14 @@ def check_report_dir(out_dir: str | Path, what: str = "--out") -> Path:
                          "folder, so give a folder of its own (for example reports/latest)")
     if not out_dir.is_dir():
         return out_dir
-    entries = sorted(entry.name for entry in out_dir.iterdir())
+    entries = sorted(entry.name for entry in out_dir.iterdir() if entry.name not in CACHES)
     if not entries:
         return out_dir
     strangers = [name for name in entries if name not in REPORT_ENTRIES]
+    for folder, endings in REPORT_FILES.items():
+        if (out_dir / folder).is_dir():
+            strangers += [f"{folder}/{entry.name}" for entry in sorted((out_dir / folder).iterdir())
+                          if entry.name not in CACHES and not (entry.is_file() and entry.name.endswith(endings))]
     if not strangers and _is_report(out_dir / "results.json"):
         return out_dir
     shown = ", ".join(strangers[:5] or entries[:5]) + (", ..." if len(strangers or entries) > 5 else "")

@@ -125,16 +125,26 @@ def test_exhaustive_budget_says_nothing_is_proved(cli):
 
 
 @pytest.mark.slow
+def _without_baseline(document: dict) -> dict:
+    document.pop("baseline", None)
+    for example in document["counterexamples"]:
+        example.pop("baseline", None)
+        example.pop("baseline_match", None)
+    return document
+
+
 def test_a_killed_sweep_resumes_to_the_same_output(tmp_path):
-    """SIGTERM mid-sweep exits 2 and keeps the sweep's state; --resume ends with the uninterrupted JSON."""
+    """SIGTERM mid-sweep exits 2, keeps the sweep's state and prints the command that continues it; --resume
+    ends with the uninterrupted JSON and still writes the baseline comparison and JUnit file it was asked for."""
     args = [sys.executable, "-c", "from sim.cli import main; main()", "fuzz", *COMMON, "--seeds", "40000",
             "--workers", "2", "--no-advise"]
     env = {**os.environ, "NO_COLOR": "1"}
-    whole = subprocess.run([*args, "--out", str(tmp_path / "whole")], cwd=REPO, env=env, capture_output=True,
-                           text=True, timeout=600)
-    out = tmp_path / "cut"
-    process = subprocess.Popen([*args, "--out", str(out)], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    base = tmp_path / "baseline.json"
+    whole = subprocess.run([*args, "--out", str(tmp_path / "whole"), "--write-baseline", str(base)], cwd=REPO,
+                           env=env, capture_output=True, text=True, timeout=600)
+    out, junit = tmp_path / "cut", tmp_path / "cut.xml"
+    process = subprocess.Popen([*args, "--out", str(out), "--baseline", str(base), "--junit", str(junit)], cwd=REPO,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     state = out / "sweep-state.json"
     deadline = time.monotonic() + 120
     while not state.exists() and time.monotonic() < deadline:
@@ -143,12 +153,35 @@ def test_a_killed_sweep_resumes_to_the_same_output(tmp_path):
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 2, stderr
-    assert "Traceback" not in stderr
+    assert "Traceback" not in stderr and f"fencesim fuzz --resume {out}" in stderr
     assert json.loads(state.read_text())["sweep"]["seeds_done"] < 40000
     resumed = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "fuzz", "--resume", str(out),
                               "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-    assert _document(resumed, out) == _document(whole, tmp_path / "whole")
+    document = _document(resumed, out)
+    assert resumed.returncode == 0 and document["baseline"]["new"] == 0, document.get("baseline")
+    assert junit.exists() and 'failures="0"' in junit.read_text()
+    assert _without_baseline(document) == _document(whole, tmp_path / "whole")
     assert not state.exists()
+
+
+def test_resume_refuses_a_workload_file_that_changed(cli, tmp_path):
+    """The state records what the workload file held: resuming after it changed would mix two workloads."""
+    workload = tmp_path / "mine.toml"
+    workload.write_text((REPO / "scenarios" / "workloads" / "tiny.toml").read_text())
+    out = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-c", "from sim.cli import main; main()", "fuzz", "-w", str(workload),
+                                "-p", "none", "--seeds", "400000", "--workers", "1", "--out", str(out)], cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    state = out / "sweep-state.json"
+    deadline = time.monotonic() + 120
+    while not state.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=60)
+    workload.write_text(workload.read_text().replace("per_run_max = ", "per_run_max = 1 # was "))
+    done = cli("fuzz", "--resume", out)
+    assert done.returncode == 4 and "has changed since the sweep" in done.stderr, done.stderr
+    assert state.exists()
 
 
 @pytest.mark.slow
@@ -180,3 +213,64 @@ def test_a_fresh_run_never_discards_an_unfinished_sweep(cli, tmp_path):
 def test_scheduler_without_dask_is_refused(cli, tmp_path):
     done = cli("fuzz", "-w", "tiny", "--seeds", "5", "--out", tmp_path, "--scheduler", "tcp://127.0.0.1:1")
     assert done.returncode == 4 and "--backend dask" in done.stderr, done.stderr
+
+
+def test_another_shortest_order_of_a_known_violation_is_known(cli, tmp_path):
+    """Which of two equally short orders the shrinker returns depends on where the sweep first saw the
+    violation; other seed ranges must not turn a known violation red."""
+    base = tmp_path / "baseline.json"
+    first = cli("fuzz", *COMMON, "--seeds", "300", "--out", tmp_path / "a", "--write-baseline", base, "--no-advise")
+    assert first.returncode == 1
+    written = {(e["protocol"], e["invariant"]): e["events"] for e in json.loads(base.read_text())["entries"]}
+    other_order = False
+    for start in (2, 7, 1000):
+        done = cli("fuzz", *COMMON, "--seeds", "300", "--seed-start", start, "--out", tmp_path / f"s{start}",
+                   "--baseline", base, "--no-advise")
+        document = json.loads(done.stdout)
+        assert done.returncode == 0 and document["baseline"]["new"] == 0, (start, document["baseline"])
+        other_order = other_order or any(c["events"] != written[(c["protocol"], c["invariant"])]
+                                         for c in document["counterexamples"])
+        counted = document["baseline"]
+        assert counted["known"] + len(counted["fixed"]) + len(counted["still_violating"]) + len(
+            counted["not_run"]) == len(written)  # every entry is counted once
+    assert other_order, "no seed range found another shortest order: the test no longer tests that"
+
+
+def test_a_baseline_naming_what_the_workload_does_not_know_is_refused(cli, tmp_path):
+    """An entry with an event or a knob this workload cannot read is a corrupt baseline: exit 4, naming it."""
+    for entry, needle in (({"protocol": "none", "invariant": "lost_update", "events": ["bogus thing"]}, "entry 0"),
+                          ({"protocol": "none,nonsense=1", "invariant": "lost_update", "events": []}, "nonsense")):
+        base = tmp_path / "baseline.json"
+        base.write_text(json.dumps({"format": 1, "family": "workspace", "workload": "seed-fuzz", "entries": [entry]}))
+        done = cli("fuzz", *COMMON, "--seeds", "10", "--out", tmp_path / "out", "--baseline", base)
+        assert done.returncode == 4 and needle in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_baseline_of_an_edited_workload_is_refused(cli, tmp_path):
+    """A baseline records what its workload file held; after an edit it is refused, not silently compared."""
+    workload = tmp_path / "mine.toml"
+    workload.write_text((REPO / "scenarios" / "workloads" / "tiny.toml").read_text())
+    base = tmp_path / "baseline.json"
+    first = cli("fuzz", "-w", workload, "-p", "none", "--seeds", "50", "--out", tmp_path / "a",
+                "--write-baseline", base, "--no-advise")
+    assert first.returncode == 1, first.stderr
+    workload.write_text(workload.read_text().replace("per_run_max = ", "per_run_max = 2 # was "))
+    done = cli("fuzz", "-w", workload, "-p", "none", "--seeds", "50", "--out", tmp_path / "b", "--baseline", base)
+    assert done.returncode == 4 and "another version of workload" in done.stderr, done.stderr
+
+
+def test_a_protocol_given_twice_is_refused(cli, tmp_path):
+    """Repeating a protocol would double its counts: exit 4."""
+    done = cli("fuzz", "-w", "tiny", "-p", "none", "-p", "none", "--seeds", "5", "--out", tmp_path)
+    assert done.returncode == 4 and "more than once" in done.stderr, done.stderr
+
+
+def test_step_summary_in_a_missing_folder_is_refused_first_and_empty_is_unset(cli, tmp_path):
+    """GITHUB_STEP_SUMMARY in a folder that does not exist fails before any work (exit 4); set but empty, it is
+    ignored, as GitHub's own tools do."""
+    missing = cli("fuzz", "-w", "tiny", "-p", "plan", "--seeds", "5", "--out", tmp_path / "a",
+                  env_extra={"GITHUB_STEP_SUMMARY": str(tmp_path / "no" / "such" / "summary.md")})
+    assert missing.returncode == 4 and "does not exist" in missing.stderr, missing.stderr
+    empty = cli("fuzz", "-w", "tiny", "-p", "plan", "--seeds", "5", "--out", tmp_path / "b",
+                env_extra={"GITHUB_STEP_SUMMARY": ""})
+    assert empty.returncode == 0, empty.stderr

@@ -142,3 +142,24 @@ def test_designs_with_one_name_are_refused(cli, tmp_path):
                "--out", tmp_path / "out")
     assert done.returncode == 4 and "two designs have the same name: 'design'" in done.stderr, done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_files_of_ones_own_inside_an_earlier_report_are_not_lost(cli, tmp_path):
+    """An earlier report whose figures/ or counterexamples/ holds a file a report never writes is refused;
+    caches left by running its exported tests are not a reason to refuse."""
+    (tmp_path / "design.toml").write_text('workload = "tiny"\nprotocols = ["none"]\nseeds = 20\n')
+    out = tmp_path / "report"
+    assert cli("review", "--design", tmp_path / "design.toml", "--out", out, timeout=300).returncode == 1
+    (out / ".pytest_cache").mkdir()
+    (out / "counterexamples" / "__pycache__").mkdir()
+    assert cli("review", "--design", tmp_path / "design.toml", "--out", out, timeout=300).returncode == 1
+    (out / "figures" / "mine.txt").write_text("keep\n")
+    done = cli("review", "--design", tmp_path / "design.toml", "--out", out)
+    assert done.returncode == 4 and "figures/mine.txt" in done.stderr, done.stderr
+    assert (out / "figures" / "mine.txt").read_text() == "keep\n"
+
+
+def test_a_design_naming_a_protocol_twice_is_refused(cli, tmp_path):
+    (tmp_path / "design.toml").write_text('workload = "tiny"\nprotocols = ["none", "none"]\nseeds = 20\n')
+    done = cli("review", "--design", tmp_path / "design.toml", "--out", tmp_path / "out")
+    assert done.returncode == 4 and "design.toml:2" in done.stderr and "more than once" in done.stderr, done.stderr
