@@ -53,8 +53,15 @@ def _read_state(folder: Path) -> dict:
     return data
 
 
+#: Options that define a sweep; ``--resume`` takes them from the sweep's state and refuses them if given.
+RUN_ARGUMENTS = (("workload", "--workload"), ("protocol", "--protocol"), ("seeds", "--seeds"),
+                 ("seed_start", "--seed-start"), ("out", "--out"), ("advise", "--advise/--no-advise"),
+                 ("exhaustive", "--exhaustive"))
+
+
 @app.command()
 def fuzz(
+    ctx: typer.Context,
     workload: str = typer.Option("seed-fuzz", "--workload", "-w",
                                  help="A workload name (scenarios/workloads) or file; it names the family."),
     protocol: Optional[List[str]] = typer.Option(None, "--protocol", "-p",
@@ -101,10 +108,8 @@ def fuzz(
         raise InputError("--scheduler is the address of a Dask scheduler: give it with --backend dask")
     state = None
     if resume is not None:
-        given = [name for name, value, default in (
-            ("--workload", workload, "seed-fuzz"), ("--protocol", protocol or None, None), ("--seeds", seeds, 1000),
-            ("--seed-start", seed_start, 0), ("--out", out, DEFAULT_OUT), ("--no-advise", advise, True),
-            ("--exhaustive", exhaustive, False)) if value != default]
+        given = [option for name, option in RUN_ARGUMENTS
+                 if ctx.get_parameter_source(name).name != "DEFAULT"]  # given, not defaulted
         if given:
             raise InputError(f"--resume continues a sweep with the arguments it started with; drop "
                              f"{', '.join(given)}")
@@ -210,11 +215,10 @@ def fuzz(
         from sim.report.ci import junit_xml
 
         write_atomically(junit, junit_xml(document, timings(result)))
-    summary_path = step_summary
-    if summary_path:
+    if step_summary:
         from sim.report.ci import markdown_summary
 
-        with open(summary_path, "a", encoding="utf-8") as handle:
+        with open(step_summary, "a", encoding="utf-8") as handle:
             handle.write(markdown_summary(document))
     return exit_code
 

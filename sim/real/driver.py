@@ -42,8 +42,9 @@ from sim.core.errors import FencesimError
 from sim.core.family import Replay
 from sim.core.kernel import Kernel
 from sim.core.knobs import Protocol
-from sim.families.workspace.actors import Actor, Answer, Skipped, StepMessage
+from sim.families.workspace.actors import StepMessage
 from sim.families.workspace.content import Hunks
+from sim.families.workspace.executor import ExecutorSeat
 from sim.families.workspace.replay import play
 from sim.families.workspace.scenario import Action, WorkspaceScenario
 from sim.families.workspace.world import World
@@ -290,40 +291,26 @@ class ExecutorProcess:
                 pass
 
 
-class ExecutorProxy(Actor):
+class ExecutorProxy(ExecutorSeat):
     """The executor's place among the actors, backed by a real process."""
 
-    name = "executor"
-
     def __init__(self, kernel: Kernel, world: World, process: ExecutorProcess):
-        super().__init__(kernel, world)
         self.process = process
-        self.incarnation = 1
-        self.armed: str | None = None
-        kernel.process(self._serve(world.requests))
+        self.armed: str | None = None  # where the next delivery pauses to be killed
+        super().__init__(kernel, world)
 
-    def _serve(self, requests):
-        while True:
-            message = yield requests.inbox.get()
-            self._deliver(message)
+    def _armed(self) -> str | None:
+        return self.armed
 
-    def perform(self, action) -> None:
-        if action.kind != "preempt":  # pragma: no cover
-            raise AssertionError(action)
-        if self.world.planner.snapshot is None:
-            raise Skipped("preemption is interference after the plan")
-        if action.point is None:
-            self.process.crash(None)
-            self.incarnation += 1
-            self.world.history.append(self.kernel.now, self.name, "preempt", incarnation=self.incarnation)
-            return
-        if self.armed is not None:
-            raise Skipped(f"a preemption at {self.armed} is already armed")
-        self.armed = action.point
-        self.world.history.append(self.kernel.now, self.name, "preempt", point=action.point)
+    def _arm(self, point: str) -> None:
+        self.armed = point
+
+    def _die(self) -> None:
+        self.process.crash(None)
+        self.incarnation += 1
 
     def _deliver(self, message: StepMessage) -> None:
-        world, step = self.world, message.step
+        step = message.step
         pause_at, self.armed = self.armed, None
         records, killed = self.process.deliver({
             "step": step.step_id, "path": step.path, "patch": dict(step.patch), "origin": message.origin,
@@ -359,12 +346,7 @@ class ExecutorProxy(Actor):
                 if read.get("key") in self.process.ready.get("journal_keys", ()):
                     fields["journal_key"] = read["key"]
             fields["preempted"] = killed
-        if verdict is not None:
-            fields["domain"] = world.domain_of(message, verdict)
-            world.note_verdict(step.step_id)
-        world.history.append(self.kernel.now, self.name, "deliver", verdict=verdict, **fields)
-        if verdict is not None and killed is None:
-            world.network.answer(Answer(step.step_id, verdict))
+        self._finish(message, verdict, fields)  # answered only if not killed: "preempted" is set then
 
 
 @dataclass

@@ -94,15 +94,18 @@ def compare(document: dict[str, Any], entries: list[dict[str, Any]], path: str,
         same_pair = [e for e in unmatched if _key(e)[:2] == key[:2]]
         exact = next((e for e in same_pair if _key(e) == key), None)
         loose = next((e for e in same_pair if not e.get("one_minimal", True)), None)
-        as_short = next((e for e in same_pair if len(e["events"]) == len(key[2]) and violates(e)), None)
         if exact is not None:
             take(exact, "order", example)
-        elif same_pair and (not example["shrink"]["one_minimal"] or loose is not None):
+            continue
+        if same_pair and (not example["shrink"]["one_minimal"] or loose is not None):
             take(loose or same_pair[0], "protocol and invariant (an order not shrunk)", example)
-        elif as_short is not None and example["shrink"]["shortest_proved"]:
-            # equally short orders of one violation: which one the shrinker returns depends on where the
-            # sweep first saw it, so a proved-shortest order as short as a baseline entry that still
-            # violates is that known violation, not a new one
+            continue
+        # equally short orders of one violation: which one the shrinker returns depends on where the sweep
+        # first saw it, so a proved-shortest order as short as a baseline entry that still violates is that
+        # known violation, not a new one (replayed only when it comes to this)
+        as_short = next((e for e in same_pair if len(e["events"]) == len(key[2]) and violates(e)), None) \
+            if example["shrink"]["shortest_proved"] else None
+        if as_short is not None:
             take(as_short, "protocol, invariant and length (another shortest order)", example)
         else:
             example["baseline"] = "new"

@@ -64,6 +64,11 @@ def slug(text: str, limit: int = SLUG_LIMIT) -> str:
     return f"{cleaned[:limit - 9].rstrip('_')}_{digest}"
 
 
+def file_stem(name: str) -> str:
+    """The stem of a review's figure files for a design or counterexample name (letters, digits, ``-``, ``_``)."""
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name).strip("_").lower()
+
+
 def counterexample_name(workload: str, protocol: str, invariant: str) -> str:
     return f"{slug(workload)}__{slug(protocol)}__{invariant}"
 

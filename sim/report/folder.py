@@ -20,17 +20,13 @@ from typing import Any
 
 from sim.core.errors import InputError
 from sim.report import figures as plots
-from sim.report.export import current_commit, export, fencesim_version, timeline
+from sim.report.export import current_commit, export, fencesim_version, file_stem, timeline
 from sim.report.render import markdown, to_html
 from sim.report.review import public
 
 #: Fields of results.json that change from run to run by design (the reference check ignores them).
 VOLATILE_FIELDS = ("meta.generated_at", "meta.commit", "meta.fencesim_version", "meta.python", "meta.platform",
                    "meta.seconds", "designs[].seconds")
-
-
-def _safe(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name).strip("_").lower()
 
 
 def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, Any]]:
@@ -40,7 +36,7 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
     for design in results["designs"]:
         key = design["name"]
         family = design["_family"]
-        stem = _safe(key)
+        stem = file_stem(key)
         matrix = design["matrix"]
         heat_cells = {tuple(k.split("\t")): ("violated" if v["violated"] else "ok", v["text"])
                       for k, v in matrix["cells"].items()}
@@ -64,7 +60,7 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
             events = [{"actor": e.actor, "label": family.describe(e), "fault": family.is_fault(e),
                        "marked": e.index in marked}
                       for e in history if not e.get("skipped") and e.actor != "script"]
-            names[example["name"]] = {"swimlane": f"swimlane_{_safe(example['name'])}"}
+            names[example["name"]] = {"swimlane": f"swimlane_{file_stem(example['name'])}"}
             drawn[names[example["name"]]["swimlane"]] = plots.swimlane(
                 family.lanes, events, f"{example['invariant']} under {example['protocol']}")
         for index, section in enumerate(design["sections"]):

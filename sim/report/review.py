@@ -30,7 +30,7 @@ from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
-from sim.report.export import counterexample_name
+from sim.report.export import counterexample_name, file_stem
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.oracle import evaluate
 from sim.search.pipeline import FuzzResult, fuzz
@@ -243,7 +243,7 @@ def run_review(designs, budget_s: float | None = None, workers: int | None = Non
     Designs must have distinct names: a name keys the design's section, figures and files."""
     seen: dict[str, str] = {}
     for design in designs:
-        key = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in design.name).strip("_").lower()
+        key = file_stem(design.name)
         if key in seen:
             same = "the same name" if seen[key] == design.name else f"names that make the same files ({seen[key]!r})"
             raise InputError(f"two designs have {same}: {design.name!r}; give each design file its own "

@@ -16,16 +16,19 @@ from sim.families.workspace.actors import Actor, Answer, Skipped, StepMessage
 from sim.families.workspace.injectors import CrashInjector
 
 
-class Executor(Actor):
-    """Applies steps behind the fence, with dedupe; preemptible at three points."""
+class ExecutorSeat(Actor):
+    """What every executor of the workspace family shares, the model's or a real one behind a proxy: it takes
+    messages as the network delivers them, takes preemptions from the order, and records each delivery.
+
+    A subclass gives ``_deliver(message)``, ``_die()`` (a crash now), ``_armed()`` and ``_arm(point)`` (a
+    crash at a named point of the next delivery).
+    """
 
     name = "executor"
 
     def __init__(self, kernel, world):
         super().__init__(kernel, world)
-        self.memory: dict[tuple[str, int], str] = {}  # dedupe=memory: dies with a preemption
         self.incarnation = 1
-        self.crashes = CrashInjector()
         kernel.process(self._serve(world.requests))
 
     def _serve(self, requests):
@@ -35,19 +38,55 @@ class Executor(Actor):
             self._deliver(message)
 
     def perform(self, action) -> None:
-        if action.kind == "preempt":
-            if self.world.planner.snapshot is None:
-                raise Skipped("preemption is interference after the plan")
-            if action.point is None:
-                self._die()
-                self.world.history.append(self.kernel.now, self.name, "preempt", incarnation=self.incarnation)
-            else:
-                if self.crashes.armed is not None:
-                    raise Skipped(f"a preemption at {self.crashes.armed} is already armed")
-                self.crashes.arm(action.point)
-                self.world.history.append(self.kernel.now, self.name, "preempt", point=action.point)
-        else:  # pragma: no cover
+        if action.kind != "preempt":  # pragma: no cover
             raise AssertionError(action)
+        if self.world.planner.snapshot is None:
+            raise Skipped("preemption is interference after the plan")
+        if action.point is None:
+            self._die()
+            self.world.history.append(self.kernel.now, self.name, "preempt", incarnation=self.incarnation)
+            return
+        if self._armed() is not None:
+            raise Skipped(f"a preemption at {self._armed()} is already armed")
+        self._arm(action.point)
+        self.world.history.append(self.kernel.now, self.name, "preempt", point=action.point)
+
+    def _finish(self, message: StepMessage, verdict: str | None, fields: dict[str, Any]) -> None:
+        """Record a delivery; answer it unless the executor died during it."""
+        world = self.world
+        if verdict is not None:
+            fields["domain"] = world.domain_of(message, verdict)
+            world.note_verdict(message.step.step_id)
+        world.history.append(self.kernel.now, self.name, "deliver", verdict=verdict, **fields)
+        if verdict is not None and "preempted" not in fields:
+            world.network.answer(Answer(message.step.step_id, verdict))
+
+    def _deliver(self, message: StepMessage) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _die(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _armed(self) -> str | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _arm(self, point: str) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class Executor(ExecutorSeat):
+    """Applies steps behind the fence, with dedupe; preemptible at three points."""
+
+    def __init__(self, kernel, world):
+        self.memory: dict[tuple[str, int], str] = {}  # dedupe=memory: dies with a preemption
+        self.crashes = CrashInjector()
+        super().__init__(kernel, world)
+
+    def _armed(self) -> str | None:
+        return self.crashes.armed
+
+    def _arm(self, point: str) -> None:
+        self.crashes.arm(point)
 
     def _die(self) -> None:
         self.memory = {}
@@ -126,14 +165,3 @@ class Executor(Actor):
             self._finish(message, verdict, dict(fields, preempted="after_journal"))
             return
         self._finish(message, verdict, fields)
-
-    def _finish(self, message: StepMessage, verdict: str | None, fields: dict[str, Any]) -> None:
-        world = self.world
-        if verdict is not None:
-            fields["domain"] = world.domain_of(message, verdict)
-            world.note_verdict(message.step.step_id)
-        world.history.append(self.kernel.now, self.name, "deliver", verdict=verdict, **fields)
-        if verdict is not None and "preempted" not in fields:
-            world.network.answer(Answer(message.step.step_id, verdict))
-
-
