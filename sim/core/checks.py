@@ -9,7 +9,7 @@ it says ``not_evaluable`` rather than passing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 OK = "ok"
 VIOLATED = "violated"
@@ -57,6 +57,48 @@ class CheckResult:
         return cls(name, NOT_EVALUABLE, (), reason)
 
 
+class NotEvaluable(Exception):
+    """Raised inside a check when the history lacks what it needs; the reason is reported."""
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A check written as a fold over a history's events, so it can also judge a run as it grows.
+
+    ``start`` is the carry before any event (an immutable value); ``feed(carry, event)`` returns the
+    new carry and the violations the event shows; ``end(carry)``, if given, runs after the last event
+    and may raise :class:`NotEvaluable` for a property of the whole history.  :meth:`run` is the
+    check as a pure function of a history; exhaustive search feeds the events of each new state
+    instead of re-reading a whole history.  ``feed`` raises :class:`NotEvaluable` to say the check
+    cannot judge the history.
+    """
+
+    name: str
+    start: Any
+    feed: Callable[[Any, Any], tuple[Any, tuple[Violation, ...]]]
+    end: Callable[[Any], None] | None = None
+    #: The event names ``feed`` reads (None: every event); the others pass it by, in every use.
+    reads: frozenset[str] | None = None
+
+    def run(self, history: Iterable[Any]) -> CheckResult:
+        carry, feed, found, reads = self.start, self.feed, [], self.reads
+        try:
+            for event in history:
+                if reads is not None and event.event not in reads:
+                    continue
+                carry, violations = feed(carry, event)
+                if violations:
+                    found.extend(violations)
+            if self.end is not None:
+                self.end(carry)
+        except NotEvaluable as reason:
+            return CheckResult.not_evaluable(self.name, str(reason))
+        return CheckResult.from_violations(self.name, found)
+
+    def __call__(self, history: Iterable[Any]) -> CheckResult:
+        return self.run(history)
+
+
 @dataclass(frozen=True)
 class CheckSpec:
     """A named check: safety checks fail a run, availability checks are counted.
@@ -79,6 +121,11 @@ class CheckSpec:
     requires: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     count_as: str | None = None
     exempt: Mapping[str, Callable[[Any], bool]] = field(default_factory=dict)
+
+    @property
+    def fold(self) -> Fold | None:
+        """The check as a fold over events, when it is written as one (see :class:`Fold`)."""
+        return self.function if isinstance(self.function, Fold) else None
 
     @property
     def column(self) -> str:

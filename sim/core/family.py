@@ -26,10 +26,12 @@ The contract, in the order a fuzz run uses it:
   fail a run, availability checks are counted), :meth:`measure` (liveness
   and other per-run numbers), :meth:`claims` (the family's published claims,
   judged by a sweep's counts);
-* search aids: :meth:`state_key` (two orders with equal keys have the same
-  future, so exhaustive search merges them), :meth:`alphabets` (smaller
-  alphabets tried first when tightening a counterexample), the knob ranks
-  the advisor walks;
+* search aids: :meth:`machine` (the model as a transition system over one
+  state value, with guards written once: exhaustive search drives it
+  directly), :meth:`state_key` (two orders with equal keys have the same
+  future, so exhaustive search merges them), :meth:`independent` (events that
+  commute), :meth:`alphabets` (smaller alphabets tried first when tightening
+  a counterexample), the knob ranks the advisor walks;
 * presentation: ``lanes`` (timeline columns), :meth:`describe` (a history
   event as a timeline cell), :meth:`counterexample` (a scenario file for a
   minimal order), :meth:`single_faults` (the cells of a single-fault grid).
@@ -45,6 +47,7 @@ from sim.core.checks import CheckReport, CheckSpec, run_checks
 from sim.core.history import Event, History
 from sim.core.kernel import RunEnd
 from sim.core.knobs import KnobTable, Protocol
+from sim.core.machine import Machine
 from sim.core.workload import Workload
 
 
@@ -193,24 +196,18 @@ class Family(abc.ABC):
     def replay(self, scenario: Any, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
         """Run ``events`` (default: the scenario's own) under ``protocol``."""
 
-    def snapshot(self, replay: Replay) -> Any | None:
-        """A compact, resumable form of the run's final state (None: this family cannot resume).
+    def machine(self, scenario: Any, protocol: Protocol) -> Machine | None:
+        """The family's transition system for one (scenario, protocol), or None (see :mod:`sim.core.machine`).
 
-        Exhaustive search and shrinking keep it per prefix and call :meth:`resume` instead of
-        replaying the prefix again.
+        With a machine, exhaustive search drives the model directly -- no kernel per explored state,
+        guards asked before an event is tried -- and the law suite checks that it agrees with
+        :meth:`replay` byte for byte.  Without one, every candidate order is replayed.
         """
         return None
 
-    def resume(self, scenario: Any, protocol: Protocol, prefix: Sequence[Any], snapshot: Any,
-               events: Sequence[Any]) -> Replay:
-        """Continue from ``snapshot`` (taken after ``prefix``) with ``events``: must give the same
-        history as ``replay(scenario, protocol, prefix + events)``."""
-        raise NotImplementedError(f"the {self.name} family cannot resume a run")
-
-    def enabled(self, protocol: Protocol, snapshot: Any, event: Any) -> bool:
-        """Whether ``event`` can take effect in the state ``snapshot`` records.  True means "perhaps"
-        (the search runs it to know); False must be exact, since the search then never runs it."""
-        return True
+    def final_state(self, replay: Replay) -> Any:
+        """The machine state a replay ended in (for a family with a :meth:`machine`)."""
+        raise NotImplementedError(f"the {self.name} family has no machine")
 
     def independent(self, first: Any, second: Any) -> bool:
         """Whether two events commute in every state where both take effect (same state, same

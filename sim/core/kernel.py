@@ -1,5 +1,5 @@
 """A thin layer over SimPy: the environment, the run's one random source,
-channels between actors, and limits that end a run with a named reason.
+mailboxes between actors, and limits that end a run with a named reason.
 
 The kernel knows nothing about protocols.  Everything random in a run comes
 from ``Kernel.random`` (seeded once); models never draw from it to decide
@@ -60,8 +60,8 @@ class Kernel:
     def process(self, generator) -> simpy.Process:
         return self.env.process(generator)
 
-    def channel(self, name: str) -> "Channel":
-        return Channel(self, name)
+    def mailbox(self) -> "Mailbox":
+        return Mailbox(self.env)
 
     def run(
         self,
@@ -87,59 +87,32 @@ class Kernel:
             steps += 1
 
 
-class Channel:
-    """Messages in flight between two actors, with fault hooks.
+class Mailbox:
+    """A queue with one reader: ``get()`` is a SimPy event that fires with the next item put.
 
-    Messages sit in an ordered in-flight list until an injector (or the
-    scripted schedule) decides what happens to them: ``deliver`` hands the
-    oldest copy matching a predicate to the receiver's inbox, ``duplicate``
-    adds a second copy, ``drop`` loses one.  The receiver reads its inbox, a
-    SimPy ``Store``.  Order is insertion order, never hash order.
+    The cheapest hand-over between two processes at one simulated time (a ``simpy.Store`` does
+    the same with more bookkeeping); items come out in the order they were put.
     """
 
-    def __init__(self, kernel: Kernel, name: str):
-        self.kernel = kernel
-        self.name = name
-        self.in_flight: deque[Any] = deque()
-        self.inbox = simpy.Store(kernel.env)
+    __slots__ = ("env", "items", "waiting")
 
-    def send(self, message: Any) -> None:
-        self.in_flight.append(message)
+    def __init__(self, env: simpy.Environment):
+        self.env = env
+        self.items: deque[Any] = deque()
+        self.waiting: simpy.Event | None = None
 
-    def find(self, match: Callable[[Any], bool]) -> Any | None:
-        for message in self.in_flight:
-            if match(message):
-                return message
-        return None
+    def put(self, item: Any) -> None:
+        waiting = self.waiting
+        if waiting is not None:
+            self.waiting = None
+            waiting.succeed(item)
+        else:
+            self.items.append(item)
 
-    def _take(self, match: Callable[[Any], bool]) -> Any | None:
-        message = self.find(match)
-        if message is not None:
-            self.in_flight.remove(message)
-        return message
-
-    def deliver(self, match: Callable[[Any], bool]):
-        """Move the oldest matching message to the inbox; return it (or None)."""
-        message = self._take(match)
-        if message is not None:
-            self.inbox.put(message)
-        return message
-
-    def drop(self, match: Callable[[Any], bool]):
-        """Lose the oldest matching message; return it (or None)."""
-        return self._take(match)
-
-    def duplicate(self, match: Callable[[Any], bool], copy: Callable[[Any], Any]):
-        """Append a copy of the oldest matching message; return the copy."""
-        message = self.find(match)
-        if message is None:
-            return None
-        duplicate = copy(message)
-        self.in_flight.append(duplicate)
-        return duplicate
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.in_flight)
-
-    def __len__(self) -> int:
-        return len(self.in_flight)
+    def get(self) -> simpy.Event:
+        event = self.env.event()
+        if self.items:
+            event.succeed(self.items.popleft())
+        else:
+            self.waiting = event
+        return event

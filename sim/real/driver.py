@@ -40,14 +40,12 @@ from typing import Any, Iterable
 
 from sim.core.errors import FencesimError
 from sim.core.family import Replay
-from sim.core.kernel import Kernel
 from sim.core.knobs import Protocol
-from sim.families.workspace.actors import StepMessage
+from sim.families.workspace.actors import Actor, Executor, World
 from sim.families.workspace.content import Hunks
-from sim.families.workspace.executor import ExecutorSeat
-from sim.families.workspace.replay import play
+from sim.families.workspace.replay import play, world_for
 from sim.families.workspace.scenario import Action, WorkspaceScenario
-from sim.families.workspace.world import World
+from sim.families.workspace.state import Message, State, content_of
 from sim.real import executor as reference
 
 #: Seconds the driver waits for one record from the executor before it calls the run hung.
@@ -291,45 +289,83 @@ class ExecutorProcess:
                 pass
 
 
-class ExecutorProxy(ExecutorSeat):
-    """The executor's place among the actors, backed by a real process."""
+def _mirror(world: World, workspace: RealWorkspace) -> None:
+    """The state's workspace is what is on disk (the client stamps and the planner reads it)."""
+    files = workspace.files
+    world.state = world.state._replace(rev=workspace.rev,
+                                       files=tuple(content_of(files[p]) for p in world.machine.paths))
 
-    def __init__(self, kernel: Kernel, world: World, process: ExecutorProcess):
-        self.process = process
-        self.armed: str | None = None  # where the next delivery pauses to be killed
-        super().__init__(kernel, world)
 
-    def _armed(self) -> str | None:
-        return self.armed
+class RealHuman(Actor):
+    """A human whose edit is a real write and commit in the repository."""
 
-    def _arm(self, point: str) -> None:
-        self.armed = point
+    workspace: RealWorkspace
 
-    def _die(self) -> None:
-        self.process.crash(None)
-        self.incarnation += 1
+    def perform(self, action: Action) -> None:
+        world = self.world
+        reason = world.machine.why_not(world.state, action)
+        if reason is not None:
+            world.record_skip(action, reason)
+            return
+        world.state, records = world.machine.step(world.state, action)
+        _, _, fields = records[0]
+        hunks = [action.hunk] if action.hunk else list(self.workspace.files[action.path])
+        self.workspace.write(action.path, {h: fields["content"] for h in hunks})
+        _mirror(world, self.workspace)
+        fields.update(rev_after=self.workspace.rev, hash_after=self.workspace.hash(action.path))  # as on disk
+        world.record(records)
 
-    def _deliver(self, message: StepMessage) -> None:
+
+class ExecutorProxy(Executor):
+    """The executor's seat, filled by a real process: a delivery goes down its pipe, a preemption kills it."""
+
+    process: ExecutorProcess
+    workspace: RealWorkspace
+
+    def perform(self, action: Action) -> None:
+        world = self.world
+        if action.point is None and world.machine.why_not(world.state, action) is None:
+            self.process.crash(None)  # a plain preempt kills the process between deliveries
+        super().perform(action)
+
+    def pause_point(self, state: State) -> str | None:
+        """Where this delivery pauses to be killed (the preemption the order armed)."""
+        return state.armed
+
+    def serve(self, message: Message) -> None:
+        world = self.world
         step = message.step
-        pause_at, self.armed = self.armed, None
+        copy = message.copy.value
+        pause_at = self.pause_point(world.state)
+        world.state = world.state._replace(armed=None)
         records, killed = self.process.deliver({
             "step": step.step_id, "path": step.path, "patch": dict(step.patch), "origin": message.origin,
-            "copy": message.copy, "stamped_base_rev": message.stamped_base_rev,
+            "copy": copy, "stamped_base_rev": message.stamped_base_rev,
             "stamped_pre_hash": message.stamped_pre_hash,
         }, pause_at)
         seen = {r["kind"]: r for r in records}
-        read = seen.get("read")
-        if read is None:
+        if seen.get("read") is None:
             raise RealRunError(f"the executor sent no 'read' record for {step.step_id}")
         verdict = (seen.get("answer") or seen.get("wrote") or seen.get("verdict") or {}).get("verdict")
+        fields = self._fields(message, copy, seen, killed)
+        if killed is not None:
+            world.state = world.machine.die(world.state)
+        _mirror(world, self.workspace)
+        world.state, finished = world.machine.finish(world.state, message, verdict, fields)
+        world.record(finished)  # answered only if not killed: "preempted" is set then
+
+    def _fields(self, message: Message, copy: int, seen: dict[str, dict[str, Any]], killed: str | None) -> dict:
+        """What the executor reported (rev, hashes, commit) and what survived a kill."""
+        step, read = message.step, seen["read"]
+        truth = dict(step.truth)
         fields: dict[str, Any] = dict(
-            step=step.step_id, path=step.path, origin=message.origin, copy=message.copy, model=step.model,
+            step=step.step_id, path=step.path, origin=message.origin, copy=copy, model=step.model.value,
             replanned=step.replanned, fence=read.get("fence"), dedupe=read.get("dedupe"),
             claimed_base_rev=step.claimed_base_rev, stamped_base_rev=read.get("stamped_base_rev"),
             stamped_pre_hash=read.get("stamped_pre_hash"), rev_at_apply=read.get("rev_at_apply"),
-            hash_before=read.get("hash_before"), incarnation=self.incarnation,
-            expected_prior_hash=step.truth_hash, patch_hunks=sorted(step.patch),
-            expected_prior_hunks={h: reference.hunk_hash(step.truth.get(h, "")) for h in sorted(step.patch)},
+            hash_before=read.get("hash_before"), incarnation=self.world.state.incarnation.value,
+            expected_prior_hash=step.truth_hash.value, patch_hunks=sorted(h for h, _ in step.patch),
+            expected_prior_hunks={h: reference.hunk_hash(truth.get(h, "")) for h in sorted(h for h, _ in step.patch)},
             hunks_before=read.get("hunks_before"),
         )
         wrote = seen.get("wrote")
@@ -339,14 +375,13 @@ class ExecutorProxy(ExecutorSeat):
         if "journaled" in seen:
             fields["journal_key"] = seen["journaled"].get("journal_key")
         if killed is not None:
-            self.incarnation += 1
             if wrote is not None and read.get("dedupe") != "off":
                 # what counts is what the restarted executor finds on disk, not what was said before the crash
                 fields.pop("journal_key", None)
                 if read.get("key") in self.process.ready.get("journal_keys", ()):
                     fields["journal_key"] = read["key"]
             fields["preempted"] = killed
-        self._finish(message, verdict, fields)  # answered only if not killed: "preempted" is set then
+        return fields
 
 
 @dataclass
@@ -385,14 +420,19 @@ def run_real(scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[A
         try:
             process.start()
 
-            def make_executor(kernel, world):
-                proxy = (_ForcedPauses if pause_points else ExecutorProxy)(kernel, world, process)
+            def make_executor(world: World, name: str) -> ExecutorProxy:
+                proxy = (_ForcedPauses if pause_points else ExecutorProxy)(world, name)
+                proxy.process, proxy.workspace = process, workspace
                 if pause_points:
                     proxy.forced = dict(pause_points)
                 return proxy
 
-            world = World(Kernel(seed=0), protocol, scenario.files, scenario.plan, scenario.replan,
-                          workspace=workspace, executor=make_executor)
+            def make_human(world: World, name: str) -> RealHuman:
+                human = RealHuman(world, name)
+                human.workspace = workspace
+                return human
+
+            world = world_for(scenario, protocol, seats={"executor": make_executor, "human": make_human})
             replay = play(world, actions)
             files, rev = workspace.files, workspace.rev
             finished = True
@@ -415,9 +455,6 @@ class _ForcedPauses(ExecutorProxy):
     forced: dict[int, str]
     delivered = 0
 
-    def _deliver(self, message: StepMessage) -> None:
+    def pause_point(self, state: State) -> str | None:
         self.delivered += 1
-        point = self.forced.get(self.delivered)
-        if point is not None:
-            self.armed = point
-        super()._deliver(message)
+        return self.forced.get(self.delivered) or super().pause_point(state)

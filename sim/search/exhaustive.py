@@ -14,9 +14,12 @@ happen and every violating order of that length (one representative per
 merged prefix).
 
 Two things make it fast without changing what it proves.  Where the family
-can resume a run (:meth:`~sim.core.family.Family.snapshot`), each frontier
-state keeps a snapshot and a candidate costs one event, not a replay of its
-whole prefix.  Where two adjacent events are independent
+has a machine (:meth:`~sim.core.family.Family.machine`: its model as a
+transition system over one state value) and its safety checks are folds
+(:class:`~sim.core.checks.Fold`), each frontier entry keeps its state and
+the checks' carries, no kernel runs, an event the guard refuses is never
+tried, and a candidate costs one transition and one fold step per check.
+Where two adjacent events are independent
 (:meth:`~sim.core.family.Family.independent`: they commute in every state),
 only the order with the earlier alphabet entry first is tried -- the other
 reaches the same state with the same violations (``pruned_commuting``
@@ -25,6 +28,8 @@ counts the orders skipped so).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import multiprocessing
 import signal
 from dataclasses import dataclass, field
@@ -32,6 +37,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from sim.core.errors import InputError
 from sim.core.family import Family
+from sim.core.history import Event, plain_time
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
@@ -73,7 +79,12 @@ class ExhaustiveResult:
 
 @dataclass
 class _Context:
-    """What expanding a frontier entry needs (sent once to each worker process)."""
+    """What expanding a frontier entry needs (sent once to each worker process).
+
+    With the family's machine (and every safety check written as a fold) an entry's node is
+    ``(state, fold carries, history length)`` and a candidate costs one guard, one transition and one
+    fold step per check over the events it produced.  Otherwise each candidate is replayed whole.
+    """
 
     family: Family
     workload: Workload
@@ -85,30 +96,84 @@ class _Context:
         self.rank = {str(event): index for index, event in enumerate(self.events)}
         self.commute = {(str(a), str(b)) for a in self.events for b in self.events
                         if self.accelerate and self.family.independent(a, b)}
+        self.names = [str(event) for event in self.events]
+        self._after: dict[str | None, tuple[list, int]] = {}
+        safety = [spec for spec in self.family.checks if spec.safety]
+        folds = [spec.fold for spec in safety]
+        machine = self.family.machine(self.workload.base, self.protocol) if self.accelerate else None
+        self.machine = machine if machine is not None and all(f is not None for f in folds) else None
+        self.folds = [f for f in folds if f is not None] if self.machine is not None else []
+        self._readers: dict[str, list] = {}
 
-    def expand(self, entry, keep_snapshots: bool) -> tuple[list, int]:
-        """Every effective one-event extension of a frontier entry: (order, violated, key, snapshot)."""
-        order, _, _, snap = entry
+    def root(self) -> Any:
+        if self.machine is None:
+            return None
+        return (self.machine.initial(), tuple(fold.start for fold in (s.fold for s in self.family.checks if s.safety)), 0)
+
+    def expand(self, entry, keep_nodes: bool) -> tuple[list, int]:
+        """Every effective one-event extension of a frontier entry: (order, violated, key, node)."""
+        if self.machine is not None:
+            return self._expand_direct(entry, keep_nodes)
+        return self._expand_replaying(entry)
+
+    def _pruned(self, last: str | None, name: str) -> bool:
+        return last is not None and (last, name) in self.commute and self.rank[name] < self.rank[last]
+
+    def _choices(self, last: str | None) -> tuple[list, int]:
+        """The events tried after ``last`` (independent ones ranked earlier are pruned) and how many were pruned."""
+        choices = self._after.get(last)
+        if choices is None:
+            kept = [a for a, n in zip(self.events, self.names) if not self._pruned(last, n)]
+            choices = self._after[last] = (kept, len(self.events) - len(kept))
+        return choices
+
+    def _readers_of(self, event_name: str) -> list:
+        """(position, invariant, feed) of each safety fold that reads events of this name."""
+        readers = self._readers.get(event_name)
+        if readers is None:
+            readers = self._readers[event_name] = [
+                (i, f.name, f.feed) for i, f in enumerate(self.folds) if f.reads is None or event_name in f.reads]
+        return readers
+
+    def _expand_direct(self, entry, keep_nodes: bool) -> tuple[list, int]:
+        order, _, violated, (state, carries, length) = entry
+        why_not, step, key_of, readers_of = self.machine.why_not, self.machine.step, self.machine.key, self._readers_of
+        choices, pruned = self._choices(str(order[-1]) if order else None)
+        time = plain_time(len(order))
+        outcomes = []
+        for action in choices:
+            if why_not(state, action) is not None:
+                continue
+            after, records = step(state, action)
+            fed, found, index = carries, violated, length
+            for actor, event_name, fields in records:
+                readers = readers_of(event_name)
+                index += 1
+                if not readers:
+                    continue
+                if None in fields.values():
+                    fields = {k: v for k, v in fields.items() if v is not None}
+                event = Event(index - 1, time, actor, event_name, fields)
+                fed = list(fed)
+                for position, invariant, feed in readers:
+                    fed[position], shown = feed(fed[position], event)
+                    if shown and invariant not in found:
+                        found = found | {invariant}
+            node = (after, tuple(fed), index) if keep_nodes else None
+            outcomes.append((order + (action,), found, (key_of(after), found), node))
+        return outcomes, pruned
+
+    def _expand_replaying(self, entry) -> tuple[list, int]:
+        order = entry[0]
         family, protocol, base = self.family, self.protocol, self.workload.base
-        last = str(order[-1]) if order else None
-        outcomes, pruned = [], 0
-        for action in self.events:
-            name = str(action)
-            if last is not None and (last, name) in self.commute and self.rank[name] < self.rank[last]:
-                pruned += 1  # the same run as (..., action, last), which is tried
-                continue
-            if snap is not None and not family.enabled(protocol, snap, action):
-                continue
-            if snap is not None:
-                replay = family.resume(base, protocol, order, snap, (action,))
-            else:
-                replay = family.replay(base, protocol, order + (action,))
+        choices, pruned = self._choices(str(order[-1]) if order else None)
+        outcomes = []
+        for action in choices:
+            replay = family.replay(base, protocol, order + (action,))
             if replay.last_skipped:
                 continue
             violated = frozenset(v.invariant for v in family.check(replay.history).safety_violations)
-            key = (family.state_key(replay), violated)
-            keep = keep_snapshots and self.accelerate
-            outcomes.append((order + (action,), violated, key, family.snapshot(replay) if keep else None))
+            outcomes.append((order + (action,), violated, (family.state_key(replay), violated), None))
         return outcomes, pruned
 
 
@@ -171,43 +236,19 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     chunks, merged in frontier order, so the result is the same for any
     worker count.  ``progress(depth, max_events, states)`` follows each depth.
     ``accelerate=False`` replays every candidate from scratch and prunes nothing
-    (the benchmark's baseline; the result is the same).
+    (the law suite's reference; the result is the same).
     """
     if not 1 <= max_events <= MAX_EVENTS_LIMIT:
         raise InputError(f"--max-events must be between 1 and {MAX_EVENTS_LIMIT}, got {max_events}")
     result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants)
     events = list(family.alphabet(workload) if alphabet is None else alphabet)
     context = _Context(family, workload, protocol, events, accelerate)
-    # frontier: key -> (order, orders merged into it, invariants violated, resumable snapshot or None)
-    frontier: dict[Any, tuple[tuple[Any, ...], int, frozenset[str], Any]] = {"root": ((), 1, frozenset(), None)}
+    # frontier: key -> [order, orders merged into it, invariants violated, node to expand (or None)]
+    frontier: dict[Any, list] = {"root": [(), 1, frozenset(), context.root()]}
     seen_states = 0
-    with _Expander(context, workers) as expander:
+    with _Expander(context, workers) as expander, _no_cyclic_gc():
         for depth in range(1, max_events + 1):
-            layer: dict[Any, tuple[tuple[Any, ...], int, frozenset[str], Any]] = {}
-            found_here: dict[str, list[tuple[Any, ...]]] = {}
-            entries = list(frontier.values())
-            keep = depth < max_events
-            for (order, count, parent_violated, _), (outcomes, pruned) in zip(entries, expander.map(entries, keep)):
-                if deadline.expired():
-                    result.complete, result.reason = False, deadline.name
-                    deadline.note("exhaustive")
-                    break
-                result.pruned += pruned * count
-                for candidate, violated, key, snap in outcomes:
-                    result.orders_explored += count
-                    for invariant in sorted(violated - parent_violated):
-                        if invariant not in result.shortest:
-                            found_here.setdefault(invariant, []).append(candidate)
-                    if key in layer:
-                        first, total, v, kept = layer[key]
-                        layer[key] = (first, total + count, v, kept)
-                    else:
-                        layer[key] = (candidate, count, violated, snap)
-                        if len(layer) > max_states:
-                            result.complete, result.reason = False, "state_limit"
-                            break
-                if not result.complete:
-                    break
+            layer, found_here = _next_layer(frontier, expander, depth < max_events, result, max_states, deadline)
             seen_states += len(layer)
             for invariant, orders in found_here.items():
                 result.shortest[invariant] = depth
@@ -223,3 +264,46 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
             frontier = layer
     result.distinct_states = seen_states
     return result
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc():
+    """States are trees of tuples, never cycles: the cyclic collector only costs time here (a third of it
+    at depth 9 on the tiny workload), so it is off during the search and back on after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _next_layer(frontier: dict[Any, list], expander: "_Expander", keep: bool, result: ExhaustiveResult,
+                max_states: int, deadline: Deadline) -> tuple[dict[Any, list], dict[str, list]]:
+    """Expand every frontier entry by one event; merge equal keys, keeping the first order (frontier order)."""
+    layer: dict[Any, list] = {}
+    found_here: dict[str, list[tuple[Any, ...]]] = {}
+    entries = list(frontier.values())
+    for (_, count, parent_violated, _), (outcomes, pruned) in zip(entries, expander.map(entries, keep)):
+        if deadline.expired():
+            result.complete, result.reason = False, deadline.name
+            deadline.note("exhaustive")
+            break
+        result.pruned += pruned * count
+        for candidate, violated, key, node in outcomes:
+            result.orders_explored += count
+            if violated is not parent_violated:
+                for invariant in sorted(violated - parent_violated):
+                    if invariant not in result.shortest:
+                        found_here.setdefault(invariant, []).append(candidate)
+            entry = [candidate, count, violated, node]
+            kept = layer.setdefault(key, entry)
+            if kept is not entry:
+                kept[1] += count
+            elif len(layer) > max_states:
+                result.complete, result.reason = False, "state_limit"
+                break
+        if not result.complete:
+            break
+    return layer, found_here

@@ -1,4 +1,4 @@
-"""The kernel: limits that end a run with a named reason, channels, the seeded random source."""
+"""The kernel: limits that end a run with a named reason, mailboxes, the seeded random source."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from sim.core.kernel import (
     END_COMPLETED,
     END_EVENT_LIMIT,
     END_TIME_LIMIT,
-    Channel,
     Kernel,
 )
 
@@ -62,54 +61,26 @@ def test_exception_inside_a_process_propagates():
         kernel.run()
 
 
-def _channel_with(*messages) -> Channel:
-    channel = Kernel(seed=0).channel("a->b")
-    for message in messages:
-        channel.send(message)
-    return channel
+def test_mailbox_hands_items_over_in_order_at_the_same_time():
+    """A reader waiting on a mailbox gets each item as it is put, in order, with no time passing."""
+    kernel = Kernel(seed=0)
+    box, got = kernel.mailbox(), []
 
+    def reader():
+        while True:
+            item = yield box.get()
+            got.append((kernel.now, item))
 
-def test_channel_deliver_moves_oldest_match_and_keeps_order():
-    """deliver hands the oldest matching message to the inbox and leaves the rest in insertion order."""
-    channel = _channel_with(("s1", 1), ("s2", 1), ("s1", 2), ("s3", 1))
-    delivered = channel.deliver(lambda m: m[0] == "s1")
-    assert delivered == ("s1", 1)
-    assert list(channel) == [("s2", 1), ("s1", 2), ("s3", 1)]
-    assert channel.inbox.items == [("s1", 1)]
+    def writer():
+        box.put("a")
+        box.put("b")
+        yield kernel.env.timeout(3)
+        box.put("c")
 
-
-def test_channel_drop_loses_oldest_match_and_keeps_order():
-    """drop loses the oldest matching message; nothing reaches the inbox and the rest keep their order."""
-    channel = _channel_with(("s1", 1), ("s2", 1), ("s1", 2))
-    assert channel.drop(lambda m: m[0] == "s1") == ("s1", 1)
-    assert list(channel) == [("s2", 1), ("s1", 2)]
-    assert channel.inbox.items == []
-
-
-def test_channel_duplicate_appends_copy_at_the_end():
-    """duplicate appends a copy of the oldest match after every message already in flight."""
-    channel = _channel_with(("s1", 1), ("s2", 1))
-    copy = channel.duplicate(lambda m: m[0] == "s1", lambda m: (m[0], 99))
-    assert copy == ("s1", 99)
-    assert list(channel) == [("s1", 1), ("s2", 1), ("s1", 99)]
-
-
-def test_channel_find_returns_oldest_match_without_moving_it():
-    """find returns the oldest matching message and leaves the channel unchanged."""
-    channel = _channel_with(("s1", 1), ("s1", 2))
-    assert channel.find(lambda m: m[0] == "s1") == ("s1", 1)
-    assert len(channel) == 2 and channel.inbox.items == []
-
-
-def test_channel_operations_without_match_return_none_and_change_nothing():
-    """deliver, drop, duplicate and find with no matching message return None and leave the channel as it was."""
-    channel = _channel_with(("s1", 1))
-    nothing = lambda m: m[0] == "s9"
-    assert channel.deliver(nothing) is None
-    assert channel.drop(nothing) is None
-    assert channel.duplicate(nothing, lambda m: m) is None
-    assert channel.find(nothing) is None
-    assert list(channel) == [("s1", 1)] and len(channel) == 1
+    kernel.process(reader())
+    kernel.process(writer())
+    kernel.run()
+    assert got == [(0, "a"), (0, "b"), (3, "c")]
 
 
 def test_same_seed_gives_same_random_draws():

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from dataclasses import replace
 
 import pytest
 
 from sim.families.effects.moments import MomentOps
 from sim.families.effects.system import RuntimeBase
-from sim.families.workspace.actors import Client, Skipped
-from sim.families.workspace.executor import Executor
+from sim.families.workspace.family import WorkspaceFamily
+from sim.families.workspace.machine import WorkspaceMachine
 from sim.registry import FAMILIES
 from sim.search.exhaustive import explore
 from sim.search.shrink import shrink
@@ -33,44 +32,23 @@ RESULTS: list[dict] = []
 
 # -- code-level mutants ---------------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def retry_restamps():
+class RetryRestamps(WorkspaceMachine):
     """The client re-stamps a retry with the current rev and hash (the seed code's stamp, on retries)."""
-    original = Client._retry
 
-    def _retry(self, step_id):
-        message = self.sent.get(step_id)
-        if message is None:
-            raise Skipped("nothing to re-send")
-        ws = self.world.workspace
-        rev, pre = self._stamp(message.step, ws.rev, ws.hash(message.step.path))
-        copy = replace(message, stamped_base_rev=rev, stamped_pre_hash=pre, origin="retry",
-                       copy=self.next_copy(step_id))
-        self.world.history.append(self.kernel.now, self.name, "retry", step=step_id, copy=copy.copy,
-                                  stamped_base_rev=rev, stamped_pre_hash=pre)
-        self.world.network.send(copy)
-
-    Client._retry = _retry
-    try:
-        yield
-    finally:
-        Client._retry = original
+    def retry(self, state, event):
+        state, records = super().retry(state, event)
+        message = state.requests[-1]
+        rev, pre = self.stamp(state, message.step, self.hash(state, message.step.path))
+        records[0][2].update(stamped_base_rev=rev, stamped_pre_hash=pre)
+        message = message._replace(stamped_base_rev=rev, stamped_pre_hash=pre)
+        return state._replace(requests=state.requests[:-1] + (message,)), records
 
 
-@contextlib.contextmanager
-def journal_lost_on_restart():
+class JournalInTheProcess(WorkspaceMachine):
     """The journal lives in the executor process: a preemption empties it (the seed's "trap")."""
-    original = Executor._die
 
-    def _die(self):
-        original(self)
-        self.world.workspace.journal.clear()
-
-    Executor._die = _die
-    try:
-        yield
-    finally:
-        Executor._die = original
+    def die(self, state):
+        return super().die(state)._replace(journal=frozenset())
 
 
 @contextlib.contextmanager
@@ -121,10 +99,10 @@ class Bug:
     invariant: str
     mutant: object = None  # a context manager factory planting a code bug, or None for a knob weakening
     knob: tuple[str, str] | None = None  # (knob, weakened value) the bug plants
+    machine: type | None = None  # a workspace machine with a planted transition (the family's documented seam)
 
-    @property
-    def family(self):
-        return FAMILIES.family_for(FAMILIES.load_workload(self.workload))
+    def bugged_family(self, family):
+        return WorkspaceFamily(machine=self.machine) if self.machine is not None else family
 
 
 WS_BASE = "step-dedupe,drift_check=reject"
@@ -172,9 +150,9 @@ BUGS = [
     Bug("keys kept 30 s", "effects-saga", FX_BASE, FX_BASE + ",key_retention=30", "duplicate_effect",
         knob=("key_retention", "30")),
     # code-level mutants
-    Bug("retry re-stamps", "retries", "step-dedupe", "step-dedupe", "duplicate_effect", mutant=retry_restamps),
+    Bug("retry re-stamps", "retries", "step-dedupe", "step-dedupe", "duplicate_effect", machine=RetryRestamps),
     Bug("journal in the process", "retries", "none,dedupe=journal", "none,dedupe=journal", "duplicate_effect",
-        mutant=journal_lost_on_restart),
+        machine=JournalInTheProcess),
     Bug("timeout recorded failed", "effects-release", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
         "unknown_as_failed", mutant=timeout_recorded_failed),
     Bug("dispatch escapes the fence", "effects-zombie", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
@@ -193,6 +171,7 @@ def test_planted_bug_is_found_and_shrunk_to_its_shortest_order(bug):
     assert base.tallies[bug.base].by_invariant[bug.invariant] == 0, "the base protocol must be clean"
     record = {"bug": bug.name, "invariant": bug.invariant, "found": False, "length": None, "shortest": None}
     RESULTS.append(record)
+    family = bug.bugged_family(family)
     with (bug.mutant() if bug.mutant else contextlib.nullcontext()):
         protocol = family.parse_protocol(bug.bugged)
         found, _ = sweep(family, workload, [protocol], SEEDS, workers=1)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any, Hashable, Iterable, NamedTuple, Sequence
 
 from sim.core.checks import CheckResult, CheckSpec, Violation
 from sim.core.errors import ScenarioError
@@ -27,6 +27,7 @@ from sim.core.family import Family, Replay
 from sim.core.history import History
 from sim.core.kernel import END_COMPLETED, RunEnd
 from sim.core.knobs import Knob, KnobTable, Protocol
+from sim.core.machine import Machine, Record, drive
 from sim.core.workload import Workload, build_workload, split_workload
 
 TABLE = KnobTable(
@@ -156,30 +157,15 @@ class RegisterFamily(Family):
 
     def replay(self, scenario: RegisterScenario, protocol: Protocol, events: Iterable[Op] | None = None) -> Replay:
         events = tuple(scenario.events if events is None else events)
-        history, skipped = History(), set()
-        value, version, read = 0, 0, {}
-        done: set[str] = set()
-        for position, op in enumerate(events):
-            if op.kind == "read":
-                if op.client in read or op.client in done:
-                    skipped.add(position)
-                    continue
-                read[op.client] = (value, version)
-                history.append(position, op.client, "read", client=op.client, value=value, version=version)
-                continue
-            if op.client not in read:
-                skipped.add(position)
-                continue
-            seen_value, seen_version = read.pop(op.client)
-            fields = dict(client=op.client, read_version=seen_version, version_before=version)
-            if protocol.write == "cas" and seen_version != version:
-                history.append(position, op.client, "write", verdict="rejected", **fields)
-                continue
-            value, version = seen_value + 1, version + 1
-            done.add(op.client)
-            history.append(position, op.client, "write", verdict="applied", value=value, **fields)
-        state = (value, version, tuple(sorted(read.items())), tuple(sorted(done)), len(scenario.clients))
-        return Replay(events, history, RunEnd(END_COMPLETED, len(events), len(events)), state, frozenset(skipped))
+        driven = drive(self.machine(scenario, protocol), events)
+        return Replay(events, driven.history, RunEnd(END_COMPLETED, len(events), len(events)), driven.state,
+                      driven.skipped)
+
+    def machine(self, scenario: RegisterScenario, protocol: Protocol) -> "RegisterMachine":
+        return RegisterMachine(len(scenario.clients), protocol.write == "cas")
+
+    def final_state(self, replay: Replay) -> "RegisterState":
+        return replay.state
 
     def state_key(self, replay: Replay) -> Hashable:
         return replay.state
@@ -202,6 +188,52 @@ class RegisterFamily(Family):
         scenario.protocol = protocol.label
         scenario.meta = {k: v for k, v in meta.items() if k not in ("name", "description")}
         return scenario
+
+
+class RegisterState(NamedTuple):
+    """The whole state of a run: the register, what each client read, who is done."""
+
+    value: int
+    version: int
+    read: tuple[tuple[str, tuple[int, int]], ...]  # client -> (value, version) it read, sorted by client
+    done: tuple[str, ...]  # clients whose increment landed, sorted
+    clients: int
+
+
+class RegisterMachine(Machine):
+    """Each client reads once, then writes what it read plus one (blind, or compare-and-set)."""
+
+    def __init__(self, clients: int, cas: bool):
+        self.clients, self.cas = clients, cas
+
+    def initial(self) -> RegisterState:
+        return RegisterState(0, 0, (), (), self.clients)
+
+    def why_not(self, state: RegisterState, op: Op) -> str | None:
+        reading = dict(state.read)
+        if op.kind == "read" and (op.client in reading or op.client in state.done):
+            return f"{op.client} has already read"
+        if op.kind == "write" and op.client not in reading:
+            return f"{op.client} has nothing read to write"
+        return None
+
+    def step(self, state: RegisterState, op: Op) -> tuple[RegisterState, list[Record]]:
+        reading = dict(state.read)
+        if op.kind == "read":
+            reading[op.client] = (state.value, state.version)
+            record = (op.client, "read", dict(client=op.client, value=state.value, version=state.version))
+            return state._replace(read=tuple(sorted(reading.items()))), [record]
+        seen_value, seen_version = reading.pop(op.client)
+        fields = dict(client=op.client, read_version=seen_version, version_before=state.version)
+        state = state._replace(read=tuple(sorted(reading.items())))
+        if self.cas and seen_version != state.version:
+            return state, [(op.client, "write", dict(verdict="rejected", **fields))]
+        state = state._replace(value=seen_value + 1, version=state.version + 1,
+                               done=tuple(sorted(state.done + (op.client,))))
+        return state, [(op.client, "write", dict(verdict="applied", value=state.value, **fields))]
+
+    def skip_record(self, op: Op, reason: str) -> None:
+        return None  # the register's histories hold only what happened
 
 
 FAMILY = RegisterFamily()

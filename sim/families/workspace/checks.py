@@ -10,17 +10,15 @@ died right after).  Each finding names the seed's failure domain.
 
 from __future__ import annotations
 
-from sim.core.checks import CheckResult, CheckSpec, Violation
+from sim.core.checks import CheckSpec, Fold, NotEvaluable, Violation
 
 DOMAINS = ("stale_plan", "lost_ack", "duplicate_delivery", "replan_drift")
+NONE = ()
 
 
-def _deliveries(history):
-    return [e for e in history if e.event == "deliver" and not e.get("skipped")]
-
-
-def _applied(history):
-    return [e for e in _deliveries(history) if e.get("verdict") == "applied"]
+def _applied(event) -> bool:
+    """A delivery (not skipped) whose verdict is ``applied``: a write happened."""
+    return event.event == "deliver" and event.fields.get("verdict") == "applied" and not event.fields.get("skipped")
 
 
 def _domain(event) -> str:
@@ -50,135 +48,134 @@ def _replaced_unexpected(event) -> bool | None:
     return None
 
 
-def lost_update(history) -> CheckResult:
+def _lost_update(carry, event):
     """An applied step replaced content other than the content its author truly expected."""
-    violations = []
-    for event in _applied(history):
-        unexpected = _replaced_unexpected(event)
-        if unexpected is None:
-            return CheckResult.not_evaluable(
-                "lost_update", f"event {event.index} lacks hunks_before/expected_prior_hunks and hash fields"
-            )
-        if unexpected:
-            violations.append(Violation(
-                "lost_update", event.index, event.get("step"),
-                f"{event.get('step')} wrote {event.get('path')} over content {event.get('hash_before')} "
-                f"but its author expected {event.get('expected_prior_hash')}",
-                _domain(event),
-            ))
-    return CheckResult.from_violations("lost_update", violations)
+    if not _applied(event):
+        return carry, NONE
+    unexpected = _replaced_unexpected(event)
+    if unexpected is None:
+        raise NotEvaluable(f"event {event.index} lacks hunks_before/expected_prior_hunks and hash fields")
+    if not unexpected:
+        return carry, NONE
+    return carry, (Violation(
+        "lost_update", event.index, event.get("step"),
+        f"{event.get('step')} wrote {event.get('path')} over content {event.get('hash_before')} "
+        f"but its author expected {event.get('expected_prior_hash')}",
+        _domain(event),
+    ),)
 
 
-def duplicate_effect(history) -> CheckResult:
-    """One step_id applied more than once."""
-    seen: dict[str, int] = {}
-    violations = []
-    for event in _applied(history):
-        step = event.get("step")
-        if step is None:
-            return CheckResult.not_evaluable("duplicate_effect", f"event {event.index} has no step")
-        if step in seen:
-            violations.append(Violation(
+def _duplicate_effect(seen, event):
+    """One step_id applied more than once (the carry: (step, first event) pairs)."""
+    if not _applied(event):
+        return seen, NONE
+    step = event.get("step")
+    if step is None:
+        raise NotEvaluable(f"event {event.index} has no step")
+    for earlier, index in seen:
+        if earlier == step:
+            return seen, (Violation(
                 "duplicate_effect", event.index, step,
-                f"{step} applied again (first at event {seen[step]}, copy {event.get('copy', '?')} "
+                f"{step} applied again (first at event {index}, copy {event.get('copy', '?')} "
                 f"via {event.get('origin', 'unknown')})",
                 _domain(event),
-            ))
-        else:
-            seen[step] = event.index
-    return CheckResult.from_violations("duplicate_effect", violations)
+            ),)
+    return seen + ((step, event.index),), NONE
 
 
-def stale_accept(history) -> CheckResult:
+def _stale_accept(carry, event):
     """A fenced step applied with a stamped base rev other than the rev at apply (the seed's P1)."""
-    violations = []
-    for event in _applied(history):
-        fence = event.get("fence")
-        if fence is None or "stamped_base_rev" not in event or "rev_at_apply" not in event:
-            return CheckResult.not_evaluable(
-                "stale_accept", f"event {event.index} lacks fence/stamped_base_rev/rev_at_apply"
-            )
-        if fence != "none" and event["stamped_base_rev"] != event["rev_at_apply"]:
-            violations.append(Violation(
-                "stale_accept", event.index, event.get("step"),
-                f"{event.get('step')} stamped base rev {event['stamped_base_rev']} applied at rev {event['rev_at_apply']}",
-                _domain(event),
-            ))
-    return CheckResult.from_violations("stale_accept", violations)
+    if not _applied(event):
+        return carry, NONE
+    fence = event.get("fence")
+    if fence is None or "stamped_base_rev" not in event or "rev_at_apply" not in event:
+        raise NotEvaluable(f"event {event.index} lacks fence/stamped_base_rev/rev_at_apply")
+    if fence == "none" or event["stamped_base_rev"] == event["rev_at_apply"]:
+        return carry, NONE
+    return carry, (Violation(
+        "stale_accept", event.index, event.get("step"),
+        f"{event.get('step')} stamped base rev {event['stamped_base_rev']} applied at rev {event['rev_at_apply']}",
+        _domain(event),
+    ),)
 
 
-def journal_loss(history) -> CheckResult:
-    """With dedupe journal: an applied write without its key once durable, or a key
-    removed while its step can still be retried (the seed's P2, stated so it can fail)."""
-    deliveries = _deliveries(history)
-    if deliveries and all("dedupe" not in e for e in deliveries):
-        return CheckResult.not_evaluable("journal_loss", "no delivery records its dedupe mode")
-    violations = []
-    acked: set[str] = set()
-    for event in history:
-        if event.event == "ack" and event.get("step"):
-            acked.add(event["step"])
-        elif event.event == "deliver" and event.get("verdict") == "applied" and event.get("dedupe") == "journal":
-            if not event.get("journal_key"):
-                violations.append(Violation(
-                    "journal_loss", event.index, event.get("step"),
-                    f"{event.get('step')} was written but its journal key is not in the journal"
-                    + (f" (executor preempted {event.get('preempted')})" if event.get("preempted") else ""),
-                    "lost_ack",
-                ))
-        elif event.event == "journal_remove":
-            step = event.get("step")
-            if step not in acked:
-                violations.append(Violation(
-                    "journal_loss", event.index, step,
-                    f"journal key {event.get('journal_key')} removed while {step} can still be retried",
-                    "lost_ack",
-                ))
-    return CheckResult.from_violations("journal_loss", violations)
+def _journal_loss(carry, event):
+    """With dedupe journal: an applied write without its key once durable, or a key removed while its
+    step can still be retried (the seed's P2, stated so it can fail).  The carry: (steps acked,
+    a delivery seen, a delivery recording its dedupe mode seen)."""
+    acked, delivered, dedupe_seen = carry
+    name, fields = event.event, event.fields
+    if name == "deliver" and not fields.get("skipped"):
+        delivered, dedupe_seen = True, dedupe_seen or "dedupe" in fields
+    if name == "ack" and fields.get("step"):
+        return (acked | {fields["step"]}, delivered, dedupe_seen), NONE
+    if name == "deliver" and fields.get("verdict") == "applied" and fields.get("dedupe") == "journal":
+        if not fields.get("journal_key"):
+            return (acked, delivered, dedupe_seen), (Violation(
+                "journal_loss", event.index, fields.get("step"),
+                f"{fields.get('step')} was written but its journal key is not in the journal"
+                + (f" (executor preempted {fields.get('preempted')})" if fields.get("preempted") else ""),
+                "lost_ack",
+            ),)
+    elif name == "journal_remove" and fields.get("step") not in acked:
+        return (acked, delivered, dedupe_seen), (Violation(
+            "journal_loss", event.index, fields.get("step"),
+            f"journal key {fields.get('journal_key')} removed while {fields.get('step')} can still be retried",
+            "lost_ack",
+        ),)
+    return (acked, delivered, dedupe_seen), NONE
 
 
-def spurious_rejection(history) -> CheckResult:
-    """A rejection where applying would have been safe, or where the step had
-    already been applied (the right answer was to replay its stored result)."""
-    applied_steps: set[str] = set()
-    violations = []
-    for event in history:
-        verdict = event.get("verdict")
-        if event.event in ("ack", "lose_ack") or not isinstance(verdict, str):
-            continue
-        step = event.get("step")
-        if verdict == "applied" and event.event == "deliver":
-            applied_steps.add(step)
-            continue
-        if not verdict.startswith("rejected:"):
-            continue
-        if verdict == "rejected:overlap":
-            if event.get("pipeline") == "off":
-                violations.append(Violation(
-                    "spurious_rejection", event.index, None,
-                    "plan rejected for overlapping siblings although pipeline=off dispatches them in order",
-                    "stale_plan", safety=False,
-                ))
-            continue
-        if step in applied_steps:
-            violations.append(Violation(
-                "spurious_rejection", event.index, step,
-                f"{step} was already applied; the client now believes finished work failed ({verdict})",
-                _domain(event), safety=False,
-            ))
-            continue
-        unexpected = _replaced_unexpected(event)
-        if unexpected is None:
-            return CheckResult.not_evaluable(
-                "spurious_rejection", f"rejection at event {event.index} lacks the truth fields"
-            )
-        if unexpected is False:
-            violations.append(Violation(
-                "spurious_rejection", event.index, step,
-                f"{verdict} although applying {step} would have replaced exactly what its author expected",
-                _domain(event), safety=False,
-            ))
-    return CheckResult.from_violations("spurious_rejection", violations)
+def _journal_loss_end(carry) -> None:
+    _, delivered, dedupe_seen = carry
+    if delivered and not dedupe_seen:
+        raise NotEvaluable("no delivery records its dedupe mode")
+
+
+def _spurious_rejection(applied_steps, event):
+    """A rejection where applying would have been safe, or where the step had already been applied
+    (the right answer was to replay its stored result).  The carry: the steps applied so far."""
+    verdict = event.get("verdict")
+    if event.event in ("ack", "lose_ack") or not isinstance(verdict, str):
+        return applied_steps, NONE
+    step = event.get("step")
+    if verdict == "applied" and event.event == "deliver":
+        return applied_steps | {step}, NONE
+    if not verdict.startswith("rejected:"):
+        return applied_steps, NONE
+    if verdict == "rejected:overlap":
+        if event.get("pipeline") != "off":
+            return applied_steps, NONE
+        return applied_steps, (Violation(
+            "spurious_rejection", event.index, None,
+            "plan rejected for overlapping siblings although pipeline=off dispatches them in order",
+            "stale_plan", safety=False,
+        ),)
+    if step in applied_steps:
+        return applied_steps, (Violation(
+            "spurious_rejection", event.index, step,
+            f"{step} was already applied; the client now believes finished work failed ({verdict})",
+            _domain(event), safety=False,
+        ),)
+    unexpected = _replaced_unexpected(event)
+    if unexpected is None:
+        raise NotEvaluable(f"rejection at event {event.index} lacks the truth fields")
+    if unexpected:
+        return applied_steps, NONE
+    return applied_steps, (Violation(
+        "spurious_rejection", event.index, step,
+        f"{verdict} although applying {step} would have replaced exactly what its author expected",
+        _domain(event), safety=False,
+    ),)
+
+
+DELIVERIES = frozenset({"deliver"})
+lost_update = Fold("lost_update", None, _lost_update, reads=DELIVERIES)
+duplicate_effect = Fold("duplicate_effect", (), _duplicate_effect, reads=DELIVERIES)
+stale_accept = Fold("stale_accept", None, _stale_accept, reads=DELIVERIES)
+journal_loss = Fold("journal_loss", (frozenset(), False, False), _journal_loss, _journal_loss_end,
+                    reads=frozenset({"deliver", "ack", "journal_remove"}))
+spurious_rejection = Fold("spurious_rejection", frozenset(), _spurious_rejection)
 
 
 DELIVER = ("step", "verdict")

@@ -10,6 +10,7 @@ from sim.core.knobs import Protocol
 from sim.core.workload import Workload, build_workload, split_workload
 from sim.families.workspace import checks, claims, faults, replay as replaying
 from sim.families.workspace.knobs import TABLE
+from sim.families.workspace.machine import WorkspaceMachine
 from sim.families.workspace.scenario import Action, WorkspaceScenario, build_scenario, parse_action, scenario_to_dict
 
 
@@ -44,6 +45,10 @@ class WorkspaceFamily(Family):
         scenarios=("scenarios/seed/*.toml",),
     )
 
+    def __init__(self, machine: type[WorkspaceMachine] = WorkspaceMachine):
+        """``machine``: the transition system (a subclass plants a code-level bug for the quality suite)."""
+        self.machine_class = machine
+
     # -- files ----------------------------------------------------------------------
 
     def load_scenario(self, data: dict[str, Any], source) -> WorkspaceScenario:
@@ -77,19 +82,16 @@ class WorkspaceFamily(Family):
         return [faults.alphabet(workload, steps) for steps in range(1, count)] + [faults.alphabet(workload)]
 
     def replay(self, scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[Action] | None = None) -> Replay:
-        return replaying.replay(scenario, protocol, events)
+        return replaying.replay(scenario, protocol, events, machine=self.machine_class)
+
+    def machine(self, scenario: WorkspaceScenario, protocol: Protocol) -> WorkspaceMachine:
+        return self.machine_class(scenario, protocol)
+
+    def final_state(self, replay: Replay):
+        return replay.state.state
 
     def state_key(self, replay: Replay) -> Hashable:
-        return replaying.state_key(replay.state)
-
-    def snapshot(self, replay: Replay):
-        return replay.state.snapshot()
-
-    def resume(self, scenario: WorkspaceScenario, protocol: Protocol, prefix, snapshot, events) -> Replay:
-        return replaying.resume(scenario, protocol, tuple(prefix), snapshot, events)
-
-    def enabled(self, protocol: Protocol, snapshot, event: Action) -> bool:
-        return replaying.enabled(snapshot, event, protocol.pipeline)
+        return replay.state.state  # the state value is its own key (labels never tell states apart)
 
     def independent(self, first: Action, second: Action) -> bool:
         """Events touching disjoint state: an answer on its way back (ack, lose_ack), a human edit, a
@@ -120,7 +122,7 @@ class WorkspaceFamily(Family):
                 counts[verdict] += 1
         out = {f"verdict_{k.replace(':', '_')}": v for k, v in counts.items()}
         world = replay.state
-        out["steps_planned"] = len(world.plan_specs) if world is not None else 0
+        out["steps_planned"] = len(world.machine.plan_specs) if world is not None else 0
         out["steps_applied"] = len({e.get("step") for e in replay.history
                                     if e.event == "deliver" and e.get("verdict") == "applied"})
         return out

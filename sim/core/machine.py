@@ -1,0 +1,112 @@
+"""A family's transition system: one state value, guards written once, one step function.
+
+A *machine* is what a family gives exhaustive search and the law suite
+(:mod:`sim.testing`) so they can drive its model directly, without a
+discrete-event kernel per explored state -- the way a model checker drives
+a model's ``init / actions / next_state``:
+
+* :meth:`Machine.initial` -- the state before the first event;
+* :meth:`Machine.why_not` -- the guard: why ``event`` cannot happen in
+  ``state`` (a sentence), or ``None`` when it can.  Written once: the
+  family's SimPy actors ask it before they act (and record the event as
+  ``skipped`` with that reason), and exhaustive search asks it to skip
+  events that would have no effect;
+* :meth:`Machine.step` -- the transition: the next state and the history
+  records the event produces, as ``(actor, event, fields)``.  Called only
+  when :meth:`why_not` is ``None``;
+* :meth:`Machine.key` -- what decides the future, derived from the state
+  value (never listed by hand beside it): exhaustive search merges states
+  with equal keys.
+
+A state is a value: immutable, hashable, compared by content.  Snapshot and
+restore are the value itself.  Fields that only label the history (copy
+counters, incarnation numbers) may be kept apart from the key by the family,
+as long as it says so in one place (the workspace family keeps them in its
+``Trace``).
+
+``Skipped`` is the one way an event is refused in every family: a guard's
+reason travels in it from wherever the refusal is found to the code that
+records the event as skipped.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any, Hashable, Iterable, Sequence
+
+from sim.core.history import History
+
+#: One history record a transition produces: (actor, event name, fields); the driver stamps index and time.
+Record = tuple[str, str, dict[str, Any]]
+
+
+class Skipped(Exception):
+    """The event cannot happen here under this protocol; it has no effect (``str()`` is the reason)."""
+
+    @property
+    def reason(self) -> str:
+        return str(self)
+
+
+class Machine(abc.ABC):
+    """The transition system of one (scenario, protocol) of a family (see the module docstring)."""
+
+    @abc.abstractmethod
+    def initial(self) -> Any:
+        """The state before the first event."""
+
+    @abc.abstractmethod
+    def why_not(self, state: Any, event: Any) -> str | None:
+        """Why ``event`` cannot happen in ``state``, or None when it can."""
+
+    @abc.abstractmethod
+    def step(self, state: Any, event: Any) -> tuple[Any, Sequence[Record]]:
+        """The state after ``event`` and the records it produces (precondition: ``why_not`` is None)."""
+
+    def key(self, state: Any) -> Hashable:
+        """What decides the future of ``state`` (default: the whole value)."""
+        return state
+
+    def skip_record(self, event: Any, reason: str) -> Record | None:
+        """The history record of an event that could not happen (default: a ``skipped`` event; None: none)."""
+        return ("script", "skipped", {"line": str(event), "reason": reason})
+
+    def perform(self, state: Any, event: Any) -> tuple[Any, Sequence[Record]]:
+        """Guard and step in one: raises :class:`Skipped` with the guard's reason."""
+        reason = self.why_not(state, event)
+        if reason is not None:
+            raise Skipped(reason)
+        return self.step(state, event)
+
+
+@dataclass
+class Driven:
+    """A run driven on the machine directly: its final state, history and skipped positions."""
+
+    state: Any
+    history: History
+    skipped: frozenset[int]
+
+
+def drive(machine: Machine, events: Iterable[Any], state: Any = None, history: History | None = None,
+          start: int = 0) -> Driven:
+    """Play ``events`` on the machine with no kernel: event ``i`` happens at time ``start + i``, as in a
+    replay.  Given the ``state`` and ``history`` a run of ``start`` events ended with, it continues that run.
+
+    The law suite compares it with the family's SimPy replay, byte for byte.
+    """
+    state = machine.initial() if state is None else state
+    history = History() if history is None else History(history)
+    skipped = set()
+    for position, event in enumerate(events, start):
+        reason = machine.why_not(state, event)
+        if reason is not None:
+            skipped.add(position)
+            record = machine.skip_record(event, reason)
+            records: Sequence[Record] = [] if record is None else [record]
+        else:
+            state, records = machine.step(state, event)
+        for actor, name, fields in records:
+            history.append(position, actor, name, **fields)
+    return Driven(state, history, frozenset(skipped))

@@ -1,0 +1,439 @@
+"""The workspace family's transition system: guards written once, transitions over the state value.
+
+Each event of the vocabulary has a guard (``why_not_<kind>``: why it cannot
+happen now, or None) and a transition (``<kind>``: the next state and the
+history records); ``ack`` and ``lose_ack`` share ``answer``.  Both are the
+documented seam for a planted bug: a subclass overrides one of them (or
+:meth:`WorkspaceMachine.die`) and the family takes the class.  The SimPy actors (:mod:`sim.families.workspace.actors`)
+perform their events through :meth:`WorkspaceMachine.perform`, and
+exhaustive search calls the same guard and step directly.  A delivery is two
+parts, as in the run: the network takes the oldest copy in flight
+(:meth:`WorkspaceMachine.take`) and the executor serves it
+(:meth:`WorkspaceMachine.serve`); :meth:`WorkspaceMachine.step` does both.
+
+At delivery the executor does, in order: dedupe lookup (``deduped``, the
+stored result replayed); rev check (``rejected:stale_rev``); hash check
+(``rejected:pre_hash``); otherwise write, journal, ``applied``.  A
+preemption armed by ``preempt POINT`` strikes at that point of the next
+delivery; the executor never decides a fault.  Stamps travel in the
+message, so a preemption cannot lose what a fence checks; the message also
+carries the author's truth for the history only -- no transition decides on
+it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from sim.core.knobs import Protocol
+from sim.core.machine import Machine, Record
+from sim.families.workspace.scenario import Action, StepSpec, WorkspaceScenario
+from sim.families.workspace.state import (
+    Answer, Content, Label, Message, State, Step, content_hash, content_of, hunk_digests, patched,
+)
+
+#: Re-plans remembered per machine (a re-plan is a pure function of the files it reads and the steps left).
+REPLAN_CACHE_ENTRIES = 65_536
+#: The actor that performs each kind of event (a skipped event is recorded under it).
+ACTORS = {"plan": "planner", "replan": "router", "dispatch": "client", "retry": "client", "preempt": "executor",
+          "human_edit": "human", "deliver": "network", "duplicate": "network", "ack": "network",
+          "lose_ack": "network"}
+
+
+def model_name(number: int) -> str:
+    """model-A, model-B, ... model-Z, then model-A27, ..."""
+    return f"model-{chr(ord('A') + (number - 1) % 26)}{'' if number <= 26 else number}"
+
+
+def domain_of(message: Message) -> str:
+    """The failure domain of a delivery's verdict: lost_ack, duplicate_delivery, replan_drift, stale_plan."""
+    if message.origin == "retry":
+        return "lost_ack"
+    if message.origin == "duplicate":
+        return "duplicate_delivery"
+    if message.step.replanned:
+        return "replan_drift"
+    return "stale_plan"
+
+
+def _overlaps(steps: tuple[Step, ...]) -> list[tuple[str, str]]:
+    pairs = []
+    for i, first in enumerate(steps):
+        names = {h for h, _ in first.patch}
+        for second in steps[i + 1:]:
+            if first.path == second.path and names & {h for h, _ in second.patch}:
+                pairs.append((first.step_id, second.step_id))
+    return pairs
+
+
+class WorkspaceMachine(Machine):
+    """Planner, router, client, human, network and executor of one (scenario, protocol).
+
+    A planted bug (for the quality suite) is a subclass overriding one transition; the family takes the
+    class (``WorkspaceFamily(machine=...)``).
+    """
+
+    def __init__(self, scenario: WorkspaceScenario, protocol: Protocol):
+        self.scenario, self.protocol = scenario, protocol
+        self.fence, self.stamp_at, self.dedupe = protocol.fence, protocol.stamp_at, protocol.dedupe
+        self.atomic_journal = protocol.journal_write == "atomic"
+        self.pipeline_off = protocol.pipeline == "off"
+        self.paths = tuple(scenario.files)
+        self.position = {path: i for i, path in enumerate(self.paths)}
+        self.plan_specs: list[StepSpec] = list(scenario.plan)
+        self.replan_specs = {spec.step_id: spec for spec in scenario.replan}
+        self.specs = {spec.step_id: spec for spec in self.plan_specs}
+        self.order = {spec.step_id: i for i, spec in enumerate(self.plan_specs)}
+        self._replanned: dict[tuple, dict[str, Step]] = {}
+        self._guards: dict[str, Callable[[State, Action], str | None]] = {
+            "plan": self.why_not_plan, "replan": self.why_not_replan, "dispatch": self.why_not_dispatch,
+            "retry": self.why_not_retry, "human_edit": self.why_not_human_edit, "preempt": self.why_not_preempt,
+            "deliver": self.why_not_deliver, "duplicate": self.why_not_duplicate, "ack": self.why_not_answer,
+            "lose_ack": self.why_not_answer,
+        }
+        self._steps: dict[str, Callable[[State, Action], tuple[State, list[Record]]]] = {
+            "plan": self.plan, "replan": self.replan, "dispatch": self.dispatch, "retry": self.retry,
+            "human_edit": self.human_edit, "preempt": self.preempt, "deliver": self.deliver,
+            "duplicate": self.duplicate, "ack": self.answer, "lose_ack": self.answer,
+        }
+
+    # -- the contract --------------------------------------------------------------------------------
+
+    def initial(self) -> State:
+        files = tuple(content_of(self.scenario.files[path]) for path in self.paths)
+        return State(rev=0, files=files, journal=frozenset(), memory=frozenset(), model_number=1, snapshot=None,
+                     snapshot_rev=None, steps=(), plan_base_rev=None, plan_rejected=False, sent=(),
+                     refused=frozenset(), verdict_steps=frozenset(), applied=frozenset(), armed=None, edits=0,
+                     requests=(), answers=(), copies=Label(()), incarnation=Label(1))
+
+    def why_not(self, state: State, event: Action) -> str | None:
+        return self._guards[event.kind](state, event)
+
+    def step(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        return self._steps[event.kind](state, event)
+
+    def skip_record(self, event: Action, reason: str) -> Record:
+        return (ACTORS[event.kind], event.kind, dict(action=str(event), skipped=True, reason=reason))
+
+    # -- reading the state -----------------------------------------------------------------------------
+
+    def file(self, state: State, path: str) -> Content:
+        return state.files[self.position[path]]
+
+    def hash(self, state: State, path: str) -> str:
+        return content_hash(state.files[self.position[path]])
+
+    def _written(self, state: State, path: str, patch: Content) -> dict[str, Any]:
+        """The changes of a write: the file patched, rev + 1."""
+        files = list(state.files)
+        index = self.position[path]
+        files[index] = patched(files[index], patch)
+        return dict(files=tuple(files), rev=state.rev + 1)
+
+    def truth_fields(self, state: State, step: Step) -> dict[str, Any]:
+        names = sorted(h for h, _ in step.patch)
+        return dict(expected_prior_hash=step.truth_hash.value, patch_hunks=names,
+                    expected_prior_hunks=hunk_digests(step.truth, names),
+                    hunks_before=hunk_digests(self.file(state, step.path), names))
+
+    @staticmethod
+    def _next_copy(state: State, step_id: str) -> tuple[Label, Label]:
+        """(the step's copy counters after one more copy, that copy's number)."""
+        copies = dict(state.copies.value)
+        copies[step_id] = copies.get(step_id, 0) + 1
+        return Label(tuple(copies.items())), Label(copies[step_id])
+
+    # -- planner and router ----------------------------------------------------------------------------
+
+    def why_not_plan(self, state: State, event: Action) -> str | None:
+        return "the plan was already made" if state.snapshot is not None else None
+
+    def plan(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        model = model_name(state.model_number)
+        view = {path: dict(content) for path, content in zip(self.paths, state.files)}
+        steps = []
+        for offset, spec in enumerate(self.plan_specs):
+            before = view[spec.path]
+            before_hash = content_hash(tuple(before.items()))
+            steps.append(Step(spec.step_id, spec.path, content_of(spec.patch), state.rev + offset, before_hash,
+                              tuple((h, before.get(h, "")) for h in spec.patch), None, Label(before_hash),
+                              Label(model)))
+            before = dict(before)
+            before.update(spec.patch)
+            view[spec.path] = before
+        overlap = _overlaps(tuple(steps)) if self.protocol.overlap_check == "on" else []
+        verdict = "rejected:overlap" if overlap else None
+        record = ("planner", "plan", dict(
+            model=model, snapshot_rev=state.rev, plan_base_rev=state.rev, steps=[s.step_id for s in steps],
+            pipeline=self.protocol.pipeline, overlap=[list(pair) for pair in overlap] or None, verdict=verdict,
+            domain="stale_plan" if verdict else None))
+        return state._replace(snapshot=state.files, snapshot_rev=state.rev, steps=tuple(steps),
+                              plan_base_rev=state.rev, plan_rejected=bool(overlap)), [record]
+
+    def why_not_replan(self, state: State, event: Action) -> str | None:
+        return "no plan to re-plan yet" if state.snapshot is None else None
+
+    def replan(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        """A new model re-plans the undispatched steps; they still claim the old plan's base and pre-hash.
+
+        The executor is not told (the seed's re-plan drift)."""
+        stale = event.point == "stale"
+        remaining = tuple(s.step_id for s in state.steps[len(state.sent) + len(state.refused):])  # undispatched
+        inputs = (stale, state.model_number, state.snapshot if stale else state.files, state.snapshot,
+                  state.snapshot_rev, remaining)
+        replanned = self._replanned.get(inputs)
+        if replanned is None:
+            replanned = self._replan_steps(*inputs)
+            if len(self._replanned) < REPLAN_CACHE_ENTRIES:
+                self._replanned[inputs] = replanned
+        number = state.model_number + 1
+        record = ("router", "replan", dict(stale=True if stale else None, model=model_name(number),
+                                           steps=list(replanned), claimed_base_rev=state.snapshot_rev))
+        steps = tuple(replanned.get(s.step_id, s) for s in state.steps)
+        return state._replace(model_number=number, steps=steps), [record]
+
+    def _replan_steps(self, stale: bool, model_number: int, base: tuple[Content, ...], snapshot: tuple[Content, ...],
+                      snapshot_rev: int, remaining: tuple[str, ...]) -> dict[str, Step]:
+        """The steps a new model emits for the remaining ones (a pure function of its inputs, so cached)."""
+        model = model_name(model_number + 1)
+        kind = "replan stale" if stale else "replan"
+        view = {path: dict(content) for path, content in zip(self.paths, base)}
+        replanned = {}
+        for step_id in remaining:
+            spec = self.replan_specs.get(step_id)
+            patch = content_of(spec.patch) if spec is not None else tuple(
+                (h, f"{c}~{model}") for h, c in self.specs[step_id].patch.items())
+            path = spec.path if spec is not None else self.specs[step_id].path
+            before = view[path]
+            replanned[step_id] = Step(
+                step_id, path, patch, snapshot_rev, content_hash(snapshot[self.position[path]]),
+                tuple((h, before.get(h, "")) for h, _ in patch), kind, Label(content_hash(tuple(before.items()))),
+                Label(model))
+            before = dict(before)
+            before.update(patch)
+            view[path] = before
+        return replanned
+
+    # -- client ------------------------------------------------------------------------------------------
+
+    def why_not_dispatch(self, state: State, event: Action) -> str | None:
+        """In plan order, once; with pipeline=off only after the previous step's verdict.
+
+        The steps dispatched or refused are always the first ``len(sent) + len(refused)`` of the plan (a
+        dispatch waits for its predecessor's), so where a step stands is one comparison.
+        """
+        if not state.steps:
+            return "no plan yet"
+        if state.plan_rejected:
+            return "the plan was rejected at admission"
+        done = len(state.sent) + len(state.refused)
+        position = self.order[event.step]
+        if position < done:
+            return "already dispatched (a dispatch never repeats)"
+        if position > done:
+            return f"steps are dispatched in plan order; {state.steps[position - 1].step_id} is not dispatched yet"
+        if position > 0 and self.pipeline_off and state.steps[position - 1].step_id not in state.verdict_steps:
+            return f"pipeline=off: {state.steps[position - 1].step_id} has no verdict yet"
+        return None
+
+    def stamp(self, state: State, step: Step, current_hash: str) -> tuple[int | None, str | None]:
+        """The stamp per fence: none and plan carry claims (plan: its base rev), step per ``stamp_at``."""
+        if self.fence == "none":
+            return step.claimed_base_rev, step.claimed_pre_hash
+        if self.fence == "plan":
+            return state.plan_base_rev, step.claimed_pre_hash
+        if self.stamp_at == "dispatch":
+            return state.rev, current_hash
+        if self.stamp_at == "plan":
+            return step.claimed_base_rev, step.claimed_pre_hash
+        return None, None  # stamp_at=apply: the executor reads rev and hash at apply
+
+    def dispatch(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        """The client stamps the step per the protocol and sends it (or refuses it for drift)."""
+        step = state.steps[self.order[event.step]]
+        current_hash = self.hash(state, step.path)
+        stamped_rev, stamped_hash = self.stamp(state, step, current_hash)
+        fields = dict(step=step.step_id, path=step.path, model=step.model.value, replanned=step.replanned,
+                      claimed_base_rev=step.claimed_base_rev, claimed_pre_hash=step.claimed_pre_hash,
+                      stamped_base_rev=stamped_rev, stamped_pre_hash=stamped_hash, rev=state.rev,
+                      hash_current=current_hash)
+        if self.protocol.drift_check == "reject" and step.claimed_pre_hash != current_hash:
+            fields.update(verdict="rejected:drift", domain="replan_drift" if step.replanned else "stale_plan",
+                          **self.truth_fields(state, step))
+            return state._replace(refused=state.refused | {step.step_id},
+                                  verdict_steps=state.verdict_steps | {step.step_id}), [("client", "dispatch", fields)]
+        copies, copy = self._next_copy(state, step.step_id)
+        message = Message(step, stamped_rev, stamped_hash, "dispatch", copy)
+        fields["copy"] = copy.value
+        return state._replace(sent=state.sent + ((step.step_id, message),), requests=state.requests + (message,),
+                              copies=copies), [("client", "dispatch", fields)]
+
+    def why_not_retry(self, state: State, event: Action) -> str | None:
+        if state.sent_message(event.step) is None:
+            return "nothing to re-send: the step was not dispatched"
+        return None
+
+    def retry(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        """The client re-sends the same stamped message (no re-stamp)."""
+        copies, copy = self._next_copy(state, event.step)
+        message = state.sent_message(event.step)._replace(origin="retry", copy=copy)
+        record = ("client", "retry", dict(step=event.step, copy=copy.value, stamped_base_rev=message.stamped_base_rev,
+                                          stamped_pre_hash=message.stamped_pre_hash))
+        return state._replace(requests=state.requests + (message,), copies=copies), [record]
+
+    # -- human -------------------------------------------------------------------------------------------
+
+    def why_not_human_edit(self, state: State, event: Action) -> str | None:
+        return "human edits are interference after the plan" if state.snapshot is None else None
+
+    def human_edit(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        """A human writes a file, or one hunk of it (default content ``human-N``)."""
+        edits = state.edits + 1
+        content = event.content if event.content is not None else f"human-{edits}"
+        hunks = [event.hunk] if event.hunk else [h for h, _ in self.file(state, event.path)]
+        state = state._replace(edits=edits, **self._written(state, event.path, tuple((h, content) for h in hunks)))
+        record = ("human", "human_edit", dict(path=event.path, hunk=event.hunk, content=content, rev_after=state.rev,
+                                              hash_after=self.hash(state, event.path)))
+        return state, [record]
+
+    # -- network -----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _oldest_request(state: State, step_id: str) -> int | None:
+        for index, message in enumerate(state.requests):
+            if message.step.step_id == step_id:
+                return index
+        return None
+
+    def why_not_deliver(self, state: State, event: Action) -> str | None:
+        if self._oldest_request(state, event.step) is None:
+            return f"no copy of {event.step} in flight"
+        return None
+
+    def take(self, state: State, step_id: str) -> tuple[State, Message]:
+        """The network takes the oldest copy of a step in flight."""
+        index = self._oldest_request(state, step_id)
+        message = state.requests[index]
+        return state._replace(requests=state.requests[:index] + state.requests[index + 1:]), message
+
+    def deliver(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        state, message = self.take(state, event.step)
+        return self.serve(state, message)
+
+    def why_not_duplicate(self, state: State, event: Action) -> str | None:
+        if self._oldest_request(state, event.step) is None:
+            return f"no copy of {event.step} in flight to duplicate"
+        return None
+
+    def duplicate(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        """The network sends the oldest copy in flight once more."""
+        original = state.requests[self._oldest_request(state, event.step)]
+        copies, copy = self._next_copy(state, event.step)
+        state = state._replace(requests=state.requests + (original._replace(origin="duplicate", copy=copy),),
+                               copies=copies)
+        return state, [("network", "duplicate", dict(step=event.step, copy=copy.value))]
+
+    def why_not_answer(self, state: State, event: Action) -> str | None:
+        for answer in state.answers:
+            if answer.step_id == event.step:
+                return None
+        return f"no answer for {event.step} on its way back"
+
+    def answer(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        """An answer reaches the client (ack) or is lost (lose_ack): either way it leaves the network."""
+        index = next(i for i, a in enumerate(state.answers) if a.step_id == event.step)
+        answer = state.answers[index]
+        state = state._replace(answers=state.answers[:index] + state.answers[index + 1:])
+        return state, [("network", event.kind, dict(step=event.step, verdict=answer.verdict))]
+
+    # -- executor ----------------------------------------------------------------------------------------
+
+    def why_not_preempt(self, state: State, event: Action) -> str | None:
+        if state.snapshot is None:
+            return "preemption is interference after the plan"
+        if event.point is not None and state.armed is not None:
+            return f"a preemption at {state.armed} is already armed"
+        return None
+
+    def die(self, state: State) -> State:
+        """The executor dies: its memory is lost, the next incarnation starts on the persisted workspace."""
+        return state._replace(memory=frozenset(), incarnation=Label(state.incarnation.value + 1))
+
+    def preempt(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        if event.point is None:
+            state = self.die(state)
+            return state, [("executor", "preempt", dict(incarnation=state.incarnation.value))]
+        return state._replace(armed=event.point), [("executor", "preempt", dict(point=event.point))]
+
+    def serve(self, state: State, message: Message) -> tuple[State, list[Record]]:
+        """The executor serves one delivered message (see the module docstring for the order of checks)."""
+        step = message.step
+        rev_at_apply, hash_before = state.rev, self.hash(state, step.path)
+        stamped_rev, stamped_hash = message.stamped_base_rev, message.stamped_pre_hash
+        if self.fence == "step" and self.stamp_at == "apply":
+            stamped_rev, stamped_hash = rev_at_apply, hash_before
+        key = (step.step_id, stamped_rev)
+        store = state.journal if self.dedupe == "journal" else state.memory if self.dedupe == "memory" else None
+        fields: dict[str, Any] = dict(
+            step=step.step_id, path=step.path, origin=message.origin, copy=message.copy.value,
+            model=step.model.value, replanned=step.replanned, fence=self.fence, dedupe=self.dedupe,
+            claimed_base_rev=step.claimed_base_rev, stamped_base_rev=stamped_rev, stamped_pre_hash=stamped_hash,
+            rev_at_apply=rev_at_apply, hash_before=hash_before, incarnation=state.incarnation.value,
+            **self.truth_fields(state, step))
+        if store is not None and key in store:
+            verdict: str | None = "deduped"
+        elif self.fence != "none" and stamped_rev != rev_at_apply:
+            verdict = "rejected:stale_rev"
+        elif self.fence != "none" and stamped_hash != hash_before:
+            verdict = "rejected:pre_hash"
+        else:
+            return self._apply(state, message, key, fields)
+        point = state.armed
+        if point is not None:  # armed for this delivery: the executor dies here, with its decision unsent
+            state = self.die(state._replace(armed=None))
+            fields["preempted"] = point
+            if point == "before_write":
+                verdict = None  # the message is used up before any decision is answered
+        return self.finish(state, message, verdict, fields)
+
+    def _remembered(self, state: State, key: tuple[str, int], fields: dict[str, Any]) -> State:
+        fields["journal_key"] = f"{key[0]}@{key[1]}"
+        if self.dedupe == "journal":
+            return state._replace(journal=state.journal | {key})
+        return state._replace(memory=state.memory | {key})
+
+    def _apply(self, state: State, message: Message, key: tuple[str, int],
+               fields: dict[str, Any]) -> tuple[State, list[Record]]:
+        """Write, journal (atomically or after the write), answer -- or die at the armed point."""
+        step = message.step
+        if state.armed == "before_write":
+            state = self.die(state._replace(armed=None))
+            return self.finish(state, message, None, dict(fields, preempted="before_write"))
+        state = state._replace(**self._written(state, step.path, step.patch))
+        fields["hash_after"] = self.hash(state, step.path)
+        fields["rev_after"] = state.rev
+        keeps = self.dedupe != "off"
+        if keeps and self.atomic_journal:
+            state = self._remembered(state, key, fields)
+        for point in ("after_write", "after_journal"):
+            if point == "after_journal" and keeps and not self.atomic_journal:
+                state = self._remembered(state, key, fields)
+            if state.armed == point:
+                state = self.die(state._replace(armed=None))
+                if self.dedupe == "memory":
+                    fields.pop("journal_key", None)  # memory died with the executor
+                return self.finish(state, message, "applied", dict(fields, preempted=point))
+        return self.finish(state, message, "applied", fields)
+
+    def finish(self, state: State, message: Message, verdict: str | None,
+               fields: dict[str, Any]) -> tuple[State, list[Record]]:
+        """Record a delivery; answer it unless the executor died during it."""
+        step_id = message.step.step_id
+        if verdict is not None:
+            fields["domain"] = domain_of(message)
+            state = state._replace(
+                verdict_steps=state.verdict_steps | {step_id},
+                applied=state.applied | {step_id} if verdict == "applied" else state.applied,
+                answers=state.answers if "preempted" in fields else state.answers + (Answer(step_id, verdict),))
+        fields["verdict"] = verdict
+        return state, [("executor", "deliver", fields)]

@@ -1,0 +1,162 @@
+"""The whole state of a workspace run as one value.
+
+A run's state is a :class:`State`: an immutable tuple of everything the run
+holds -- the durable workspace, the planner's view, the client's progress,
+the executor's memory and armed crash, the messages in flight.  A transition
+builds a new one (``_replace``), so a snapshot is the value itself and
+restoring is handing it back, and the state *is* the key exhaustive search
+merges on: a field added to it is in the key without anyone listing it.
+
+Some values only label the history -- which copy of a message this is,
+which incarnation of the executor answered, the model that wrote a step,
+the whole-file hash its author saw -- and never decide what happens.  They
+travel in the state wrapped in a :class:`Label`, which equals every other
+label: the type of the field is the one place that says "not part of what
+tells two states apart".
+
+Contents are values too: a file is a tuple of ``(hunk, text)`` pairs in the
+file's own hunk order; the workspace's files are a tuple aligned with the
+scenario's file order (the machine knows each path's position).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Iterable, Mapping, NamedTuple
+
+from sim.families.workspace.content import HASH_CACHE_ENTRIES, hunk_hash, file_hash
+
+#: A file's content: (hunk, text) pairs in the file's hunk order.
+Content = tuple[tuple[str, str], ...]
+
+
+def content_of(hunks: Mapping[str, str]) -> Content:
+    return tuple(hunks.items())
+
+
+@functools.lru_cache(maxsize=HASH_CACHE_ENTRIES)
+def content_hash(content: Content) -> str:
+    """The whole-file hash of a content (the same digest as :func:`content.file_hash`)."""
+    return file_hash(dict(content))
+
+
+def text_of(content: Content, hunk: str) -> str:
+    """The text of one hunk ("" for a hunk the file does not have)."""
+    for name, text in content:
+        if name == hunk:
+            return text
+    return ""
+
+
+def patched(content: Content, patch: Content) -> Content:
+    """The content after a patch replaces the hunks it names (new hunk names go last)."""
+    out = dict(content)
+    out.update(patch)
+    return tuple(out.items())
+
+
+def hunk_digests(content: Content, names: Iterable[str]) -> dict[str, str]:
+    """Hashes of the named hunks, in the order given."""
+    return {name: hunk_hash(text_of(content, name)) for name in names}
+
+
+class Step(NamedTuple):
+    """A step as the planner emitted it: its claims, and the author's truth (for the history only)."""
+
+    step_id: str
+    path: str
+    patch: Content
+    claimed_base_rev: int
+    claimed_pre_hash: str
+    truth: Content  # the content of the patched hunks the author expected to replace
+    replanned: str | None  # None, "replan" or "replan stale"
+    truth_hash: Label  # hash of the whole file the author expected (the history's expected_prior_hash)
+    model: Label  # the model that planned the step
+
+
+class Message(NamedTuple):
+    """What the client sends: the planned step plus its stamp."""
+
+    step: Step
+    stamped_base_rev: int | None
+    stamped_pre_hash: str | None
+    origin: str  # "dispatch", "retry", "duplicate"
+    copy: Label  # 1 for the dispatch, then counts every copy of the step sent
+
+
+class Answer(NamedTuple):
+    step_id: str
+    verdict: str
+
+
+class Label:
+    """A value carried only to label the history: every Label equals every other, so it never tells two
+    states apart (``value`` is what the history shows)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Label)
+
+    def __hash__(self) -> int:
+        return 0x1ABE1
+
+    def __repr__(self) -> str:
+        return f"Label({self.value!r})"
+
+    def __reduce__(self):
+        return (Label, (self.value,))
+
+
+def _replace_fast(self, **changes):
+    """``_replace`` without the generic machinery (a transition builds several states per event)."""
+    items = list(self)
+    index = self._positions
+    for name, value in changes.items():
+        items[index[name]] = value
+    return tuple.__new__(type(self), items)
+
+
+def _with_fast_replace(cls):
+    cls._positions = {name: i for i, name in enumerate(cls._fields)}
+    cls._replace = _replace_fast
+    return cls
+
+
+class State(NamedTuple):
+    """Everything a run holds between two events (see the module docstring)."""
+
+    rev: int  # workspace-wide, +1 per write
+    files: tuple[Content, ...]  # aligned with the scenario's files
+    journal: frozenset[tuple[str, int]]  # (step_id, base_rev) keys persisted with the workspace
+    memory: frozenset[tuple[str, int]]  # dedupe=memory keys: die with a preemption
+    model_number: int
+    snapshot: tuple[Content, ...] | None  # the files the plan was read from (None: no plan yet)
+    snapshot_rev: int | None
+    steps: tuple[Step, ...]  # the client's steps, in plan order
+    plan_base_rev: int | None
+    plan_rejected: bool
+    sent: tuple[tuple[str, Message], ...]  # step -> the stamped message of its dispatch, in dispatch order
+    refused: frozenset[str]  # steps refused at dispatch (drift)
+    verdict_steps: frozenset[str]  # steps with a verdict (pipeline=off waits for it)
+    applied: frozenset[str]  # steps applied at least once (a second application is a duplicate)
+    armed: str | None  # a preemption armed for the next delivery
+    edits: int  # human edits so far (the default content of the next is human-N)
+    requests: tuple[Message, ...]  # client -> executor, oldest first
+    answers: tuple[Answer, ...]  # executor -> client, oldest first
+    copies: Label  # step -> copies sent so far, as (step, count) pairs
+    incarnation: Label  # the executor's, +1 per preemption
+
+    def sent_message(self, step_id: str) -> Message | None:
+        for sid, message in self.sent:
+            if sid == step_id:
+                return message
+        return None
+
+
+State = _with_fast_replace(State)
+Message = _with_fast_replace(Message)
+
