@@ -77,14 +77,19 @@ class Fold:
     start: Any
     feed: Callable[[Any, Any], tuple[Any, tuple[Violation, ...]]]
     end: Callable[[Any], None] | None = None
-    #: The event names ``feed`` reads (None: every event); the others pass it by, in every use.
+    #: The event names ``feed`` reads (None: every event) and those it never reads; the others pass it by,
+    #: in every use.
     reads: frozenset[str] | None = None
+    ignores: frozenset[str] = frozenset()
+
+    def reads_event(self, name: str) -> bool:
+        return (self.reads is None or name in self.reads) and name not in self.ignores
 
     def run(self, history: Iterable[Any]) -> CheckResult:
-        carry, feed, found, reads = self.start, self.feed, [], self.reads
+        carry, feed, found, reads_event = self.start, self.feed, [], self.reads_event
         try:
             for event in history:
-                if reads is not None and event.event not in reads:
+                if not reads_event(event.event):
                     continue
                 carry, violations = feed(carry, event)
                 if violations:
@@ -179,5 +184,93 @@ class CheckReport:
 
 
 def run_checks(specs, history) -> CheckReport:
-    """Run every check of ``specs`` over ``history``, in the order given."""
-    return CheckReport([spec.run(history) for spec in specs])
+    """Run every check of ``specs`` over ``history``, in the order given.
+
+    When every check is a fold, they share one pass over the history (the same results as running each
+    alone: what each reads, what it requires, where it stops).
+    """
+    folded = _FOLDED.get(id(specs))
+    if folded is None or folded.given is not specs:
+        listed = list(specs)
+        if not listed or any(spec.fold is None for spec in listed):
+            return CheckReport([spec.run(history) for spec in listed])
+        folded = _FoldedRun(listed, specs)
+        if isinstance(specs, tuple) and len(_FOLDED) < FOLDED_RUNS_KEPT:
+            _FOLDED[id(specs)] = folded  # a family's checks: the same tuple every time
+    return CheckReport(folded.run(history))
+
+
+#: Fused runs kept for the tuples of checks they were built for (one per family, in practice).
+FOLDED_RUNS_KEPT = 64
+
+
+_FOLDED: dict[int, "_FoldedRun"] = {}
+
+
+class _FoldedRun:
+    """Several fold checks over one pass: each check's carry, findings, and whether the events it requires
+    record the fields it needs."""
+
+    def __init__(self, specs: list[CheckSpec], given: Any = None):
+        self.specs, self.given = specs, given
+        self.folds = [spec.fold for spec in specs]
+        self.readers: dict[str, list[tuple[int, Callable]]] = {}
+        #: event name -> [(exempt predicate or None, every field some check needs of such events)]
+        self.watched: dict[str, list[tuple[Callable[[Any], bool] | None, frozenset[str]]]] = {}
+        needs: dict[tuple[str, Any], set[str]] = {}
+        for spec in specs:
+            for name, fields in spec.requires.items():
+                needs.setdefault((name, spec.exempt.get(name)), set()).update(fields)
+        for (name, exempt), fields in needs.items():
+            self.watched.setdefault(name, []).append((exempt, frozenset(fields)))
+
+    def _readers_of(self, name: str) -> list[tuple[int, Callable]]:
+        readers = self.readers.get(name)
+        if readers is None:
+            readers = self.readers[name] = [(i, f.feed) for i, f in enumerate(self.folds) if f.reads_event(name)]
+        return readers
+
+    def run(self, history) -> list[CheckResult]:
+        count = len(self.specs)
+        carries = [fold.start for fold in self.folds]
+        found: list[list[Violation]] = [[] for _ in range(count)]
+        broken: list[str | None] = [None] * count
+        #: (event name, exempt) -> the needed fields no such event has recorded yet (absent: no such event)
+        unseen: dict[tuple[str, Any], frozenset[str]] = {}
+        for event in history:
+            name = event.event
+            kinds = self.watched.get(name)
+            if kinds is not None and not event.fields.get("skipped"):
+                for exempt, needed in kinds:
+                    key = (name, exempt)
+                    left = unseen.get(key, needed)
+                    if left and (exempt is None or not exempt(event)):
+                        unseen[key] = left.difference(event.fields)
+            for i, feed in self._readers_of(name):
+                if broken[i] is None:
+                    try:
+                        carries[i], violations = feed(carries[i], event)
+                    except NotEvaluable as reason:
+                        broken[i] = str(reason)
+                        continue
+                    if violations:
+                        found[i].extend(violations)
+        return [self._result(i, carries[i], found[i], broken[i], unseen) for i in range(count)]
+
+    def _result(self, i: int, carry: Any, found: list[Violation], broken: str | None,
+                unseen: dict[tuple[str, Any], frozenset[str]]) -> CheckResult:
+        spec, fold = self.specs[i], self.folds[i]
+        for name, needed in spec.requires.items():
+            left = unseen.get((name, spec.exempt.get(name)))
+            if left is not None:
+                for field_name in needed:
+                    if field_name in left:
+                        return CheckResult.not_evaluable(spec.name, f"no '{name}' event records '{field_name}'")
+        if broken is None and fold.end is not None:
+            try:
+                fold.end(carry)
+            except NotEvaluable as reason:
+                broken = str(reason)
+        if broken is not None:
+            return CheckResult.not_evaluable(fold.name, broken)
+        return CheckResult.from_violations(fold.name, found)

@@ -88,8 +88,13 @@ class History:
         self._events: list[Event] = list(events)
 
     def append(self, time: float, actor: str, event: str, **fields: Any) -> Event:
-        clean = {k: v for k, v in fields.items() if v is not None}
-        record = Event(len(self._events), plain_time(time), actor, event, clean)
+        return self.add(time, actor, event, fields)
+
+    def add(self, time: float, actor: str, event: str, fields: dict[str, Any]) -> Event:
+        """``append`` for a fields dict the history may keep (the model's records: no copy when no field is None)."""
+        if None in fields.values():
+            fields = {k: v for k, v in fields.items() if v is not None}
+        record = Event(len(self._events), time if type(time) is int else plain_time(time), actor, event, fields)
         self._events.append(record)
         return record
 

@@ -51,7 +51,14 @@ class Kernel:
     def __init__(self, seed: int = 0, start_time: float = 0.0):
         self.env = simpy.Environment(initial_time=start_time)
         self.seed = seed
-        self.random = random.Random(seed)
+        self._random: random.Random | None = None
+
+    @property
+    def random(self) -> random.Random:
+        """The run's one random source, seeded with ``seed`` (made on first use: most runs draw nothing)."""
+        if self._random is None:
+            self._random = random.Random(self.seed)
+        return self._random
 
     @property
     def now(self) -> float:
@@ -74,17 +81,19 @@ class Kernel:
         process propagates out of ``run``.
         """
         env = self.env
+        step, peek = env.step, env.peek
         steps = 0
-        while True:
-            next_time = env.peek()
-            if next_time == float("inf"):
-                return RunEnd(END_COMPLETED, env.now, steps)
+        while steps < max_events:
+            next_time = peek()
             if next_time > max_time_s:
-                return RunEnd(END_TIME_LIMIT, env.now, steps)
-            if steps >= max_events:
-                return RunEnd(END_EVENT_LIMIT, env.now, steps)
-            env.step()
+                reason = END_COMPLETED if next_time == float("inf") else END_TIME_LIMIT
+                return RunEnd(reason, env.now, steps)
+            step()
             steps += 1
+        next_time = peek()
+        if next_time == float("inf"):
+            return RunEnd(END_COMPLETED, env.now, steps)
+        return RunEnd(END_TIME_LIMIT if next_time > max_time_s else END_EVENT_LIMIT, env.now, steps)
 
 
 class Mailbox:

@@ -108,5 +108,5 @@ def drive(machine: Machine, events: Iterable[Any], state: Any = None, history: H
         else:
             state, records = machine.step(state, event)
         for actor, name, fields in records:
-            history.append(position, actor, name, **fields)
+            history.add(position, actor, name, fields)
     return Driven(state, history, frozenset(skipped))

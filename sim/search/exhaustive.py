@@ -132,7 +132,7 @@ class _Context:
         readers = self._readers.get(event_name)
         if readers is None:
             readers = self._readers[event_name] = [
-                (i, f.name, f.feed) for i, f in enumerate(self.folds) if f.reads is None or event_name in f.reads]
+                (i, f.name, f.feed) for i, f in enumerate(self.folds) if f.reads_event(event_name)]
         return readers
 
     def _expand_direct(self, entry, keep_nodes: bool) -> tuple[list, int]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sim.families.workspace import replay as replaying
 from sim.families.workspace.family import WorkspaceFamily
 from sim.families.workspace.machine import WorkspaceMachine
 from sim.registry import FAMILIES
@@ -72,6 +73,9 @@ class GuardedOnlyInSearch(WorkspaceFamily):
 
     def machine(self, scenario, protocol):
         return EagerGuard(scenario, protocol)
+
+    def replay(self, scenario, protocol, events=None):
+        return replaying.replay(scenario, protocol, events, machine=WorkspaceMachine(scenario, protocol))
 
 
 def test_an_unsound_state_key_is_caught():

@@ -12,13 +12,12 @@ separate exhaustive search confirms the length).  The last test prints the detec
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 
 import pytest
 
-from sim.families.effects.moments import MomentOps
-from sim.families.effects.system import RuntimeBase
+from sim.families.effects.family import EffectsFamily
+from sim.families.effects.runtime import Runtime
 from sim.families.workspace.family import WorkspaceFamily
 from sim.families.workspace.machine import WorkspaceMachine
 from sim.registry import FAMILIES
@@ -47,47 +46,31 @@ class RetryRestamps(WorkspaceMachine):
 class JournalInTheProcess(WorkspaceMachine):
     """The journal lives in the executor process: a preemption empties it (the seed's "trap")."""
 
-    def die(self, state):
-        return super().die(state)._replace(journal=frozenset())
+    def dying(self, state):
+        return dict(super().dying(state), journal=frozenset())
 
 
-@contextlib.contextmanager
-def timeout_recorded_failed():
+class TimeoutRecordedFailed(Runtime):
     """The worker records every timeout as failed, whatever on_timeout says."""
-    original = MomentOps.timeout
 
     def timeout(self, worker, task, name):
         real = self.protocol
         self.protocol = real.with_knobs(on_timeout="failed")
         try:
-            return original(self, worker, task, name)
+            return super().timeout(worker, task, name)
         finally:
             self.protocol = real
 
-    MomentOps.timeout = timeout
-    try:
-        yield
-    finally:
-        MomentOps.timeout = original
 
-
-@contextlib.contextmanager
-def dispatch_not_fenced():
+class DispatchNotFenced(Runtime):
     """The event log fences every append but the dispatch record, so a zombie still calls the external system."""
-    original = RuntimeBase._append
 
-    def _append(self, worker, task, event, **fields):
+    def worker_append(self, worker, task, event, **fields):
         if event != "dispatched":
-            return original(self, worker, task, event, **fields)
+            return super().worker_append(worker, task, event, **fields)
         record = self._emit(worker, event, task, **fields)
         self.workers[worker].tasks[task].view.apply(event, record.fields)
         return record
-
-    RuntimeBase._append = _append
-    try:
-        yield
-    finally:
-        RuntimeBase._append = original
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,12 +80,16 @@ class Bug:
     base: str
     bugged: str
     invariant: str
-    mutant: object = None  # a context manager factory planting a code bug, or None for a knob weakening
     knob: tuple[str, str] | None = None  # (knob, weakened value) the bug plants
     machine: type | None = None  # a workspace machine with a planted transition (the family's documented seam)
+    runtime: type | None = None  # an effects runtime with a planted operation (the family's documented seam)
 
     def bugged_family(self, family):
-        return WorkspaceFamily(machine=self.machine) if self.machine is not None else family
+        if self.machine is not None:
+            return WorkspaceFamily(machine=self.machine)
+        if self.runtime is not None:
+            return EffectsFamily(runtime=self.runtime)
+        return family
 
 
 WS_BASE = "step-dedupe,drift_check=reject"
@@ -154,9 +141,9 @@ BUGS = [
     Bug("journal in the process", "retries", "none,dedupe=journal", "none,dedupe=journal", "duplicate_effect",
         machine=JournalInTheProcess),
     Bug("timeout recorded failed", "effects-release", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
-        "unknown_as_failed", mutant=timeout_recorded_failed),
+        "unknown_as_failed", runtime=TimeoutRecordedFailed),
     Bug("dispatch escapes the fence", "effects-zombie", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
-        "duplicate_effect", mutant=dispatch_not_fenced),
+        "duplicate_effect", runtime=DispatchNotFenced),
 ]
 
 
@@ -172,21 +159,20 @@ def test_planted_bug_is_found_and_shrunk_to_its_shortest_order(bug):
     record = {"bug": bug.name, "invariant": bug.invariant, "found": False, "length": None, "shortest": None}
     RESULTS.append(record)
     family = bug.bugged_family(family)
-    with (bug.mutant() if bug.mutant else contextlib.nullcontext()):
-        protocol = family.parse_protocol(bug.bugged)
-        found, _ = sweep(family, workload, [protocol], SEEDS, workers=1)
-        first = found.found.get((protocol.label, bug.invariant))
-        assert first is not None, f"{bug.name}: not found in {SEEDS} seeds"
-        record["found"] = True
-        shrunk = shrink(family, workload, protocol, first.order, bug.invariant)
-        record["length"] = len(shrunk.events)
-        assert shrunk.shortest_proved, f"{bug.name}: {shrunk.reason}"
-        shortest = len(shrunk.events)
-        if family.name == "workspace" and len(shrunk.events) <= 8:
-            proof = explore(family, workload, protocol, len(shrunk.events), only=bug.invariant)
-            shortest = proof.shortest[bug.invariant]
-        record["shortest"] = shortest
-        assert len(shrunk.events) == shortest
+    protocol = family.parse_protocol(bug.bugged)
+    found, _ = sweep(family, workload, [protocol], SEEDS, workers=1)
+    first = found.found.get((protocol.label, bug.invariant))
+    assert first is not None, f"{bug.name}: not found in {SEEDS} seeds"
+    record["found"] = True
+    shrunk = shrink(family, workload, protocol, first.order, bug.invariant)
+    record["length"] = len(shrunk.events)
+    assert shrunk.shortest_proved, f"{bug.name}: {shrunk.reason}"
+    shortest = len(shrunk.events)
+    if family.name == "workspace" and len(shrunk.events) <= 8:
+        proof = explore(family, workload, protocol, len(shrunk.events), only=bug.invariant)
+        shortest = proof.shortest[bug.invariant]
+    record["shortest"] = shortest
+    assert len(shrunk.events) == shortest
 
 
 @pytest.mark.quality

@@ -17,7 +17,7 @@ from sim.families.effects.faults import FaultSchedule
 from sim.families.effects.injectors import inject
 from sim.families.effects.policy import approval_wait_left, decide
 from sim.families.effects.runtime import Runtime
-from sim.families.effects.system import OK, SKIPPED
+from sim.families.effects.system import Fenced, OperationSkipped
 
 #: Simulated durations (seconds).  Named here so a review can read the model's clock.
 STEP_S = 1.0  # a worker's durable append, one model/tool step
@@ -56,9 +56,9 @@ class AutoDriver:
 
     def start_task(self, task: str) -> None:
         """Accept a task and hand it to a fresh worker."""
-        self.rt.accept(task)
+        self.rt.attempt(self.rt.accept, task)
         worker = self.rt.new_worker_name()
-        self.rt.deliver(worker, task)
+        self.rt.attempt(self.rt.deliver, worker, task)
         self.env.process(self.worker_loop(worker, task))
 
     def recover(self) -> None:
@@ -88,10 +88,10 @@ class AutoDriver:
             return
         successor = rt.new_worker_name()
         if holder is None:
-            rt.lease(successor, task)
+            rt.attempt(rt.lease, successor, task)
         else:
-            rt.lease_expire(holder, successor, task)
-        rt.deliver(successor, task)
+            rt.attempt(rt.lease_expire, holder, successor, task)
+        rt.attempt(rt.deliver, successor, task)
         self.env.process(self.worker_loop(successor, task))
 
     # -- the worker ----------------------------------------------------------------
@@ -131,16 +131,18 @@ class AutoDriver:
             yield env.timeout(STEP_S)
             if not self._running(worker, task):
                 return
-            result = self.perform(op, worker, task, name)
-            if result == SKIPPED:
+            try:
+                self.perform(op, worker, task, name)
+            except OperationSkipped as skipped:
                 # A human or the verifier changed the worker's view during the step: decide again.  The same
                 # refusal on an unchanged view would loop forever, so it is a bug in the model.
+                rt.record_skip(skipped)
                 records = rt.workers[worker].tasks[task].view.records
                 if refused == (op, name, records):
                     raise AssertionError(f"the policy chose {op} {name} for {worker}, which the runtime refused")
                 refused = (op, name, records)
                 continue
-            if result != OK:
+            except Fenced:
                 return
             if op == "intent":
                 self.boundary(worker, task, name, "after_intent")
@@ -160,7 +162,7 @@ class AutoDriver:
                 if self._running(worker, task):
                     rt.workers[worker].tasks[task].waiting.pop(request.request_id, None)
 
-    def perform(self, op: str, worker: str, task: str, name: str | None) -> str:
+    def perform(self, op: str, worker: str, task: str, name: str | None) -> None:
         rt = self.rt
         if op == "close":
             return rt.close(worker, task)
@@ -197,10 +199,10 @@ class AutoDriver:
             if slow is not None:
                 self.fired.append(slow.token)
             yield self.env.timeout(SLOW_APPROVAL_S if slow is not None else APPROVAL_DELAY_S)
-            self.rt.approve(task, name)
+            self.rt.attempt(self.rt.approve, task, name)
         else:
             yield self.env.timeout(HUMAN_RESOLVE_S)
-            self.rt.resolve(task, name)
+            self.rt.attempt(self.rt.resolve, task, name)
             self.humans_started.discard((task, name, op))
 
     # -- the external system -------------------------------------------------------
@@ -219,9 +221,9 @@ class AutoDriver:
         if request not in rt.in_flight:
             return
         if "lose_request" in flags:
-            rt.lose_request(request.task, request.transition, request.request_id)
+            rt.attempt(rt.lose_request, request.task, request.transition, request.request_id)
             return
-        rt.commit(request.task, request.transition, request.request_id)
+        rt.attempt(rt.commit, request.task, request.transition, request.request_id)
         self.boundary(request.worker, request.task, request.transition, "after_commit", request)
         delay = RESPONSE_LATENCY_S + (DELAY_ACK_S if "delay_response" in flags else 0.0)
         yield from self.deliver_response(request, delay)
@@ -232,9 +234,9 @@ class AutoDriver:
         if not any(item[0] is request for item in rt.responses):
             return
         if "lose_response" in self.request_flags.get(request.request_id, ()):
-            rt.lose_response(request.task, request.transition, request.request_id)
+            rt.attempt(rt.lose_response, request.task, request.transition, request.request_id)
         else:
-            rt.respond(request.task, request.transition, request.request_id)
+            rt.attempt(rt.respond, request.task, request.transition, request.request_id)
 
     # -- faults --------------------------------------------------------------------
 

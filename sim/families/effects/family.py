@@ -11,6 +11,7 @@ from sim.core.workload import Workload, build_workload, split_workload
 from sim.families.effects import checks, claims, cruel, faults, runner
 from sim.families.effects.faults import FaultEvent
 from sim.families.effects.knobs import FAMILY_NAME, TABLE
+from sim.families.effects.runtime import Runtime
 from sim.families.effects.scenario import RuntimeScenario, dump_scenario, load_runtime_scenario
 
 #: Tasks the review's exposure simulation runs per protocol.
@@ -60,6 +61,11 @@ class EffectsFamily(Family):
     )
     grid_labels = ("transition", "boundary", "fault")
 
+    def __init__(self, runtime: type[Runtime] = Runtime):
+        """``runtime``: the class of the runtime (a subclass overriding one operation plants a code-level
+        bug for the quality suite; the operations are the documented seam)."""
+        self.runtime_class = runtime
+
     # -- files ----------------------------------------------------------------------
 
     def load_scenario(self, data: dict[str, Any], source) -> RuntimeScenario:
@@ -99,7 +105,7 @@ class EffectsFamily(Family):
         return faults.alphabet(workload.base.workflow, workload.classes)
 
     def replay(self, scenario: RuntimeScenario, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
-        return runner.replay(scenario, protocol, events)
+        return runner.replay(scenario, protocol, events, self.runtime_class)
 
     def state_key(self, replay: Replay) -> Hashable:
         """The faults that fired, in the order they fired, and those still waiting.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sim.families.effects.external import Request
 from sim.families.effects.faults import FaultEntry
-from sim.families.effects.system import OK
+from sim.families.effects.system import OperationSkipped
 
 #: A stalled worker wakes this long after its point (beyond the lease TTL), seconds.
 ZOMBIE_PAUSE_S = 45.0
@@ -44,18 +44,20 @@ def inject(driver, entry: FaultEntry, worker: str, task: str, name: str, request
         return True
     if fault == "duplicate":
         if request is not None:
-            copy = rt.duplicate_request(task, name, request.request_id)
-            if isinstance(copy, str):
+            try:
+                copy = rt.duplicate_request(task, name, request.request_id)
+            except OperationSkipped as skipped:
+                rt.record_skip(skipped)
                 return False
             driver.env.process(driver.serve(copy))
             return True
-        return rt.deliver(None, task, duplicate=True) == OK
+        return rt.attempt(rt.deliver, None, task, duplicate=True)
     if fault == "delay_ack":
         if request is not None:
             flags.add("delay_request" if point == "after_dispatch" else "delay_response")
             return True
         # the queue's acknowledgement deadline passes: it redelivers the task to another worker
-        return rt.deliver(rt.new_worker_name(), task) == OK
+        return rt.attempt(rt.deliver, rt.new_worker_name(), task)
     if fault == "timeout":
         if request is None:
             return False
@@ -70,12 +72,12 @@ def inject(driver, entry: FaultEntry, worker: str, task: str, name: str, request
         rt.arm_fault(task, rt.logical_of(name), "retry_changed", entry.token)
         return False  # it fires when the retry it changes is dispatched
     if fault == "foreign_object":
-        return rt.foreign_object(task, name) == OK
+        return rt.attempt(rt.foreign_object, task, name)
     if fault == "upgrade":
-        return rt.upgrade(2) == OK
+        return rt.attempt(rt.upgrade, 2)
     if fault == "slow_approval":
         return False  # it acts when the human is asked (see the driver); reached here, it came too late
     if fault == "postcondition_fails":
-        return rt.fail(task, name) == OK
+        return rt.attempt(rt.fail, task, name)
     raise AssertionError(f"fault {fault!r} has no injector at {point}")
 

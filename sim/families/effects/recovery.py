@@ -3,35 +3,31 @@
 from __future__ import annotations
 
 from sim.families.effects.state import Evidence, WorkerTask
-from sim.families.effects.system import FENCED, HUMAN_EXCEPTION_UNITS, LOOKUP_UNITS, OK
+from sim.families.effects.system import HUMAN_EXCEPTION_UNITS, LOOKUP_UNITS
 from sim.families.effects.workflow import Transition
 
 
 class RecoveryOps:
     """Query by key, then by task marker and head; prove, disprove, or hand to a human."""
 
-    def reconcile(self, worker: str, task: str, name: str) -> str:
+    def reconcile(self, worker: str, task: str, name: str) -> None:
         line = f"reconcile {name} by {worker}"
         if self.protocol.reconcile == "off":
-            return self.skip(line, "reconcile=off", task)
+            raise self.refused(line, "reconcile=off", task)
         wt = self.worker_task(worker, task, line)
-        if isinstance(wt, str):
-            return wt
         status = wt.view.status(name)
         if status not in ("unknown", "dispatched", "found"):
-            return self.skip(line, f"{name} is {status}: nothing to reconcile", task)
+            raise self.refused(line, f"{name} is {status}: nothing to reconcile", task)
         transition = self.transition(wt, name)
         result, query, obj = self._lookup(wt, task, transition)
         since = self.last_dispatch_s.get((task, name))
-        record = self._append(worker, task, "reconciled", transition=name, result=result, query=query,
+        record = self.worker_append(worker, task, "reconciled", transition=name, result=result, query=query,
                               effect=obj.effect if obj else None, number=obj.number if obj else None,
                               latency_s=None if since is None else self.env.now - since,
                               compute_units=LOOKUP_UNITS)
-        if record is None:
-            return FENCED
         if result == "found":
             wt.evidence[name] = Evidence("reconciliation", "found", obj.effect)
-        return OK
+        return
 
     def _lookup(self, wt: WorkerTask, task: str, transition: Transition):
         """The reconciler: query by key, then by task marker and head; prove or fail to prove."""
@@ -53,30 +49,26 @@ class RecoveryOps:
                 return "found", "marker", candidate
         return "not_found", "key" if self.protocol.idempotency != "none" else "marker", None
 
-    def escalate(self, worker: str, task: str, name: str) -> str:
+    def escalate(self, worker: str, task: str, name: str) -> None:
         line = f"escalate {name} by {worker}"
         wt = self.worker_task(worker, task, line)
-        if isinstance(wt, str):
-            return wt
         status = wt.view.status(name)
         rejected = wt.evidence.get(name) is not None and wt.evidence[name].outcome == "rejected"
         if status not in ("unknown", "unprovable") and not rejected:
-            return self.skip(line, f"{name} is {status}: nothing for a human to decide", task)
-        record = self._append(worker, task, "human_exception", transition=name,
+            raise self.refused(line, f"{name} is {status}: nothing for a human to decide", task)
+        record = self.worker_append(worker, task, "human_exception", transition=name,
                               reason="fingerprint_conflict" if rejected else status,
                               compute_units=HUMAN_EXCEPTION_UNITS)
-        if record is None:
-            return FENCED
         wt.evidence.pop(name, None)
         self._verdict(record, name, "escalated")
-        return OK
+        return
 
-    def resolve(self, task: str, name: str) -> str:
+    def resolve(self, task: str, name: str) -> None:
         """A human looks at the external system itself and records what is true."""
         line = f"resolve {name}"
         view = self.log.reduce(task)
         if view.status(name) != "escalated":
-            return self.skip(line, f"{name} is not waiting for a human", task)
+            raise self.refused(line, f"{name} is not waiting for a human", task)
         transition = self._any_transition(name)
         tv = view.get(name)
         head = self.arguments(task, transition)["head"]
@@ -90,4 +82,4 @@ class RecoveryOps:
                                  receipt=truth.effect, source="human")
             self._notify(task, "receipt_recorded", receipt.fields)
             self._verdict(receipt, name, "done:human")
-        return OK
+        return

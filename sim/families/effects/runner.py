@@ -18,7 +18,7 @@ from sim.core.kernel import Kernel, RunEnd
 from sim.core.knobs import Protocol
 from sim.families.effects.driver import LIVENESS_BUDGET_S, AutoDriver
 from sim.families.effects.faults import FaultEvent, FaultSchedule, schedule_for
-from sim.families.effects.runtime import SKIPPED, Runtime
+from sim.families.effects.runtime import Fenced, OperationSkipped, Runtime
 from sim.families.effects.scenario import RuntimeScenario, ScriptOp, scheduled_times
 from sim.families.effects.workflow import Workflow
 
@@ -26,14 +26,15 @@ from sim.families.effects.workflow import Workflow
 MAX_KERNEL_EVENTS_PER_TASK = 5_000
 
 
-def apply_op(rt: Runtime, op: ScriptOp, task: str) -> str:
-    """Perform one scripted event on the runtime."""
+def apply_op(rt: Runtime, op: ScriptOp, task: str) -> None:
+    """Perform one scripted event on the runtime (raises Skipped when it cannot happen, Fenced when the log
+    refuses the worker's write)."""
     name = op.name
     if name in ("intent", "dispatch", "retry_changed", "timeout", "reconcile", "receipt", "compensate",
                 "request_approval", "escalate", "abort", "close"):
         worker = op.worker or rt.holder(task)
         if worker is None:
-            return rt.skip(op.text, "no lease holder; name the worker with 'by W'", task)
+            raise rt.refused(op.text, "no lease holder; name the worker with 'by W'", task)
         if name == "close":
             return rt.close(worker, task)
         if name == "retry_changed":
@@ -42,8 +43,8 @@ def apply_op(rt: Runtime, op: ScriptOp, task: str) -> str:
     if name in ("commit", "respond", "lose_response", "lose_request"):
         return getattr(rt, name)(task, op.transition, op.request_id)
     if name == "duplicate_request":
-        result = rt.duplicate_request(task, op.transition, op.request_id)
-        return result if isinstance(result, str) else "ok"
+        rt.duplicate_request(task, op.transition, op.request_id)
+        return None
     if name in ("approve", "resolve", "fail", "foreign_object"):
         return getattr(rt, name)(task, op.transition)
     if name in ("compensation_fails", "unprovable"):
@@ -65,19 +66,23 @@ def apply_op(rt: Runtime, op: ScriptOp, task: str) -> str:
     raise AssertionError(f"unhandled scripted event {name!r}")
 
 
-def replay(scenario: RuntimeScenario, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
-    """Run the scenario's own order, or ``events``: faults run by the policy, or script operations."""
+def replay(scenario: RuntimeScenario, protocol: Protocol, events: Iterable[Any] | None = None,
+           runtime: type[Runtime] = Runtime) -> Replay:
+    """Run the scenario's own order, or ``events``: faults run by the policy, or script operations.
+
+    ``runtime`` is the class of the runtime (a subclass plants a code-level bug for the quality suite)."""
     order = tuple(scenario.events if events is None else events)
     if scenario.faults is not None or all(isinstance(e, FaultEvent) for e in order) and events is not None:
-        return run_faults(scenario, protocol, order)
-    return run_script(scenario, protocol, order)
+        return run_faults(scenario, protocol, order, runtime)
+    return run_script(scenario, protocol, order, runtime)
 
 
-def run_script(scenario: RuntimeScenario, protocol: Protocol, ops: tuple[ScriptOp, ...] | None = None) -> Replay:
+def run_script(scenario: RuntimeScenario, protocol: Protocol, ops: tuple[ScriptOp, ...] | None = None,
+               runtime: type[Runtime] = Runtime) -> Replay:
     """Play a script; an operation that cannot happen is skipped (its position is reported)."""
     ops = tuple(scenario.ops if ops is None else ops)
     kernel = Kernel(seed=0)
-    rt = Runtime(kernel.env, protocol, scenario.workflow, scenario.arguments, scenario.tenant, scenario.next_number)
+    rt = runtime(kernel.env, protocol, scenario.workflow, scenario.arguments, scenario.tenant, scenario.next_number)
     times = scheduled_times(list(ops))
     skipped: set[int] = set()
 
@@ -85,8 +90,13 @@ def run_script(scenario: RuntimeScenario, protocol: Protocol, ops: tuple[ScriptO
         for position, (op, at_s) in enumerate(zip(ops, times)):
             if at_s > kernel.env.now:
                 yield kernel.env.timeout(at_s - kernel.env.now)
-            if apply_op(rt, op, scenario.task) == SKIPPED:
+            try:
+                apply_op(rt, op, scenario.task)
+            except OperationSkipped as refused:
+                rt.record_skip(refused)
                 skipped.add(position)
+            except Fenced:
+                pass  # the log refused the write; the history shows it (append_refused)
         if scenario.recover:
             AutoDriver(rt).recover()
 
@@ -96,10 +106,11 @@ def run_script(scenario: RuntimeScenario, protocol: Protocol, ops: tuple[ScriptO
     return Replay(ops, rt.history, end, (rt, None), frozenset(skipped))
 
 
-def run_faults(scenario: RuntimeScenario, protocol: Protocol, faults: tuple[FaultEvent, ...]) -> Replay:
+def run_faults(scenario: RuntimeScenario, protocol: Protocol, faults: tuple[FaultEvent, ...],
+               runtime: type[Runtime] = Runtime) -> Replay:
     """Run the task under the policy; each fault strikes at its point (unfired ones are reported)."""
     rt, driver, end = run_autonomous(protocol, scenario.workflow, [scenario.task], schedule_for(scenario.task, faults),
-                                     scenario.arguments, scenario.tenant, scenario.next_number)
+                                     scenario.arguments, scenario.tenant, scenario.next_number, runtime)
     fired = set(driver.fired)
     return Replay(faults, rt.history, end, (rt, driver), frozenset(i for i in range(len(faults)) if i not in fired))
 
@@ -123,10 +134,11 @@ def run_autonomous(
     arguments: dict[str, dict[str, Any]] | None = None,
     tenant: str = "acme",
     next_number: int = 1,
+    runtime: type[Runtime] = Runtime,
 ) -> tuple[Runtime, AutoDriver, RunEnd]:
     """Run ``tasks`` (all accepted at time 0) to completion under a fault schedule."""
     kernel = Kernel(seed=0)
-    rt = Runtime(kernel.env, protocol, workflow, arguments, tenant, next_number)
+    rt = runtime(kernel.env, protocol, workflow, arguments, tenant, next_number)
     driver = AutoDriver(rt, schedule)
     for task in tasks:
         driver.start_task(task)

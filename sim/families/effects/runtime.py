@@ -4,8 +4,8 @@ Both drivers call these operations and nothing else -- the scripted replay
 (:mod:`sim.families.effects.runner`) in the order a story lists, the
 autonomous driver (:mod:`sim.families.effects.driver`) in the order its
 worker policy and fault schedule produce.  An operation that cannot happen
-at its point under the protocol is recorded as ``skipped`` and changes
-nothing, so one script replays under every protocol.
+at its point under the protocol raises ``Skipped``, is recorded as
+``skipped`` and changes nothing, so one script replays under every protocol.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from sim.families.effects.moments import MomentOps
 from sim.families.effects.queue import QueueOps
 from sim.families.effects.recovery import RecoveryOps
 from sim.families.effects.sagas import SagaOps
-from sim.families.effects.system import FENCED, OK, SKIPPED, RuntimeBase
+from sim.families.effects.system import Fenced, OperationSkipped, RuntimeBase
 from sim.families.effects.versions import VersionOps
 
-__all__ = ["FENCED", "OK", "SKIPPED", "Runtime"]
+__all__ = ["Fenced", "OperationSkipped", "Runtime"]
 
 
 class Runtime(QueueOps, VersionOps, MomentOps, RecoveryOps, SagaOps, RuntimeBase):

@@ -6,9 +6,12 @@ memories and the requests and responses in flight.  Operations live in one
 module per concern -- queue and leases, workflow versions, the four moments
 of a transition, recovery, sagas -- and call only what is here to change
 state: :meth:`RuntimeBase._emit` records an event (and keeps durable ones in
-the log); :meth:`RuntimeBase._append` is a worker's write, refused after its
-lease expired when ``lease_fence=on``; :meth:`RuntimeBase._skip` records an
-operation that cannot happen at its point, which changes nothing.
+the log); :meth:`RuntimeBase.worker_append` is a worker's write, refused after its
+lease expired when ``lease_fence=on`` (it raises :class:`Fenced`).  An
+operation that cannot happen at its point raises
+:class:`~sim.core.machine.Skipped` (:meth:`RuntimeBase.refused` builds it
+with the script line) and changes nothing; the driver that asked records it
+(:meth:`RuntimeBase.attempt`).
 """
 
 from __future__ import annotations
@@ -17,13 +20,24 @@ from typing import Any, Callable
 
 from sim.core.history import History
 from sim.core.knobs import Protocol
+from sim.core.machine import Skipped
 from sim.families.effects.external import ExternalSystem, Request
 from sim.families.effects.state import DURABLE_EVENTS, EventLog, WorkerMemory, WorkerTask, default_head
 from sim.families.effects.workflow import Transition, Workflow, version_2
 
-OK = "ok"
-SKIPPED = "skipped"
-FENCED = "fenced"
+
+
+class OperationSkipped(Skipped):
+    """An operation that cannot happen at its point: the reason, and the script line and task it is recorded
+    under."""
+
+    def __init__(self, reason: str, line: str, task: str | None):
+        super().__init__(reason)
+        self.line, self.task = line, task
+
+
+class Fenced(Exception):
+    """A worker's append was refused because its lease expired (lease_fence=on): it stops on the task."""
 
 #: Compute units per operation, for replay waste and cost per verified task.
 MODEL_CALL_UNITS = 1.0
@@ -93,9 +107,23 @@ class RuntimeBase:
             self.log.append(task, event, record.fields)
         return record
 
-    def skip(self, line: str, reason: str, task: str | None = None) -> str:
-        self.history.append(self.env.now, "script", "skipped", task=task, line=line, reason=reason)
-        return SKIPPED
+    @staticmethod
+    def refused(line: str, reason: str, task: str | None = None) -> OperationSkipped:
+        """The exception an operation raises when it cannot happen here (``raise self.refused(...)``)."""
+        return OperationSkipped(reason, line, task)
+
+    def record_skip(self, skipped: OperationSkipped) -> None:
+        self.history.append(self.env.now, "script", "skipped", task=skipped.task, line=skipped.line,
+                            reason=skipped.reason)
+
+    def attempt(self, operation: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
+        """Perform an operation; one that cannot happen here is recorded as skipped (False)."""
+        try:
+            operation(*args, **kwargs)
+        except OperationSkipped as skipped:
+            self.record_skip(skipped)
+            return False
+        return True
 
     def _verdict(self, record, transition: str, verdict: str) -> None:
         self.verdicts.append({"event_index": record.index, "step": transition, "verdict": verdict})
@@ -109,7 +137,7 @@ class RuntimeBase:
         if self.on_human_record is not None:
             self.on_human_record(task)
 
-    def _append(self, worker: str, task: str, event: str, **fields: Any):
+    def worker_append(self, worker: str, task: str, event: str, **fields: Any):
         """A worker's write to the event log; refused after its lease expired if fenced."""
         task_memory = self.workers[worker].tasks[task]
         holder, epoch = self.leases[task]
@@ -117,7 +145,7 @@ class RuntimeBase:
             self._emit("log", "append_refused", task, worker=worker, refused=event, holder=holder,
                        transition=fields.get("transition"))
             task_memory.fenced = True
-            return None
+            raise Fenced(f"{worker} was fenced off {task}")
         record = self._emit(worker, event, task, **fields)
         task_memory.view.apply(event, record.fields)
         return record
@@ -147,16 +175,16 @@ class RuntimeBase:
         """``idempotency_key = tenant + task + transition + attempt_generation``."""
         return f"{self.tenant}:{task}:{transition.name}:{generation}"
 
-    def worker_task(self, worker: str, task: str, line: str) -> WorkerTask | str:
-        """Record the script line, then the worker's memory of the task, or SKIPPED with the reason."""
+    def worker_task(self, worker: str, task: str, line: str) -> WorkerTask:
+        """The worker's memory of the task (the operation is refused, for the script ``line``, if it has none)."""
         memory = self.workers.get(worker)
         if memory is None or not memory.alive:
-            return self.skip(line, f"worker {worker} is not running", task)
+            raise self.refused(line, f"worker {worker} is not running", task)
         task_memory = memory.tasks.get(task)
         if task_memory is None:
-            return self.skip(line, f"worker {worker} has not been delivered {task}", task)
+            raise self.refused(line, f"worker {worker} has not been delivered {task}", task)
         if task_memory.fenced:
-            return self.skip(line, f"worker {worker} was fenced off {task}", task)
+            raise self.refused(line, f"worker {worker} was fenced off {task}", task)
         return task_memory
 
     def holder(self, task: str) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sim.families.effects.system import OK
+
 
 
 class VersionOps:
@@ -27,12 +27,12 @@ class VersionOps:
                    renamed=[list(pair) for pair in new.renamed], method="replay" if policy == "replay" else "migration")
         return code
 
-    def upgrade(self, version: int) -> str:
+    def upgrade(self, version: int) -> None:
         line = f"upgrade {version}"
         if version != 2 or self.code_version != 1:
-            return self.skip(line, "only the upgrade from version 1 to 2 is modelled")
+            raise self.refused(line, "only the upgrade from version 1 to 2 is modelled")
         self.code_version = 2
         self._emit("deploy", "upgraded", None, workflow_version=2,
                    inserted=[t.name for t in self.workflows[2].transitions if t.logical.startswith("verify_")],
                    renamed=[list(p) for p in self.workflows[2].renamed])
-        return OK
+        return

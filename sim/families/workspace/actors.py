@@ -1,13 +1,14 @@
 """The workspace family's actors as SimPy processes around one state value.
 
 Planner, router, client, human, network and executor are each a SimPy
-process that performs the events handed to it: it asks the machine's guard
+process that performs its events of the order at their times (event ``i``
+of an order happens at simulated time ``i``): it asks the machine's guard
 (:meth:`~sim.families.workspace.machine.WorkspaceMachine.why_not`) and
 either records the event as ``skipped`` with the guard's reason, or applies
 the machine's transition to the world's state and records what it produced.
 A delivery crosses two of them: the network takes the oldest copy in flight
 and hands it to the executor's own inbox, which serves it at the same
-simulated time.  The actors hold no state of their own: everything is in
+simulated time.  An actor's process exists only once it has work.  The actors hold no state of their own: everything is in
 :attr:`World.state`, so the same transitions drive exhaustive search.
 
 A real executor takes the executor's seat (:class:`Executor` is the seat;
@@ -32,27 +33,40 @@ class World:
     def __init__(self, kernel: Kernel, machine: WorkspaceMachine, state: State | None = None,
                  seats: Mapping[str, Callable[["World", str], "Actor"]] | None = None):
         """``seats`` replaces actors by name (a real executor's proxy takes the ``executor`` seat, a human
-        who edits real files the ``human`` seat)."""
+        who edits real files the ``human`` seat).  An actor's process starts when it first has work."""
         self.kernel = kernel
         self.machine = machine
         self.state: State = machine.initial() if state is None else state
         self.history = History()
         self.position = 0  # index in the order of the event being performed
         self.skipped: set[int] = set()
-        kinds: dict[str, Callable[[World, str], Actor]] = {
+        self.kinds: dict[str, Callable[[World, str], Actor]] = {
             "planner": Actor, "router": Actor, "client": Actor, "human": Actor, "network": Network,
             "executor": Executor, **(seats or {})}
-        self.actors: dict[str, Actor] = {name: make(self, name) for name, make in kinds.items()}
-        self.executor = self.actors["executor"]
+        self.actors: dict[str, Actor] = {}
 
-    def hand(self, action: Action) -> None:
-        """Give an event of the order to the actor that performs it."""
-        self.actors[ACTORS[action.kind]].mailbox.put(action)
+    def actor(self, name: str) -> "Actor":
+        actor = self.actors.get(name)
+        if actor is None:
+            actor = self.actors[name] = self.kinds[name](self, name)
+        return actor
+
+    @property
+    def executor(self) -> "Executor":
+        return self.actor("executor")  # type: ignore[return-value]
+
+    def play(self, actions: Sequence[Action]) -> None:
+        """Give every actor its events of the order; event ``i`` happens at time ``i``."""
+        timelines: dict[str, list[tuple[int, Action]]] = {}
+        for position, action in enumerate(actions):
+            timelines.setdefault(ACTORS[action.kind], []).append((position, action))
+        for name, timeline in timelines.items():
+            self.kernel.process(self.actor(name).act(timeline))
 
     def record(self, records: Sequence[Record]) -> None:
-        now, append = self.kernel.now, self.history.append
+        now, add = self.kernel.now, self.history.add
         for actor, event, fields in records:
-            append(now, actor, event, **fields)
+            add(now, actor, event, fields)
 
     def record_skip(self, action: Action, reason: str) -> None:
         self.skipped.add(self.position)
@@ -60,18 +74,19 @@ class World:
 
 
 class Actor:
-    """A SimPy process that performs the events handed to it, in order, through the machine."""
+    """A SimPy process that performs its events of the order at their times, through the machine."""
 
     def __init__(self, world: World, name: str):
         self.world = world
         self.name = name
-        self.mailbox = world.kernel.mailbox()
-        world.kernel.process(self._loop())
 
-    def _loop(self):
-        mailbox = self.mailbox
-        while True:
-            action = yield mailbox.get()
+    def act(self, timeline: Sequence[tuple[int, Action]]):
+        """The actor's process: wait for each of its events' times, then perform it."""
+        env, world = self.world.kernel.env, self.world
+        for position, action in timeline:
+            if position > env.now:
+                yield env.timeout(position - env.now)
+            world.position = position
             self.perform(action)
 
     def perform(self, action: Action) -> None:
@@ -97,11 +112,12 @@ class Network(Actor):
             world.record_skip(action, reason)
             return
         world.state, message = world.machine.take(world.state, action.step)
-        world.executor.requests.put(message)  # type: ignore[attr-defined]
+        world.executor.requests.put(message)
 
 
 class Executor(Actor):
-    """The executor's seat: serves each message the network delivers, and takes preemptions from the order.
+    """The executor's seat: serves each message the network delivers (at once, in its own process), and
+    takes preemptions from the order.
 
     A real executor's proxy overrides :meth:`serve` (and may extend :meth:`perform` for a preemption).
     """

@@ -175,7 +175,8 @@ duplicate_effect = Fold("duplicate_effect", (), _duplicate_effect, reads=DELIVER
 stale_accept = Fold("stale_accept", None, _stale_accept, reads=DELIVERIES)
 journal_loss = Fold("journal_loss", (frozenset(), False, False), _journal_loss, _journal_loss_end,
                     reads=frozenset({"deliver", "ack", "journal_remove"}))
-spurious_rejection = Fold("spurious_rejection", frozenset(), _spurious_rejection)
+spurious_rejection = Fold("spurious_rejection", frozenset(), _spurious_rejection,
+                          ignores=frozenset({"ack", "lose_ack"}))
 
 
 DELIVER = ("step", "verdict")

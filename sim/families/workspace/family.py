@@ -48,6 +48,10 @@ class WorkspaceFamily(Family):
     def __init__(self, machine: type[WorkspaceMachine] = WorkspaceMachine):
         """``machine``: the transition system (a subclass plants a code-level bug for the quality suite)."""
         self.machine_class = machine
+        self._machines: dict[tuple, WorkspaceMachine] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return dict(self.__dict__, _machines={})  # a worker process builds its own
 
     # -- files ----------------------------------------------------------------------
 
@@ -82,10 +86,18 @@ class WorkspaceFamily(Family):
         return [faults.alphabet(workload, steps) for steps in range(1, count)] + [faults.alphabet(workload)]
 
     def replay(self, scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[Action] | None = None) -> Replay:
-        return replaying.replay(scenario, protocol, events, machine=self.machine_class)
+        return replaying.replay(scenario, protocol, events, machine=self.machine(scenario, protocol))
 
     def machine(self, scenario: WorkspaceScenario, protocol: Protocol) -> WorkspaceMachine:
-        return self.machine_class(scenario, protocol)
+        """The machine of a (scenario, protocol); kept while its files, plan and re-plan are the same objects
+        (it caches the plan, a pure function of them, across the runs of a sweep)."""
+        key = (id(scenario.files), id(scenario.plan), id(scenario.replan), tuple(sorted(protocol.knobs.items())))
+        machine = self._machines.get(key)
+        if machine is None or machine.scenario.files is not scenario.files or machine.scenario.plan is not scenario.plan:
+            if len(self._machines) >= MACHINES_KEPT:
+                self._machines.clear()
+            machine = self._machines[key] = self.machine_class(scenario, protocol)
+        return machine
 
     def final_state(self, replay: Replay):
         return replay.state.state
@@ -171,6 +183,9 @@ class WorkspaceFamily(Family):
                 cells.append(Cell((str(event), f"after {base[position - 1]}"), order))
         return cells
 
+
+#: Machines a family keeps (one per scenario and protocol of a sweep, in practice).
+MACHINES_KEPT = 256
 
 VERDICT_COLUMNS = ("applied", "deduped", "rejected:stale_rev", "rejected:pre_hash", "rejected:drift",
                    "rejected:overlap")

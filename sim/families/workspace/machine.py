@@ -85,6 +85,7 @@ class WorkspaceMachine(Machine):
         self.specs = {spec.step_id: spec for spec in self.plan_specs}
         self.order = {spec.step_id: i for i, spec in enumerate(self.plan_specs)}
         self._replanned: dict[tuple, dict[str, Step]] = {}
+        self._planned: dict[tuple, tuple[tuple[Step, ...], list[tuple[str, str]]]] = {}
         self._guards: dict[str, Callable[[State, Action], str | None]] = {
             "plan": self.why_not_plan, "replan": self.why_not_replan, "dispatch": self.why_not_dispatch,
             "retry": self.why_not_retry, "human_edit": self.why_not_human_edit, "preempt": self.why_not_preempt,
@@ -104,7 +105,7 @@ class WorkspaceMachine(Machine):
         return State(rev=0, files=files, journal=frozenset(), memory=frozenset(), model_number=1, snapshot=None,
                      snapshot_rev=None, steps=(), plan_base_rev=None, plan_rejected=False, sent=(),
                      refused=frozenset(), verdict_steps=frozenset(), applied=frozenset(), armed=None, edits=0,
-                     requests=(), answers=(), copies=Label(()), incarnation=Label(1))
+                     requests=(), answers=(), copies=Label((0,) * len(self.plan_specs)), incarnation=Label(1))
 
     def why_not(self, state: State, event: Action) -> str | None:
         return self._guards[event.kind](state, event)
@@ -131,17 +132,23 @@ class WorkspaceMachine(Machine):
         return dict(files=tuple(files), rev=state.rev + 1)
 
     def truth_fields(self, state: State, step: Step) -> dict[str, Any]:
-        names = sorted(h for h, _ in step.patch)
-        return dict(expected_prior_hash=step.truth_hash.value, patch_hunks=names,
-                    expected_prior_hunks=hunk_digests(step.truth, names),
+        names, expected = step.shown.value
+        return dict(expected_prior_hash=step.truth_hash.value, patch_hunks=list(names),
+                    expected_prior_hunks=dict(expected),
                     hunks_before=hunk_digests(self.file(state, step.path), names))
 
-    @staticmethod
-    def _next_copy(state: State, step_id: str) -> tuple[Label, Label]:
-        """(the step's copy counters after one more copy, that copy's number)."""
-        copies = dict(state.copies.value)
-        copies[step_id] = copies.get(step_id, 0) + 1
-        return Label(tuple(copies.items())), Label(copies[step_id])
+    def new_step(self, step_id: str, path: str, patch: Content, claimed_base_rev: int, claimed_pre_hash: str,
+                 truth: Content, replanned: str | None, truth_hash: str, model: str) -> Step:
+        names = tuple(sorted(h for h, _ in patch))
+        return Step(step_id, path, patch, claimed_base_rev, claimed_pre_hash, truth, replanned, Label(truth_hash),
+                    Label(model), Label((names, hunk_digests(truth, names))))
+
+    def _next_copy(self, state: State, step_id: str) -> tuple[Label, Label]:
+        """(the copy counters after one more copy of the step, that copy's number)."""
+        copies = state.copies.value
+        index = self.order[step_id]
+        copy = copies[index] + 1
+        return Label(copies[:index] + (copy,) + copies[index + 1:]), Label(copy)
 
     # -- planner and router ----------------------------------------------------------------------------
 
@@ -149,26 +156,36 @@ class WorkspaceMachine(Machine):
         return "the plan was already made" if state.snapshot is not None else None
 
     def plan(self, state: State, event: Action) -> tuple[State, list[Record]]:
-        model = model_name(state.model_number)
-        view = {path: dict(content) for path, content in zip(self.paths, state.files)}
+        inputs = (state.files, state.rev, state.model_number)
+        planned = self._planned.get(inputs)
+        if planned is None:
+            planned = self._planned[inputs] = self._plan_steps(*inputs)
+        steps, overlap = planned
+        verdict = "rejected:overlap" if overlap else None
+        record = ("planner", "plan", dict(
+            model=model_name(state.model_number), snapshot_rev=state.rev, plan_base_rev=state.rev,
+            steps=[s.step_id for s in steps], pipeline=self.protocol.pipeline,
+            overlap=[list(pair) for pair in overlap] or None, verdict=verdict, domain="stale_plan" if verdict else None))
+        return state._replace(snapshot=state.files, snapshot_rev=state.rev, steps=steps, plan_base_rev=state.rev,
+                              plan_rejected=bool(overlap)), [record]
+
+    def _plan_steps(self, files: tuple[Content, ...], rev: int,
+                    model_number: int) -> tuple[tuple[Step, ...], list[tuple[str, str]]]:
+        """The plan read from these files (a pure function of them, so computed once): steps and overlaps."""
+        model = model_name(model_number)
+        view = {path: dict(content) for path, content in zip(self.paths, files)}
         steps = []
         for offset, spec in enumerate(self.plan_specs):
             before = view[spec.path]
             before_hash = content_hash(tuple(before.items()))
-            steps.append(Step(spec.step_id, spec.path, content_of(spec.patch), state.rev + offset, before_hash,
-                              tuple((h, before.get(h, "")) for h in spec.patch), None, Label(before_hash),
-                              Label(model)))
+            steps.append(self.new_step(spec.step_id, spec.path, content_of(spec.patch), rev + offset,
+                                       before_hash, tuple((h, before.get(h, "")) for h in spec.patch), None,
+                                       before_hash, model))
             before = dict(before)
             before.update(spec.patch)
             view[spec.path] = before
         overlap = _overlaps(tuple(steps)) if self.protocol.overlap_check == "on" else []
-        verdict = "rejected:overlap" if overlap else None
-        record = ("planner", "plan", dict(
-            model=model, snapshot_rev=state.rev, plan_base_rev=state.rev, steps=[s.step_id for s in steps],
-            pipeline=self.protocol.pipeline, overlap=[list(pair) for pair in overlap] or None, verdict=verdict,
-            domain="stale_plan" if verdict else None))
-        return state._replace(snapshot=state.files, snapshot_rev=state.rev, steps=tuple(steps),
-                              plan_base_rev=state.rev, plan_rejected=bool(overlap)), [record]
+        return tuple(steps), overlap
 
     def why_not_replan(self, state: State, event: Action) -> str | None:
         return "no plan to re-plan yet" if state.snapshot is None else None
@@ -205,10 +222,9 @@ class WorkspaceMachine(Machine):
                 (h, f"{c}~{model}") for h, c in self.specs[step_id].patch.items())
             path = spec.path if spec is not None else self.specs[step_id].path
             before = view[path]
-            replanned[step_id] = Step(
+            replanned[step_id] = self.new_step(
                 step_id, path, patch, snapshot_rev, content_hash(snapshot[self.position[path]]),
-                tuple((h, before.get(h, "")) for h, _ in patch), kind, Label(content_hash(tuple(before.items()))),
-                Label(model))
+                tuple((h, before.get(h, "")) for h, _ in patch), kind, content_hash(tuple(before.items())), model)
             before = dict(before)
             before.update(patch)
             view[path] = before
@@ -253,10 +269,15 @@ class WorkspaceMachine(Machine):
         step = state.steps[self.order[event.step]]
         current_hash = self.hash(state, step.path)
         stamped_rev, stamped_hash = self.stamp(state, step, current_hash)
-        fields = dict(step=step.step_id, path=step.path, model=step.model.value, replanned=step.replanned,
+        fields = dict(step=step.step_id, path=step.path, model=step.model.value,
                       claimed_base_rev=step.claimed_base_rev, claimed_pre_hash=step.claimed_pre_hash,
-                      stamped_base_rev=stamped_rev, stamped_pre_hash=stamped_hash, rev=state.rev,
-                      hash_current=current_hash)
+                      rev=state.rev, hash_current=current_hash)
+        if step.replanned is not None:
+            fields["replanned"] = step.replanned
+        if stamped_rev is not None:
+            fields["stamped_base_rev"] = stamped_rev
+        if stamped_hash is not None:
+            fields["stamped_pre_hash"] = stamped_hash
         if self.protocol.drift_check == "reject" and step.claimed_pre_hash != current_hash:
             fields.update(verdict="rejected:drift", domain="replan_drift" if step.replanned else "stale_plan",
                           **self.truth_fields(state, step))
@@ -292,8 +313,10 @@ class WorkspaceMachine(Machine):
         content = event.content if event.content is not None else f"human-{edits}"
         hunks = [event.hunk] if event.hunk else [h for h, _ in self.file(state, event.path)]
         state = state._replace(edits=edits, **self._written(state, event.path, tuple((h, content) for h in hunks)))
-        record = ("human", "human_edit", dict(path=event.path, hunk=event.hunk, content=content, rev_after=state.rev,
-                                              hash_after=self.hash(state, event.path)))
+        fields = dict(path=event.path, content=content, rev_after=state.rev, hash_after=self.hash(state, event.path))
+        if event.hunk:
+            fields["hunk"] = event.hunk
+        record = ("human", "human_edit", fields)
         return state, [record]
 
     # -- network -----------------------------------------------------------------------------------------
@@ -355,9 +378,13 @@ class WorkspaceMachine(Machine):
             return f"a preemption at {state.armed} is already armed"
         return None
 
+    def dying(self, state: State) -> dict[str, Any]:
+        """What the executor's death changes: its memory is lost, the next incarnation starts on the
+        persisted workspace.  (The documented seam for a planted bug in what survives a crash.)"""
+        return dict(memory=frozenset(), incarnation=Label(state.incarnation.value + 1))
+
     def die(self, state: State) -> State:
-        """The executor dies: its memory is lost, the next incarnation starts on the persisted workspace."""
-        return state._replace(memory=frozenset(), incarnation=Label(state.incarnation.value + 1))
+        return state._replace(**self.dying(state))
 
     def preempt(self, state: State, event: Action) -> tuple[State, list[Record]]:
         if event.point is None:
@@ -376,10 +403,15 @@ class WorkspaceMachine(Machine):
         store = state.journal if self.dedupe == "journal" else state.memory if self.dedupe == "memory" else None
         fields: dict[str, Any] = dict(
             step=step.step_id, path=step.path, origin=message.origin, copy=message.copy.value,
-            model=step.model.value, replanned=step.replanned, fence=self.fence, dedupe=self.dedupe,
-            claimed_base_rev=step.claimed_base_rev, stamped_base_rev=stamped_rev, stamped_pre_hash=stamped_hash,
-            rev_at_apply=rev_at_apply, hash_before=hash_before, incarnation=state.incarnation.value,
-            **self.truth_fields(state, step))
+            model=step.model.value, fence=self.fence, dedupe=self.dedupe,
+            claimed_base_rev=step.claimed_base_rev, rev_at_apply=rev_at_apply, hash_before=hash_before,
+            incarnation=state.incarnation.value, **self.truth_fields(state, step))
+        if step.replanned is not None:
+            fields["replanned"] = step.replanned
+        if stamped_rev is not None:
+            fields["stamped_base_rev"] = stamped_rev
+        if stamped_hash is not None:
+            fields["stamped_pre_hash"] = stamped_hash
         if store is not None and key in store:
             verdict: str | None = "deduped"
         elif self.fence != "none" and stamped_rev != rev_at_apply:
@@ -388,52 +420,57 @@ class WorkspaceMachine(Machine):
             verdict = "rejected:pre_hash"
         else:
             return self._apply(state, message, key, fields)
+        changes: dict[str, Any] = {}
         point = state.armed
         if point is not None:  # armed for this delivery: the executor dies here, with its decision unsent
-            state = self.die(state._replace(armed=None))
+            changes.update(self.dying(state), armed=None)
             fields["preempted"] = point
             if point == "before_write":
                 verdict = None  # the message is used up before any decision is answered
-        return self.finish(state, message, verdict, fields)
-
-    def _remembered(self, state: State, key: tuple[str, int], fields: dict[str, Any]) -> State:
-        fields["journal_key"] = f"{key[0]}@{key[1]}"
-        if self.dedupe == "journal":
-            return state._replace(journal=state.journal | {key})
-        return state._replace(memory=state.memory | {key})
+        return self.finish(state, message, verdict, fields, changes)
 
     def _apply(self, state: State, message: Message, key: tuple[str, int],
                fields: dict[str, Any]) -> tuple[State, list[Record]]:
         """Write, journal (atomically or after the write), answer -- or die at the armed point."""
         step = message.step
         if state.armed == "before_write":
-            state = self.die(state._replace(armed=None))
-            return self.finish(state, message, None, dict(fields, preempted="before_write"))
-        state = state._replace(**self._written(state, step.path, step.patch))
-        fields["hash_after"] = self.hash(state, step.path)
-        fields["rev_after"] = state.rev
+            fields["preempted"] = "before_write"
+            return self.finish(state, message, None, fields, dict(self.dying(state), armed=None))
+        changes = self._written(state, step.path, step.patch)
+        fields["hash_after"] = content_hash(changes["files"][self.position[step.path]])
+        fields["rev_after"] = changes["rev"]
         keeps = self.dedupe != "off"
         if keeps and self.atomic_journal:
-            state = self._remembered(state, key, fields)
+            self._remember(state, key, fields, changes)
         for point in ("after_write", "after_journal"):
             if point == "after_journal" and keeps and not self.atomic_journal:
-                state = self._remembered(state, key, fields)
+                self._remember(state, key, fields, changes)
             if state.armed == point:
-                state = self.die(state._replace(armed=None))
+                changes.update(self.dying(state), armed=None)
                 if self.dedupe == "memory":
                     fields.pop("journal_key", None)  # memory died with the executor
-                return self.finish(state, message, "applied", dict(fields, preempted=point))
-        return self.finish(state, message, "applied", fields)
+                fields["preempted"] = point
+                break
+        return self.finish(state, message, "applied", fields, changes)
 
-    def finish(self, state: State, message: Message, verdict: str | None,
-               fields: dict[str, Any]) -> tuple[State, list[Record]]:
-        """Record a delivery; answer it unless the executor died during it."""
+    def _remember(self, state: State, key: tuple[str, int], fields: dict[str, Any], changes: dict[str, Any]) -> None:
+        fields["journal_key"] = f"{key[0]}@{key[1]}"
+        if self.dedupe == "journal":
+            changes["journal"] = state.journal | {key}
+        else:
+            changes["memory"] = state.memory | {key}
+
+    def finish(self, state: State, message: Message, verdict: str | None, fields: dict[str, Any],
+               changes: dict[str, Any] | None = None) -> tuple[State, list[Record]]:
+        """Record a delivery (with the state ``changes`` it made); answer it unless the executor died."""
+        changes = {} if changes is None else changes
         step_id = message.step.step_id
         if verdict is not None:
             fields["domain"] = domain_of(message)
-            state = state._replace(
-                verdict_steps=state.verdict_steps | {step_id},
-                applied=state.applied | {step_id} if verdict == "applied" else state.applied,
-                answers=state.answers if "preempted" in fields else state.answers + (Answer(step_id, verdict),))
-        fields["verdict"] = verdict
-        return state, [("executor", "deliver", fields)]
+            fields["verdict"] = verdict
+            changes["verdict_steps"] = state.verdict_steps | {step_id}
+            if verdict == "applied":
+                changes["applied"] = state.applied | {step_id}
+            if "preempted" not in fields:
+                changes["answers"] = state.answers + (Answer(step_id, verdict),)
+        return (state._replace(**changes) if changes else state), [("executor", "deliver", fields)]

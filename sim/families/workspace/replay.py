@@ -1,7 +1,7 @@
 """Replaying an event order on the workspace family, and reading a run back.
 
-A director process walks the order, one event per unit of simulated time,
-and hands each to the actor that performs it; an event that cannot happen
+Each actor performs its events of the order at their times, one event per
+unit of simulated time; an event that cannot happen
 at its point is recorded as ``skipped`` and has no effect, so one script
 replays under every protocol.  A run is a pure function of (scenario,
 protocol, order): same inputs, same history bytes.
@@ -24,10 +24,10 @@ MAX_KERNEL_EVENTS = 2_000_000
 
 
 def replay(scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[Action] | None = None,
-           max_kernel_events: int = MAX_KERNEL_EVENTS, machine: type[WorkspaceMachine] = WorkspaceMachine) -> Replay:
+           max_kernel_events: int = MAX_KERNEL_EVENTS, machine: WorkspaceMachine | None = None) -> Replay:
     """Run ``events`` (default: the scenario's own); the final World is ``Replay.state``."""
     actions = tuple(scenario.events if events is None else events)
-    world = World(Kernel(seed=0), machine(scenario, protocol))
+    world = World(Kernel(seed=0), machine or WorkspaceMachine(scenario, protocol))
     return _direct(world, actions, max_kernel_events)
 
 
@@ -45,18 +45,8 @@ def world_for(scenario: WorkspaceScenario, protocol: Protocol,
 
 
 def _direct(world: World, actions: tuple[Action, ...], max_kernel_events: int) -> Replay:
-    kernel, env = world.kernel, world.kernel.env
-
-    def director():
-        # The actor (and, for a delivery, the executor after it) acts at this
-        # time; SimPy runs every event of time t before the timeout to t + 1.
-        for position, action in enumerate(actions):
-            world.position = position
-            world.hand(action)
-            yield env.timeout(1)
-
-    kernel.process(director())
-    end = kernel.run(max_events=max_kernel_events, max_time_s=len(actions) + 1)
+    world.play(actions)
+    end = world.kernel.run(max_events=max_kernel_events, max_time_s=len(actions) + 1)
     if end.reason == END_TIME_LIMIT:  # the actors idle on their inboxes: the order is done
         end = RunEnd(END_COMPLETED, end.time, end.kernel_events)
     return Replay(actions, world.history, end, world, frozenset(world.skipped))

@@ -22,7 +22,7 @@ scenario's file order (the machine knows each path's position).
 from __future__ import annotations
 
 import functools
-from typing import Iterable, Mapping, NamedTuple
+from typing import Mapping, NamedTuple
 
 from sim.families.workspace.content import HASH_CACHE_ENTRIES, hunk_hash, file_hash
 
@@ -55,9 +55,14 @@ def patched(content: Content, patch: Content) -> Content:
     return tuple(out.items())
 
 
-def hunk_digests(content: Content, names: Iterable[str]) -> dict[str, str]:
-    """Hashes of the named hunks, in the order given."""
-    return {name: hunk_hash(text_of(content, name)) for name in names}
+def hunk_digests(content: Content, names: tuple[str, ...]) -> dict[str, str]:
+    """Hashes of the named hunks, in the order given (a new dict each call: records own their fields)."""
+    return dict(_hunk_digests(content, names))
+
+
+@functools.lru_cache(maxsize=HASH_CACHE_ENTRIES)
+def _hunk_digests(content: Content, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((name, hunk_hash(text_of(content, name))) for name in names)
 
 
 class Step(NamedTuple):
@@ -72,6 +77,7 @@ class Step(NamedTuple):
     replanned: str | None  # None, "replan" or "replan stale"
     truth_hash: Label  # hash of the whole file the author expected (the history's expected_prior_hash)
     model: Label  # the model that planned the step
+    shown: Label  # what every record of the step shows: (sorted patch hunks, their expected hashes)
 
 
 class Message(NamedTuple):
@@ -147,7 +153,7 @@ class State(NamedTuple):
     edits: int  # human edits so far (the default content of the next is human-N)
     requests: tuple[Message, ...]  # client -> executor, oldest first
     answers: tuple[Answer, ...]  # executor -> client, oldest first
-    copies: Label  # step -> copies sent so far, as (step, count) pairs
+    copies: Label  # copies sent so far of each step, in plan order
     incarnation: Label  # the executor's, +1 per preemption
 
     def sent_message(self, step_id: str) -> Message | None:
