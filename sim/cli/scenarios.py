@@ -164,13 +164,7 @@ def check(
     if len(history) == 0:
         human_console(json_out).print(f"{history_file}: no events: nothing to check", markup=False)
         return EXIT_NOTHING_RAN
-    chosen = FAMILIES.history_family(history, family)
-    problems = chosen.validate_history(history)
-    if problems:
-        from sim.core.history import invalid_lines
-
-        raise invalid_lines(str(history_file), [(index, text) for index, text in problems])
-    report = chosen.check(history)
+    chosen, report = FAMILIES.judge_history(history, family, str(history_file))
     if json_out:
         emit_json({
             "family": chosen.name,
@@ -191,6 +185,6 @@ def check(
         return EXIT_VIOLATION
     if report.not_evaluable:
         console.print(f"{len(report.not_evaluable)} check(s) could not judge this history (exit {EXIT_NOT_EVALUABLE}): "
-                      "record the fields they name", markup=False)
+                      "each gives its reason", markup=False)
         return EXIT_NOT_EVALUABLE
     return EXIT_OK

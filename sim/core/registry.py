@@ -9,19 +9,27 @@ default family.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from sim.core.errors import HistoryError, ScenarioError
 from sim.core.family import Family
 from sim.core.files import Source, read_toml
+from sim.core.history import invalid_lines
+from sim.core.schema import HistorySchema, validate
+from sim.core.values import shown
 from sim.core.workload import Workload, did_you_mean, resolve_workload
 
 
 class Registry:
-    """Families by name and alias; the first one is the default for files that name none."""
+    """Families by name and alias; the first one is the default for files that name none.
 
-    def __init__(self, families: Iterable[Family]):
+    ``schemas`` gives a family's :class:`~sim.core.schema.HistorySchema` by family name, for families
+    that do not declare one as ``history_schema`` themselves.
+    """
+
+    def __init__(self, families: Iterable[Family], schemas: Mapping[str, HistorySchema] | None = None):
         self.families: tuple[Family, ...] = tuple(families)
+        self._schemas = dict(schemas or {})
         self._by_name: dict[str, Family] = {}
         for family in self.families:
             for name in (family.name, *family.aliases):
@@ -30,7 +38,7 @@ class Registry:
                 self._by_name[name] = family
 
     def with_family(self, family: Family) -> "Registry":
-        return Registry((*self.families, family))
+        return Registry((*self.families, family), self._schemas)
 
     @property
     def default(self) -> Family:
@@ -41,8 +49,9 @@ class Registry:
 
     def get(self, name: str) -> Family:
         if not isinstance(name, str) or name not in self._by_name:
-            raise ScenarioError(f"unknown family {name!r}{did_you_mean(name, self._by_name)}; "
-                                f"families: {', '.join(self.names())}")
+            guess = did_you_mean(name, self._by_name) if isinstance(name, str) else ""
+            raise ScenarioError(f"unknown family {shown(name)}{guess}; families: {', '.join(self.names())} "
+                                "(a string)")
         return self._by_name[name]
 
     def family_of(self, data: dict[str, Any], source: Source) -> Family:
@@ -91,3 +100,27 @@ class Registry:
             raise HistoryError("cannot tell which family wrote this history (its event names match none, or "
                                f"several equally); give --family ({', '.join(self.names())})")
         return self.families[index]
+
+    # -- reading a history ----------------------------------------------------------------------------
+
+    def schema(self, family: Family) -> HistorySchema:
+        return self._schemas.get(family.name) or HistorySchema.of(family)
+
+    def history_problems(self, history, family: Family) -> list[tuple[int, str]]:
+        """``(line, what is wrong)`` for every event the family cannot judge: an unknown event name or one
+        of another family, a value or shape the family never records, a field of the wrong type."""
+        foreign = {name: other.name for other in self.families if other is not family
+                   for name in self.schema(other).events}
+        problems = validate(history, family.name, self.schema(family), foreign)
+        positions = {event.index: position for position, event in enumerate(history)}
+        problems += [(history.line_of(positions.get(index, 0)), text) for index, text in family.validate_history(history)]
+        return sorted(problems, key=lambda problem: problem[0])
+
+    def judge_history(self, history, name: str | None = None, where: str = "history"):
+        """``(family, CheckReport)``: the family's checks over a history it can judge; a history holding
+        what the family never records is refused (HistoryError naming each line), never passed."""
+        family = self.history_family(history, name)
+        problems = self.history_problems(history, family)
+        if problems:
+            raise invalid_lines(where, problems)
+        return family, family.check(history)
