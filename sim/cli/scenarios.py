@@ -8,6 +8,8 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
+from sim.core.knobs import refuse_duplicates
+from sim.core.values import cut
 from sim.cli.app import (EXIT_NOT_EVALUABLE, EXIT_NOTHING_RAN, EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json,
                          human_console)
 
@@ -53,7 +55,9 @@ def matrix(json_out: bool = typer.Option(False, "--json", help=JSON_HELP)) -> in
 
 def _protocols_for(family, scenario, given: list[str]):
     if given:
-        return [family.parse_protocol(text) for text in given]
+        chosen = [family.parse_protocol(text) for text in given]
+        refuse_duplicates(chosen)
+        return chosen
     if scenario.protocol:
         return [family.parse_protocol(scenario.protocol)]
     return list(family.knobs.preset_protocols().values())
@@ -73,8 +77,12 @@ def _fmt_fields(event) -> str:
             continue
         if isinstance(value, str) and ("hash" in key) and len(value) > 8:
             value = value[:8]
-        parts.append(f"{key}={value}")
+        parts.append(f"{key}={cut(str(value), MAX_CELL_CHARS)}")
     return " ".join(parts)
+
+
+#: Characters of one value shown in a human table (the JSON keeps it whole).
+MAX_CELL_CHARS = 80
 
 
 def print_result(console, result) -> None:
@@ -86,8 +94,9 @@ def print_result(console, result) -> None:
     verdict_at = {v["event_index"]: v["verdict"] for v in result.verdicts}
     for event in result.history:
         if event.get("skipped") or event.event == "skipped":
-            shown = str(event.get("action", event.get("line", event.event)))
-            table.add_row(str(event.index), str(event.time), event.actor, shown, "skipped", event.get("reason", ""))
+            shown = cut(str(event.get("action", event.get("line", event.event))), MAX_CELL_CHARS)
+            table.add_row(str(event.index), str(event.time), event.actor, shown, "skipped",
+                          cut(str(event.get("reason", "")), MAX_CELL_CHARS))
             continue
         verdict = event.get("verdict") or verdict_at.get(event.index, "")
         table.add_row(str(event.index), str(event.time), event.actor, event.event, str(verdict or ""),
@@ -105,6 +114,13 @@ def print_result(console, result) -> None:
     for v in result.availability:
         console.print(f"  counted {v.invariant} at event {v.event_index}{_about(v)}: {v.detail}"
                       + (f" [domain {v.domain}]" if v.domain else ""), markup=False)
+
+
+def _print_verdict_line(console, result) -> None:
+    """One line per run, for a person reading stderr beside ``--json``."""
+    found = ", ".join(sorted({v.invariant for v in result.violations})) or "no violation"
+    console.print(f"{result.scenario} under {result.protocol.label}: outcome {result.outcome}; {found}",
+                  markup=False)
 
 
 @app.command()
@@ -131,11 +147,14 @@ def run(
         for chosen in protocols:
             result = run_scenario(family, scenario, chosen)
             results.append(result)
-            print_result(console, result)
+            if not json_out:  # the JSON holds every event: no table of them beside it
+                print_result(console, result)
     if not results:
         return EXIT_NOTHING_RAN
     if json_out:
         emit_json([r.to_json() for r in results])
+        for result in results:
+            _print_verdict_line(console, result)
     violated = [r for r in results if r.violations]
     mismatched = [r for r in results if r.expectation_met is False]
     console.print(

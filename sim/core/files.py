@@ -87,8 +87,8 @@ def read_text(path: str | Path, what: str = "input file") -> str:
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-        raise ScenarioError(f"column {column}: not UTF-8 text (byte 0x{data[error.start]:02x}); save the file "
-                            "as UTF-8", f"{path}:{line}") from None
+        raise ScenarioError(f"not UTF-8 text at column {column} (byte 0x{data[error.start]:02x}); save the "
+                            "file as UTF-8", f"{path}:{line}") from None
 
 
 #: A byte-order mark at the start of a text file (some editors write one).
@@ -130,20 +130,23 @@ def read_toml(path: str | Path, what: str = "scenario file") -> tuple[dict[str, 
 
 
 def _check_plain(data: dict[str, Any], source: Source) -> None:
-    """Refuse the first value that is not plain, at the line of its key."""
-    stack: list[tuple[str, Any, int]] = [(key, value, 1) for key, value in data.items()]
+    """Refuse the first value that is not plain, at the line of its key (strings, the bulk of any file,
+    are passed over without a call)."""
+    stack: list[tuple[str, Any, int]] = [("", data, 0)]
     while stack:
-        key, value, depth = stack.pop()
+        key, container, depth = stack.pop()
         if depth > MAX_NESTING:
             raise source.error(f"{key!r}: lists and tables nested more than {MAX_NESTING} deep", key)
-        if isinstance(value, dict):
-            stack.extend((str(k), v, depth + 1) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend((key, v, depth + 1) for v in value)
-        else:
+        pairs = container.items() if isinstance(container, dict) else ((key, v) for v in container)
+        for name, value in pairs:
+            if type(value) is str:
+                continue
+            if isinstance(value, (dict, list)):
+                stack.append((str(name), value, depth + 1))
+                continue
             problem = plain_problem(value)
             if problem:
-                raise source.error(f"{key!r}: {problem}", key)
+                raise source.error(f"{name!r}: {problem}", str(name))
 
 
 def check_format(data: dict[str, Any], source: Source) -> None:

@@ -20,6 +20,37 @@ from sim.core.values import shown
 from sim.core.workload import Workload, did_you_mean, resolve_workload
 
 
+#: Keys only a design file has, and keys only a workload has (``[faults]`` as a table, ``[limits]``).
+DESIGN_KEYS = ("protocols", "scenarios", "seeds")
+WORKLOAD_TABLES = ("faults", "limits")
+
+
+def file_kind(data: dict[str, Any]) -> str:
+    """``design``, ``workload`` or ``scenario``: what a parsed TOML file is, by the keys only that kind has."""
+    if any(key in data for key in DESIGN_KEYS) or isinstance(data.get("workload"), dict):
+        return "design"
+    if isinstance(data.get("faults"), dict) or isinstance(data.get("limits"), dict):
+        return "workload"
+    return "scenario"
+
+
+#: What to do with each kind of file (the command that reads it).
+USE = {"design": "review it with 'fencesim review --design {path}'",
+       "workload": "fuzz it with 'fencesim fuzz --workload {path}' (or name it in a design's workload key)",
+       "scenario": "replay it with 'fencesim run {path}'"}
+
+
+def other_file_kind(data: dict[str, Any], source: Source, expected: str) -> ScenarioError | None:
+    """The error for a file of another kind than ``expected`` (a design given where a workload is
+    expected...), naming the key that tells, or None."""
+    found = file_kind(data)
+    if found == expected or (expected == "workload" and found == "scenario"):
+        return None  # a scenario's keys are a workload's: the workload loader says what is missing
+    tell = next((k for k in (*DESIGN_KEYS, "workload", *WORKLOAD_TABLES) if k in data), None)
+    return source.error(f"this is a {found} file, not a {expected} ('{tell}' is a {found}'s key): "
+                        f"{USE[found].format(path=source.path)}", tell)
+
+
 class Registry:
     """Families by name and alias; the first one is the default for files that name none.
 
@@ -50,8 +81,8 @@ class Registry:
     def get(self, name: str) -> Family:
         if not isinstance(name, str) or name not in self._by_name:
             guess = did_you_mean(name, self._by_name) if isinstance(name, str) else ""
-            raise ScenarioError(f"unknown family {shown(name)}{guess}; families: {', '.join(self.names())} "
-                                "(a string)")
+            hint = "" if isinstance(name, str) else " (a family is named by a string)"
+            raise ScenarioError(f"unknown family {shown(name)}{guess}{hint}; families: {', '.join(self.names())}")
         return self._by_name[name]
 
     def family_of(self, data: dict[str, Any], source: Source) -> Family:
@@ -64,11 +95,17 @@ class Registry:
     def load_scenario(self, path) -> Any:
         """Load a scenario file of any registered family."""
         data, source = read_toml(path, "scenario file")
+        wrong = other_file_kind(data, source, "scenario")
+        if wrong:
+            raise wrong
         return self.family_of(data, source).load_scenario(data, source)
 
     def load_workload(self, name_or_path: str) -> Workload:
         """Load a workload by name (``scenarios/workloads/NAME.toml``) or path."""
         data, source = read_toml(resolve_workload(name_or_path), "workload file")
+        wrong = other_file_kind(data, source, "workload")
+        if wrong:
+            raise wrong
         return self.family_of(data, source).load_workload(data, source)
 
     def family_for(self, thing: Any) -> Family:
