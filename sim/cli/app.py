@@ -77,19 +77,23 @@ JSON_HELP = "Machine output (JSON) on stdout; human output goes to stderr."
 JSON_LONG_LIST = 50
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+_SCALAR = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _indented(value: Any, pad: str = "") -> str:
     """JSON indented by two spaces, except that the items of a long list are compact, one per line."""
     inner = pad + "  "
     if isinstance(value, dict) and value:
-        items = (f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_indented(v, inner)}" for k, v in value.items())
+        items = (f"{inner}{_SCALAR(str(k))}: {_indented(v, inner)}" for k, v in value.items())
         return "{\n" + ",\n".join(items) + f"\n{pad}}}"
     if isinstance(value, list) and value:
         if len(value) > JSON_LONG_LIST:
-            items = (inner + json.dumps(v, ensure_ascii=False, separators=(", ", ": ")) for v in value)
+            items = (inner + _COMPACT(v) for v in value)
         else:
             items = (inner + _indented(v, inner) for v in value)
         return "[\n" + ",\n".join(items) + f"\n{pad}]"
-    return json.dumps(value, ensure_ascii=False)
+    return _SCALAR(value)
 
 
 def emit_json(payload: Any) -> None:

@@ -85,23 +85,34 @@ def _fmt_fields(event) -> str:
 MAX_CELL_CHARS = 80
 
 
-def print_result(console, result) -> None:
-    """Human view of one run: the event order with verdicts, then the checks."""
-    console.print(f"\n== {result.scenario} under {result.protocol.label} ==", markup=False, style="bold")
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for column in ("#", "t", "actor", "event", "verdict", "details"):
-        table.add_column(column, overflow="fold")
+def _event_rows(result):
+    """``(#, t, actor, event, verdict, details)`` per event of a run, as text."""
     verdict_at = {v["event_index"]: v["verdict"] for v in result.verdicts}
     for event in result.history:
         if event.get("skipped") or event.event == "skipped":
             shown = cut(str(event.get("action", event.get("line", event.event))), MAX_CELL_CHARS)
-            table.add_row(str(event.index), str(event.time), event.actor, shown, "skipped",
-                          cut(str(event.get("reason", "")), MAX_CELL_CHARS))
+            yield (str(event.index), str(event.time), event.actor, shown, "skipped",
+                   cut(str(event.get("reason", "")), MAX_CELL_CHARS))
             continue
         verdict = event.get("verdict") or verdict_at.get(event.index, "")
-        table.add_row(str(event.index), str(event.time), event.actor, event.event, str(verdict or ""),
-                      _fmt_fields(event))
-    console.print(table)
+        yield (str(event.index), str(event.time), cut(event.actor, MAX_CELL_CHARS), cut(event.event, MAX_CELL_CHARS),
+               cut(str(verdict or ""), MAX_CELL_CHARS), _fmt_fields(event))
+
+
+def _columns(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """Rows as aligned plain-text columns (every column but the last padded to its widest cell).  Written
+    by hand: a table library's layout of 10,000 rows takes tens of seconds."""
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header) - 1)]
+    lines = ["  ".join([*(cell.ljust(width) for cell, width in zip(row, widths)), row[-1]]).rstrip()
+             for row in (header, *rows)]
+    return "\n".join(lines)
+
+
+def print_result(console, result) -> None:
+    """Human view of one run: the event order with verdicts, then the checks."""
+    console.print(f"\n== {result.scenario} under {result.protocol.label} ==", markup=False, style="bold")
+    table = _columns(("#", "t", "actor", "event", "verdict", "details"), list(_event_rows(result)))
+    console.file.write(table + "\n")  # plain text: the console's own rendering of 100,000 lines takes seconds
     line = f"outcome: {result.outcome}"
     if result.expect is not None:
         line += f"   expected: {result.expect.describe()}   {'OK' if result.expectation_met else 'MISMATCH'}"

@@ -143,6 +143,15 @@ def name_problem(value: Any, what: str, spaces: bool = False) -> str | None:
     return None
 
 
+def name_from_path(path: str) -> str:
+    """The default name of a file's contents: its file name without the suffix, with every unprintable
+    character (a vertical tab, U+2028) turned into ``_`` and cut to MAX_NAME_CHARS."""
+    from pathlib import Path
+
+    stem = Path(path).stem
+    return "".join(ch if ch.isprintable() else "_" for ch in stem)[:MAX_NAME_CHARS] or "unnamed"
+
+
 def text_problem(value: Any, what: str) -> str | None:
     """What is wrong with ``value`` as free text (a string without control characters other than tab and
     line breaks), or None."""

@@ -41,7 +41,7 @@ from typing import Any
 from sim.core.errors import ProtocolError
 from sim.core.expect import Expectation, dump_expect, parse_expect
 from sim.core.files import Source
-from sim.core.values import MAX_NAME_CHARS, kind, name_problem, plain_problem, shown, text_problem
+from sim.core.values import MAX_NAME_CHARS, kind, name_from_path, name_problem, plain_problem, shown, text_problem
 from sim.core.workload import did_you_mean
 from sim.families.effects.faults import FaultEvent, parse_fault
 from sim.families.effects.knobs import FAMILY_NAME, TABLE
@@ -262,7 +262,7 @@ def _script_event(text: str, transitions: list[str], task: str) -> ScriptOp:
 
 def _common(data: dict, source: Source) -> RuntimeScenario:
     """Everything but the order: name, task, workflow, arguments, protocol, [expect]."""
-    name = data.get("name", Path(source.path).stem)
+    name = data.get("name", name_from_path(source.path))
     problem = name_problem(name, "name", spaces=True)
     if problem:
         raise source.error(problem, "name")

@@ -15,7 +15,7 @@ from typing import Any
 from sim.core.errors import ProtocolError, ScenarioError
 from sim.core.expect import Expectation, dump_expect, parse_expect
 from sim.core.files import Source
-from sim.core.values import kind as kind_of, name_problem, shown, text_problem
+from sim.core.values import kind as kind_of, name_from_path, name_problem, shown, text_problem
 from sim.core.workload import did_you_mean
 from sim.families.workspace.content import WHOLE_FILE_HUNK, Hunks
 from sim.families.workspace.knobs import TABLE
@@ -288,7 +288,7 @@ def build_scenario(data: dict[str, Any], source: Source | str = "<scenario>") ->
             if place == source.path:
                 place = source.where(f"'{needle}'", "events")
             raise ScenarioError(error.message, place) from None
-    name = data.get("name", Path(source.path).stem)
+    name = data.get("name", name_from_path(source.path))
     problem = name_problem(name, "'name'", spaces=True)
     if problem:
         raise ScenarioError(problem, loc("name"))
