@@ -25,6 +25,8 @@ TERMINAL_OUTCOMES = ("succeeded", "compensated", "failed")
 TIMEOUT_OUTCOMES = ("failed", "unknown")
 RECONCILE_RESULTS = ("found", "not_found", "unprovable")
 HUMAN_OUTCOMES = ("found", "not_found")
+#: What the external system answered a request with.
+RESPONSE_OUTCOMES = ("committed", "deduplicated", "rejected")
 
 SCHEMA = HistorySchema(
     events=EVENTS,
@@ -33,6 +35,7 @@ SCHEMA = HistorySchema(
         ("timed_out", "outcome"): TIMEOUT_OUTCOMES,
         ("reconciled", "result"): RECONCILE_RESULTS,
         ("human_resolved", "outcome"): HUMAN_OUTCOMES,
+        ("response_delivered", "outcome"): RESPONSE_OUTCOMES,
         ("committed", "effect_class"): EFFECT_CLASSES,
     },
     shapes={"renamed": list_of_string_pairs, "completed": list_of_strings},
