@@ -263,24 +263,38 @@ def _depth_problem(row: Any) -> str | None:
     return None
 
 
+#: Actor and event names already found valid (a history repeats a few names many times).
+_GOOD_NAMES: set[str] = set()
+
+
+def _name_problem(value: Any, field_name: str) -> str | None:
+    if type(value) is str and value in _GOOD_NAMES:
+        return None
+    problem = name_problem(value, f"'{field_name}'", spaces=True)
+    if problem is None and len(_GOOD_NAMES) < 10_000:
+        _GOOD_NAMES.add(value)
+    return problem
+
+
 def _event(row: Any, position: int) -> Event:
     if not isinstance(row, dict):
         raise ValueError(f"not a JSON object but {kind(row)}; each line holds one event object")
-    row = {k: v for k, v in row.items() if v is not None}  # null is absent (docs/formats.md)
-    missing = [f for f in ("actor", "event") if f not in row]
+    actor, name = row.get("actor"), row.get("event")  # null is absent (docs/formats.md)
+    missing = [f for f, value in (("actor", actor), ("event", name)) if value is None]
     if missing:
         raise ValueError(f"lacks {', '.join(missing)}; every event needs at least 'actor' and 'event'")
-    actor, name = row["actor"], row["event"]
     for field_name, value in (("actor", actor), ("event", name)):
-        problem = name_problem(value, f"'{field_name}'", spaces=True)
+        problem = _name_problem(value, field_name)
         if problem:
             raise ValueError(problem)
-    index, time = row.get("index", position), row.get("time", position)
+    index, time = row.get("index"), row.get("time")
+    index = position if index is None else index
+    time = position if time is None else time
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < 2 ** 63:
         raise ValueError(f"'index' must be a whole number from 0, not {shown(index)}")
     if not isinstance(time, (int, float)) or isinstance(time, bool) or not -TIME_LIMIT < time < TIME_LIMIT:
         raise ValueError(f"'time' must be a number of seconds within 10^15, not {shown(time)}")
-    fields = {k: v for k, v in row.items() if k not in FIXED_FIELDS}
+    fields = {k: v for k, v in row.items() if v is not None and k not in FIXED_FIELDS}
     return Event(index, time, actor, name, fields)
 
 
