@@ -83,6 +83,8 @@ def _fmt_fields(event) -> str:
 
 #: Characters of one value shown in a human table (the JSON keeps it whole).
 MAX_CELL_CHARS = 80
+#: Violations ``check`` lists on the terminal (``--json`` lists every one).
+MAX_VIOLATIONS_SHOWN = 100
 
 
 def _event_rows(result):
@@ -209,8 +211,13 @@ def check(
     for result in report.results:
         console.print(f"  {result.name:<26} {result.status}" + (f" ({result.reason})" if result.reason else ""),
                       markup=False)
-    for v in report.safety_violations:
-        console.print(f"  VIOLATED {v.invariant} at event {v.event_index}{_about(v)}: {v.detail}", markup=False)
+    violations = report.safety_violations
+    for v in violations[:MAX_VIOLATIONS_SHOWN]:
+        console.print(f"  VIOLATED {v.invariant} at event {v.event_index}{_about(v)}: {cut(v.detail, 400)}",
+                      markup=False)
+    if len(violations) > MAX_VIOLATIONS_SHOWN:
+        console.print(f"  ... and {len(violations) - MAX_VIOLATIONS_SHOWN} more violation(s) (--json lists "
+                      "every one)", markup=False)
     if report.safety_violations:
         return EXIT_VIOLATION
     if report.not_evaluable:

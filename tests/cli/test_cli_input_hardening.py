@@ -240,3 +240,15 @@ def test_the_determinism_check_hash_seed_stays_in_range():
     from sim.cli.determinism import other_hash_seed
 
     assert [other_hash_seed(s) for s in ("4294967295", "7", None, "random")] == ["0", "8", "4242", "4242"]
+
+
+def test_check_lists_at_most_a_hundred_violations(tmp_path):
+    """A history with thousands of violations lists the first hundred on the terminal and counts the rest."""
+    rows = []
+    for task in range(150):
+        base = {"time": len(rows), "task": f"t{task}"}
+        rows += [{**base, "actor": "queue", "event": "accepted"},
+                 {**COMMITTED, **base, "effect": f"pr#{task}"},
+                 {**base, "actor": "w1", "event": "task_terminal", "outcome": "failed"}]
+    code, stdout, _ = run_cli("check", _jsonl(tmp_path / "h.jsonl", [{**r, "index": i} for i, r in enumerate(rows)]))
+    assert code == 1 and stdout.count("VIOLATED") == 100 and "... and 50 more violation(s)" in stdout

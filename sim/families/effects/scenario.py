@@ -128,6 +128,25 @@ def parse_time(token: str) -> float | None:
     return None
 
 
+def _transition(token: str, transitions: list[str]) -> str:
+    if token not in transitions:
+        raise ValueError(f"unknown transition {shown(token)}{did_you_mean(token, transitions)}; transitions: "
+                         f"{', '.join(transitions)}")
+    return token
+
+
+def _worker(token: str) -> str:
+    if not _NAME.match(token):
+        raise ValueError(f"bad worker name {shown(token)}; a worker is named by letters, digits, _ . -")
+    return token
+
+
+def _request(token: str) -> str:
+    if not _NAME.match(token):
+        raise ValueError(f"bad request id {shown(token)}; a request id is such as r2")
+    return token
+
+
 def parse_event(text: str, transitions: list[str], task: str) -> ScriptOp:
     """Parse one event line; raise ValueError with what is wrong and what is allowed."""
     tokens = text.split()
@@ -147,20 +166,7 @@ def parse_event(text: str, transitions: list[str], task: str) -> ScriptOp:
         raise ValueError(f"unknown event {shown(name)}{did_you_mean(name, ALL_OPS)}; events: {', '.join(ALL_OPS)}")
 
     def transition(token: str) -> str:
-        if token not in transitions:
-            raise ValueError(f"unknown transition {shown(token)}{did_you_mean(token, transitions)}; transitions: "
-                             f"{', '.join(transitions)}")
-        return token
-
-    def worker_name(token: str) -> str:
-        if not _NAME.match(token):
-            raise ValueError(f"bad worker name {shown(token)}; a worker is named by letters, digits, _ . -")
-        return token
-
-    def request(token: str) -> str:
-        if not _NAME.match(token):
-            raise ValueError(f"bad request id {shown(token)}; a request id is such as r2")
-        return token
+        return _transition(token, transitions)
 
     def arity(low: int, high: int) -> None:
         if not low <= len(args) <= high:
@@ -168,12 +174,12 @@ def parse_event(text: str, transitions: list[str], task: str) -> ScriptOp:
 
     if name in WORKER_OPS:
         if len(args) == 3 and args[1] == "by":
-            return ScriptOp(time_s, name, transition(args[0]), worker=worker_name(args[2]), text=text)
+            return ScriptOp(time_s, name, transition(args[0]), worker=_worker(args[2]), text=text)
         arity(1, 1)
         return ScriptOp(time_s, name, transition(args[0]), text=text)
     if name in EXTERNAL_OPS:
         arity(1, 2)
-        return ScriptOp(time_s, name, transition(args[0]), request_id=request(args[1]) if len(args) == 2 else None,
+        return ScriptOp(time_s, name, transition(args[0]), request_id=_request(args[1]) if len(args) == 2 else None,
                         text=text)
     if name in TRANSITION_OPS:
         arity(1, 1)
@@ -185,17 +191,17 @@ def parse_event(text: str, transitions: list[str], task: str) -> ScriptOp:
         return ScriptOp(time_s, name, argument=args[0], text=text)
     if name in ("lease", "crash"):
         arity(1, 1)
-        return ScriptOp(time_s, name, worker=worker_name(args[0]), text=text)
+        return ScriptOp(time_s, name, worker=_worker(args[0]), text=text)
     if name == "lease_expire":
         if len(args) != 3 or args[1] != "->":
             raise ValueError("write 'lease_expire W -> W2'")
-        return ScriptOp(time_s, name, worker=worker_name(args[0]), successor=worker_name(args[2]), text=text)
+        return ScriptOp(time_s, name, worker=_worker(args[0]), successor=_worker(args[2]), text=text)
     if name == "deliver":
         arity(0, 1)
-        return ScriptOp(time_s, name, worker=worker_name(args[0]) if args else None, text=text)
+        return ScriptOp(time_s, name, worker=_worker(args[0]) if args else None, text=text)
     if name == "close":
         if len(args) == 2 and args[0] == "by":
-            return ScriptOp(time_s, name, worker=worker_name(args[1]), text=text)
+            return ScriptOp(time_s, name, worker=_worker(args[1]), text=text)
         arity(0, 0)
         return ScriptOp(time_s, name, text=text)
     if name == "upgrade":
