@@ -33,12 +33,16 @@ from sim.core.errors import ProtocolError, ScenarioError
 from sim.core.family import Family
 from sim.core.files import Source, read_toml
 from sim.core.knobs import Protocol
+from sim.core.registry import DESIGN_KEYS, USE
+from sim.core.values import kind, name_problem, shown, text_problem
 from sim.core.workload import Workload, did_you_mean, resolve_workload
 from sim.registry import FAMILIES
 
 FILE_KEYS = ("format", "name", "description", "family", "protocols", "seeds", "workload", "scenarios")
 #: The most seeds a design may ask for (a limit on everything).
 SEEDS_LIMIT = 1_000_000
+#: The most scenario files a design's patterns may match.
+MAX_SCENARIOS = 1_000
 
 
 @dataclass
@@ -64,16 +68,38 @@ def repository_root() -> Path:
 
 
 def _scenarios(patterns, base: Path, source: Source | None) -> list[Any]:
-    out = []
+    where = source.where("scenarios") if source else None
+    paths: list[str] = []
     for pattern in patterns:
-        if not isinstance(pattern, str):
-            raise ScenarioError("scenarios must be a list of file patterns", source.where("scenarios") if source else None)
+        if not isinstance(pattern, str) or not pattern or "\x00" in pattern:
+            raise ScenarioError(f"scenarios must be a list of file patterns, not {shown(pattern)} in it", where)
         matches = sorted(glob.glob(str(base / pattern)))
         if not matches:
-            where = source.where("scenarios") if source else None
-            raise ScenarioError(f"scenario pattern {pattern!r} matches no file (from {base})", where)
-        out += [FAMILIES.load_scenario(path) for path in matches]
-    return out
+            raise ScenarioError(f"scenario pattern {shown(pattern)} matches no file (from {base})", where)
+        paths += matches
+        if len(paths) > MAX_SCENARIOS:
+            raise ScenarioError(f"scenario patterns match more than {MAX_SCENARIOS} files (the limit of a design)",
+                                where)
+    return [FAMILIES.load_scenario(path) for path in paths]
+
+
+def _protocols(raw: Any, family: Family, source: Source) -> list[Protocol]:
+    """The design's protocols, parsed; the same protocol twice (however spelt) is refused."""
+    if not isinstance(raw, list) or not raw or not all(isinstance(p, str) for p in raw):
+        raise source.error(f"protocols must be a non-empty list of protocol strings, not {shown(raw)}", "protocols")
+    protocols: list[Protocol] = []
+    for text in raw:
+        try:
+            protocol = family.parse_protocol(text)
+        except ProtocolError as error:
+            raise source.error(str(error), f'"{text}"') from None
+        same = next((p for p in protocols if p == protocol), None)
+        if same is not None:
+            how = "more than once" if same.label == protocol.label else f"twice: {text!r} is {same.label!r} spelt otherwise"
+            raise source.error(f"protocols names {same.label!r} {how} (every knob the same); give each protocol once",
+                               f'"{text}"')
+        protocols.append(protocol)
+    return protocols
 
 
 def default_designs(seeds: int | None = None) -> list[Design]:
@@ -94,32 +120,62 @@ def default_designs(seeds: int | None = None) -> list[Design]:
     return designs
 
 
+#: Keys a scenario or workload has and a design has not: a file with them and no ``workload`` is not a design.
+OTHER_KIND_KEYS = ("files", "plan", "events", "faults", "limits", "task", "workflow", "arguments", "expect")
+
+
+def _not_a_design(data: dict[str, Any], source: Source) -> ScenarioError | None:
+    """A workload or scenario given where a design is expected, named as such."""
+    if "workload" in data or any(key in data for key in DESIGN_KEYS):
+        return None
+    tell = next((key for key in OTHER_KIND_KEYS if key in data), None)
+    if tell is None:
+        return None
+    found = "scenario" if "events" in data or isinstance(data.get("faults"), list) else "workload"
+    return source.error(f"this is a {found} file, not a design ('{tell}' is a {found}'s key): "
+                        f"{USE[found].format(path=source.path)}", tell)
+
+
+def _workload_file(raw: str, base: Path, source: Source) -> Workload:
+    """The workload a design names: a path relative to the design file, else a workload name.  A name or
+    path that reads no file is the design's mistake, so the error names the design's file and line."""
+    candidate = base / raw if "\x00" not in raw else None
+    try:
+        exists = candidate is not None and candidate.exists()
+    except OSError:
+        exists = False
+    if exists:
+        return FAMILIES.load_workload(str(candidate))
+    try:
+        return FAMILIES.load_workload(raw)
+    except ScenarioError as error:
+        if error.where not in (None, raw) and "unknown workload" not in error.message:
+            raise  # a mistake inside the workload file: it names its own file and line
+        raise source.error(f"workload {shown(raw)}: {error.message} (a path is relative to the design file's "
+                           f"folder, {base})", "workload") from None
+
+
 def load_design(path: str | Path, seeds: int | None = None) -> Design:
     """Load a design file; every mistake is one ScenarioError with ``file:line``."""
     data, source = read_toml(path, "design file")
     base = Path(path).resolve().parent
+    wrong = _not_a_design(data, source)
+    if wrong:
+        raise wrong
     for key in data:
         if key not in FILE_KEYS:
-            raise source.error(f"unknown key {key!r}{did_you_mean(key, FILE_KEYS)}; design keys: "
+            raise source.error(f"unknown key {shown(key)}{did_you_mean(key, FILE_KEYS)}; design keys: "
                                f"{', '.join(FILE_KEYS)}", key)
     name = data.get("name", Path(path).stem)
+    problem = name_problem(name, "name", spaces=True) or text_problem(data.get("description", ""), "description")
+    if problem:
+        raise source.error(problem, "name" if problem.startswith("name") else "description")
     description = data.get("description", "")
-    if not isinstance(name, str) or not isinstance(description, str):
-        raise source.error("name and description must be strings", "name")
     raw = data.get("workload")
     if raw is None:
         raise source.error("a design needs a workload: a name, a path, or a [workload] table", None)
     if isinstance(raw, str):
-        candidate = base / raw
-        if candidate.exists():
-            workload = FAMILIES.load_workload(str(candidate))
-        else:
-            try:
-                workload = FAMILIES.load_workload(raw)
-            except ScenarioError as error:
-                if "unknown workload" not in str(error):
-                    raise
-                raise source.error(f"{error} (a path is relative to the design file)", "workload") from None
+        workload = _workload_file(raw, base, source)
     elif isinstance(raw, dict):
         table = dict(raw)
         family_name = data.get("family", table.get("family", FAMILIES.default.name))
@@ -128,28 +184,19 @@ def load_design(path: str | Path, seeds: int | None = None) -> Design:
         family = FAMILIES.family_of(table, source)
         workload = family.load_workload(table, source)
     else:
-        raise source.error("workload must be a name, a path, or a [workload] table", "workload")
+        raise source.error(f"workload must be a name, a path, or a [workload] table, not {kind(raw)}", "workload")
     family = FAMILIES.get(workload.family)
-    if "family" in data and FAMILIES.get(data["family"]) is not family:
-        raise source.error(f"family {data['family']!r} does not match the workload's family {family.name!r}",
+    if "family" in data and FAMILIES.family_of(data, source) is not family:
+        raise source.error(f"family {shown(data['family'])} does not match the workload's family {family.name!r}",
                            "family")
-    protocols_raw = data.get("protocols", list(family.presets))
-    if not isinstance(protocols_raw, list) or not protocols_raw or not all(isinstance(p, str) for p in protocols_raw):
-        raise source.error("protocols must be a non-empty list of protocol strings", "protocols")
-    protocols = []
-    for text in protocols_raw:
-        try:
-            protocols.append(family.parse_protocol(text))
-        except ProtocolError as error:
-            raise source.error(str(error), f'"{text}"') from None
-        if protocols[-1].label in [p.label for p in protocols[:-1]]:
-            raise source.error(f"protocols names {protocols[-1].label!r} more than once", f'"{text}"')
+    protocols = _protocols(data.get("protocols", list(family.presets)), family, source)
     chosen_seeds = data.get("seeds", 1000)
     if not isinstance(chosen_seeds, int) or isinstance(chosen_seeds, bool) or not 1 <= chosen_seeds <= SEEDS_LIMIT:
-        raise source.error(f"seeds must be a whole number from 1 to {SEEDS_LIMIT}", "seeds")
+        raise source.error(f"seeds must be a whole number from 1 to {SEEDS_LIMIT}, not {shown(chosen_seeds)}",
+                           "seeds")
     patterns = data.get("scenarios", [])
     if not isinstance(patterns, list):
-        raise source.error("scenarios must be a list of file patterns", "scenarios")
+        raise source.error(f"scenarios must be a list of file patterns, not {kind(patterns)}", "scenarios")
     scenarios = _scenarios(patterns, base, source)
     for scenario in scenarios:
         if FAMILIES.family_for(scenario) is not family:

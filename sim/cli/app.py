@@ -26,6 +26,7 @@ except ImportError:  # pragma: no cover - older Typer depends on Click itself
 from rich.console import Console
 
 from sim.core.errors import InputError
+from sim.core.values import cut
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -71,9 +72,33 @@ def error_console() -> Console:
 JSON_HELP = "Machine output (JSON) on stdout; human output goes to stderr."
 
 
+#: A list longer than this is written one item per line, each item compact: a 100,000-event history
+#: stays one line per event (and is written by the C encoder, not the slow indenting one).
+JSON_LONG_LIST = 50
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+_SCALAR = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _indented(value: Any, pad: str = "") -> str:
+    """JSON indented by two spaces, except that the items of a long list are compact, one per line."""
+    inner = pad + "  "
+    if isinstance(value, dict) and value:
+        items = (f"{inner}{_SCALAR(str(k))}: {_indented(v, inner)}" for k, v in value.items())
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, list) and value:
+        if len(value) > JSON_LONG_LIST:
+            items = (inner + _COMPACT(v) for v in value)
+        else:
+            items = (inner + _indented(v, inner) for v in value)
+        return "[\n" + ",\n".join(items) + f"\n{pad}]"
+    return _SCALAR(value)
+
+
 def emit_json(payload: Any) -> None:
     """Machine output: one JSON document on stdout."""
-    sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+    sys.stdout.write(_indented(payload) + "\n")
     sys.stdout.flush()
 
 
@@ -84,25 +109,82 @@ def _printable(text: str) -> str:
 
 
 def _terminate(signum, frame) -> None:
-    """SIGTERM ends a command as Ctrl-C does: exit 2, files written so far intact."""
+    """SIGTERM ends a command as Ctrl-C does: exit 2, files written so far intact.  Any further SIGTERM
+    is ignored, so a second one cannot cut the clean-up short (or kill the process while it exits)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
+
+
+#: Every integer option takes values below this in size (a C int or ssize_t takes no more).
+OPTION_INTEGER_LIMIT = 2 ** 63
+#: Characters of one error line (a message quoting a huge value is cut).
+MAX_ERROR_CHARS = 2000
+
+
+def _bounded(process_value):
+    """``process_value`` of an integer option, refusing (a usage error, exit 4) a value beyond 64 bits
+    before any command meets it (``range(10**30)`` and a pool of 10**30 workers overflow in C)."""
+
+    def process(ctx, value):
+        number = process_value(ctx, value)
+        if isinstance(number, int) and not -OPTION_INTEGER_LIMIT < number < OPTION_INTEGER_LIMIT:
+            raise click_exceptions.BadParameter(f"{cut(str(number))} is too large (at most "
+                                                f"{OPTION_INTEGER_LIMIT - 1})", ctx=ctx, param=param)
+        return number
+
+    param = getattr(process_value, "__self__", None)
+    return process
+
+
+def _bound_integers(command) -> None:
+    """Give every integer option and argument of every command the 64-bit bound."""
+    for sub in getattr(command, "commands", {}).values():
+        _bound_integers(sub)
+    for param in getattr(command, "params", ()):
+        if getattr(getattr(param, "type_descriptor", None), "annotation", None) is int:
+            param.process_value = _bounded(param.process_value)
+
+
+def _install_terminate():
+    """The SIGTERM handler (main thread only); returns the one it replaced, or None."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _terminate)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app and map failures to exit codes."""
-    from sim import cli as _commands  # noqa: F401  (registers every command)
+    previous = _install_terminate()  # first: a SIGTERM during the imports below is an interrupt too
+    try:
+        try:
+            code = _main(argv)
+        except KeyboardInterrupt:  # a SIGTERM while an error was being reported
+            code = EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            # The console script is about to exit: a late SIGTERM must not kill it by signal (exit -15)
+            # or interrupt its exit handlers; called in-process, the caller's handler comes back.
+            signal.signal(signal.SIGTERM, signal.SIG_IGN if argv is None else previous)
+    sys.exit(code)
 
-    command = typer.main.get_command(app)
+
+def _main(argv: list[str] | None) -> int:
+    try:
+        from sim import cli as _commands  # noqa: F401  (registers every command)
+
+        command = typer.main.get_command(app)
+    except KeyboardInterrupt:
+        error_console().print("fencesim: interrupted", markup=False)
+        return EXIT_INTERRUPTED
+    _bound_integers(command)
     args = list(sys.argv[1:] if argv is None else argv)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminate)
     for stream in (sys.stdout, sys.stderr):  # a user's text may hold what the terminal cannot show
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     try:
         code = command.main(args=args, prog_name="fencesim", standalone_mode=False)
     except InputError as error:
-        error_console().print(f"fencesim: error: {_printable(str(error))}", markup=False)
+        error_console().print(f"fencesim: error: {_printable(cut(str(error), MAX_ERROR_CHARS))}", markup=False)
         code = EXIT_INPUT
     except click_exceptions.UsageError as error:
         hint = f" (see 'fencesim {error.ctx.info_name} --help')" if error.ctx and error.ctx.parent else ""
@@ -124,4 +206,4 @@ def main(argv: list[str] | None = None) -> None:
     if code == 130:  # Typer's answer to an interrupt inside a command
         error_console().print("fencesim: interrupted", markup=False)
         code = EXIT_INTERRUPTED
-    sys.exit(code if isinstance(code, int) else EXIT_OK)
+    return code if isinstance(code, int) else EXIT_OK

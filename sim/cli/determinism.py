@@ -8,6 +8,18 @@ from __future__ import annotations
 import json
 import sys
 
+#: The largest PYTHONHASHSEED Python accepts (a fresh interpreter refuses to start beyond it).
+MAX_HASH_SEED = 4_294_967_295
+
+
+def other_hash_seed(parent: str | None) -> str:
+    """A PYTHONHASHSEED other than the parent's, and one Python accepts: the next one, wrapping past
+    MAX_HASH_SEED to 0 (``4294967295`` gives ``0``); ``4242`` when the parent's is unset or ``random``."""
+    text = (parent or "").strip()
+    if text.isascii() and text.isdigit() and int(text) <= MAX_HASH_SEED:
+        return str((int(text) + 1) % (MAX_HASH_SEED + 1))
+    return "4242"
+
 
 def main() -> None:
     from sim.registry import FAMILIES

@@ -11,6 +11,68 @@ from rich.table import Table
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
 from sim.core.errors import InputError
 from sim.core.files import check_output_dir
+from sim.core.knobs import refuse_duplicates
+
+
+#: What a cell of the cruel grid shows when ``--budget`` stopped the grid before it ran.
+NOT_RUN = "not_run"
+
+
+def _grid(family, workload, protocol, deadline):
+    """The single-fault grid under one protocol, cell by cell, until the deadline; (grid, cells not run)."""
+    from sim.search.grid import Grid, run_cell
+
+    grid = Grid(family.name, protocol, family.grid_labels)
+    cells = family.single_faults(workload)
+    for position, cell in enumerate(cells):
+        if deadline.expired():
+            deadline.note("cruel grid")
+            return grid, cells[position:]
+        grid.cells.append(run_cell(family, workload, protocol, cell))
+    return grid, []
+
+
+def _grid_json(grid, not_run) -> dict:
+    document = grid.to_json()
+    for cell in not_run:
+        node = document
+        for label in cell.labels[:-1]:
+            node = node.setdefault(label, {})
+        node[cell.labels[-1]] = NOT_RUN
+    return document
+
+
+def _print_grid(console, label: str, document: dict) -> None:
+    faults = list(dict.fromkeys(f for boundaries in document.values() for cells in boundaries.values()
+                                for f in cells))
+    table = Table(title=f"cruel grid under {label}", header_style="bold")
+    for column in ("transition", "boundary", *faults):
+        table.add_column(column)
+    for transition, boundaries in document.items():
+        for boundary, cells in boundaries.items():
+            table.add_row(transition, boundary, *(_cell_text(cells.get(f)) for f in faults))
+    console.print(table)
+
+
+def _cell_text(value) -> str:
+    """``ok``, ``not_run``, the invariants a cell violates, or ``-`` where the fault does not apply."""
+    if value is None:
+        return "-"
+    return value if isinstance(value, str) else ", ".join(value)
+
+
+def _export_cell(family, workload, protocol, cell, out: Path, commit: str) -> Path:
+    from sim.report.export import counterexample_name, export
+
+    name = counterexample_name("cruel", protocol.label, "__".join(cell.labels))
+    meta = {"name": name, "invariant": cell.invariants[0], "cell": "/".join(cell.labels), "commit": commit,
+            "minimal": True, "workload": workload.name,
+            "description": (f"fencesim cruel: {cell.labels[2]} at {cell.labels[1]} of {cell.labels[0]} "
+                            f"under {protocol.label} violates {', '.join(cell.invariants)}")}
+    scenario = family.counterexample(workload, protocol, cell.invariants[0], cell.events, meta)
+    replay = family.replay(scenario, protocol)
+    marked = [v.event_index for v in family.check(replay.history, cell.invariants[:1]).safety_violations]
+    return export(family, scenario, replay.history, out, marked).scenario
 
 
 @app.command()
@@ -25,49 +87,41 @@ def cruel(
         "cruel faults."),
     out: Path = typer.Option(Path("counterexamples/cruel"), "--out",
                              help="Folder for the counterexample scenario files."),
+    budget: Optional[float] = typer.Option(
+        None, "--budget", help="Seconds of wall clock for the grid: cells not run by then are reported "
+        "as not_run."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """The seed's cruel test: every transition boundary x {terminate, duplicate, delay ack, change owner}."""
     from sim.families.effects import FAMILY
     from sim.families.effects.cruel import cruel_workload
     from sim.registry import FAMILIES
-    from sim.report.export import counterexample_name, current_commit, export
-    from sim.search.grid import single_fault_grid
+    from sim.report.export import current_commit
+    from sim.search.budget import Deadline
 
+    if budget is not None and not (budget > 0 and budget < float("inf")):
+        raise InputError(f"--budget must be a positive number of seconds, not {budget}")
     check_output_dir(out, "--out")
     chosen_workload = FAMILIES.load_workload(workload) if workload else cruel_workload()
     if chosen_workload.family != FAMILY.name:
         raise InputError(f"cruel runs an effects workload; {workload} belongs to the {chosen_workload.family} family")
     protocols = [FAMILY.parse_protocol(text) for text in (protocol or list(FAMILY.presets))]
-    console = human_console(json_out)
-    document = {}
-    written: list[Path] = []
-    commit = None
+    refuse_duplicates(protocols)
+    console, deadline = human_console(json_out), Deadline(budget, "--budget")
+    document, written, not_run, commit = {}, [], 0, None
     for chosen in protocols:
-        grid = single_fault_grid(FAMILY, chosen_workload, chosen)
-        document[chosen.label] = grid.to_json()
-        faults = list(dict.fromkeys(cell.labels[2] for cell in grid.cells))
-        table = Table(title=f"cruel grid under {chosen.label}", header_style="bold")
-        for column in ("transition", "boundary", *faults):
-            table.add_column(column)
-        for transition, boundaries in document[chosen.label].items():
-            for boundary, cells in boundaries.items():
-                shown = [cells.get(f, "-") if cells.get(f, "-") in ("ok", "-") else ", ".join(cells[f]) for f in faults]
-                table.add_row(transition, boundary, *shown)
-        console.print(table)
+        grid, skipped = _grid(FAMILY, chosen_workload, chosen, deadline)
+        document[chosen.label] = _grid_json(grid, skipped)
+        not_run += len(skipped)
+        if not json_out:
+            _print_grid(console, chosen.label, document[chosen.label])
         for cell in grid.violations:
             commit = commit or current_commit()
-            name = counterexample_name("cruel", chosen.label, "__".join(cell.labels))
-            meta = {"name": name, "invariant": cell.invariants[0], "cell": "/".join(cell.labels), "commit": commit,
-                    "minimal": True, "workload": chosen_workload.name,
-                    "description": (f"fencesim cruel: {cell.labels[2]} at {cell.labels[1]} of {cell.labels[0]} "
-                                    f"under {chosen.label} violates {', '.join(cell.invariants)}")}
-            scenario = FAMILY.counterexample(chosen_workload, chosen, cell.invariants[0], cell.events, meta)
-            replay = FAMILY.replay(scenario, chosen)
-            marked = [v.event_index for v in FAMILY.check(replay.history, cell.invariants[:1]).safety_violations]
-            written.append(export(FAMILY, scenario, replay.history, out, marked).scenario)
+            written.append(_export_cell(FAMILY, chosen_workload, chosen, cell, out, commit))
         verdict = "every cell ok" if not grid.violations else f"{len(grid.violations)} of {len(grid.cells)} cells violate"
-        console.print(f"{chosen.label}: {verdict}", markup=False)
+        console.print(f"{chosen.label}: {verdict}" + (f" ({len(skipped)} not run)" if skipped else ""), markup=False)
+    if not_run:
+        console.print(f"--budget stopped the grid: {not_run} cell(s) not run (marked {NOT_RUN})", markup=False)
     if written:
         console.print(f"\n{len(written)} counterexample(s) written to {out}/; replay one with:", markup=False)
         console.print(f"  fencesim run {written[0]}", markup=False)

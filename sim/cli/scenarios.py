@@ -8,6 +8,8 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
+from sim.core.knobs import refuse_duplicates
+from sim.core.values import cut
 from sim.cli.app import (EXIT_NOT_EVALUABLE, EXIT_NOTHING_RAN, EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json,
                          human_console)
 
@@ -53,7 +55,9 @@ def matrix(json_out: bool = typer.Option(False, "--json", help=JSON_HELP)) -> in
 
 def _protocols_for(family, scenario, given: list[str]):
     if given:
-        return [family.parse_protocol(text) for text in given]
+        chosen = [family.parse_protocol(text) for text in given]
+        refuse_duplicates(chosen)
+        return chosen
     if scenario.protocol:
         return [family.parse_protocol(scenario.protocol)]
     return list(family.knobs.preset_protocols().values())
@@ -73,26 +77,44 @@ def _fmt_fields(event) -> str:
             continue
         if isinstance(value, str) and ("hash" in key) and len(value) > 8:
             value = value[:8]
-        parts.append(f"{key}={value}")
+        parts.append(f"{key}={cut(str(value), MAX_CELL_CHARS)}")
     return " ".join(parts)
+
+
+#: Characters of one value shown in a human table (the JSON keeps it whole).
+MAX_CELL_CHARS = 80
+#: Violations ``check`` lists on the terminal (``--json`` lists every one).
+MAX_VIOLATIONS_SHOWN = 100
+
+
+def _event_rows(result):
+    """``(#, t, actor, event, verdict, details)`` per event of a run, as text."""
+    verdict_at = {v["event_index"]: v["verdict"] for v in result.verdicts}
+    for event in result.history:
+        if event.get("skipped") or event.event == "skipped":
+            shown = cut(str(event.get("action", event.get("line", event.event))), MAX_CELL_CHARS)
+            yield (str(event.index), str(event.time), event.actor, shown, "skipped",
+                   cut(str(event.get("reason", "")), MAX_CELL_CHARS))
+            continue
+        verdict = event.get("verdict") or verdict_at.get(event.index, "")
+        yield (str(event.index), str(event.time), cut(event.actor, MAX_CELL_CHARS), cut(event.event, MAX_CELL_CHARS),
+               cut(str(verdict or ""), MAX_CELL_CHARS), _fmt_fields(event))
+
+
+def _columns(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """Rows as aligned plain-text columns (every column but the last padded to its widest cell).  Written
+    by hand: a table library's layout of 10,000 rows takes tens of seconds."""
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header) - 1)]
+    lines = ["  ".join([*(cell.ljust(width) for cell, width in zip(row, widths)), row[-1]]).rstrip()
+             for row in (header, *rows)]
+    return "\n".join(lines)
 
 
 def print_result(console, result) -> None:
     """Human view of one run: the event order with verdicts, then the checks."""
     console.print(f"\n== {result.scenario} under {result.protocol.label} ==", markup=False, style="bold")
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for column in ("#", "t", "actor", "event", "verdict", "details"):
-        table.add_column(column, overflow="fold")
-    verdict_at = {v["event_index"]: v["verdict"] for v in result.verdicts}
-    for event in result.history:
-        if event.get("skipped") or event.event == "skipped":
-            shown = str(event.get("action", event.get("line", event.event)))
-            table.add_row(str(event.index), str(event.time), event.actor, shown, "skipped", event.get("reason", ""))
-            continue
-        verdict = event.get("verdict") or verdict_at.get(event.index, "")
-        table.add_row(str(event.index), str(event.time), event.actor, event.event, str(verdict or ""),
-                      _fmt_fields(event))
-    console.print(table)
+    table = _columns(("#", "t", "actor", "event", "verdict", "details"), list(_event_rows(result)))
+    console.file.write(table + "\n")  # plain text: the console's own rendering of 100,000 lines takes seconds
     line = f"outcome: {result.outcome}"
     if result.expect is not None:
         line += f"   expected: {result.expect.describe()}   {'OK' if result.expectation_met else 'MISMATCH'}"
@@ -105,6 +127,13 @@ def print_result(console, result) -> None:
     for v in result.availability:
         console.print(f"  counted {v.invariant} at event {v.event_index}{_about(v)}: {v.detail}"
                       + (f" [domain {v.domain}]" if v.domain else ""), markup=False)
+
+
+def _print_verdict_line(console, result) -> None:
+    """One line per run, for a person reading stderr beside ``--json``."""
+    found = ", ".join(sorted({v.invariant for v in result.violations})) or "no violation"
+    console.print(f"{result.scenario} under {result.protocol.label}: outcome {result.outcome}; {found}",
+                  markup=False)
 
 
 @app.command()
@@ -131,11 +160,14 @@ def run(
         for chosen in protocols:
             result = run_scenario(family, scenario, chosen)
             results.append(result)
-            print_result(console, result)
+            if not json_out:  # the JSON holds every event: no table of them beside it
+                print_result(console, result)
     if not results:
         return EXIT_NOTHING_RAN
     if json_out:
         emit_json([r.to_json() for r in results])
+        for result in results:
+            _print_verdict_line(console, result)
     violated = [r for r in results if r.violations]
     mismatched = [r for r in results if r.expectation_met is False]
     console.print(
@@ -164,13 +196,7 @@ def check(
     if len(history) == 0:
         human_console(json_out).print(f"{history_file}: no events: nothing to check", markup=False)
         return EXIT_NOTHING_RAN
-    chosen = FAMILIES.history_family(history, family)
-    problems = chosen.validate_history(history)
-    if problems:
-        from sim.core.history import invalid_lines
-
-        raise invalid_lines(str(history_file), [(index, text) for index, text in problems])
-    report = chosen.check(history)
+    chosen, report = FAMILIES.judge_history(history, family, str(history_file))
     if json_out:
         emit_json({
             "family": chosen.name,
@@ -185,12 +211,17 @@ def check(
     for result in report.results:
         console.print(f"  {result.name:<26} {result.status}" + (f" ({result.reason})" if result.reason else ""),
                       markup=False)
-    for v in report.safety_violations:
-        console.print(f"  VIOLATED {v.invariant} at event {v.event_index}{_about(v)}: {v.detail}", markup=False)
+    violations = report.safety_violations
+    for v in violations[:MAX_VIOLATIONS_SHOWN]:
+        console.print(f"  VIOLATED {v.invariant} at event {v.event_index}{_about(v)}: {cut(v.detail, 400)}",
+                      markup=False)
+    if len(violations) > MAX_VIOLATIONS_SHOWN:
+        console.print(f"  ... and {len(violations) - MAX_VIOLATIONS_SHOWN} more violation(s) (--json lists "
+                      "every one)", markup=False)
     if report.safety_violations:
         return EXIT_VIOLATION
     if report.not_evaluable:
         console.print(f"{len(report.not_evaluable)} check(s) could not judge this history (exit {EXIT_NOT_EVALUABLE}): "
-                      "record the fields they name", markup=False)
+                      "each gives its reason", markup=False)
         return EXIT_NOT_EVALUABLE
     return EXIT_OK

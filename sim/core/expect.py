@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from sim.core.errors import ScenarioError
+from sim.core.values import kind, shown
+from sim.core.workload import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class Expectation:
 def parse_expect(raw: Any, steps: Iterable[str], invariants: Iterable[str], source) -> dict[str, Expectation]:
     """Validate an ``[expect]`` table (protocols are checked by the caller); errors carry file:line."""
     if not isinstance(raw, dict):
-        raise source.error("[expect] maps a protocol to a verdict string or a table", "[expect]")
+        raise source.error(f"[expect] maps a protocol to a verdict string or a table, not {kind(raw)}", "expect")
     steps, invariants = set(steps), tuple(invariants)
     out = {}
     for label, value in raw.items():
@@ -61,29 +63,31 @@ def parse_expect(raw: Any, steps: Iterable[str], invariants: Iterable[str], sour
             out[label] = Expectation(outcome=value)
             continue
         if not isinstance(value, dict):
-            raise source.error(f"[expect] {label!r}: give a verdict string or a table (outcome, violations, steps)",
-                               label)
+            raise source.error(f"[expect] {shown(label)}: give a verdict string or a table (outcome, violations, "
+                               f"steps), not {kind(value)}", label)
         outcome = value.get("outcome")
         if outcome is not None and not isinstance(outcome, str):
-            raise source.error(f"[expect] {label!r}: outcome must be a verdict string", label)
+            raise source.error(f"[expect] {shown(label)}: outcome must be a verdict string, not {kind(outcome)}", label)
         violations = value.get("violations")
         if violations is not None:
             if not isinstance(violations, list) or not all(isinstance(v, str) for v in violations):
-                raise source.error(f"[expect] {label!r}: violations must be a list of invariant names", label)
+                raise source.error(f"[expect] {shown(label)}: violations must be a list of invariant names, not "
+                                   f"{shown(violations)}", label)
             unknown = [v for v in violations if v not in invariants]
             if unknown:
-                raise source.error(f"[expect] {label!r}: unknown invariant {unknown[0]!r}; invariants: "
-                                   f"{', '.join(invariants)}", label)
+                raise source.error(f"[expect] {shown(label)}: unknown invariant {shown(unknown[0])}"
+                                   f"{did_you_mean(unknown[0], invariants)}; invariants: {', '.join(invariants)}", label)
             violations = tuple(sorted(set(violations)))
         step_verdicts = {}
         for key, verdict in value.items():
             if key in ("outcome", "violations"):
                 continue
             if key not in steps:
-                raise ScenarioError(f"[expect] {label!r}: {key!r} is not a step of this scenario "
+                raise ScenarioError(f"[expect] {shown(label)}: {shown(key)} is not a step of this scenario "
                                     f"({', '.join(sorted(steps))}) nor outcome/violations", source.where(label))
             if not isinstance(verdict, str):
-                raise source.error(f"[expect] {label!r}: the verdict of {key} must be a string", label)
+                raise source.error(f"[expect] {shown(label)}: the verdict of {key} must be a string, not "
+                                   f"{kind(verdict)}", label)
             step_verdicts[key] = verdict
         out[label] = Expectation(outcome, step_verdicts, violations)
     return out

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.core.errors import InputError, ScenarioError
+from sim.core.values import MAX_NESTING, plain_problem, shown
 
 #: Format versions this fencesim reads.  A file without ``format`` is current.
 FORMAT_VERSION = 1
@@ -60,14 +61,15 @@ class Source:
 
 
 def read_text(path: str | Path, what: str = "input file") -> str:
-    """Read a UTF-8 text file; refuse directories, FIFOs, devices and huge files."""
+    """Read a UTF-8 text file; refuse directories, FIFOs, devices, huge files and text that is not UTF-8
+    (naming the line and column of the first byte that is not)."""
     path = Path(path)
     try:
         info = path.stat()
     except FileNotFoundError:
         raise ScenarioError("no such file", str(path)) from None
-    except OSError as error:
-        raise ScenarioError(f"cannot read: {error.strerror}", str(path)) from None
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+        raise ScenarioError(f"cannot read: {getattr(error, 'strerror', None) or error}", str(path)) from None
     if stat.S_ISDIR(info.st_mode):
         raise ScenarioError(f"is a directory, not a {what}", str(path))
     if not stat.S_ISREG(info.st_mode):
@@ -75,16 +77,38 @@ def read_text(path: str | Path, what: str = "input file") -> str:
     if info.st_size > MAX_INPUT_BYTES:
         raise ScenarioError(f"is {info.st_size} bytes; the limit for a {what} is {MAX_INPUT_BYTES}", str(path))
     try:
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as error:
         raise ScenarioError(f"cannot read: {error.strerror}", str(path)) from None
-    except UnicodeDecodeError:
-        raise ScenarioError("not UTF-8 text", str(path)) from None
+    if len(data) > MAX_INPUT_BYTES:  # it grew while being read
+        raise ScenarioError(f"is more than {MAX_INPUT_BYTES} bytes; the limit for a {what}", str(path))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise ScenarioError(f"not UTF-8 text at column {column} (byte 0x{data[error.start]:02x}); save the "
+                            "file as UTF-8", f"{path}:{line}") from None
+
+
+#: A byte-order mark at the start of a text file (some editors write one).
+BYTE_ORDER_MARK = "\ufeff"
+
+
+def refuse_byte_order_mark(text: str, path: str | Path) -> None:
+    if text.startswith(BYTE_ORDER_MARK):
+        raise ScenarioError("the file starts with a byte-order mark (U+FEFF), which TOML and JSON lines do not "
+                            "allow; save it as UTF-8 without a BOM", f"{path}:1")
 
 
 def read_toml(path: str | Path, what: str = "scenario file") -> tuple[dict[str, Any], Source]:
-    """Parse a TOML file; return (data, source).  Errors carry ``file:line``."""
+    """Parse a TOML file; return (data, source).  Errors carry ``file:line``.
+
+    Every value must be plain (:func:`sim.core.values.plain_problem`): no TOML dates or times, no
+    integer beyond 64 bits, no nesting deeper than MAX_NESTING -- whatever the key, so no loader
+    meets a value of a shape it never expects."""
     text = read_text(path, what)
+    refuse_byte_order_mark(text, path)
     source = Source(str(path), text)
     try:
         data = tomllib.loads(text)
@@ -94,11 +118,35 @@ def read_toml(path: str | Path, what: str = "scenario file") -> tuple[dict[str, 
         where = f"{path}:{match.group(1)}" if match else str(path)
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", message)
         raise ScenarioError(f"malformed TOML: {message}", where) from None
-    except (RecursionError, ValueError, OverflowError) as error:
-        raise ScenarioError(f"TOML this reader cannot hold ({type(error).__name__}: nesting or a number "
-                            "too large)", str(path)) from None
+    except RecursionError:
+        raise ScenarioError(f"malformed TOML: lists or tables nested too deeply (at most {MAX_NESTING} levels)",
+                            str(path)) from None
+    except (ValueError, OverflowError):
+        raise ScenarioError("malformed TOML: an integer of more than 4300 digits (integers are at most "
+                            "2^63 - 1 in size)", str(path)) from None
+    _check_plain(data, source)
     check_format(data, source)
     return data, source
+
+
+def _check_plain(data: dict[str, Any], source: Source) -> None:
+    """Refuse the first value that is not plain, at the line of its key (strings, the bulk of any file,
+    are passed over without a call)."""
+    stack: list[tuple[str, Any, int]] = [("", data, 0)]
+    while stack:
+        key, container, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise source.error(f"{key!r}: lists and tables nested more than {MAX_NESTING} deep", key)
+        pairs = container.items() if isinstance(container, dict) else ((key, v) for v in container)
+        for name, value in pairs:
+            if type(value) is str:
+                continue
+            if isinstance(value, (dict, list)):
+                stack.append((str(name), value, depth + 1))
+                continue
+            problem = plain_problem(value)
+            if problem:
+                raise source.error(f"{name!r}: {problem}", str(name))
 
 
 def check_format(data: dict[str, Any], source: Source) -> None:
@@ -107,8 +155,8 @@ def check_format(data: dict[str, Any], source: Source) -> None:
     version = data["format"]
     if not isinstance(version, int) or isinstance(version, bool) or version != FORMAT_VERSION:
         raise source.error(
-            f"file format {version!r} is not one this fencesim reads (it reads format {FORMAT_VERSION})", "format"
-        )
+            f"file format {shown(version)} is not one this fencesim reads (it reads format {FORMAT_VERSION})",
+            "format")
 
 
 def check_output_file(path: str | Path, what: str) -> Path:

@@ -14,10 +14,12 @@ so the same run gives the same bytes in every process.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from sim.core.errors import HistoryError
+from sim.core.values import INTEGER_LIMIT, MAX_NESTING, cut, kind, name_problem, shown
 
 FIXED_FIELDS = ("index", "time", "actor", "event")
 
@@ -82,10 +84,14 @@ class History:
     >>> h = History()
     >>> h.append(0, "client", "dispatch", step="s1", verdict=None).to_json()
     '{"index":0,"time":0,"actor":"client","event":"dispatch","step":"s1"}'
+
+    A history read from a file knows the line of each event (:meth:`line_of`), so an error about an
+    event names its line.
     """
 
-    def __init__(self, events: Iterable[Event] = ()):
+    def __init__(self, events: Iterable[Event] = (), lines: list[int] | None = None):
         self._events: list[Event] = list(events)
+        self._lines = lines
 
     def append(self, time: float, actor: str, event: str, **fields: Any) -> Event:
         return self.add(time, actor, event, fields)
@@ -111,6 +117,10 @@ class History:
     def events(self) -> list[Event]:
         return list(self._events)
 
+    def line_of(self, position: int) -> int:
+        """The file line of the event at ``position`` (its position + 1 when not read from a file)."""
+        return self._lines[position] if self._lines else position + 1
+
     def to_dicts(self) -> list[dict[str, Any]]:
         return [e.to_dict() for e in self._events]
 
@@ -119,33 +129,60 @@ class History:
 
     @classmethod
     def from_dicts(cls, rows: Iterable[Any], where: str = "history", lines: list[int] | None = None) -> "History":
-        """Build a history from plain objects; every invalid row is reported (up to a limit) in one error."""
+        """Build a history from plain objects; every invalid row is reported (up to a limit) in one error.
+
+        Indices must increase from one event to the next (an event's index is its number in the run)."""
         events, problems = [], []
+        previous = -1
         for position, row in enumerate(rows):
             line = lines[position] if lines else position + 1
             try:
-                events.append(_event(row, position))
+                event = _event(row, position)
             except ValueError as error:
                 problems.append((line, str(error)))
+                continue
+            if event.index <= previous:
+                problems.append((line, f"index {event.index} after index {previous}: indices must increase from "
+                                       "one event to the next (each is the event's number in the run)"))
+            previous = max(previous, event.index)
+            events.append(event)
         if problems:
             raise invalid_lines(where, problems)
-        return cls(events)
+        return cls(events, list(lines) if lines else None)
 
     @classmethod
     def from_jsonl(cls, text: str, where: str = "history") -> "History":
+        """Parse JSON lines strictly: a key twice in one object, NaN or Infinity, a number beyond 64 bits or
+        nesting beyond MAX_NESTING is an invalid line (Python's json module would accept the first two)."""
+        if text.startswith("\ufeff"):
+            raise HistoryError("the file starts with a byte-order mark (U+FEFF), which JSON lines do not allow; "
+                               "save it as UTF-8 without a BOM", f"{where}:1")
         rows, lines, problems = [], [], []
         for line_number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
+            if len(rows) >= MAX_HISTORY_EVENTS:
+                raise HistoryError(f"more than {MAX_HISTORY_EVENTS} events; the limit of a history is "
+                                   f"{MAX_HISTORY_EVENTS}", where)
             try:
-                rows.append(json.loads(line))
-                lines.append(line_number)
+                row = _DECODER.decode(line)
             except json.JSONDecodeError as error:
-                problems.append((line_number, f"not JSON ({error.msg})"))
+                problems.append((line_number, f"not JSON ({error.msg}, column {error.colno})"))
+                continue
+            except _BadValue as error:
+                problems.append((line_number, str(error)))
+                continue
             except RecursionError:
                 problems.append((line_number, "JSON nested too deeply"))
-        if len(rows) > MAX_HISTORY_EVENTS:
-            raise HistoryError(f"{len(rows)} events; the limit of a history is {MAX_HISTORY_EVENTS}", where)
+                continue
+            depth = _depth_problem(row)
+            if depth:
+                problems.append((line_number, depth))
+                continue
+            rows.append(row)
+            lines.append(line_number)
+            if len(problems) > MAX_PROBLEMS_KEPT:
+                break
         try:
             history = cls.from_dicts(rows, where, lines)
         except HistoryError as error:
@@ -172,36 +209,119 @@ class History:
 #: Limits on a history a user gives: events, and invalid lines listed in one error.
 MAX_HISTORY_EVENTS = 10_000_000
 MAX_PROBLEMS_SHOWN = 20
+#: Lines named for one fault, and characters of one fault's description, in an error.
+MAX_LINES_NAMED = 10
+MAX_PROBLEM_CHARS = 400
+#: Reading stops after this many invalid lines (a file of garbage is not parsed to its end).
+MAX_PROBLEMS_KEPT = 1_000
 TIME_LIMIT = 1e15
+#: Digits of the longest integer a history may hold (|n| < 2^63 has at most 19).
+_MAX_INTEGER_DIGITS = 19
+
+
+class _BadValue(ValueError):
+    """A JSON value fencesim refuses although the json module would read it."""
+
+
+def _integer(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > _MAX_INTEGER_DIGITS or not -INTEGER_LIMIT < int(text) < INTEGER_LIMIT:
+        raise _BadValue(f"an integer of {len(digits)} digits; integers in a history are at most 2^63 - 1 in size")
+    return int(text)
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _BadValue(f"the number {text[:40]} is too large (numbers in a history are finite)")
+    return value
+
+
+def _constant(text: str) -> Any:
+    raise _BadValue(f"{text} is not JSON (numbers in a history are finite)")
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise _BadValue(f"key {shown(twice)} appears twice in one object; give each field once")
+    return out
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_int=_integer, parse_float=_number,
+                            parse_constant=_constant)
+
+
+def _depth_problem(row: Any) -> str | None:
+    """Nesting beyond MAX_NESTING (checked without recursion)."""
+    stack = [(row, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return f"lists and objects nested more than {MAX_NESTING} deep"
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
+    return None
+
+
+#: Actor and event names already found valid (a history repeats a few names many times).
+_GOOD_NAMES: set[str] = set()
+
+
+def _name_problem(value: Any, field_name: str) -> str | None:
+    if type(value) is str and value in _GOOD_NAMES:
+        return None
+    problem = name_problem(value, f"'{field_name}'", spaces=True)
+    if problem is None and len(_GOOD_NAMES) < 10_000:
+        _GOOD_NAMES.add(value)
+    return problem
 
 
 def _event(row: Any, position: int) -> Event:
     if not isinstance(row, dict):
-        raise ValueError("not a JSON object")
-    missing = [f for f in ("actor", "event") if f not in row]
+        raise ValueError(f"not a JSON object but {kind(row)}; each line holds one event object")
+    actor, name = row.get("actor"), row.get("event")  # null is absent (docs/formats.md)
+    missing = [f for f, value in (("actor", actor), ("event", name)) if value is None]
     if missing:
         raise ValueError(f"lacks {', '.join(missing)}; every event needs at least 'actor' and 'event'")
-    actor, name = row["actor"], row["event"]
-    if not isinstance(actor, str) or not isinstance(name, str):
-        raise ValueError("'actor' and 'event' must be strings")
-    index, time = row.get("index", position), row.get("time", position)
+    for field_name, value in (("actor", actor), ("event", name)):
+        problem = _name_problem(value, field_name)
+        if problem:
+            raise ValueError(problem)
+    index, time = row.get("index"), row.get("time")
+    index = position if index is None else index
+    time = position if time is None else time
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < 2 ** 63:
-        raise ValueError(f"'index' must be a whole number from 0, not {index!r}")
+        raise ValueError(f"'index' must be a whole number from 0, not {shown(index)}")
     if not isinstance(time, (int, float)) or isinstance(time, bool) or not -TIME_LIMIT < time < TIME_LIMIT:
-        raise ValueError(f"'time' must be a finite number of seconds, not {time!r}")
-    fields = {k: v for k, v in row.items() if k not in FIXED_FIELDS and v is not None}
+        raise ValueError(f"'time' must be a number of seconds within 10^15, not {shown(time)}")
+    fields = {k: v for k, v in row.items() if v is not None and k not in FIXED_FIELDS}
     return Event(index, time, actor, name, fields)
 
 
 def invalid_lines(where: str, problems: list[tuple[int, str]]) -> HistoryError:
-    """One error naming every invalid line (the first MAX_PROBLEMS_SHOWN of them)."""
+    """One error naming every invalid line: lines with the same fault are named together, and at most
+    MAX_PROBLEMS_SHOWN faults are spelt out (the rest are counted)."""
     if len(problems) == 1:
         (line, text), = problems
-        error = HistoryError(text, f"{where}:{line}")
+        error = HistoryError(cut(text, MAX_PROBLEM_CHARS), f"{where}:{line}")
         error.problems = problems
         return error
-    shown = "; ".join(f"line {line}: {text}" for line, text in problems[:MAX_PROBLEMS_SHOWN])
-    more = f" (and {len(problems) - MAX_PROBLEMS_SHOWN} more)" if len(problems) > MAX_PROBLEMS_SHOWN else ""
-    error = HistoryError(f"{len(problems)} invalid line(s): {shown}{more}", where)
+    lines_by_text: dict[str, list[int]] = {}
+    for line, text in problems:
+        lines_by_text.setdefault(text, []).append(line)
+    shown_parts = []
+    for text, lines in list(lines_by_text.items())[:MAX_PROBLEMS_SHOWN]:
+        named = ", ".join(str(line) for line in lines[:MAX_LINES_NAMED])
+        if len(lines) > MAX_LINES_NAMED:
+            named += f" and {len(lines) - MAX_LINES_NAMED} more"
+        shown_parts.append(f"line{'s' if len(lines) > 1 else ''} {named}: {cut(text, MAX_PROBLEM_CHARS)}")
+    rest = len(lines_by_text) - MAX_PROBLEMS_SHOWN
+    more = f" (and {rest} other fault(s))" if rest > 0 else ""
+    error = HistoryError(f"{len(problems)} invalid line(s): {'; '.join(shown_parts)}{more}", where)
     error.problems = problems
     return error

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from sim.core.errors import ProtocolError
+from sim.core.values import shown
+from sim.core.workload import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -49,18 +51,19 @@ class Knob:
         if self.values is not None:
             if text not in self.values:
                 raise ProtocolError(
-                    f"knob {self.name!r} has no value {text!r}; allowed: {', '.join(self.values)}"
+                    f"knob {self.name!r} has no value {shown(text)}{did_you_mean(text, self.values)}; allowed: "
+                    f"{', '.join(self.values)}"
                 )
             return text
         assert self.convert is not None
         try:
             value = self.convert(text)
         except (ValueError, OverflowError):
-            raise ProtocolError(f"knob {self.name!r} needs a number, not {text!r}") from None
+            raise ProtocolError(f"knob {self.name!r} needs a number, not {shown(text)}") from None
         if isinstance(value, float) and not math.isfinite(value):
-            raise ProtocolError(f"knob {self.name!r} must be a finite number, not {text!r}")
+            raise ProtocolError(f"knob {self.name!r} must be a finite number, not {shown(text)}")
         if value < 0:
-            raise ProtocolError(f"knob {self.name!r} must not be negative, got {text!r}")
+            raise ProtocolError(f"knob {self.name!r} must not be negative, got {shown(text)}")
         return value
 
     def rank(self, value: Any) -> float:
@@ -98,7 +101,7 @@ class KnobTable:
             if knob.name == name:
                 return knob
         raise ProtocolError(
-            f"unknown knob {name!r} for the {self.family} family; "
+            f"unknown knob {shown(name)}{did_you_mean(name, self.names())} for the {self.family} family; "
             f"knobs: {', '.join(k.name for k in self.knobs)}"
         )
 
@@ -133,7 +136,7 @@ class KnobTable:
                 f"empty protocol; give a preset ({', '.join(self.presets)}) or knobs such as {example}"
             )
         if any(not part for part in parts):
-            raise ProtocolError(f"empty part in protocol {raw!r}; separate presets and knobs by single commas")
+            raise ProtocolError(f"empty part in protocol {shown(raw)}; separate presets and knobs by single commas")
         label = ",".join(parts)
         given: dict[str, Any] = {}
         preset: str | None = None
@@ -143,16 +146,20 @@ class KnobTable:
                 name, value = name.strip(), value.strip()
                 knob = self.knob(name)
                 if name in given:
-                    raise ProtocolError(f"knob {name!r} is given twice in {label!r}")
+                    raise ProtocolError(f"knob {name!r} is given twice in {shown(label)}")
                 given[name] = knob.parse(value)
             else:
+                if part in self.names():
+                    raise ProtocolError(f"{part!r} is a knob, not a preset: give it a value, "
+                                        f"{part}={'|'.join(map(str, self.knob(part).candidates()))}")
                 if part not in self.presets:
+                    guess = did_you_mean(part, [*self.presets, *self.names()])
                     raise ProtocolError(
-                        f"unknown {self.family} preset {part!r}; presets: {', '.join(self.presets)} "
-                        f"(or knobs: {', '.join(k.name for k in self.knobs)})"
+                        f"unknown {self.family} preset {shown(part)}{guess}; presets: {', '.join(self.presets)} "
+                        f"(or knobs: {', '.join(k.name for k in self.knobs)}, as knob=value)"
                     )
                 if preset is not None:
-                    raise ProtocolError(f"more than one preset in {label!r}; give one preset and knobs")
+                    raise ProtocolError(f"more than one preset in {shown(label)}; give one preset and knobs")
                 preset = part
         explicit = dict(self.presets[preset]) if preset else {}
         explicit.update(given)
@@ -179,6 +186,19 @@ class KnobTable:
             if best is None or len(diff) + 1 < len(best):
                 best = [name] + diff
         return ",".join(best or [])
+
+
+def refuse_duplicates(protocols: Sequence["Protocol"], option: str = "--protocol") -> None:
+    """Refuse a protocol named twice, literally or spelt otherwise (``step-dedupe`` and
+    ``fence=step,dedupe=journal`` set every knob alike: they are one protocol)."""
+    for position, protocol in enumerate(protocols):
+        same = next((p for p in protocols[:position] if p == protocol), None)
+        if same is None:
+            continue
+        if same.label == protocol.label:
+            raise ProtocolError(f"{option} names {same.label!r} more than once; give each protocol once")
+        raise ProtocolError(f"{option} {protocol.label!r} is the same protocol as {same.label!r} (every knob "
+                            "the same); give each protocol once")
 
 
 class Protocol:

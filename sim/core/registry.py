@@ -9,19 +9,58 @@ default family.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from sim.core.errors import HistoryError, ScenarioError
 from sim.core.family import Family
 from sim.core.files import Source, read_toml
+from sim.core.history import invalid_lines
+from sim.core.schema import HistorySchema, validate
+from sim.core.values import shown
 from sim.core.workload import Workload, did_you_mean, resolve_workload
 
 
-class Registry:
-    """Families by name and alias; the first one is the default for files that name none."""
+#: Keys only a design file has, and keys only a workload has (``[faults]`` as a table, ``[limits]``).
+DESIGN_KEYS = ("protocols", "scenarios", "seeds")
+WORKLOAD_TABLES = ("faults", "limits")
 
-    def __init__(self, families: Iterable[Family]):
+
+def file_kind(data: dict[str, Any]) -> str:
+    """``design``, ``workload`` or ``scenario``: what a parsed TOML file is, by the keys only that kind has."""
+    if any(key in data for key in DESIGN_KEYS) or isinstance(data.get("workload"), dict):
+        return "design"
+    if isinstance(data.get("faults"), dict) or isinstance(data.get("limits"), dict):
+        return "workload"
+    return "scenario"
+
+
+#: What to do with each kind of file (the command that reads it).
+USE = {"design": "review it with 'fencesim review --design {path}'",
+       "workload": "fuzz it with 'fencesim fuzz --workload {path}' (or name it in a design's workload key)",
+       "scenario": "replay it with 'fencesim run {path}'"}
+
+
+def other_file_kind(data: dict[str, Any], source: Source, expected: str) -> ScenarioError | None:
+    """The error for a file of another kind than ``expected`` (a design given where a workload is
+    expected...), naming the key that tells, or None."""
+    found = file_kind(data)
+    if found == expected or (expected == "workload" and found == "scenario"):
+        return None  # a scenario's keys are a workload's: the workload loader says what is missing
+    tell = next((k for k in (*DESIGN_KEYS, "workload", *WORKLOAD_TABLES) if k in data), None)
+    return source.error(f"this is a {found} file, not a {expected} ('{tell}' is a {found}'s key): "
+                        f"{USE[found].format(path=source.path)}", tell)
+
+
+class Registry:
+    """Families by name and alias; the first one is the default for files that name none.
+
+    ``schemas`` gives a family's :class:`~sim.core.schema.HistorySchema` by family name, for families
+    that do not declare one as ``history_schema`` themselves.
+    """
+
+    def __init__(self, families: Iterable[Family], schemas: Mapping[str, HistorySchema] | None = None):
         self.families: tuple[Family, ...] = tuple(families)
+        self._schemas = dict(schemas or {})
         self._by_name: dict[str, Family] = {}
         for family in self.families:
             for name in (family.name, *family.aliases):
@@ -30,7 +69,7 @@ class Registry:
                 self._by_name[name] = family
 
     def with_family(self, family: Family) -> "Registry":
-        return Registry((*self.families, family))
+        return Registry((*self.families, family), self._schemas)
 
     @property
     def default(self) -> Family:
@@ -41,8 +80,9 @@ class Registry:
 
     def get(self, name: str) -> Family:
         if not isinstance(name, str) or name not in self._by_name:
-            raise ScenarioError(f"unknown family {name!r}{did_you_mean(name, self._by_name)}; "
-                                f"families: {', '.join(self.names())}")
+            guess = did_you_mean(name, self._by_name) if isinstance(name, str) else ""
+            hint = "" if isinstance(name, str) else " (a family is named by a string)"
+            raise ScenarioError(f"unknown family {shown(name)}{guess}{hint}; families: {', '.join(self.names())}")
         return self._by_name[name]
 
     def family_of(self, data: dict[str, Any], source: Source) -> Family:
@@ -55,11 +95,17 @@ class Registry:
     def load_scenario(self, path) -> Any:
         """Load a scenario file of any registered family."""
         data, source = read_toml(path, "scenario file")
+        wrong = other_file_kind(data, source, "scenario")
+        if wrong:
+            raise wrong
         return self.family_of(data, source).load_scenario(data, source)
 
     def load_workload(self, name_or_path: str) -> Workload:
         """Load a workload by name (``scenarios/workloads/NAME.toml``) or path."""
         data, source = read_toml(resolve_workload(name_or_path), "workload file")
+        wrong = other_file_kind(data, source, "workload")
+        if wrong:
+            raise wrong
         return self.family_of(data, source).load_workload(data, source)
 
     def family_for(self, thing: Any) -> Family:
@@ -91,3 +137,27 @@ class Registry:
             raise HistoryError("cannot tell which family wrote this history (its event names match none, or "
                                f"several equally); give --family ({', '.join(self.names())})")
         return self.families[index]
+
+    # -- reading a history ----------------------------------------------------------------------------
+
+    def schema(self, family: Family) -> HistorySchema:
+        return self._schemas.get(family.name) or HistorySchema.of(family)
+
+    def history_problems(self, history, family: Family) -> list[tuple[int, str]]:
+        """``(line, what is wrong)`` for every event the family cannot judge: an unknown event name or one
+        of another family, a value or shape the family never records, a field of the wrong type."""
+        foreign = {name: other.name for other in self.families if other is not family
+                   for name in self.schema(other).events}
+        problems = validate(history, family.name, self.schema(family), foreign)
+        positions = {event.index: position for position, event in enumerate(history)}
+        problems += [(history.line_of(positions.get(index, 0)), text) for index, text in family.validate_history(history)]
+        return sorted(problems, key=lambda problem: problem[0])
+
+    def judge_history(self, history, name: str | None = None, where: str = "history"):
+        """``(family, CheckReport)``: the family's checks over a history it can judge; a history holding
+        what the family never records is refused (HistoryError naming each line), never passed."""
+        family = self.history_family(history, name)
+        problems = self.history_problems(history, family)
+        if problems:
+            raise invalid_lines(where, problems)
+        return family, family.check(history)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.core.errors import ScenarioError
+from sim.core.values import kind, shown
 
 PER_RUN_MAX_DEFAULT = 4
 #: Limits on what a workload may ask for.
@@ -55,19 +56,26 @@ class Workload:
         return [self.rates[c] for c in self.classes]
 
 
-def did_you_mean(word: str, choices) -> str:
-    close = difflib.get_close_matches(str(word), list(choices), n=1)
+#: Longest word ``did_you_mean`` compares (a 100,000-character typo has no close match worth the time).
+_MAX_GUESSED_CHARS = 100
+
+
+def did_you_mean(word: Any, choices) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or nothing."""
+    if not isinstance(word, str) or len(word) > _MAX_GUESSED_CHARS:
+        return ""
+    close = difflib.get_close_matches(word, [str(c) for c in choices], n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def unknown_key_error(source, table: str, key: str, allowed) -> ScenarioError:
-    return source.error(f"unknown key {key!r} in {table}{did_you_mean(key, allowed)}; keys: {', '.join(allowed)}",
-                        key)
+    return source.error(f"unknown key {shown(key)} in {table}{did_you_mean(key, allowed)}; keys: "
+                        f"{', '.join(allowed)}", key)
 
 
 def whole_number(value: Any, name: str, source, low: int, high: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise source.error(f"{name} must be a whole number from {low} to {high}, not {value!r}", name)
+        raise source.error(f"{name} must be a whole number from {low} to {high}, not {shown(value)}", name)
     return value
 
 
@@ -76,9 +84,9 @@ def split_workload(data: dict[str, Any], source) -> tuple[dict[str, Any], dict[s
     data = dict(data)
     faults, limits = data.pop("faults", {}), data.pop("limits", {})
     if not isinstance(faults, dict):
-        raise source.error("[faults] must be a table", "faults")
+        raise source.error(f"[faults] must be a table, not {kind(faults)}", "faults")
     if not isinstance(limits, dict):
-        raise source.error("[limits] must be a table such as { max_events = 64 }", "limits")
+        raise source.error(f"[limits] must be a table such as {{ max_events = 64 }}, not {kind(limits)}", "limits")
     return data, faults, limits
 
 
@@ -93,11 +101,13 @@ def build_workload(family: str, fault_classes: tuple[str, ...], base: Any, name:
             raise unknown_key_error(source, "[limits]", key, LIMIT_KEYS)
     classes = faults.get("classes", list(fault_classes))
     if not isinstance(classes, list) or not classes:
-        raise source.error("[faults] classes must be a non-empty list of fault classes", "classes")
+        raise source.error(f"[faults] classes must be a non-empty list of fault classes, not {shown(classes)}",
+                           "classes")
     for item in classes:
-        if item not in fault_classes:
-            raise source.error(f"unknown fault class {item!r}{did_you_mean(item, fault_classes)}; "
-                               f"classes of the {family} family: {', '.join(fault_classes)}", str(item))
+        if not isinstance(item, str) or item not in fault_classes:
+            raise source.error(f"unknown fault class {shown(item)}{did_you_mean(item, fault_classes)}; "
+                               f"classes of the {family} family: {', '.join(fault_classes)}",
+                               item if isinstance(item, str) else "classes")
     if len(set(classes)) != len(classes):
         raise source.error("a fault class is listed twice in [faults] classes", "classes")
     rates = faults.get("rates", {})
@@ -105,16 +115,16 @@ def build_workload(family: str, fault_classes: tuple[str, ...], base: Any, name:
         raise source.error("[faults] rates must be a table class = weight", "rates")
     for item, value in rates.items():
         if item not in classes:
-            raise source.error(f"rate for {item!r}, which is not a listed class ({', '.join(classes)})", "rates")
+            raise source.error(f"rate for {shown(item)}, which is not a listed class ({', '.join(classes)})", "rates")
         if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value)
                 or value < 0 or value > 1e9):
-            raise source.error(f"rate {item!r} must be a finite number from 0 to 1e9, not {value!r}", "rates")
+            raise source.error(f"rate {item!r} must be a finite number from 0 to 1e9, not {shown(value)}", "rates")
     weights = {c: float(rates.get(c, 1.0)) for c in classes}
     if not any(w > 0 for w in weights.values()):
         raise source.error("every fault class has weight 0; give at least one a positive rate", "rates")
     swarm = faults.get("swarm", False)
     if not isinstance(swarm, bool):
-        raise source.error(f"swarm must be true or false, not {swarm!r}", "swarm")
+        raise source.error(f"swarm must be true or false, not {shown(swarm)}", "swarm")
     per_run_max = whole_number(faults.get("per_run_max", PER_RUN_MAX_DEFAULT), "per_run_max", source, 1,
                                PER_RUN_MAX_LIMIT)
     max_events = whole_number(limits.get("max_events", MAX_EVENTS_DEFAULT), "max_events", source, 1,
@@ -139,14 +149,19 @@ def available_workloads() -> list[str]:
 
 def resolve_workload(name_or_path: str) -> Path:
     """A workload name (``seed-fuzz``) or a path to a workload file."""
+    if not isinstance(name_or_path, str) or not name_or_path or "\x00" in name_or_path:
+        raise ScenarioError(f"a workload is a name or a path, not {shown(name_or_path)}")
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        return path
-    candidate = workloads_dir() / f"{name_or_path}.toml"
-    if candidate.exists():
-        return candidate
+    try:
+        if path.suffix == ".toml" or path.exists():
+            return path
+        candidate = workloads_dir() / f"{name_or_path}.toml"
+        if candidate.exists():
+            return candidate
+    except OSError as error:  # a name longer than the file system allows, a loop of links...
+        raise ScenarioError(f"workload {shown(name_or_path)}: {error.strerror or error}") from None
     names = available_workloads()
     raise ScenarioError(
-        f"unknown workload {name_or_path!r}{did_you_mean(name_or_path, names)}; workloads: "
+        f"unknown workload {shown(name_or_path)}{did_you_mean(name_or_path, names)}; workloads: "
         f"{', '.join(names) or '(none found)'} (or give a path to a workload file)"
     )

@@ -137,3 +137,51 @@ def test_written_files_get_the_mode_open_would_give(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
+
+
+# -- what every TOML file is checked for, whatever its kind ----------------------------------------------
+
+def _toml_error(tmp_path, content: bytes) -> ScenarioError:
+    path = tmp_path / "x.toml"
+    path.write_bytes(content)
+    with pytest.raises(ScenarioError) as caught:
+        read_toml(path)
+    return caught.value
+
+
+def test_non_utf8_text_names_line_and_column(tmp_path):
+    """A Latin-1 byte is refused at its line and column, with the byte shown."""
+    error = _toml_error(tmp_path, b'name = "a"\nplan = "pl\xe9n"\n')
+    assert error.where.endswith("x.toml:2") and "column 11" in error.message and "0xe9" in error.message
+
+
+def test_a_byte_order_mark_is_named_in_toml(tmp_path):
+    """A TOML file starting with a BOM says so (tomllib would only say 'Invalid statement')."""
+    assert "byte-order mark" in _toml_error(tmp_path, "\ufeffname = 'a'\n".encode()).message
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ("07:32:00", "a TOML time"), ("1979-05-27", "a TOML date"), ("1979-05-27T07:32:00Z", "a TOML date-time"),
+])
+def test_toml_dates_and_times_are_refused_at_their_line(tmp_path, value, fragment):
+    """A TOML date or time anywhere (here in an arguments table) is refused, naming its key's line."""
+    error = _toml_error(tmp_path, f'name = "a"\n[arguments.open_pr]\ntitle = {value}\n'.encode())
+    assert error.where.endswith("x.toml:3") and fragment in error.message and "datetime" not in error.message
+
+
+def test_huge_integers_are_refused(tmp_path):
+    """An integer beyond 64 bits, or beyond the 4,300 digits Python converts, is one clear line."""
+    assert "out of range" in _toml_error(tmp_path, b"seed = " + b"9" * 30 + b"\n").message
+    assert "4300 digits" in _toml_error(tmp_path, b"seed = " + b"9" * 5000 + b"\n").message
+
+
+def test_deep_nesting_is_refused(tmp_path):
+    """Lists nested past MAX_NESTING are refused (and 5,000 levels are not a recursion error)."""
+    assert "nested" in _toml_error(tmp_path, b"x = " + b"[" * 40 + b"]" * 40 + b"\n").message
+    assert "nested" in _toml_error(tmp_path, b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n").message
+
+
+def test_a_path_with_a_nul_is_refused(tmp_path):
+    """A path holding NUL (which os.stat refuses with ValueError) is an input error."""
+    with pytest.raises(ScenarioError):
+        read_toml(str(tmp_path / "a\x00b.toml"))

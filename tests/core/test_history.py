@@ -144,3 +144,75 @@ def test_non_numeric_time_raises_history_error():
     with pytest.raises(HistoryError) as caught:
         History.from_jsonl('{"time":"noon","actor":"a","event":"e"}\n', "run.jsonl")
     assert caught.value.where == "run.jsonl:1"
+
+
+# -- strict reading: what json.loads would accept but a history may not hold ------------------------------
+
+def _line_error(text: str) -> HistoryError:
+    with pytest.raises(HistoryError) as caught:
+        History.from_jsonl(text, "run.jsonl")
+    return caught.value
+
+
+def test_a_key_twice_in_one_line_is_refused():
+    """A duplicated JSON key (the second value would silently win) is an invalid line."""
+    error = _line_error('{"actor":"a","event":"e","verdict":"applied","verdict":"rejected:stale_rev"}\n')
+    assert error.where == "run.jsonl:1" and "'verdict' appears twice" in error.message
+
+
+def test_a_five_thousand_digit_integer_is_refused_in_one_line():
+    """An integer beyond 64 bits (5,000 digits: json would raise ValueError) is an invalid line."""
+    error = _line_error('{"actor":"a","event":"e","copy":' + "9" * 5000 + "}\n")
+    assert error.where == "run.jsonl:1" and "5000 digits" in error.message and len(error.message) < 200
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_non_finite_numbers_are_refused(value):
+    """NaN, Infinity and numbers that overflow to infinity are not JSON a history may hold."""
+    error = _line_error('{"actor":"a","event":"e","time":' + value + "}\n")
+    assert error.where == "run.jsonl:1"
+
+
+def test_deep_nesting_is_refused():
+    """A field nested past MAX_NESTING is an invalid line, not a recursion error."""
+    error = _line_error('{"actor":"a","event":"e","x":' + "[" * 40 + "]" * 40 + "}\n")
+    assert "nested more than" in error.message
+
+
+def test_null_fixed_fields_are_absent():
+    """index and time written as null take their defaults (null is absent, docs/formats.md)."""
+    history = History.from_jsonl('{"index":null,"time":null,"actor":"a","event":"e"}\n')
+    assert (history[0].index, history[0].time) == (0, 0)
+
+
+def test_indices_must_increase():
+    """Events whose indices do not increase (all 0) are refused, each line named."""
+    text = "".join('{"index":0,"actor":"a","event":"e"}\n' for _ in range(4))
+    error = _line_error(text)
+    assert error.problems == [(line, error.problems[0][1]) for line in (2, 3, 4)]
+    assert "lines 2, 3, 4: index 0 after index 0" in error.message
+
+
+def test_a_byte_order_mark_is_named():
+    """A history starting with a BOM is refused with a message that says so."""
+    error = _line_error('\ufeff{"actor":"a","event":"e"}\n')
+    assert "byte-order mark" in error.message
+
+
+def test_control_characters_in_actor_are_refused():
+    """An actor or event name with a control character is an invalid line (it would break later outputs)."""
+    error = _line_error('{"actor":"a\\u0007","event":"e"}\n')
+    assert "control" in error.message
+
+
+def test_read_names_the_line_of_each_event():
+    """A history read from text knows each event's line (blank lines counted)."""
+    history = History.from_jsonl('{"actor":"a","event":"e"}\n\n{"actor":"a","event":"f"}\n')
+    assert [history.line_of(i) for i in range(2)] == [1, 3]
+
+
+def test_identical_faults_are_named_together_and_cut():
+    """Many lines with one fault make one short error naming them together."""
+    text = "".join('{"index":0,"actor":"a","event":"e"}\n' for _ in range(40))
+    error = _line_error(text)
+    assert "and 29 more" in error.message and len(str(error)) < 400

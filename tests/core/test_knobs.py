@@ -210,3 +210,39 @@ def test_a_table_of_ones_own_parses_with_the_shared_parser():
     assert list(table.preset_protocols()) == ["safe"]
     with pytest.raises(ProtocolError, match="unknown toy preset"):
         table.parse("unsafe")
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("drift_chek=reject", "did you mean 'drift_check'"),
+    ("step-dedupe,drift_check=rejct", "did you mean 'reject'"),
+    ("step-dedup", "did you mean 'step-dedupe'"),
+    ("step-dedupe,drift_check", "is a knob, not a preset: give it a value, drift_check=off|reject"),
+])
+def test_misspelt_knobs_values_and_presets_get_a_guess(text, fragment):
+    """An unknown knob, value or preset names the closest known one."""
+    from sim.families.workspace.knobs import TABLE
+
+    with pytest.raises(ProtocolError) as caught:
+        TABLE.parse(text)
+    assert fragment in str(caught.value)
+
+
+def test_equal_protocols_spelt_differently_are_refused_as_duplicates():
+    """step-dedupe and fence=step,dedupe=journal are one protocol: refused, naming both spellings."""
+    from sim.core.knobs import refuse_duplicates
+    from sim.families.workspace.knobs import TABLE
+
+    with pytest.raises(ProtocolError, match="'fence=step,dedupe=journal' is the same protocol as 'step-dedupe'"):
+        refuse_duplicates([TABLE.parse("step-dedupe"), TABLE.parse("fence=step,dedupe=journal")])
+    with pytest.raises(ProtocolError, match="names 'step' more than once"):
+        refuse_duplicates([TABLE.parse("step"), TABLE.parse("step")])
+    refuse_duplicates([TABLE.parse("step"), TABLE.parse("step-dedupe")])
+
+
+def test_a_long_protocol_is_cut_in_the_message():
+    """A 100,000-character unknown preset is quoted cut."""
+    from sim.families.workspace.knobs import TABLE
+
+    with pytest.raises(ProtocolError) as caught:
+        TABLE.parse("x" * 100_000)
+    assert len(str(caught.value)) < 400

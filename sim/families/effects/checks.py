@@ -48,28 +48,38 @@ def duplicate_effect(history) -> CheckResult:
     return CheckResult.from_violations("duplicate_effect", violations)
 
 
+def _is_failure(event) -> bool:
+    return (event.event == "timed_out" and event.get("outcome") == "failed") or event.event == "transition_failed"
+
+
 def lost_success(history) -> CheckResult:
-    """A committed effect that is never receipted while its transition was recorded failed or done again."""
+    """A committed effect that is never receipted while its transition was recorded failed or done again.
+
+    One pass from the end keeps, per transition, the next failure and, per group, the next commit: linear
+    in the history, however many commits it holds."""
     commits = _events(history, "committed")
     missing = _missing(commits, ("task", "transition", "effect"))
     if missing:
         return CheckResult.not_evaluable("lost_success", missing)
     receipted = {(e.get("task"), e.get("effect")) for e in _events(history, "receipt_recorded")}
+    next_failure: dict[tuple, Any] = {}
+    next_commit: dict[tuple, Any] = {}
     violations = []
-    for commit in commits:
-        if (commit["task"], commit["effect"]) in receipted:
-            continue
-        group = (commit["task"], _logical(commit), commit.get("generation", 1))
-        later = [e for e in history if e.index > commit.index and e.get("task") == commit["task"]]
-        failed = next((e for e in later if e.get("transition") == commit["transition"] and (
-            (e.event == "timed_out" and e.get("outcome") == "failed") or e.event == "transition_failed")), None)
-        again = next((e for e in later if e.event == "committed"
-                      and (e["task"], _logical(e), e.get("generation", 1)) == group), None)
-        if failed is not None or again is not None:
-            shown = failed if failed is not None else again
-            how = "recorded as failed" if failed is not None else f"done again as {again.get('effect')}"
-            violations.append(Violation("lost_success", shown.index, commit["transition"],
-                                        f"{commit['effect']} committed but was {how}", domain="lost_ack"))
+    for event in reversed(list(history)):
+        if event.event == "committed":
+            group = (event["task"], _logical(event), event.get("generation", 1))
+            if (event["task"], event["effect"]) not in receipted:
+                failed = next_failure.get((event["task"], event["transition"]))
+                again = next_commit.get(group)
+                if failed is not None or again is not None:
+                    shown = failed if failed is not None else again
+                    how = "recorded as failed" if failed is not None else f"done again as {again.get('effect')}"
+                    violations.append(Violation("lost_success", shown.index, event["transition"],
+                                                f"{event['effect']} committed but was {how}", domain="lost_ack"))
+            next_commit[group] = event
+        elif _is_failure(event) and event.get("task") is not None:
+            next_failure[(event.get("task"), event.get("transition"))] = event
+    violations.reverse()
     return CheckResult.from_violations("lost_success", violations)
 
 
@@ -122,6 +132,20 @@ def fingerprint_conflict(history) -> CheckResult:
     return CheckResult.from_violations("fingerprint_conflict", violations)
 
 
+def _succeeded_after_a_failure(history) -> str | None:
+    """A task recorded ``succeeded`` after one of its transitions was recorded failed: the history says two
+    things about the task, and which compensations it owes cannot be told."""
+    failed: dict[Any, Any] = {}
+    for event in history:
+        if event.event == "transition_failed" and event.get("task") is not None:
+            failed.setdefault(event.get("task"), event)
+        elif event.event == "task_terminal" and event.get("outcome") == "succeeded" and event.get("task") in failed:
+            failure = failed[event.get("task")]
+            return (f"{event.get('task')} closed succeeded at event {event.index} after its transition "
+                    f"{failure.get('transition')} failed at event {failure.index}: the history contradicts itself")
+    return None
+
+
 def unresolved_compensation(history) -> CheckResult:
     """A task closed without success while a committed reversible effect is not compensated."""
     violations = []
@@ -131,13 +155,17 @@ def unresolved_compensation(history) -> CheckResult:
     if unsuccessful and commits and not any("compensation" in e for e in commits):
         return CheckResult.not_evaluable("unresolved_compensation",
                                          "no 'committed' event records 'compensation' (which effects are owed one)")
-    reversible = [e for e in commits if e.get("compensation")]
-    for terminal in _events(history, "task_terminal"):
-        if terminal.get("outcome") == "succeeded":
-            continue
+    contradiction = _succeeded_after_a_failure(history)
+    if contradiction:
+        return CheckResult.not_evaluable("unresolved_compensation", contradiction)
+    owed: dict[Any, list] = {}
+    for commit in commits:
+        task = commit.get("task")
+        if commit.get("compensation") and (task, commit.get("effect")) not in compensated:
+            owed.setdefault(task, []).append(commit)
+    for terminal in unsuccessful:
         task = terminal.get("task")
-        owed = [e for e in reversible if e.get("task") == task and (task, e.get("effect")) not in compensated]
-        for commit in owed:
+        for commit in owed.get(task, ()):
             violations.append(Violation("unresolved_compensation", terminal.index, commit.get("transition"),
                                         f"{task} closed {terminal.get('outcome')} with {commit.get('effect')} "
                                         f"still owing {commit.get('compensation')}"))

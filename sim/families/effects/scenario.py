@@ -41,6 +41,7 @@ from typing import Any
 from sim.core.errors import ProtocolError
 from sim.core.expect import Expectation, dump_expect, parse_expect
 from sim.core.files import Source
+from sim.core.values import MAX_NAME_CHARS, kind, name_from_path, name_problem, plain_problem, shown, text_problem
 from sim.core.workload import did_you_mean
 from sim.families.effects.faults import FaultEvent, parse_fault
 from sim.families.effects.knobs import FAMILY_NAME, TABLE
@@ -59,8 +60,13 @@ KNOWN_KEYS = ("format", "family", "name", "description", "protocol", "task", "te
               "workload", "minimal", "cell")
 META_KEYS = ("invariant", "seed", "commit", "workload", "minimal", "cell")
 
-_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
-_CLOCK = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)$")
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
+_CLOCK = re.compile(r"^([0-9]{1,2}):([0-5][0-9]):([0-5][0-9](?:\.[0-9]{1,9})?)$")
+_SECONDS = re.compile(r"^[0-9]{1,20}(?:\.[0-9]{1,20})?(?:[eE][+-]?[0-9]{1,3})?$")
+#: Script times lie below this many simulated seconds (docs/limits.md).
+TIME_LIMIT_S = 1e15
+#: Longest script event or fault line (a few words).
+MAX_EVENT_CHARS = 4 * MAX_NAME_CHARS
 
 
 @dataclass(frozen=True)
@@ -110,16 +116,35 @@ class RuntimeScenario:
 
 
 def parse_time(token: str) -> float | None:
+    """``@SECONDS`` (plain decimal, below TIME_LIMIT_S) or ``HH:MM:SS[.f]``; None if neither."""
     if token.startswith("@"):
-        try:
-            value = float(token[1:])
-        except ValueError:
+        if not _SECONDS.match(token[1:]):
             return None
-        return value if math.isfinite(value) and value >= 0 else None
+        value = float(token[1:])
+        return value if math.isfinite(value) and 0 <= value < TIME_LIMIT_S else None
     match = _CLOCK.match(token)
     if match:
         return int(match.group(1)) * 3600 + int(match.group(2)) * 60 + float(match.group(3))
     return None
+
+
+def _transition(token: str, transitions: list[str]) -> str:
+    if token not in transitions:
+        raise ValueError(f"unknown transition {shown(token)}{did_you_mean(token, transitions)}; transitions: "
+                         f"{', '.join(transitions)}")
+    return token
+
+
+def _worker(token: str) -> str:
+    if not _NAME.match(token):
+        raise ValueError(f"bad worker name {shown(token)}; a worker is named by letters, digits, _ . -")
+    return token
+
+
+def _request(token: str) -> str:
+    if not _NAME.match(token):
+        raise ValueError(f"bad request id {shown(token)}; a request id is such as r2")
+    return token
 
 
 def parse_event(text: str, transitions: list[str], task: str) -> ScriptOp:
@@ -129,24 +154,19 @@ def parse_event(text: str, transitions: list[str], task: str) -> ScriptOp:
         raise ValueError("empty event")
     time_s = parse_time(tokens[0])
     if time_s is not None or tokens[0].startswith("@"):
+        if time_s is None and _SECONDS.match(tokens[0][1:]):
+            raise ValueError(f"time {shown(tokens[0])} is past the limit of simulated time (10^15 s)")
         if time_s is None:
-            raise ValueError(f"bad time {tokens[0]!r}; write @SECONDS or HH:MM:SS")
+            raise ValueError(f"bad time {shown(tokens[0])}; write @SECONDS (a number of seconds) or HH:MM:SS")
         tokens = tokens[1:]
     if not tokens:
         raise ValueError("a time with no event")
     name, args = tokens[0], tokens[1:]
     if name not in ALL_OPS:
-        raise ValueError(f"unknown event {name!r}; events: {', '.join(ALL_OPS)}")
+        raise ValueError(f"unknown event {shown(name)}{did_you_mean(name, ALL_OPS)}; events: {', '.join(ALL_OPS)}")
 
     def transition(token: str) -> str:
-        if token not in transitions:
-            raise ValueError(f"unknown transition {token!r}; transitions: {', '.join(transitions)}")
-        return token
-
-    def worker_name(token: str) -> str:
-        if not _NAME.match(token):
-            raise ValueError(f"bad worker name {token!r}")
-        return token
+        return _transition(token, transitions)
 
     def arity(low: int, high: int) -> None:
         if not low <= len(args) <= high:
@@ -154,33 +174,34 @@ def parse_event(text: str, transitions: list[str], task: str) -> ScriptOp:
 
     if name in WORKER_OPS:
         if len(args) == 3 and args[1] == "by":
-            return ScriptOp(time_s, name, transition(args[0]), worker=worker_name(args[2]), text=text)
+            return ScriptOp(time_s, name, transition(args[0]), worker=_worker(args[2]), text=text)
         arity(1, 1)
         return ScriptOp(time_s, name, transition(args[0]), text=text)
     if name in EXTERNAL_OPS:
         arity(1, 2)
-        return ScriptOp(time_s, name, transition(args[0]), request_id=args[1] if len(args) == 2 else None, text=text)
+        return ScriptOp(time_s, name, transition(args[0]), request_id=_request(args[1]) if len(args) == 2 else None,
+                        text=text)
     if name in TRANSITION_OPS:
         arity(1, 1)
         return ScriptOp(time_s, name, transition(args[0]), text=text)
     if name == "accept":
         arity(1, 1)
         if args[0] != task:
-            raise ValueError(f"this scenario's task is {task!r}, not {args[0]!r}")
+            raise ValueError(f"this scenario's task is {task!r}, not {shown(args[0])}")
         return ScriptOp(time_s, name, argument=args[0], text=text)
     if name in ("lease", "crash"):
         arity(1, 1)
-        return ScriptOp(time_s, name, worker=worker_name(args[0]), text=text)
+        return ScriptOp(time_s, name, worker=_worker(args[0]), text=text)
     if name == "lease_expire":
         if len(args) != 3 or args[1] != "->":
             raise ValueError("write 'lease_expire W -> W2'")
-        return ScriptOp(time_s, name, worker=worker_name(args[0]), successor=worker_name(args[2]), text=text)
+        return ScriptOp(time_s, name, worker=_worker(args[0]), successor=_worker(args[2]), text=text)
     if name == "deliver":
         arity(0, 1)
-        return ScriptOp(time_s, name, worker=worker_name(args[0]) if args else None, text=text)
+        return ScriptOp(time_s, name, worker=_worker(args[0]) if args else None, text=text)
     if name == "close":
         if len(args) == 2 and args[0] == "by":
-            return ScriptOp(time_s, name, worker=worker_name(args[1]), text=text)
+            return ScriptOp(time_s, name, worker=_worker(args[1]), text=text)
         arity(0, 0)
         return ScriptOp(time_s, name, text=text)
     if name == "upgrade":
@@ -196,10 +217,10 @@ def load_runtime_scenario(data: dict, source: Source) -> RuntimeScenario:
     """Validate a parsed runtime scenario; every mistake raises ScenarioError with ``file:line``."""
     for key in data:
         if key not in KNOWN_KEYS:
-            raise source.error(f"unknown key {key!r}{did_you_mean(key, KNOWN_KEYS)}; runtime scenario keys: "
+            raise source.error(f"unknown key {shown(key)}{did_you_mean(key, KNOWN_KEYS)}; runtime scenario keys: "
                                f"{', '.join(KNOWN_KEYS)}", key)
     if data.get("family", FAMILY_NAME) not in (FAMILY_NAME, "effects"):
-        raise source.error(f"family must be {FAMILY_NAME!r} here", "family")
+        raise source.error(f"family must be {FAMILY_NAME!r} here, not {shown(data.get('family'))}", "family")
     base = _common(data, source)
     if "events" in data and "faults" in data:
         raise source.error("give either events (a script) or faults (run by the policy), not both", "faults")
@@ -210,49 +231,63 @@ def load_runtime_scenario(data: dict, source: Source) -> RuntimeScenario:
         return base
     events = data.get("events")
     if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
-        raise source.error("events must be a non-empty list of strings (or give faults instead)", "events")
+        raise source.error(f"events must be a non-empty list of strings (or give faults instead), not "
+                           f"{_what(events)}", "events")
     transitions = base.workflow.names() + [n for n in version_2(base.workflow).names()
                                            if n not in base.workflow.names()]
     clock = None
     for event in events:
         try:
-            op = parse_event(event, transitions, base.task)
+            op = _script_event(event, transitions, base.task)
         except ValueError as error:
-            raise source.error(f"event {event!r}: {error}", f'"{event}"', "events") from None
+            raise source.error(f"event {shown(event)}: {error}", f'"{event}"', "events") from None
         if op.time_s is not None and clock is not None and op.time_s < clock:
-            raise source.error(f"event {event!r} goes back in time (after {clock:g} s)", f'"{event}"', "events")
+            raise source.error(f"event {shown(event)} goes back in time (after {clock:g} s)", f'"{event}"', "events")
         clock = op.time_s if op.time_s is not None else (0.0 if clock is None else clock + 1.0)
         base.ops.append(op)
     recover = data.get("recover", True)
     if not isinstance(recover, bool):
-        raise source.error("recover must be true or false", "recover")
+        raise source.error(f"recover must be true or false, not {_what(recover)}", "recover")
     base.recover = recover
     return base
 
 
+def _what(value: Any) -> str:
+    return f"{kind(value)} {shown(value)}"
+
+
+def _script_event(text: str, transitions: list[str], task: str) -> ScriptOp:
+    """One script line, refused when it holds control characters or is longer than a few words."""
+    problem = text_problem(text, "the event")
+    if problem:
+        raise ValueError(problem)
+    if len(text) > MAX_EVENT_CHARS:
+        raise ValueError(f"longer than {MAX_EVENT_CHARS} characters; an event is a few words")
+    return parse_event(text, transitions, task)
+
+
 def _common(data: dict, source: Source) -> RuntimeScenario:
     """Everything but the order: name, task, workflow, arguments, protocol, [expect]."""
-    name = data.get("name", Path(source.path).stem)
+    name = data.get("name", name_from_path(source.path))
+    problem = name_problem(name, "name", spaces=True)
+    if problem:
+        raise source.error(problem, "name")
     description = data.get("description", "")
-    if not isinstance(name, str) or not isinstance(description, str):
-        raise source.error("name and description must be strings", "name")
+    problem = text_problem(description, "description")
+    if problem:
+        raise source.error(problem, "description")
     task = data.get("task", "task_1")
     if not isinstance(task, str) or not _NAME.match(task):
-        raise source.error(f"task must be a simple name, not {task!r}", "task")
+        raise source.error(f"task must be a simple name (letters, digits, _ . -), not {_what(task)}", "task")
     tenant = data.get("tenant", "acme")
     if not isinstance(tenant, str) or not _NAME.match(tenant):
-        raise source.error(f"tenant must be a simple name, not {tenant!r}", "tenant")
+        raise source.error(f"tenant must be a simple name (letters, digits, _ . -), not {_what(tenant)}", "tenant")
     workflow = parse_workflow(data.get("workflow"), source.where("workflow"))
     protocol = data.get("protocol")
     if protocol is not None and not isinstance(protocol, str):
-        raise source.error("protocol must be a string such as \"keyed-reconcile\"", "protocol")
-    arguments = data.get("arguments", {})
-    if not isinstance(arguments, dict) or not all(isinstance(v, dict) for v in arguments.values()):
-        raise source.error("arguments must be a table of tables, one per transition", "arguments")
-    for transition in arguments:
-        if workflow.get(transition) is None:
-            raise source.error(f"arguments for unknown transition {transition!r}; transitions: "
-                               f"{', '.join(workflow.names())}", transition, "arguments")
+        raise source.error(f"protocol must be a string such as \"keyed-reconcile\", not {_what(protocol)}",
+                           "protocol")
+    arguments = _arguments(data.get("arguments", {}), workflow, source)
     next_number = data.get("next_number", 1)
     if not isinstance(next_number, int) or isinstance(next_number, bool) or not 1 <= next_number <= 10**9:
         raise source.error("next_number must be a whole number from 1 to 1000000000", "next_number")
@@ -272,16 +307,39 @@ def _common(data: dict, source: Source) -> RuntimeScenario:
     )
 
 
+def _arguments(raw: Any, workflow: Workflow, source: Source) -> dict[str, dict[str, Any]]:
+    """``[arguments.T]``: per transition of the workflow, a table of plain values (they enter the
+    transition's fingerprint as canonical JSON)."""
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
+        raise source.error("arguments must be a table of tables, one per transition ([arguments.open_pr])",
+                           "arguments")
+    for transition, values in raw.items():
+        if workflow.get(transition) is None:
+            raise source.error(f"arguments for unknown transition {shown(transition)}"
+                               f"{did_you_mean(transition, workflow.names())}; transitions: "
+                               f"{', '.join(workflow.names())}", transition, "arguments")
+        for key, value in values.items():
+            problem = plain_problem(value)
+            if problem:
+                raise source.error(f"[arguments.{transition}] {key}: {problem}", key, "arguments")
+    return raw
+
+
 def _faults(raw: Any, workflow: Workflow, source: Source) -> list[FaultEvent]:
     if not isinstance(raw, list):
-        raise source.error("faults must be a list of strings 'FAULT TRANSITION POINT'", "faults")
+        raise source.error(f"faults must be a list of strings 'FAULT TRANSITION POINT', not {_what(raw)}", "faults")
     out = []
     for item in raw:
+        needle = f'"{item}"' if isinstance(item, str) else "faults"
+        problem = text_problem(item, "a fault") if isinstance(item, str) else f"a fault must be a string, not {_what(item)}"
+        if problem is None and len(item) > MAX_EVENT_CHARS:
+            problem = f"longer than {MAX_EVENT_CHARS} characters; a fault is three words"
+        if problem:
+            raise source.error(f"fault {shown(item)}: {problem}", needle, "faults")
         try:
             out.append(parse_fault(item, workflow))
         except ValueError as error:
-            raise source.error(f"fault {item!r}: {error}", f'"{item}"' if isinstance(item, str) else "faults",
-                               "faults") from None
+            raise source.error(f"fault {shown(item)}: {error}", needle, "faults") from None
     return out
 
 

@@ -11,9 +11,12 @@ so checks group effects by it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sim.core.errors import ScenarioError
+from sim.core.values import kind, shown
+from sim.core.workload import did_you_mean
 
 EFFECT_CLASSES = ("idempotent", "keyed_creation", "append", "irreversible")
 #: The largest ``generic:N`` workflow (a limit on everything).
@@ -109,18 +112,23 @@ def parse_workflow(spec, where: str) -> Workflow:
         return saga()
     if isinstance(spec, str) and spec.startswith("generic:"):
         count = spec.split(":", 1)[1]
-        if not count.isdigit() or not 1 <= int(count) <= MAX_TRANSITIONS:
-            raise ScenarioError(f"workflow {spec!r}: 'generic:N' needs a whole number N from 1 to "
+        if not _COUNT.fullmatch(count) or not 1 <= int(count) <= MAX_TRANSITIONS:
+            raise ScenarioError(f"workflow {shown(spec)}: 'generic:N' needs a whole number N from 1 to "
                                 f"{MAX_TRANSITIONS}", where)
         return generic(int(count))
     if isinstance(spec, list) and spec and all(isinstance(n, str) for n in spec):
         known = [t.name for t in SAGA_TRANSITIONS]
         for name in spec:
             if name not in known:
-                raise ScenarioError(f"unknown transition {name!r} in workflow; transitions: {', '.join(known)}", where)
+                raise ScenarioError(f"unknown transition {shown(name)}{did_you_mean(name, known)} in workflow; "
+                                    f"transitions: {', '.join(known)}", where)
         if len(set(spec)) != len(spec):
             raise ScenarioError("a transition is listed twice in workflow", where)
         return saga(list(spec))
     raise ScenarioError(
-        f"workflow must be \"saga\", \"generic:N\" or a list of transition names, not {spec!r}", where
+        f"workflow must be \"saga\", \"generic:N\" or a list of transition names, not {kind(spec)} {shown(spec)}", where
     )
+
+
+#: N of ``generic:N``: plain decimal digits, no more than the limit has.
+_COUNT = re.compile(f"[0-9]{{1,{len(str(MAX_TRANSITIONS))}}}")

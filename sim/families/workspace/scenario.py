@@ -15,6 +15,7 @@ from typing import Any
 from sim.core.errors import ProtocolError, ScenarioError
 from sim.core.expect import Expectation, dump_expect, parse_expect
 from sim.core.files import Source
+from sim.core.values import kind as kind_of, name_from_path, name_problem, shown, text_problem
 from sim.core.workload import did_you_mean
 from sim.families.workspace.content import WHOLE_FILE_HUNK, Hunks
 from sim.families.workspace.knobs import TABLE
@@ -95,14 +96,16 @@ class WorkspaceScenario:
 
 def parse_action(text: str, files: dict[str, Hunks], step_ids: list[str], place: str = "events") -> Action:
     """Parse one event string; raise ScenarioError naming what is allowed."""
-    if not isinstance(text, str):
-        raise ScenarioError(f"{place}: an event must be a string, not {text!r}")
+    problem = text_problem(text, "an event") if isinstance(text, str) else (
+        f"an event must be a string, not {kind_of(text)} {shown(text)}")
+    if problem:
+        raise ScenarioError(f"{place}: {problem}")
     words = text.split()
     if not words:
         raise ScenarioError(f"{place}: empty event")
     kind, args = words[0], words[1:]
     if kind not in EVENT_NAMES:
-        raise ScenarioError(f"{place}: unknown event {kind!r}{did_you_mean(kind, EVENT_NAMES)}; "
+        raise ScenarioError(f"{place}: unknown event {shown(kind)}{did_you_mean(kind, EVENT_NAMES)}; "
                             f"events: {', '.join(EVENT_NAMES)}")
     if kind == "plan":
         _no_args(kind, args, place)
@@ -112,18 +115,20 @@ def parse_action(text: str, files: dict[str, Hunks], step_ids: list[str], place:
             return Action("replan")
         if args == ["stale"]:
             return Action("replan", point="stale")
-        raise ScenarioError(f"{place}: 'replan' takes nothing or 'stale', not {' '.join(args)!r}")
+        raise ScenarioError(f"{place}: 'replan' takes nothing or 'stale', not {shown(' '.join(args))}")
     if kind == "preempt":
         if not args:
             return Action("preempt")
         if len(args) == 1 and args[0] in PREEMPT_POINTS:
             return Action("preempt", point=args[0])
-        raise ScenarioError(f"{place}: 'preempt' takes nothing or one of {', '.join(PREEMPT_POINTS)}, not {' '.join(args)!r}")
+        raise ScenarioError(f"{place}: 'preempt' takes nothing or one of {', '.join(PREEMPT_POINTS)}, not "
+                            f"{shown(' '.join(args))}")
     if kind in STEP_EVENTS:
         if len(args) != 1:
             raise ScenarioError(f"{place}: {kind!r} takes one step id (one of {', '.join(step_ids)})")
         if args[0] not in step_ids:
-            raise ScenarioError(f"{place}: unknown step {args[0]!r}; steps: {', '.join(step_ids)}")
+            raise ScenarioError(f"{place}: unknown step {shown(args[0])}{did_you_mean(args[0], step_ids)}; "
+                                f"steps: {', '.join(step_ids)}")
         return Action(kind, step=args[0])
     # human_edit PATH[#HUNK] [CONTENT]
     if not args:
@@ -131,29 +136,57 @@ def parse_action(text: str, files: dict[str, Hunks], step_ids: list[str], place:
     target = args[0]
     path, _, hunk = target.partition("#")
     if path not in files:
-        raise ScenarioError(f"{place}: unknown path {path!r}; files: {', '.join(files)}")
+        raise ScenarioError(f"{place}: unknown path {shown(path)}{did_you_mean(path, files)}; files: "
+                            f"{', '.join(files)}")
     if hunk and hunk not in files[path]:
-        raise ScenarioError(f"{place}: {path} has no hunk {hunk!r}; hunks: {', '.join(files[path])}")
+        raise ScenarioError(f"{place}: {path} has no hunk {shown(hunk)}; hunks: {', '.join(files[path])}")
     content = " ".join(args[1:]) if len(args) > 1 else None
     return Action("human_edit", path=path, hunk=hunk or None, content=content)
 
 
 def _no_args(kind: str, args: list[str], place: str) -> None:
     if args:
-        raise ScenarioError(f"{place}: {kind!r} takes no arguments, got {' '.join(args)!r}")
+        raise ScenarioError(f"{place}: {kind!r} takes no arguments, got {shown(' '.join(args))}")
+
+
+def _path_problem(path: Any, what: str = "a file path") -> str | None:
+    """A path is a name an event can spell: no white space, no '#' (``human_edit PATH#HUNK``)."""
+    problem = name_problem(path, what)
+    if problem is None and "#" in path:
+        problem = f"{what} {shown(path)} holds '#', which separates a path from a hunk in events"
+    return problem
+
+
+def _content(value: Any, what: str) -> Hunks | None:
+    """A file's content or a patch: a string (the whole file) or a non-empty table of hunk = string."""
+    if isinstance(value, str):
+        return {WHOLE_FILE_HUNK: value}
+    if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
+        for hunk in value:
+            problem = _path_problem(hunk, "a hunk name")
+            if problem:
+                raise ScenarioError(f"{what}: {problem}")
+        return dict(value)
+    return None
 
 
 def _files(raw: Any, loc) -> dict[str, Hunks]:
     if not isinstance(raw, dict) or not raw:
-        raise ScenarioError("'files' must be a table of path = content (a string or a table of hunks)", loc("files"))
+        raise ScenarioError("'files' must be a table of path = content (a string or a table of hunks), not "
+                            f"{kind_of(raw)}", loc("files"))
     files: dict[str, Hunks] = {}
     for path, content in raw.items():
-        if isinstance(content, str):
-            files[path] = {WHOLE_FILE_HUNK: content}
-        elif isinstance(content, dict) and content and all(isinstance(v, str) for v in content.values()):
-            files[path] = dict(content)
-        else:
-            raise ScenarioError(f"file {path!r}: content must be a string or a table of hunk = string", loc(path))
+        problem = _path_problem(path)
+        if problem:
+            raise ScenarioError(f"[files]: {problem}", loc(path))
+        try:
+            hunks = _content(content, f"file {path!r}")
+        except ScenarioError as error:
+            raise ScenarioError(error.message, loc(path)) from None
+        if hunks is None:
+            raise ScenarioError(f"file {path!r}: content must be a string or a table of hunk = string, not "
+                                f"{kind_of(content)} {shown(content)}", loc(path))
+        files[path] = hunks
     return files
 
 
@@ -165,33 +198,42 @@ def _step_loc(loc, key: str):
 def _steps(raw: Any, key: str, files: dict[str, Hunks], loc_any) -> list[StepSpec]:
     loc = _step_loc(loc_any, key)
     if not isinstance(raw, list):
-        raise ScenarioError(f"{key!r} must be a list of {{ id, path, patch }} tables", loc(key))
+        raise ScenarioError(f"{key!r} must be a list of {{ id, path, patch }} tables, not {kind_of(raw)}", loc(key))
     steps: list[StepSpec] = []
     seen: set[str] = set()
     for position, item in enumerate(raw):
         if not isinstance(item, dict):
-            raise ScenarioError(f"{key}[{position}] must be a table {{ id, path, patch }}", loc(key))
+            raise ScenarioError(f"{key}[{position}] must be a table {{ id, path, patch }}, not {kind_of(item)}", loc(key))
         unknown = sorted(set(item) - {"id", "path", "patch"})
         missing = [k for k in ("id", "path", "patch") if k not in item]
         if unknown or missing:
-            what = f"unknown key(s) {', '.join(unknown)}" if unknown else f"missing {', '.join(missing)}"
-            raise ScenarioError(f"{key}[{position}]: {what}; a step has id, path, patch", loc(str(item.get("id", key))))
+            what = (f"unknown key(s) {', '.join(shown(k) for k in unknown[:5])}"
+                    f"{did_you_mean(unknown[0], ('id', 'path', 'patch'))}" if unknown else f"missing {', '.join(missing)}")
+            needle = item.get("id") if isinstance(item.get("id"), str) else key
+            raise ScenarioError(f"{key}[{position}]: {what}; a step has id, path, patch", loc(needle))
         step_id, path, patch = item["id"], item["path"], item["patch"]
-        if not isinstance(step_id, str) or not step_id or " " in step_id:
-            raise ScenarioError(f"{key}[{position}]: id must be a word", loc(key))
+        problem = name_problem(step_id, "id")
+        if problem:
+            raise ScenarioError(f"{key}[{position}]: {problem}; an id is a word such as s1", loc(key))
         if step_id in seen:
             raise ScenarioError(f"{key}: step id {step_id!r} appears twice", loc(step_id))
         seen.add(step_id)
-        if path not in files:
-            raise ScenarioError(f"step {step_id!r}: unknown path {path!r}; files: {', '.join(files)}", loc(step_id))
-        if isinstance(patch, str):
-            patch = {WHOLE_FILE_HUNK: patch}
-        elif not (isinstance(patch, dict) and patch and all(isinstance(v, str) for v in patch.values())):
-            raise ScenarioError(f"step {step_id!r}: patch must be a string or a table of hunk = string", loc(step_id))
+        if not isinstance(path, str) or path not in files:
+            shown_path = shown(path) if isinstance(path, str) else f"{kind_of(path)} {shown(path)}"
+            guess = did_you_mean(path, files) if isinstance(path, str) else ""
+            raise ScenarioError(f"step {step_id!r}: unknown path {shown_path}{guess}; path is one of the files: "
+                                f"{', '.join(files)}", loc(step_id))
+        try:
+            patch = _content(patch, f"step {step_id!r}")
+        except ScenarioError as error:
+            raise ScenarioError(error.message, loc(step_id)) from None
+        if patch is None:
+            raise ScenarioError(f"step {step_id!r}: patch must be a string or a table of hunk = string, not "
+                                f"{kind_of(item['patch'])} {shown(item['patch'])}", loc(step_id))
         for hunk in patch:
             if hunk not in files[path]:
                 raise ScenarioError(
-                    f"step {step_id!r}: {path} has no hunk {hunk!r}; hunks: {', '.join(files[path])}", loc(step_id)
+                    f"step {step_id!r}: {path} has no hunk {shown(hunk)}; hunks: {', '.join(files[path])}", loc(step_id)
                 )
         steps.append(StepSpec(step_id, path, dict(patch)))
     return steps
@@ -219,7 +261,7 @@ def build_scenario(data: dict[str, Any], source: Source | str = "<scenario>") ->
 
     for key in data:
         if key not in TOP_KEYS:
-            raise ScenarioError(f"unknown key {key!r}{did_you_mean(key, TOP_KEYS)}; keys: {', '.join(TOP_KEYS)}",
+            raise ScenarioError(f"unknown key {shown(key)}{did_you_mean(key, TOP_KEYS)}; keys: {', '.join(TOP_KEYS)}",
                                 loc(key))
     for required in ("files", "plan", "events"):
         if required not in data:
@@ -235,7 +277,7 @@ def build_scenario(data: dict[str, Any], source: Source | str = "<scenario>") ->
             raise ScenarioError(f"replan step {step.step_id!r} is not a step of the plan ({', '.join(ids)})", loc("replan"))
     raw_events = data["events"]
     if not isinstance(raw_events, list):
-        raise ScenarioError("'events' must be a list of strings", loc("events"))
+        raise ScenarioError(f"'events' must be a list of strings, not {kind_of(raw_events)}", loc("events"))
     events = []
     for position, raw in enumerate(raw_events):
         try:
@@ -246,15 +288,18 @@ def build_scenario(data: dict[str, Any], source: Source | str = "<scenario>") ->
             if place == source.path:
                 place = source.where(f"'{needle}'", "events")
             raise ScenarioError(error.message, place) from None
-    name = data.get("name", Path(source.path).stem)
-    if not isinstance(name, str):
-        raise ScenarioError("'name' must be a string", loc("name"))
+    name = data.get("name", name_from_path(source.path))
+    problem = name_problem(name, "'name'", spaces=True)
+    if problem:
+        raise ScenarioError(problem, loc("name"))
     description = data.get("description", "")
-    if not isinstance(description, str):
-        raise ScenarioError("'description' must be a string", loc("description"))
+    problem = text_problem(description, "'description'")
+    if problem:
+        raise ScenarioError(problem, loc("description"))
     protocol = data.get("protocol")
     if protocol is not None and not isinstance(protocol, str):
-        raise ScenarioError("'protocol' must be a string such as \"step-dedupe\"", loc("protocol"))
+        raise ScenarioError(f"'protocol' must be a string such as \"step-dedupe\", not {kind_of(protocol)}",
+                            loc("protocol"))
     from sim.families.workspace.checks import SAFETY_INVARIANTS
 
     expect = parse_expect(data.get("expect", {}), ids, SAFETY_INVARIANTS, source)

@@ -1,0 +1,32 @@
+"""What a workspace history may hold: the event names, verdicts and knob values the checks read.
+
+Read by :mod:`sim.core.schema` when ``fencesim check`` reads a history: a verdict no executor gives
+(``aplied``), a misspelt event (``delivr``) or a ``dedupe`` the checks do not know would otherwise be
+passed over by every check.
+"""
+
+from __future__ import annotations
+
+from sim.core.schema import ANY_EVENT, HistorySchema, list_of_strings, table_of_strings
+from sim.families.workspace.knobs import TABLE
+from sim.families.workspace.scenario import EVENT_NAMES, PREEMPT_POINTS
+
+#: Every verdict the model records: the executor's four, the client's drift check, the plan's overlap check.
+VERDICTS = ("applied", "deduped", "rejected:stale_rev", "rejected:pre_hash", "rejected:drift", "rejected:overlap")
+#: How a message reached the executor.
+ORIGINS = ("dispatch", "retry", "duplicate")
+
+SCHEMA = HistorySchema(
+    events=frozenset(EVENT_NAMES),
+    values={
+        (ANY_EVENT, "verdict"): VERDICTS,
+        (ANY_EVENT, "fence"): TABLE.knob("fence").values,
+        (ANY_EVENT, "dedupe"): TABLE.knob("dedupe").values,
+        (ANY_EVENT, "pipeline"): TABLE.knob("pipeline").values,
+        (ANY_EVENT, "origin"): ORIGINS,
+        (ANY_EVENT, "preempted"): PREEMPT_POINTS,
+        ("preempt", "point"): PREEMPT_POINTS,
+    },
+    shapes={"hunks_before": table_of_strings, "expected_prior_hunks": table_of_strings,
+            "patch_hunks": list_of_strings, "steps": list_of_strings},
+)
