@@ -17,13 +17,9 @@ from sim.core.family import Family
 from sim.core.registry import Registry
 from sim.core.values import cut, shown
 from sim.families.effects import FAMILY as EFFECTS
-from sim.families.effects.history_schema import SCHEMA as EFFECTS_SCHEMA
 from sim.families.workspace import FAMILY as WORKSPACE
-from sim.families.workspace.history_schema import SCHEMA as WORKSPACE_SCHEMA
 
 SHIPPED = (WORKSPACE, EFFECTS)
-#: What each shipped family's histories may hold (read by ``fencesim check``).
-SCHEMAS = {WORKSPACE.name: WORKSPACE_SCHEMA, EFFECTS.name: EFFECTS_SCHEMA}
 ENVIRONMENT_VARIABLE = "FENCESIM_FAMILIES"
 
 
@@ -66,7 +62,7 @@ def extra_families(spec: str) -> list[Family]:
 
 def build_registry() -> Registry:
     try:
-        return Registry((*SHIPPED, *extra_families(os.environ.get(ENVIRONMENT_VARIABLE, ""))), SCHEMAS)
+        return Registry((*SHIPPED, *extra_families(os.environ.get(ENVIRONMENT_VARIABLE, ""))))
     except ValueError as error:  # two families share a name: a configuration mistake
         raise InputError(f"{ENVIRONMENT_VARIABLE}: {error}; give each family its own name") from None
 

@@ -106,6 +106,9 @@ class Family(abc.ABC):
     fault_classes: tuple[str, ...] = ()
     #: Event names this family's histories hold (``fencesim check`` infers a history's family from them).
     history_events: frozenset[str] = frozenset()
+    #: What a recorded history of the family may hold -- events, values, shapes (checked when one is read);
+    #: None: only ``history_events`` is checked.
+    history_schema: Any = None
     checks: tuple[CheckSpec, ...] = ()
     #: The types of the event fields the checks read (a recorded history is checked against them).
     field_types: Mapping[str, tuple[type, ...]] = {}

@@ -10,6 +10,7 @@ from sim.core.knobs import Protocol
 from sim.core.workload import Workload, build_workload, split_workload
 from sim.families.effects import checks, claims, cruel, faults, runner
 from sim.families.effects.faults import FaultEvent
+from sim.families.effects.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.effects.knobs import FAMILY_NAME, TABLE
 from sim.families.effects.runtime import Runtime
 from sim.families.effects.scenario import RuntimeScenario, dump_scenario, load_runtime_scenario
@@ -34,13 +35,8 @@ class EffectsFamily(Family):
     lanes = ("queue", "lease", "w1", "w2", "w3", "w4", "network", "git", "human", "verifier", "deploy", "log",
              "faults", "kernel")
     fault_classes = faults.FAULT_CLASSES
-    history_events = frozenset({"accepted", "lease_granted", "delivered", "resumed", "intent_recorded",
-                                "dispatched", "committed", "deduplicated", "rejected", "response_delivered",
-                                "response_lost", "timed_out", "reconciled", "receipt_recorded", "task_terminal",
-                                "approval_requested", "approved", "compensated", "crashed", "run_ended",
-                                "human_exception", "human_resolved", "checkpoint_saved", "lease_expired",
-                                "append_refused", "transition_failed", "compensation_failed", "request_lost",
-                                "request_duplicated", "migrated", "upgraded", "foreign_created", "acked"})
+    history_schema = HISTORY_SCHEMA
+    history_events = HISTORY_SCHEMA.events
     checks = checks.CHECKS
     progress = ("tasks_completed", "tasks")
     field_types = {

@@ -9,6 +9,7 @@ from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload, build_workload, split_workload
 from sim.families.workspace import checks, claims, faults, replay as replaying
+from sim.families.workspace.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.workspace.knobs import TABLE
 from sim.families.workspace.machine import WorkspaceMachine
 from sim.families.workspace.scenario import Action, WorkspaceScenario, build_scenario, parse_action, scenario_to_dict
@@ -23,8 +24,8 @@ class WorkspaceFamily(Family):
     default_protocol = "step-dedupe"
     lanes = ("planner", "router", "client", "network", "executor", "human")
     fault_classes = faults.FAULT_CLASSES
-    history_events = frozenset({"plan", "replan", "dispatch", "deliver", "ack", "lose_ack", "preempt", "retry",
-                                "duplicate", "human_edit"})
+    history_schema = HISTORY_SCHEMA
+    history_events = HISTORY_SCHEMA.events
     checks = checks.CHECKS
     progress = ("steps_applied", "steps_planned")
     field_types = {
