@@ -255,6 +255,10 @@ class Family(abc.ABC):
         """Whether a history event is an injected fault (timelines mark it)."""
         return False
 
+    def fault_count(self, workload: Workload, order: Sequence[Any]) -> int:
+        """How many events of an order are faults (default: every event, as in a fault list)."""
+        return len(order)
+
     @abc.abstractmethod
     def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
                        meta: dict[str, Any]) -> Any:

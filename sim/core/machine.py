@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Sequence
 
 from sim.core.history import History
 
@@ -63,6 +63,11 @@ class Machine(abc.ABC):
     @abc.abstractmethod
     def step(self, state: Any, event: Any) -> tuple[Any, Sequence[Record]]:
         """The state after ``event`` and the records it produces (precondition: ``why_not`` is None)."""
+
+    def resolve(self, event: Any) -> tuple[Callable[[Any, Any], str | None], Callable[[Any, Any], Any]]:
+        """The guard and the step of one event, as functions of ``(state, event)`` (a search that tries one
+        event in many states looks them up once; the default is :meth:`why_not` and :meth:`step`)."""
+        return self.why_not, self.step
 
     def key(self, state: Any) -> Hashable:
         """What decides the future of ``state`` (default: the whole value)."""

@@ -124,6 +124,8 @@ class _Context:
         choices = self._after.get(last)
         if choices is None:
             kept = [a for a, n in zip(self.events, self.names) if not self._pruned(last, n)]
+            if self.machine is not None:
+                kept = [(a, *self.machine.resolve(a)) for a in kept]
             choices = self._after[last] = (kept, len(self.events) - len(kept))
         return choices
 
@@ -137,11 +139,11 @@ class _Context:
 
     def _expand_direct(self, entry, keep_nodes: bool) -> tuple[list, int]:
         order, _, violated, (state, carries, length) = entry
-        why_not, step, key_of, readers_of = self.machine.why_not, self.machine.step, self.machine.key, self._readers_of
+        key_of, readers_of = self.machine.key, self._readers_of
         choices, pruned = self._choices(str(order[-1]) if order else None)
         time = plain_time(len(order))
         outcomes = []
-        for action in choices:
+        for action, why_not, step in choices:
             if why_not(state, action) is not None:
                 continue
             after, records = step(state, action)

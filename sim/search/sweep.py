@@ -180,7 +180,8 @@ def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTall
                 measure_names = _measure_names(family, row)
             tallies[protocol.label].add(row, measure_names)
             if rows is not None:
-                rows.append(row)
+                rows.append(dict(row, order=" ; ".join(str(e) for e in order),
+                                 faults=family.fault_count(workload, order)))
             for invariant in violated:
                 if (protocol.label, invariant) not in seen:
                     seen.add((protocol.label, invariant))
@@ -339,6 +340,7 @@ def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], s
 def sweep_frame(family: Family, workload: Workload, protocols: list[Protocol | str], seeds: int,
                 seed_start: int = 0, workers: int | None = None) -> pd.DataFrame:
     """A sweep as a DataFrame, one row per run: seed, protocol, violations per invariant,
-    availability counts (spurious rejections...), the family's per-run measures."""
+    availability counts (spurious rejections...), the family's per-run measures, the run's valid order
+    as text (``order``, events joined by `` ; ``) and how many of its events are faults (``faults``)."""
     _, rows = sweep(family, workload, protocols, seeds, seed_start, workers, keep_rows=True)
     return pd.DataFrame(rows)

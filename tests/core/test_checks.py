@@ -67,3 +67,31 @@ def test_run_checks_on_a_clean_history_is_all_ok():
     report = run_checks(SPECS, History.from_dicts([{"actor": "a", "event": "plan"}]))
     assert set(report.status().values()) == {OK}
     assert report.safety_violations == [] and report.availability_findings == []
+
+
+def test_checks_sharing_one_pass_judge_as_each_alone():
+    """The family's fold checks run over one pass give exactly what each check gives alone, on every kind of
+    history a sweep makes and on histories with a required field dropped."""
+    from sim.core.checks import run_checks
+    from sim.core.history import History
+    from sim.registry import FAMILIES
+
+    family = FAMILIES.get("workspace")
+    workload = FAMILIES.load_workload("seed-fuzz")
+    histories = []
+    for label in ("none", "step-dedupe,journal_write=after_write", "plan,drift_check=reject"):
+        protocol = family.parse_protocol(label)
+        histories += [family.replay(workload.base, protocol, family.generate(workload, seed)).history
+                      for seed in range(60)]
+    for history in list(histories[:40]):
+        for dropped in ("verdict", "dedupe", "hunks_before", "step"):
+            rows = [{k: v for k, v in e.to_dict().items() if not (e.event == "deliver" and k == dropped)}
+                    for e in history]
+            histories.append(History.from_dicts(rows))
+    judged = 0
+    for history in histories:
+        fused = run_checks(family.checks, history).results
+        alone = [spec.run(history) for spec in family.checks]
+        assert fused == alone
+        judged += any(r.status != "ok" for r in alone)
+    assert judged > 50  # the histories show violations and not_evaluable results, not only "ok"

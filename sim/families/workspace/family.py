@@ -159,6 +159,10 @@ class WorkspaceFamily(Family):
             text += f" -> {event['verdict']}"
         return text
 
+    def fault_count(self, workload: Workload, order: Sequence[Action]) -> int:
+        """Events beyond the fault-free plan-dispatch-deliver-ack: interference, lost acks, re-sends."""
+        return sum(1 for event in order if event.kind in FAULT_KINDS)
+
     def is_fault(self, event: Event) -> bool:
         return event.event in ("human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan")
 
@@ -185,6 +189,8 @@ class WorkspaceFamily(Family):
         return cells
 
 
+#: Event kinds that are faults in an order (a delivery of a re-sent copy is not one more fault).
+FAULT_KINDS = frozenset({"human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan"})
 #: Machines a family keeps (one per scenario and protocol of a sweep, in practice).
 MACHINES_KEPT = 256
 

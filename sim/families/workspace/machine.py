@@ -110,6 +110,9 @@ class WorkspaceMachine(Machine):
     def why_not(self, state: State, event: Action) -> str | None:
         return self._guards[event.kind](state, event)
 
+    def resolve(self, event: Action):
+        return self._guards[event.kind], self._steps[event.kind]
+
     def step(self, state: State, event: Action) -> tuple[State, list[Record]]:
         return self._steps[event.kind](state, event)
 
