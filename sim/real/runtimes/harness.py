@@ -1,0 +1,859 @@
+"""Playing one fault of the cruel grid against a real worker and the real external system.
+
+:func:`run_real_effects` starts, in a fresh temporary folder, the external system
+(:mod:`sim.real.external_system`) and a worker process of a durable runtime (DBOS by default), runs
+one task of the workflow, strikes it with the fault at its point, and returns the recorded history in
+the effects family's vocabulary, ready for ``fencesim check``.
+
+The harness plays every actor the runtime does not have: the queue (deliveries, redeliveries), the
+lease supervisor (it declares a dead or frozen worker's lease expired and starts a successor, which
+recovers the task), the network (through the external system's hooks: a copy of a request, a held
+request or reply, a lost one) and the humans (approvals, resolutions of exceptions).  It never sleeps
+to synchronise: every worker record waits for the harness's ``continue``, every hook that fires is
+announced by the external system, and the harness acts on those events.  Every wait is bounded
+(``RECORD_TIMEOUT_S``, ``STARTUP_TIMEOUT_S``, ``RUN_TIMEOUT_S``).
+
+Where a fault strikes, per boundary of transition T:
+
+* ``before_intent``: the worker's ``before_intent`` point, inside T's intent step (nothing recorded yet);
+* ``after_intent``: the worker's ``intent_recorded`` record (the intent step committed);
+* ``after_dispatch``: the external system, T's first request, before storing it (dispatched, not committed);
+* ``after_commit``: the external system, after storing it, before replying (committed, no receipt);
+* ``after_receipt``: the worker's ``checkpoint_saved`` after T's receipt (``checkpoint=verified``; the
+  receipt itself with ``optimistic``): the model's boundary comes after the receipt operation, which
+  saves the checkpoint.
+
+The history orders every record by its ticket on the run's shared clock (:class:`Clock`): the harness
+takes one when it receives a worker's record (the worker waits for the ``continue`` before it acts
+again), the external system when it commits.  ``time`` is the event's position: a real run's wall
+clock is measured (``RealEffectsRun.seconds``) but never recorded, so re-recording a cell gives the
+same bytes.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from sim.core.errors import FencesimError
+from sim.core.history import History
+from sim.real import external_system
+from sim.real.external_system import Clock
+from sim.real.runtimes import worker_kit
+
+#: Seconds the harness waits for the next record from any process before it calls the run hung.
+RECORD_TIMEOUT_S = 30.0
+#: Seconds a worker or the external system may take to say ``ready``.
+STARTUP_TIMEOUT_S = 60.0
+#: Seconds one whole real run may take.
+RUN_TIMEOUT_S = 300.0
+#: Seconds a worker waits for an answer from the external system in harness runs (its timeout: a
+#: delayed request or reply costs this much real time, and a healthy request must never take as long).
+ACK_TIMEOUT_S = 2.0
+#: Seconds a stopped process gets to exit before it is killed.
+STOP_TIMEOUT_S = 10.0
+TASK_DEFAULT = "task_42"
+BOUNDARIES = ("before_intent", "after_intent", "after_dispatch", "after_commit", "after_receipt")
+REQUEST_BOUNDARIES = ("after_dispatch", "after_commit")
+CRUEL_FAULTS = ("terminate", "duplicate", "delay_ack", "change_owner")
+#: Faults this harness can strike, and where.  The others of the model are not applicable (see NOT_APPLICABLE).
+FAULT_POINTS = {
+    "terminate": BOUNDARIES, "duplicate": BOUNDARIES, "delay_ack": BOUNDARIES, "change_owner": BOUNDARIES,
+    "zombie": BOUNDARIES, "lose_request": ("after_dispatch",), "lose_response": ("after_commit",),
+    "timeout": ("after_dispatch",), "postcondition_fails": ("after_receipt",), "foreign_object": ("before_intent",),
+}
+#: Faults (and knob values) the harness cannot express, and why.
+NOT_APPLICABLE = {
+    "retry_changed": "the reference worker never regenerates a request body: a retry resends the recorded one",
+    "upgrade": "no second application version is deployed mid-task by this harness yet",
+    "slow_approval": "a late approval is a matter of the model's clock; the harness approves when asked",
+    "unprovable": "the external system always answers its queries; no hook makes one unprovable yet",
+    "compensation_fails": "the external system's close endpoint has no failure hook yet",
+}
+#: The seed's saga as plain data (the model's ``SAGA_TRANSITIONS``).
+SAGA = (
+    {"name": "create_branch", "class": "keyed_creation", "object": "branch", "compensation": "delete_branch"},
+    {"name": "open_pr", "class": "keyed_creation", "object": "pull_request", "compensation": "close_pr"},
+    {"name": "create_preview", "class": "keyed_creation", "object": "preview", "compensation": "destroy_preview"},
+    {"name": "publish_release", "class": "irreversible", "object": "release"},
+)
+#: Server log records that become history events, with their actor and new name.
+SERVER_EVENTS = {"committed": ("git", "committed"), "deduplicated": ("git", "deduplicated"),
+                 "rejected": ("git", "rejected"), "request_duplicated": ("network", "request_duplicated"),
+                 "reply_lost": ("network", "response_lost"), "request_dropped": ("network", "request_lost"),
+                 "foreign_created": ("git", "foreign_created")}
+#: Fields of those records the history keeps (the model's fields; the log keeps the rest).
+SERVER_FIELDS = {"committed": ("task", "transition", "logical", "generation", "request", "key", "fingerprint",
+                               "effect", "number", "head", "effect_class", "compensation"),
+                 "deduplicated": ("task", "transition", "logical", "generation", "request", "key", "fingerprint",
+                                  "effect", "number", "head", "stored_fingerprint"),
+                 "rejected": ("task", "transition", "logical", "generation", "request", "key", "fingerprint",
+                              "effect", "number", "head", "stored_fingerprint", "reason"),
+                 "request_duplicated": ("task", "transition", "request", "original"),
+                 "reply_lost": ("task", "transition", "request", "worker", "reason", "effect"),
+                 "request_dropped": ("task", "transition", "request"),
+                 "foreign_created": ("task", "transition", "effect", "number", "head")}
+
+
+class RealEffectsError(FencesimError):
+    """A worker or the external system failed, hung or broke the protocol; the run has no verdict."""
+
+    history: History | None = None
+
+
+class NotApplicable(FencesimError):
+    """The runtime cannot express this fault or knob value (the reason says why)."""
+
+
+@dataclass(frozen=True)
+class CellFault:
+    """One fault of a cell: ``terminate open_pr after_commit``."""
+
+    fault: str
+    transition: str
+    boundary: str
+
+    @classmethod
+    def parse(cls, text: str) -> "CellFault":
+        words = text.split()
+        if len(words) != 3:
+            raise ValueError(f"write a fault as 'FAULT TRANSITION BOUNDARY', not {text!r}")
+        return cls(*words)
+
+    def __str__(self) -> str:
+        return f"{self.fault} {self.transition} {self.boundary}"
+
+
+@dataclass
+class RealEffectsRun:
+    """One cell played against a real worker."""
+
+    history: History
+    seconds: float
+    kills: int  # real SIGKILLs (by the harness and by the external system's hooks)
+    freezes: int  # real SIGSTOPs
+    workers: list[str]
+    runtime: str
+    fault: CellFault | None
+    protocol: dict[str, Any]
+    external_log: list[dict] = field(default_factory=list)
+    objects: list[dict] = field(default_factory=list)
+
+
+# -- the workflow and protocol as data ------------------------------------------------------------
+
+def workflow_data(spec: Any, knobs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Transitions as plain data with ``keys`` and ``approval`` resolved.
+
+    ``spec`` is ``"saga"``, a list of saga transition names, a list of transition tables (``name``,
+    ``class``, ``object``, ``compensation``, ``keys``, ``reconcile_by``, ``approval``, ``postcondition``),
+    or a model ``Workflow``.  ``keys`` defaults by class; an irreversible transition that does not say
+    takes the ``irreversible_keys`` knob; ``approval`` defaults to true for an irreversible transition.
+    """
+    if spec is None or spec == "saga":
+        rows = [dict(t) for t in SAGA]
+    elif hasattr(spec, "transitions"):
+        rows = [{"name": t.name, "class": t.effect_class, "object": t.object_kind, "compensation": t.compensation,
+                 "logical": t.logical} for t in spec.transitions]
+    elif isinstance(spec, (list, tuple)) and all(isinstance(s, str) for s in spec):
+        known = {t["name"]: t for t in SAGA}
+        unknown = [s for s in spec if s not in known]
+        if unknown:
+            raise ValueError(f"unknown saga transition {unknown[0]!r}; transitions: {', '.join(known)}")
+        rows = [dict(known[s]) for s in spec]
+    else:
+        rows = [dict(t) for t in spec]
+    out = []
+    for row in rows:
+        effect_class = row["class"]
+        if effect_class not in external_system.EFFECT_CLASSES:
+            raise ValueError(f"transition {row['name']}: unknown class {effect_class!r}")
+        keys = row.get("keys")
+        if keys is None:
+            keys = (knobs.get("irreversible_keys") == "on" if effect_class == "irreversible"
+                    else external_system.KEYS_BY_CLASS[effect_class])
+        out.append({"name": row["name"], "class": effect_class, "object": row.get("object", "object"),
+                    "compensation": row.get("compensation"), "keys": bool(keys),
+                    "reconcile_by": row.get("reconcile_by", "key"), "logical": row.get("logical") or row["name"],
+                    "approval": bool(row.get("approval", effect_class == "irreversible")),
+                    "postcondition": bool(row.get("postcondition", False))})
+    names = [t["name"] for t in out]
+    if len(set(names)) != len(names):
+        raise ValueError("a transition is listed twice in the workflow")
+    return out
+
+
+def resolve_protocol(protocol: Any) -> tuple[str, dict[str, Any]]:
+    """(label, knobs) from a protocol string, a parsed ``Protocol``, or a dict of knobs."""
+    if isinstance(protocol, dict):
+        from sim.registry import FAMILIES
+
+        defaults = FAMILIES.get("runtime").parse_protocol("keyed-fingerprint-reconcile")
+        return ",".join(f"{k}={v}" for k, v in sorted(protocol.items())), {**defaults.knobs, **protocol}
+    if isinstance(protocol, str):
+        from sim.registry import FAMILIES
+
+        protocol = FAMILIES.get("runtime").parse_protocol(protocol)
+    return protocol.label, dict(protocol.knobs)
+
+
+def check_applicable(fault: CellFault | None, knobs: dict[str, Any], runtime: str) -> None:
+    """Raise NotApplicable when the runtime cannot express this fault or these knobs."""
+    if knobs.get("lease_fence") == "off" and runtime == "dbos":
+        raise NotApplicable("DBOS always fences a stale execution by its owner token: lease_fence=off cannot be "
+                            "expressed")
+    if knobs.get("version_policy") not in (None, "pinned"):
+        raise NotApplicable("the reference worker runs one explicit application version (pinned); no upgrade is "
+                            "deployed, so other version policies are not exercised")
+    if fault is None:
+        return
+    if fault.fault in NOT_APPLICABLE:
+        raise NotApplicable(f"{fault.fault}: {NOT_APPLICABLE[fault.fault]}")
+    if fault.fault not in FAULT_POINTS:
+        raise ValueError(f"unknown fault {fault.fault!r}; faults: {', '.join(FAULT_POINTS)}")
+    if fault.boundary not in FAULT_POINTS[fault.fault]:
+        raise ValueError(f"{fault.fault} strikes at {', '.join(FAULT_POINTS[fault.fault])}, not {fault.boundary!r}")
+
+
+# -- processes ------------------------------------------------------------------------------------
+
+class Inbox:
+    """Every record from every process, in the order the harness receives them."""
+
+    def __init__(self):
+        self.items: queue.Queue = queue.Queue()
+
+    def reader(self, source: str, stream) -> threading.Thread:
+        def read() -> None:
+            for line in stream:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    record = {"kind": "garbage", "line": line[:200].decode("utf-8", "replace")}
+                self.items.put((source, record))
+            self.items.put((source, None))
+
+        thread = threading.Thread(target=read, daemon=True)
+        thread.start()
+        return thread
+
+    def get(self, timeout_s: float) -> tuple[str, dict | None]:
+        try:
+            return self.items.get(timeout=max(timeout_s, 0.01))
+        except queue.Empty:
+            raise RealEffectsError(f"no record from any process for {timeout_s:.0f} s (hung)") from None
+
+
+class ExternalProcess:
+    """The external system as an OS process: started, armed, released, stopped; its log read back."""
+
+    def __init__(self, root: Path, config: dict, clock: Path, inbox: Inbox):
+        self.root, self.state = root, root / "external"
+        self.config_path = root / "external.json"
+        self.config_path.write_text(json.dumps(config, sort_keys=True), encoding="utf-8")
+        self.clock, self.inbox = clock, inbox
+        self.process: subprocess.Popen | None = None
+        self.port = None
+
+    def start(self) -> None:
+        command = [sys.executable, "-I", str(Path(external_system.__file__).resolve()), "--state", str(self.state),
+                   "--config", str(self.config_path), "--clock", str(self.clock)]
+        with open(self.root / "external.log", "ab") as stderr:
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
+                                            start_new_session=True)
+        line = _read_line(self.process.stdout, STARTUP_TIMEOUT_S, "the external system")
+        ready = json.loads(line)
+        if ready.get("kind") != "ready":
+            raise RealEffectsError(f"the external system did not start: {ready.get('message', line)}")
+        self.port = ready["port"]
+        self.inbox.reader("external", self.process.stdout)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def call(self, method: str, path: str, body: dict | None = None) -> dict:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=RECORD_TIMEOUT_S)
+        try:
+            connection.request(method, path, body=json.dumps(body or {}).encode("utf-8"),
+                               headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            payload = json.loads(response.read() or b"{}")
+        finally:
+            connection.close()
+        if response.status >= 400:
+            raise RealEffectsError(f"the external system refused {method} {path}: {payload}")
+        return payload
+
+    def control(self, name: str, **body: Any) -> dict:
+        return self.call("POST", f"/_control/{name}", body)
+
+    def objects(self) -> list[dict]:
+        return self.call("GET", "/_control/objects")["objects"]
+
+    def log(self) -> list[dict]:
+        path = self.state / external_system.LOG_FILE
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        try:
+            self.control("stop")
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+        except (RealEffectsError, OSError, subprocess.TimeoutExpired):
+            pass
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+
+
+def _read_line(stream, timeout_s: float, who: str) -> bytes:
+    """One line from a process, within a limit (used before its reader thread exists)."""
+    box: list[bytes] = []
+    thread = threading.Thread(target=lambda: box.append(stream.readline()), daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if not box or not box[0]:
+        raise RealEffectsError(f"{who} said nothing within {timeout_s:.0f} s")
+    return box[0]
+
+
+class WorkerProcess:
+    """One worker OS process; spawned early (imports take a second), started when needed."""
+
+    def __init__(self, command: list[str], log: Path, env: dict[str, str]):
+        with open(log, "ab") as stderr:
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                            env=env, start_new_session=True)
+        self.log = log
+        self.name: str | None = None
+        self.expected_exit = False
+
+    def send(self, request: dict) -> None:
+        try:
+            self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # a dead worker: its end of file tells the harness
+
+    def signal(self, signum: int) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signum)
+
+    def kill(self) -> None:
+        self.expected_exit = True
+        self.signal(signal.SIGKILL)
+        self.process.wait(timeout=STOP_TIMEOUT_S)
+
+    def stop(self) -> None:
+        self.expected_exit = True
+        if self.process.poll() is None:
+            self.signal(signal.SIGCONT)  # a frozen worker cannot read its stop
+            self.send({"op": "stop"})
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.process.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def stderr_tail(self) -> str:
+        try:
+            lines = self.log.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return "no error output"
+        return lines[-1] if lines else "no error output"
+
+
+def dbos_command() -> list[str]:
+    """The reference DBOS worker, run as a script in isolated mode."""
+    from sim.real.runtimes import dbos_worker
+
+    return [sys.executable, "-I", str(Path(dbos_worker.__file__).resolve())]
+
+
+# -- one run ----------------------------------------------------------------------------------------
+
+Condition = Callable[[], bool]
+
+
+class CellRun:
+    """The harness of one run: processes, the recorder, the humans, and the fault's choreography."""
+
+    def __init__(self, root: Path, transitions: list[dict], knobs: dict[str, Any], fault: CellFault | None,
+                 command: list[str], task: str, tenant: str, deadline: float, ack_timeout_s: float,
+                 workflow_name: str):
+        self.root, self.transitions, self.knobs, self.fault = root, transitions, knobs, fault
+        self.command, self.task, self.tenant, self.deadline = command, task, tenant, deadline
+        self.ack_timeout_s, self.workflow_name = ack_timeout_s, workflow_name
+        self.by_name = {t["name"]: t for t in transitions}
+        self.inbox = Inbox()
+        self.clock = Clock(root / "clock.sqlite")
+        self.rows: list[tuple[int, str, str, dict]] = []
+        self.workers: dict[str, WorkerProcess] = {}
+        self.spares: list[WorkerProcess] = []
+        self.pending: dict[str, dict] = {}  # worker -> its record awaiting continue
+        self.held: set[str] = set()  # workers whose records the choreography releases
+        self.trap: Callable[[str, dict], bool] | None = None
+        self.trapped: tuple[str, dict] | None = None
+        self.replies: dict[str, list[dict]] = {}
+        self.hooks: list[dict] = []
+        self.exited: set[str] = set()
+        self.fenced: set[str] = set()
+        self.done_by: str | None = None
+        self.holder = "w1"
+        self.epoch = 0
+        self.deliveries = 0
+        self.kills = self.freezes = 0
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("DBOS_", "DBOS__"))}
+        self.external = ExternalProcess(root, self._external_config(), root / "clock.sqlite", self.inbox)
+
+    def _external_config(self) -> dict:
+        endpoints = {t["name"]: {"class": t["class"], "object": t["object"], "keys": t["keys"],
+                                 "reconcile_by": t["reconcile_by"], "compensation": t["compensation"]}
+                     for t in self.transitions}
+        return {"endpoints": endpoints, "fingerprints": "check" if self.knobs["idempotency"] == "key+fingerprint"
+                else "ignore", "key_retention_s": float(self.knobs.get("key_retention", 604800.0))}
+
+    # -- recording ------------------------------------------------------------------------------
+
+    def record(self, actor: str, event: str, **fields: Any) -> None:
+        self.rows.append((self.clock.tick(), actor, event, {k: v for k, v in fields.items() if v is not None}))
+
+    def history(self, log: list[dict]) -> History:
+        rows = list(self.rows)
+        for line in log:
+            mapped = SERVER_EVENTS.get(line["event"])
+            if mapped is not None:
+                actor, event = mapped
+                rows.append((line["seq"], actor, event, {k: line[k] for k in SERVER_FIELDS[line["event"]] if k in line}))
+            elif line["event"] == "caller_killed":
+                rows.append((line["seq"], line.get("worker") or "worker", "crashed", {}))
+        rows.sort(key=lambda row: row[0])
+        history = History()
+        for position, (_, actor, event, fields) in enumerate(rows):
+            history.append(position, actor, event, **fields)
+        return history
+
+    # -- processes ----------------------------------------------------------------------------------
+
+    def spawn(self) -> WorkerProcess:
+        return WorkerProcess(self.command, self.root / f"worker-{len(self.workers) + len(self.spares) + 1}.log",
+                             self.env)
+
+    def launch(self, name: str, recover: list[str]) -> WorkerProcess:
+        """Start worker ``name`` (from a spare process if one is warm) and wait for its ``ready``."""
+        worker = self.spares.pop(0) if self.spares else self.spawn()
+        worker.name = name
+        self.workers[name] = worker
+        self.external.control("workers", **{name: worker.process.pid})
+        self.inbox.reader(name, worker.process.stdout)
+        worker.send({"op": "start", "worker": name, "task": self.task, "tenant": self.tenant,
+                     "workflow": {"name": self.workflow_name, "version": 1, "transitions": self.transitions},
+                     "protocol": {k: self.knobs[k] for k in worker_kit.KNOBS}, "external": self.external.url,
+                     "state": str(self.root / "runtime"), "ack_timeout_s": self.ack_timeout_s, "recover": recover})
+        self.wait(lambda: name in self.replies and any(r.get("kind") == "ready" for r in self.replies[name]),
+                  STARTUP_TIMEOUT_S)
+        return worker
+
+    def grant(self, worker: str, expired: str | None = None, zombie: bool = False) -> None:
+        """The lease moves to ``worker`` (after ``expired``'s lease expired) and the queue delivers it the task."""
+        if expired is not None:
+            self.record("lease", "lease_expired", task=self.task, worker=expired, successor=worker,
+                        zombie=True if zombie else None)
+        self.epoch += 1
+        self.holder = worker
+        self.record("lease", "lease_granted", task=self.task, worker=worker, epoch=self.epoch)
+        self.deliver_record(worker)
+
+    def deliver_record(self, worker: str, duplicate: bool = False) -> None:
+        self.deliveries += 1
+        self.record("queue", "delivered", task=self.task, worker=worker, delivery=self.deliveries,
+                    duplicate=True if duplicate else None)
+
+    def next_worker(self) -> str:
+        return f"w{len(self.workers) + 1}"
+
+    def kill(self, name: str) -> None:
+        self.workers[name].kill()
+        self.kills += 1
+        self.record(name, "crashed")
+
+    def freeze(self, name: str) -> None:
+        self.workers[name].signal(signal.SIGSTOP)
+        self.freezes += 1
+
+    def thaw(self, name: str) -> None:
+        self.workers[name].signal(signal.SIGCONT)
+
+    def resume(self, name: str) -> None:
+        """Let a worker go on from the record it waits at."""
+        self.held.discard(name)
+        if name in self.pending:
+            del self.pending[name]
+            self.workers[name].send({"op": "continue"})
+
+    def recover(self, dead: str) -> str:
+        """The lease supervisor: ``dead``'s lease expires; a new worker recovers the task."""
+        successor = self.next_worker()
+        self.grant(successor, expired=dead)
+        self.launch(successor, recover=[dead])
+        return successor
+
+    # -- the event loop -------------------------------------------------------------------------------
+
+    def wait(self, condition: Condition, limit_s: float = RECORD_TIMEOUT_S) -> None:
+        """Handle records until ``condition`` holds (within the limits)."""
+        while not condition():
+            left = min(limit_s, self.deadline - time.monotonic())
+            if left <= 0:
+                raise RealEffectsError(f"the run took longer than its limit ({RUN_TIMEOUT_S:.0f} s)")
+            source, record = self.inbox.get(left)
+            self.handle(source, record)
+
+    def handle(self, source: str, record: dict | None) -> None:
+        if source == "external":
+            if record is not None:
+                self.hooks.append(record)
+                if record.get("event") == "caller_killed":
+                    self.kills += 1
+                    self.workers[record["worker"]].expected_exit = True
+                elif record.get("event") == "caller_frozen":
+                    self.freezes += 1
+            return
+        worker = self.workers[source]
+        if record is None:
+            self.exited.add(source)
+            code = worker.process.wait(timeout=STOP_TIMEOUT_S)
+            if not worker.expected_exit and code != -signal.SIGKILL:
+                raise RealEffectsError(f"worker {source} exited with status {code} ({worker.stderr_tail()})")
+            return
+        kind = record.get("kind")
+        if kind == "error":
+            raise RealEffectsError(f"worker {source} failed: {record.get('message')}")
+        if kind in ("ready", "reply"):
+            self.replies.setdefault(source, []).append(record)
+            return
+        if kind == "done":
+            self.done_by = source
+            return
+        if kind not in ("event", "point"):
+            raise RealEffectsError(f"worker {source} sent a record of unknown kind: {record}")
+        self.pending[source] = record
+        if kind == "event":
+            self.on_event(source, record)
+        if self.trap is not None and self.trap(source, record):
+            self.trap, self.trapped = None, (source, record)
+            return
+        if source not in self.held:
+            self.resume(source)
+
+    def on_event(self, source: str, record: dict) -> None:
+        fields = {k: v for k, v in record.items() if k not in ("kind", "event", "actor")}
+        self.record(record.get("actor") or source, record["event"], **fields)
+        event = record["event"]
+        if event == "append_refused":
+            self.fenced.add(source)
+        elif event == "approval_requested":
+            self.record("human", "approved", task=self.task, transition=record["transition"])
+            self.workers[source].send({"op": "approve", "transition": record["transition"]})
+        elif event == "human_exception":
+            self.resolve(source, record["transition"])
+
+    def resolve(self, source: str, name: str) -> None:
+        """A human looks at the external system itself and records what is true (the model's resolve)."""
+        t = self.by_name[name]
+        head = worker_kit.default_head(self.task)
+        truth = next((o for o in self.external.objects()
+                      if o["task"] == self.task and o["logical"] == t["logical"] and o["kind"] == t["object"]
+                      and not o["foreign"] and o["generation"] == 1 and o["head"] == head and o["open"]), None)
+        self.record("human", "human_resolved", task=self.task, transition=name,
+                    outcome="found" if truth else "not_found", effect=truth["effect"] if truth else None)
+        message = {"outcome": "not_found"}
+        if truth is not None:
+            self.record("human", "receipt_recorded", task=self.task, transition=name, effect=truth["effect"],
+                        receipt=truth["effect"], source="human")
+            message = {"outcome": "found", "effect": truth["effect"], "number": truth["number"]}
+        self.workers[source].send({"op": "resolve", "transition": name, "message": message})
+
+    # -- conditions ---------------------------------------------------------------------------------
+
+    def hook_seen(self, hook: str, event: str) -> Condition:
+        return lambda: any(h.get("hook") == hook and h.get("event") == event for h in self.hooks)
+
+    def request_done(self, hook: str) -> Condition:
+        return lambda: any(h.get("event") == "request_done" and hook in h.get("hooks", ()) for h in self.hooks)
+
+    def reply_from(self, worker: str, op: str) -> Condition:
+        return lambda: any(r.get("op") == op for r in self.replies.get(worker, ()))
+
+    def settled(self, worker: str) -> Condition:
+        """A worker's stale execution has ended: fenced, finished or gone."""
+        return lambda: worker in self.fenced or worker in self.exited or self.done_by == worker
+
+    # -- the play ---------------------------------------------------------------------------------
+
+    def play(self) -> None:
+        self.external.start()
+        plan = self.choreography()
+        needed = next(plan)  # how many more worker processes the fault will need: spawn them warm now
+        self.record("queue", "accepted", task=self.task, workflow=self.workflow_name, workflow_version=1)
+        first = self.spawn()
+        self.spares = [self.spawn() for _ in range(needed)]
+        self.spares.insert(0, first)
+        self.grant("w1")
+        self.launch("w1", recover=[])
+        self.workers["w1"].send({"op": "run"})
+        for condition in plan:
+            self.wait(condition)
+        self.wait(lambda: self.done_by is not None)
+        self.record("queue", "acked", task=self.task, worker=self.done_by)
+
+    def trap_at(self, predicate: Callable[[str, dict], bool]) -> Condition:
+        self.trap, self.trapped = predicate, None
+        return lambda: self.trapped is not None
+
+    def trigger(self) -> Callable[[str, dict], bool]:
+        """The worker record where the fault's boundary is (for the boundaries the worker reports)."""
+        name, boundary = self.fault.transition, self.fault.boundary
+        if boundary == "before_intent":
+            return lambda s, r: r.get("kind") == "point" and r.get("point") == "before_intent" and r.get("transition") == name
+        if boundary == "after_intent":
+            return lambda s, r: r.get("event") == "intent_recorded" and r.get("transition") == name
+        receipted: set[str] = set()
+        optimistic = self.knobs["checkpoint"] == "optimistic"
+
+        def after_receipt(source: str, record: dict) -> bool:
+            if record.get("event") == "receipt_recorded" and record.get("transition") == name:
+                receipted.add(source)
+                return optimistic
+            return (record.get("event") == "checkpoint_saved" and source in receipted
+                    and name in record.get("completed", ()))
+
+        return after_receipt
+
+    def arm(self, action: str, stage: str | None = None) -> str:
+        hook = "f1"
+        stage = stage or ("before_store" if self.fault.boundary == "after_dispatch" else "after_store")
+        self.external.control("arm", id=hook, transition=self.fault.transition, nth=1, stage=stage, action=action)
+        return hook
+
+    def choreography(self) -> Iterator[Any]:
+        """The fault's steps: first how many extra workers it needs, then the conditions it waits for."""
+        fault = self.fault
+        if fault is None:
+            yield 0
+            return
+        name, kind, at_request = fault.transition, fault.fault, fault.boundary in REQUEST_BOUNDARIES
+        if kind == "foreign_object":
+            yield 0
+            yield self.trap_at(self.trigger())
+            self.external.control("foreign", task=self.task, transition=name, logical=self.by_name[name]["logical"],
+                                  head="f0e1a2b", generation=1, arguments={})
+            self.resume(self.trapped[0])
+            return
+        if kind == "postcondition_fails":
+            yield 0
+            yield self.trap_at(lambda s, r: r.get("event") == "receipt_recorded" and r.get("transition") == name)
+            number = next(o["number"] for o in reversed(self.external.objects())
+                          if o["effect"] == self.trapped[1]["effect"])
+            self.external.control("invalidate", number=number)
+            self.resume(self.trapped[0])
+            return
+        if kind in ("lose_request", "lose_response"):
+            yield 0
+            hook = self.arm("drop" if kind == "lose_request" else "lose_reply")
+            yield self.request_done(hook)
+            return
+        if kind == "timeout":  # the request commits just after the worker gave up and reconciled
+            yield 0
+            hook = self.arm("hold", "before_store")
+            yield self.hook_seen(hook, "held")
+            yield self.trap_at(lambda s, r: r.get("transition") == name and r.get("event") in (
+                "reconciled", "dispatched", "human_exception", "transition_failed")
+                and not (r.get("event") == "dispatched" and r.get("attempt") == 1))
+            self.external.control("release", hook=hook)
+            yield self.request_done(hook)
+            self.resume(self.trapped[0])
+            return
+        if kind == "terminate":
+            yield 1
+            if at_request:
+                hook = self.arm("kill_caller")
+                yield self.hook_seen(hook, "caller_killed")
+                victim = next(h["worker"] for h in self.hooks if h.get("event") == "caller_killed")
+                yield lambda: victim in self.exited
+                yield self.request_done(hook)
+            else:
+                yield self.trap_at(self.trigger())
+                victim = self.trapped[0]
+                self.kill(victim)
+            if victim == self.holder:
+                self.recover(victim)
+            return
+        if kind == "duplicate":
+            yield 0
+            if at_request:
+                yield self.request_done(self.arm("duplicate"))
+                return
+            yield self.trap_at(self.trigger())
+            source = self.trapped[0]
+            self.deliver_record(source, duplicate=True)
+            self.workers[source].send({"op": "deliver"})
+            yield self.reply_from(source, "deliver")
+            result = [r for r in self.replies[source] if r.get("op") == "deliver"][-1]["result"]
+            if result == "ignored":
+                self.record(source, "redelivery_ignored", task=self.task, reason="already running the task")
+            self.resume(source)
+            return
+        if kind == "delay_ack":
+            yield 1 if not at_request else 0
+            if at_request:
+                hook = self.arm("hold")
+                yield self.hook_seen(hook, "held")
+                yield self.trap_at(lambda s, r: (r.get("transition") == name and r.get("event") in (
+                    "receipt_recorded", "human_exception", "transition_failed")) or r.get("event") == "task_terminal")
+                self.external.control("release", hook=hook)
+                yield self.request_done(hook)
+                self.resume(self.trapped[0])
+                return
+            yield self.trap_at(self.trigger())
+            source = self.trapped[0]
+            other = self.next_worker()  # the queue's deadline passed: it redelivers to another worker
+            self.deliver_record(other)
+            self.launch(other, recover=[])
+            self.workers[other].send({"op": "deliver"})
+            yield self.reply_from(other, "deliver")
+            result = [r for r in self.replies[other] if r.get("op") == "deliver"][-1]
+            if result["result"] == "busy":
+                self.record(other, "lease_busy", task=self.task, holder=result.get("holder"))
+            self.workers[other].stop()
+            yield lambda: other in self.exited
+            self.resume(source)
+            return
+        if kind in ("change_owner", "zombie"):
+            yield 1
+            frozen_by_hook = False
+            if at_request:
+                hook = self.arm("freeze_caller" if kind == "zombie" else "hold")
+                if kind == "zombie":
+                    yield self.hook_seen(hook, "caller_frozen")
+                    yield self.request_done(hook)
+                    frozen_by_hook = True
+                else:
+                    yield self.hook_seen(hook, "held")
+                old = self.holder
+            else:
+                yield self.trap_at(self.trigger())
+                old = self.trapped[0]
+            if not frozen_by_hook:
+                self.freeze(old)  # so its runtime cannot take the task back while the lease moves
+            successor = self.next_worker()
+            self.grant(successor, expired=old, zombie=True)
+            if kind == "change_owner":
+                self.held.add(successor)
+            self.launch(successor, recover=[old])
+            if kind == "change_owner":
+                yield lambda: successor in self.pending  # the successor owns the task now
+            else:
+                yield lambda: self.done_by == successor  # the successor finished while the old one slept
+            self.thaw(old)
+            if at_request and kind == "change_owner":
+                self.external.control("release", hook=hook)
+                yield self.request_done(hook)
+            if self.trapped is not None and self.trapped[0] == old:
+                self.resume(old)
+            yield self.settled(old)
+            self.resume(successor)
+            return
+        raise AssertionError(f"no choreography for {kind}")
+
+    def close(self) -> None:
+        for worker in list(self.workers.values()) + self.spares:
+            try:
+                worker.stop()
+            except Exception:  # closing must not hide the run's own error
+                worker.kill()
+        self.external.stop()
+        self.clock.close()
+
+
+def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-reconcile",
+                     fault: CellFault | str | None = None, *, runtime: str = "dbos", command: list[str] | None = None,
+                     task: str = TASK_DEFAULT, tenant: str = worker_kit.DEFAULT_TENANT, keep: Path | None = None,
+                     timeout_s: float = RUN_TIMEOUT_S, ack_timeout_s: float = ACK_TIMEOUT_S) -> RealEffectsRun:
+    """Play one cell (or a healthy run, ``fault=None``) against a real worker; return the recorded history.
+
+    >>> run = run_real_effects("saga", "unkeyed-retry", "terminate open_pr after_commit")   # doctest: +SKIP
+    >>> sim.check_history(run.history, family="runtime")                                      # doctest: +SKIP
+
+    ``keep``: copy the run's folder (the external system's database and request log, the runtime's
+    database, every process's log) there afterwards.  Raises :class:`NotApplicable` for a fault or knob
+    the runtime cannot express, :class:`RealEffectsError` when a process fails or hangs.
+    """
+    label, knobs = resolve_protocol(protocol)
+    cell = CellFault.parse(fault) if isinstance(fault, str) else fault
+    check_applicable(cell, knobs, runtime)
+    transitions = workflow_data(workflow, knobs)
+    if cell is not None:
+        if cell.transition not in {t["name"] for t in transitions}:
+            raise ValueError(f"unknown transition {cell.transition!r} in fault {cell}")
+        if cell.fault == "postcondition_fails":
+            transitions = [dict(t, postcondition=True) if t["name"] == cell.transition else t for t in transitions]
+    if command is None:
+        if runtime != "dbos":
+            raise ValueError(f"no reference worker for runtime {runtime!r}; give command=")
+        command = dbos_command()
+    name = workflow if isinstance(workflow, str) else getattr(workflow, "name", "custom")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="fencesim-effects-") as tmp:
+        root = Path(tmp)
+        run = CellRun(root, transitions, knobs, cell, command, task, tenant, started + timeout_s, ack_timeout_s, name)
+        try:
+            run.play()
+        except RealEffectsError as error:
+            error.history = run.history(run.external.log())  # what happened before it failed
+            raise
+        finally:
+            run.close()
+            if keep is not None:
+                if keep.exists():
+                    shutil.rmtree(keep)
+                shutil.copytree(root, keep, symlinks=True)
+        log = run.external.log()
+        history = run.history(log)
+        history.append(len(history), "kernel", "run_ended", reason="completed")
+        objects = _objects(root)
+    return RealEffectsRun(history, time.monotonic() - started, run.kills, run.freezes, sorted(run.workers), runtime,
+                          cell, {"label": label, **knobs}, log, objects)
+
+
+def _objects(root: Path) -> list[dict]:
+    """The external system's objects at the end, read from its database."""
+    import sqlite3
+
+    path = root / "external" / external_system.DATABASE_FILE
+    db = sqlite3.connect(path)
+    try:
+        rows = db.execute("SELECT number, kind, task, transition, open FROM objects ORDER BY number").fetchall()
+    finally:
+        db.close()
+    return [{"number": n, "effect": f"{k}#{n}", "task": t, "transition": tr, "open": bool(o)}
+            for n, k, t, tr, o in rows]
