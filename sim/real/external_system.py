@@ -42,7 +42,9 @@ import hashlib
 import json
 import os
 import re
+import select
 import signal
+import socket
 import sqlite3
 import sys
 import threading
@@ -393,18 +395,26 @@ class Handler(BaseHTTPRequestHandler):
         return data
 
     def _reply(self, status: int, payload: dict) -> bool:
-        """Send a JSON reply; False when the caller is gone."""
+        """Send a JSON reply in one write; False when the caller has closed its end (it stopped waiting)."""
+        if self._caller_gone():
+            return False
         data = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        head = (f"HTTP/1.0 {status} {self.responses.get(status, ('',))[0]}\r\nServer: {self.server_version}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n").encode("latin-1")
         try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.wfile.write(head + data)
             self.wfile.flush()
             return True
         except OSError:
             return False
+
+    def _caller_gone(self) -> bool:
+        """Whether the caller closed the connection (it sends nothing after its request but its FIN)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def _error(self, status: int, message: str) -> None:
         self._reply(status, {"error": message})
@@ -499,7 +509,11 @@ class Handler(BaseHTTPRequestHandler):
                 copy = f"{request}+copy"
                 self.store.record("request_duplicated", task=body["task"], transition=transition, request=copy,
                                   original=request)
-                self.store.handle(endpoint, body, key, copy, worker, copy_of=request)
+                copied = self.store.handle(endpoint, body, key, copy, worker, copy_of=request)
+                if rule["stage"] == "before_store":
+                    # Both were in flight: the caller hears the later answer (a retrying proxy's), as the
+                    # model's worker keeps the last response that reaches it while it waits.
+                    outcome, obj = copied
         status = {"committed": 201, "deduplicated": 200, "rejected": 409}[outcome]
         payload = {"outcome": outcome, "effect": obj["effect"], "number": obj["number"], "request": request,
                    "fingerprint": obj["fingerprint"], "head": obj["head"]}
@@ -508,11 +522,14 @@ class Handler(BaseHTTPRequestHandler):
                               worker=worker, effect=obj["effect"], reason="network")
             self.close_connection = True
             return
-        killed = any(r["action"] == "kill_caller" for r in rules + after)
-        # A reply to a killed caller may still fit in the socket's buffer: the log says what is true.
-        if not self._reply(status, payload) or killed:
-            self.store.record("reply_lost", task=body["task"], transition=transition, request=request,
-                              worker=worker, effect=obj["effect"], reason="receiver_gone")
+        lost = dict(task=body["task"], transition=transition, request=request, worker=worker, effect=obj["effect"],
+                    reason="receiver_gone")
+        if any(r["action"] == "kill_caller" for r in rules + after):
+            # A reply to a killed caller may still fit in the socket's buffer: the log says what is true.
+            self.store.record("reply_lost", **lost)
+            self._reply(status, payload)
+        elif not self._reply(status, payload):
+            self.store.record("reply_lost", **lost)
 
     def _close(self, number: int, body: dict) -> None:
         outcome, obj = self.store.close_object(number, body.get("compensation"), self.headers.get("Fencesim-Worker"))

@@ -66,8 +66,8 @@ class DBOSRuntime(kit.Durable):
 
         @DBOS.workflow(name="fencesim_task")
         def task_workflow() -> str:
-            outcome = kit.TaskPolicy(config, runtime, channel, runtime.client).run()
-            channel.tell({"kind": "done", "outcome": outcome, "worker": runtime.me})
+            outcome, recorded = kit.TaskPolicy(config, runtime, channel, runtime.client).run()
+            channel.tell({"kind": "done", "outcome": outcome, "worker": runtime.me, "recorded": recorded})
             return outcome
 
         self.workflow = task_workflow
@@ -87,14 +87,10 @@ class DBOSRuntime(kit.Durable):
         try:
             return self.dbos.run_step({"name": name}, compute)
         except DBOSWorkflowConflictIDError:
+            # Not a DBOS call here: inside a workflow even a status query is an owner-checked operation.
             kind, _, rest = name.partition(":")
-            holder = None
-            try:
-                holder = self.dbos.get_workflow_status(self.config.task).executor_id
-            except Exception:  # the refusal is the fact; who holds the task is a courtesy
-                pass
             self.channel.emit({"kind": "event", "event": "append_refused", "actor": "log", "task": self.config.task,
-                               "worker": self.me, "refused": kit.STEP_EVENTS.get(kind, kind), "holder": holder,
+                               "worker": self.me, "refused": kit.STEP_EVENTS.get(kind, kind),
                                "transition": rest.split(":")[0] or None})
             raise  # DBOS parks this execution: it no longer owns the workflow
 

@@ -67,11 +67,16 @@ STOP_TIMEOUT_S = 10.0
 TASK_DEFAULT = "task_42"
 BOUNDARIES = ("before_intent", "after_intent", "after_dispatch", "after_commit", "after_receipt")
 REQUEST_BOUNDARIES = ("after_dispatch", "after_commit")
+#: Points only a real worker has (the model's dispatch and its request leave at once, and its receipt is a
+#: step after the response): the dispatch record is durable but the request has not left; the response has
+#: arrived but the call step's output (the receipt) is not durable yet.
+REAL_POINTS = ("dispatch_recorded", "response_received")
 CRUEL_FAULTS = ("terminate", "duplicate", "delay_ack", "change_owner")
 #: Faults this harness can strike, and where.  The others of the model are not applicable (see NOT_APPLICABLE).
 FAULT_POINTS = {
-    "terminate": BOUNDARIES, "duplicate": BOUNDARIES, "delay_ack": BOUNDARIES, "change_owner": BOUNDARIES,
-    "zombie": BOUNDARIES, "lose_request": ("after_dispatch",), "lose_response": ("after_commit",),
+    "terminate": BOUNDARIES + REAL_POINTS, "duplicate": BOUNDARIES, "delay_ack": BOUNDARIES,
+    "change_owner": BOUNDARIES + REAL_POINTS, "zombie": BOUNDARIES + REAL_POINTS,
+    "lose_request": ("after_dispatch",), "lose_response": ("after_commit",),
     "timeout": ("after_dispatch",), "postcondition_fails": ("after_receipt",), "foreign_object": ("before_intent",),
 }
 #: Faults (and knob values) the harness cannot express, and why.
@@ -417,11 +422,13 @@ class CellRun:
         self.hooks: list[dict] = []
         self.exited: set[str] = set()
         self.fenced: set[str] = set()
+        self.ended: set[str] = set()  # workers whose execution of the task returned
         self.done_by: str | None = None
         self.holder = "w1"
         self.epoch = 0
         self.deliveries = 0
         self.kills = self.freezes = 0
+        self.spawned = 0
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("DBOS_", "DBOS__"))}
         self.external = ExternalProcess(root, self._external_config(), root / "clock.sqlite", self.inbox)
 
@@ -455,8 +462,8 @@ class CellRun:
     # -- processes ----------------------------------------------------------------------------------
 
     def spawn(self) -> WorkerProcess:
-        return WorkerProcess(self.command, self.root / f"worker-{len(self.workers) + len(self.spares) + 1}.log",
-                             self.env)
+        self.spawned += 1
+        return WorkerProcess(self.command, self.root / f"process-{self.spawned}.log", self.env)
 
     def launch(self, name: str, recover: list[str]) -> WorkerProcess:
         """Start worker ``name`` (from a spare process if one is warm) and wait for its ``ready``."""
@@ -552,7 +559,9 @@ class CellRun:
             self.replies.setdefault(source, []).append(record)
             return
         if kind == "done":
-            self.done_by = source
+            self.ended.add(source)
+            if record.get("recorded", True):  # else it replayed another execution's records to the end
+                self.done_by = source
             return
         if kind not in ("event", "point"):
             raise RealEffectsError(f"worker {source} sent a record of unknown kind: {record}")
@@ -567,6 +576,8 @@ class CellRun:
 
     def on_event(self, source: str, record: dict) -> None:
         fields = {k: v for k, v in record.items() if k not in ("kind", "event", "actor")}
+        if record["event"] == "append_refused" and "holder" not in fields:
+            fields["holder"] = self.holder  # the lease supervisor knows who holds the task
         self.record(record.get("actor") or source, record["event"], **fields)
         event = record["event"]
         if event == "append_refused":
@@ -606,7 +617,7 @@ class CellRun:
 
     def settled(self, worker: str) -> Condition:
         """A worker's stale execution has ended: fenced, finished or gone."""
-        return lambda: worker in self.fenced or worker in self.exited or self.done_by == worker
+        return lambda: worker in self.fenced or worker in self.exited or worker in self.ended
 
     # -- the play ---------------------------------------------------------------------------------
 
@@ -637,6 +648,10 @@ class CellRun:
             return lambda s, r: r.get("kind") == "point" and r.get("point") == "before_intent" and r.get("transition") == name
         if boundary == "after_intent":
             return lambda s, r: r.get("event") == "intent_recorded" and r.get("transition") == name
+        if boundary == "dispatch_recorded":  # inside the call step, before its request leaves
+            return lambda s, r: r.get("kind") == "point" and r.get("point") == "before_send" and r.get("transition") == name
+        if boundary == "response_received":  # inside the call step, its output (the receipt) not yet durable
+            return lambda s, r: r.get("event") == "response_delivered" and r.get("transition") == name
         receipted: set[str] = set()
         optimistic = self.knobs["checkpoint"] == "optimistic"
 

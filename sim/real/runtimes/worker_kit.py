@@ -322,8 +322,9 @@ class TaskPolicy:
 
     # -- the task ------------------------------------------------------------------------------
 
-    def run(self) -> str:
-        """Run the task to its terminal outcome (``succeeded``, ``compensated`` or ``failed``)."""
+    def run(self) -> tuple[str, bool]:
+        """Run the task to its terminal outcome (``succeeded``, ``compensated`` or ``failed``); True when this
+        process recorded it (False: it replayed another execution's records to the end)."""
         begin, first = self.step("begin", lambda: {})
         self.channel.event("resumed", task=self.config.task, workflow_version=self.config.workflow_version,
                            first=first)
@@ -339,7 +340,7 @@ class TaskPolicy:
             outcome = self.compensate() if self.knobs["compensation"] == "on" else "failed"
         out, fresh = self.step("close", lambda: {"outcome": outcome})
         self.event(fresh, "task_terminal", outcome=out["outcome"])
-        return out["outcome"]
+        return out["outcome"], fresh
 
     def transition(self, t: Transition) -> None:
         if t.effect_class == "irreversible" and t.approval:
@@ -411,6 +412,7 @@ class TaskPolicy:
     def _call(self, t: Transition, intent: dict, dispatch: dict) -> dict:
         if dispatch["by"] != self.durable.me:
             return {"in_doubt": True}  # another process recorded this dispatch: its request may have left
+        self.channel.point("before_send", t.name)  # inside the call step: its request has not left yet
         send_key = intent["key"] if self.knobs["idempotency"] != "none" else None
         body = {"task": self.config.task, "transition": t.name, "logical": t.logical,
                 "generation": intent["generation"], "head": default_head(self.config.task),
