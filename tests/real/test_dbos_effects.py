@@ -215,3 +215,14 @@ def test_every_cruel_cell_agrees_with_the_model(protocol):
         if real != model:
             disagreements.append(f"{fault}: model {model}, real {real}")
     assert disagreements == []
+
+
+@pytest.mark.parametrize("bug, protocol, fault, found", [
+    ("receipt_before_call", "keyed-fingerprint-reconcile", None, "false_receipt"),
+    ("new_key_on_retry", "keyed", "terminate open_pr after_commit", "duplicate_effect"),
+    ("skip_reconcile", "keyed-fingerprint-reconcile", "terminate publish_release after_commit", "duplicate_effect"),
+])
+def test_planted_worker_bugs_are_violations_the_model_does_not_have(bug, protocol, fault, found):
+    """Each planted bug makes the real run violate an invariant that the model's run of the same cell keeps."""
+    run = run_real_effects("saga", protocol, fault, plant=(bug,))
+    assert found in violated(run.history) and found not in violated(model_history(protocol, fault))

@@ -408,6 +408,7 @@ class CellRun:
         self.root, self.transitions, self.knobs, self.fault = root, transitions, knobs, fault
         self.command, self.task, self.tenant, self.deadline = command, task, tenant, deadline
         self.ack_timeout_s, self.workflow_name = ack_timeout_s, workflow_name
+        self.plant: tuple[str, ...] = ()
         self.by_name = {t["name"]: t for t in transitions}
         self.inbox = Inbox()
         self.clock = Clock(root / "clock.sqlite")
@@ -475,7 +476,8 @@ class CellRun:
         worker.send({"op": "start", "worker": name, "task": self.task, "tenant": self.tenant,
                      "workflow": {"name": self.workflow_name, "version": 1, "transitions": self.transitions},
                      "protocol": {k: self.knobs[k] for k in worker_kit.KNOBS}, "external": self.external.url,
-                     "state": str(self.root / "runtime"), "ack_timeout_s": self.ack_timeout_s, "recover": recover})
+                     "state": str(self.root / "runtime"), "ack_timeout_s": self.ack_timeout_s, "recover": recover,
+                     "plant": sorted(self.plant)})
         self.wait(lambda: name in self.replies and any(r.get("kind") == "ready" for r in self.replies[name]),
                   STARTUP_TIMEOUT_S)
         return worker
@@ -813,12 +815,14 @@ class CellRun:
 def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-reconcile",
                      fault: CellFault | str | None = None, *, runtime: str = "dbos", command: list[str] | None = None,
                      task: str = TASK_DEFAULT, tenant: str = worker_kit.DEFAULT_TENANT, keep: Path | None = None,
-                     timeout_s: float = RUN_TIMEOUT_S, ack_timeout_s: float = ACK_TIMEOUT_S) -> RealEffectsRun:
+                     timeout_s: float = RUN_TIMEOUT_S, ack_timeout_s: float = ACK_TIMEOUT_S,
+                     plant: tuple[str, ...] = ()) -> RealEffectsRun:
     """Play one cell (or a healthy run, ``fault=None``) against a real worker; return the recorded history.
 
     >>> run = run_real_effects("saga", "unkeyed-retry", "terminate open_pr after_commit")   # doctest: +SKIP
     >>> sim.check_history(run.history, family="runtime")                                      # doctest: +SKIP
 
+    ``plant``: bugs the reference worker carries (``worker_kit.PLANTED_BUGS``), to test what finds them.
     ``keep``: copy the run's folder (the external system's database and request log, the runtime's
     database, every process's log) there afterwards.  Raises :class:`NotApplicable` for a fault or knob
     the runtime cannot express, :class:`RealEffectsError` when a process fails or hangs.
@@ -841,6 +845,7 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     with tempfile.TemporaryDirectory(prefix="fencesim-effects-") as tmp:
         root = Path(tmp)
         run = CellRun(root, transitions, knobs, cell, command, task, tenant, started + timeout_s, ack_timeout_s, name)
+        run.plant = tuple(plant)
         try:
             run.play()
         except RealEffectsError as error:

@@ -51,6 +51,10 @@ MAX_COMPENSATION_TRIES = 3
 FINGERPRINT_HEX_DIGITS = 12
 HEAD_HEX_DIGITS = 7
 DEFAULT_TENANT = "acme"
+#: Bugs a reference worker can be told to carry (``plant`` in the start request), for testing the tests:
+#: the receipt recorded before the external call returns; a retry that makes a new key; reconciliation
+#: skipped after a timeout recorded unknown.
+PLANTED_BUGS = ("receipt_before_call", "new_key_on_retry", "skip_reconcile")
 #: Knobs a worker reads (the harness resolves presets and followers before it sends them).
 KNOBS = ("idempotency", "on_timeout", "reconcile", "compensation", "approval", "checkpoint", "receipt_check",
          "lease_fence")
@@ -105,6 +109,7 @@ class WorkerConfig:
     arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
     ack_timeout_s: float = ACK_TIMEOUT_DEFAULT_S
     recover: list[str] = field(default_factory=list)
+    plant: frozenset[str] = frozenset()
 
     @classmethod
     def from_start(cls, start: dict[str, Any]) -> "WorkerConfig":
@@ -118,7 +123,7 @@ class WorkerConfig:
                    external=start["external"], state=start["state"], workflow=workflow.get("name", "saga"),
                    workflow_version=int(workflow.get("version", 1)), arguments=start.get("arguments", {}),
                    ack_timeout_s=float(start.get("ack_timeout_s", ACK_TIMEOUT_DEFAULT_S)),
-                   recover=list(start.get("recover", [])))
+                   recover=list(start.get("recover", [])), plant=frozenset(start.get("plant", ())))
 
     def arguments_of(self, transition: Transition) -> dict[str, Any]:
         """The durable arguments of a transition: the task marker, the head, and what the workflow adds."""
@@ -375,9 +380,16 @@ class TaskPolicy:
         """One dispatch of T and what follows it; True once T has its receipt."""
         self.requests += 1
         request = f"r{self.requests}"
+        if "new_key_on_retry" in self.config.plant and attempt > 1:  # planted: the retry is a new request
+            intent = dict(intent, key=self.config.key_of(t, attempt))
         dispatch, fresh = self.step(f"dispatch:{t.name}:{attempt}", lambda: {"request": request})
         self.event(fresh, "dispatched", transition=t.name, attempt=attempt, request=dispatch["request"],
                    key=intent["key"], fingerprint=intent["fingerprint"])
+        if "receipt_before_call" in self.config.plant:  # planted: the receipt before the call has returned
+            early, fresh = self.step(f"receipt:{t.name}:{attempt}:early",
+                                     lambda: {"effect": f"{t.object_kind}#pending"})
+            self.event(fresh, "receipt_recorded", transition=t.name, effect=early["effect"], receipt=early["effect"],
+                       source="response", request=dispatch["request"])
         if self.knobs["checkpoint"] == "optimistic":
             self.checkpoint(t.name, f"{t.name}:{attempt}")
         call, fresh = self.step(f"call:{t.name}:{attempt}", lambda: self._call(t, intent, dispatch))
@@ -395,7 +407,7 @@ class TaskPolicy:
         timed, fresh = self.step(f"timeout:{t.name}:{attempt}",
                                  lambda: {"outcome": self.knobs["on_timeout"], "reason": reason})
         self.event(fresh, "timed_out", transition=t.name, outcome=timed["outcome"], reason=timed["reason"])
-        if timed["outcome"] == "failed" or self.knobs["reconcile"] == "off":
+        if timed["outcome"] == "failed" or self.knobs["reconcile"] == "off" or "skip_reconcile" in self.config.plant:
             return False  # dispatch again under the same key (a blind retry)
         found, fresh = self.step(f"reconcile:{t.name}:{attempt}", lambda: self._reconcile(t, intent))
         self.event(fresh, "reconciled", transition=t.name, result=found["result"], query=found["query"],
@@ -530,6 +542,9 @@ def serve_worker(make_runtime: Callable[[WorkerConfig, Channel], Any], runtime_n
             sys.stderr.write('the first request must be {"op": "start", ...}\n')
             return 4
         config = WorkerConfig.from_start(start)
+        unknown = sorted(config.plant - set(PLANTED_BUGS))
+        if unknown:
+            raise ValueError(f"unknown planted bug {unknown[0]!r}; bugs: {', '.join(PLANTED_BUGS)}")
         os.makedirs(config.state, exist_ok=True)
         runtime = make_runtime(config, channel)
         channel.tell({"kind": "ready", "worker": config.worker, "runtime": runtime_name, "pid": os.getpid(),
