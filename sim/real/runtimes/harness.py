@@ -820,7 +820,7 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     """Play one cell (or a healthy run, ``fault=None``) against a real worker; return the recorded history.
 
     >>> run = run_real_effects("saga", "unkeyed-retry", "terminate open_pr after_commit")   # doctest: +SKIP
-    >>> sim.check_history(run.history, family="runtime")                                      # doctest: +SKIP
+    >>> sim.check_history(run.history, "runtime")                                             # doctest: +SKIP
 
     ``plant``: bugs the reference worker carries (``worker_kit.PLANTED_BUGS``), to test what finds them.
     ``keep``: copy the run's folder (the external system's database and request log, the runtime's
