@@ -82,8 +82,8 @@ def test_a_new_owner_fences_the_old_one_by_the_dbos_owner_token():
     """change_owner: the old worker, still running, is refused at its next record; one PR."""
     run = run_real_effects("saga", "keyed-fingerprint-reconcile", "change_owner open_pr after_intent")
     refused = [e for e in run.history if e.event == "append_refused"]
-    assert [(e.actor, e.get("worker"), e.get("holder"), e.get("refused")) for e in refused] == [
-        ("log", "w1", "w2", "dispatched")]
+    assert [(e.actor, e.get("worker"), e.get("holder"), e.get("refused"), e.get("transition")) for e in refused] == [
+        ("log", "w1", "w2", "dispatched", "open_pr")]
     assert effects_of(run, "open_pr") == ["pull_request#2"] and violated(run.history) == []
     assert run.freezes == 1 and run.kills == 0
 

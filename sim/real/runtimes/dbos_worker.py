@@ -44,7 +44,7 @@ SHUTDOWN_LIMIT_S = 5.0
 SYSTEM_DATABASE = "dbos.sqlite"
 
 
-class DBOSRuntime(kit.Durable):
+class DBOSRuntime:
     """A DBOS executor running one task's workflow under the shared policy."""
 
     def __init__(self, config: kit.WorkerConfig, channel: kit.Channel):
@@ -54,6 +54,8 @@ class DBOSRuntime(kit.Durable):
         self.me = config.worker
         self.dbos = DBOS
         self.client = kit.ExternalClient(config.external, config.worker, config.ack_timeout_s)
+        # A call is in doubt when another executor recorded its dispatch: that one may have sent it and died.
+        self.bodies = kit.StepBodies(config, channel, self.client, self.me, lambda dispatch: dispatch["by"] != self.me)
         DBOS(config={
             "name": "fencesim",
             "system_database_url": f"sqlite:///{os.path.join(config.state, SYSTEM_DATABASE)}",
@@ -66,7 +68,7 @@ class DBOSRuntime(kit.Durable):
 
         @DBOS.workflow(name="fencesim_task")
         def task_workflow() -> str:
-            outcome, recorded = kit.TaskPolicy(config, runtime, channel, runtime.client).run()
+            outcome, recorded = kit.drive(kit.TaskPolicy(config, channel), runtime.step, runtime.recv)
             channel.tell({"kind": "done", "outcome": outcome, "worker": runtime.me, "recorded": recorded})
             return outcome
 
@@ -79,23 +81,23 @@ class DBOSRuntime(kit.Durable):
         channel.handlers.update(run=self.deliver, deliver=self.deliver, approve=self.message,
                                 resolve=self.message)
 
-    # -- kit.Durable ----------------------------------------------------------------------------
+    # -- the policy's durable steps and messages --------------------------------------------------
 
-    def step(self, name, compute):
+    def step(self, call: kit.StepCall) -> tuple[dict, bool]:
         from dbos._error import DBOSWorkflowConflictIDError
 
         try:
-            return self.dbos.run_step({"name": name}, compute)
+            out = self.dbos.run_step({"name": call.name}, lambda: self.bodies.run(call.kind, call.args))
         except DBOSWorkflowConflictIDError:
             # Not a DBOS call here: inside a workflow even a status query is an owner-checked operation.
-            kind, _, rest = name.partition(":")
             self.channel.emit({"kind": "event", "event": "append_refused", "actor": "log", "task": self.config.task,
-                               "worker": self.me, "refused": kit.STEP_EVENTS.get(kind, kind),
-                               "transition": rest.split(":")[0] or None})
+                               "worker": self.me, "refused": kit.STEP_EVENTS.get(call.name.split(":")[0], call.kind),
+                               "transition": kit.transition_of(call)})
             raise  # DBOS parks this execution: it no longer owns the workflow
+        return out, out.get("by") == self.me
 
-    def recv(self, topic, timeout_s):
-        return self.dbos.recv(topic, timeout_seconds=timeout_s)
+    def recv(self, request: kit.Recv):
+        return self.dbos.recv(request.topic, timeout_seconds=request.timeout_s)
 
     # -- requests from the harness --------------------------------------------------------------
 

@@ -13,8 +13,8 @@ output committed), and only by the process that made it durable: a step replayed
 during recovery reports nothing again.
 
 **The policy** (:class:`TaskPolicy`) is the effects family's worker policy as real code paths over a
-:class:`Durable` runtime: steps whose outputs are checkpointed, messages from humans, and the
-runtime's own fence.  Per transition: approval for an irreversible step, intent (key, fingerprint),
+durable runtime: steps whose outputs are checkpointed (:class:`StepCall`, run by :class:`StepBodies`),
+messages from humans (:class:`Recv`), and the runtime's own fence.  Per transition: approval for an irreversible step, intent (key, fingerprint),
 dispatch (a durable record of the attempt before the request leaves), the call, then the receipt --
 or, with no answer, a timeout recorded as ``failed`` or ``unknown``, reconciliation by key then by task
 marker, a retry under the same key, a human.  A call executed by a process that did not record its
@@ -265,167 +265,68 @@ class ExternalClient:
 
 # -- the durable runtime a policy runs on ------------------------------------------------------
 
-class Fenced(Exception):
-    """The runtime refused this execution's record: another execution owns the task now."""
+@dataclass(frozen=True)
+class StepCall:
+    """A durable step the policy asks for: its name (in order, so a replay finds it), its kind, plain-data
+    arguments (a Temporal activity cannot take a closure), and the event it records."""
 
-    def __init__(self, refused: str, transition: str | None, holder: str | None):
-        super().__init__(f"{refused} refused; holder {holder}")
-        self.refused, self.transition, self.holder = refused, transition, holder
+    name: str
+    kind: str
+    args: dict
 
 
-class Durable:
-    """A durable runtime, as the policy needs it (DBOS and Temporal implement it)."""
+@dataclass(frozen=True)
+class Recv:
+    """A durable message the policy waits for (a human's approval or resolution), or None after ``timeout_s``."""
 
-    me: str  # this process's incarnation (its executor ID)
-
-    def step(self, name: str, compute: Callable[[], dict]) -> dict:
-        """Run ``compute`` once and checkpoint its output; on replay return the checkpointed output."""
-        raise NotImplementedError
-
-    def recv(self, topic: str, timeout_s: float) -> Any:
-        """A durable message for this task on ``topic``, or None after ``timeout_s``."""
-        raise NotImplementedError
+    topic: str
+    timeout_s: float
 
 
 class Abort(Exception):
     """The task aborts: compensate what is done, then close."""
 
 
-#: The history event each step records (what a fenced step was refused).
+#: The history event each kind of step records (what a fenced step was refused).
 STEP_EVENTS = {"begin": "resumed", "approval": "approval_requested", "intent": "intent_recorded",
                "dispatch": "dispatched", "checkpoint": "checkpoint_saved", "call": "receipt_recorded",
                "timeout": "timed_out", "reconcile": "reconciled", "receipt": "receipt_recorded",
-               "escalate": "human_exception", "human": "human_resolved", "verify": "transition_failed",
-               "abort": "transition_failed", "compensate": "compensated", "close": "task_terminal"}
+               "escalate": "human_exception", "verify": "transition_failed", "abort": "transition_failed",
+               "compensate": "compensated", "close": "task_terminal", "record": "record"}
 
 
-class TaskPolicy:
-    """The effects family's worker policy, as real code over a :class:`Durable` runtime (see the module)."""
+def transition_of(call: StepCall) -> str | None:
+    """The transition a step belongs to (its name is ``kind:transition[:attempt]``), None for the task's own."""
+    parts = call.name.split(":")
+    return parts[1] if len(parts) > 1 and parts[0] != "checkpoint" else call.args.get("transition")
 
-    def __init__(self, config: WorkerConfig, durable: Durable, channel: Channel, client: ExternalClient):
-        self.config, self.durable, self.channel, self.client = config, durable, channel, client
-        self.knobs = config.protocol
-        self.requests = 0  # dispatches in this execution of the task, replayed ones included: r1, r2, ...
-        self.done: dict[str, dict] = {}  # transition -> {"effect", "number"} once its receipt is recorded
-        self.checkpointed: list[str] = []
 
-    # -- records -------------------------------------------------------------------------------
+class StepBodies:
+    """What each kind of step does when it runs, in a DBOS step or a Temporal activity: plain data in, plain
+    data out, with ``by`` (the incarnation that ran it).  Only these touch the outside world."""
 
-    def step(self, name: str, compute: Callable[[], dict]) -> tuple[dict, bool]:
-        """A durable step; True when this process ran it (and so reports it), False when it was replayed."""
-        me = self.durable.me
+    def __init__(self, config: WorkerConfig, channel: Channel, client: ExternalClient, me: str,
+                 in_doubt: Callable[[dict], bool]):
+        self.config, self.channel, self.client, self.me, self.in_doubt = config, channel, client, me, in_doubt
+        self.transitions = {t.name: t for t in config.transitions}
 
-        def body() -> dict:
-            return {**compute(), "by": me}
+    def run(self, kind: str, args: dict) -> dict:
+        body = getattr(self, f"do_{kind}", None)
+        out = dict(args.get("output", {})) if body is None else body(args)
+        return {**out, "by": self.me}
 
-        out = self.durable.step(name, body)
-        return out, out.get("by") == me
-
-    def event(self, fresh: bool, event: str, **fields: Any) -> None:
-        if fresh:
-            self.channel.event(event, task=self.config.task, **fields)
-
-    # -- the task ------------------------------------------------------------------------------
-
-    def run(self) -> tuple[str, bool]:
-        """Run the task to its terminal outcome (``succeeded``, ``compensated`` or ``failed``); True when this
-        process recorded it (False: it replayed another execution's records to the end)."""
-        begin, first = self.step("begin", lambda: {})
-        self.channel.event("resumed", task=self.config.task, workflow_version=self.config.workflow_version,
-                           first=first)
-        aborted = False
-        for transition in self.config.transitions:
-            try:
-                self.transition(transition)
-            except Abort:
-                aborted = True
-                break
-        outcome = "succeeded"
-        if aborted:
-            outcome = self.compensate() if self.knobs["compensation"] == "on" else "failed"
-        out, fresh = self.step("close", lambda: {"outcome": outcome})
-        self.event(fresh, "task_terminal", outcome=out["outcome"])
-        return out["outcome"], fresh
-
-    def transition(self, t: Transition) -> None:
-        if t.effect_class == "irreversible" and t.approval:
-            self.approve(t)
-        intent, fresh = self.step(f"intent:{t.name}", lambda: self._intent(t))
-        self.event(fresh, "intent_recorded", transition=t.name, logical=t.logical, generation=intent["generation"],
-                   key=intent["key"], fingerprint=intent["fingerprint"], effect_class=t.effect_class)
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            if self.attempt(t, intent, attempt):
-                self.verify(t)
-                return
-        out, fresh = self.step(f"abort:{t.name}", lambda: {"reason": "retries_exhausted"})
-        self.event(fresh, "transition_failed", transition=t.name, reason=out["reason"])
-        raise Abort(t.name)
-
-    def _intent(self, t: Transition) -> dict:
+    def do_intent(self, args: dict) -> dict:
+        t = self.transitions[args["transition"]]
         self.channel.point("before_intent", t.name)  # inside the step: the intent is not recorded yet
         return {"generation": 1, "key": self.config.key_of(t, 1),
                 "fingerprint": fingerprint_of(self.config.arguments_of(t))}
 
-    def approve(self, t: Transition) -> None:
-        out, fresh = self.step(f"approval:{t.name}", lambda: {})
-        self.event(fresh, "approval_requested", transition=t.name)
-        approval_on = self.knobs["approval"] == "on"
-        answer = self.durable.recv(f"approve:{t.name}", HUMAN_WAIT_LIMIT_S if approval_on else APPROVAL_GRACE_S)
-        if answer is None and approval_on:
-            out, fresh = self.step(f"abort:{t.name}", lambda: {"reason": "approval_timeout"})
-            self.event(fresh, "transition_failed", transition=t.name, reason=out["reason"])
-            raise Abort(t.name)
-
-    def attempt(self, t: Transition, intent: dict, attempt: int) -> bool:
-        """One dispatch of T and what follows it; True once T has its receipt."""
-        self.requests += 1
-        request = f"r{self.requests}"
-        if "new_key_on_retry" in self.config.plant and attempt > 1:  # planted: the retry is a new request
-            intent = dict(intent, key=self.config.key_of(t, attempt))
-        dispatch, fresh = self.step(f"dispatch:{t.name}:{attempt}", lambda: {"request": request})
-        self.event(fresh, "dispatched", transition=t.name, attempt=attempt, request=dispatch["request"],
-                   key=intent["key"], fingerprint=intent["fingerprint"])
-        if "receipt_before_call" in self.config.plant:  # planted: the receipt before the call has returned
-            early, fresh = self.step(f"receipt:{t.name}:{attempt}:early",
-                                     lambda: {"effect": f"{t.object_kind}#pending"})
-            self.event(fresh, "receipt_recorded", transition=t.name, effect=early["effect"], receipt=early["effect"],
-                       source="response", request=dispatch["request"])
-        if self.knobs["checkpoint"] == "optimistic":
-            self.checkpoint(t.name, f"{t.name}:{attempt}")
-        call, fresh = self.step(f"call:{t.name}:{attempt}", lambda: self._call(t, intent, dispatch))
-        response = call.get("response")
-        if response is not None and response["outcome"] != "rejected":
-            self.event(fresh, "receipt_recorded", transition=t.name, effect=response["effect"],
-                       receipt=response["effect"], source="response", request=dispatch["request"])
-            return self.receipted(t, response)
-        if response is not None:  # a fingerprint conflict: only a human can say what is true
-            return self.escalate(t, attempt, "fingerprint_conflict")
-        if call.get("in_doubt") and self.knobs["checkpoint"] == "optimistic" and t.name in self.checkpointed:
-            self.done[t.name] = {}  # the checkpoint says done: a resuming worker trusts it
-            return True
-        reason = "in_doubt_on_resume" if call.get("in_doubt") else "no_response"
-        timed, fresh = self.step(f"timeout:{t.name}:{attempt}",
-                                 lambda: {"outcome": self.knobs["on_timeout"], "reason": reason})
-        self.event(fresh, "timed_out", transition=t.name, outcome=timed["outcome"], reason=timed["reason"])
-        if timed["outcome"] == "failed" or self.knobs["reconcile"] == "off" or "skip_reconcile" in self.config.plant:
-            return False  # dispatch again under the same key (a blind retry)
-        found, fresh = self.step(f"reconcile:{t.name}:{attempt}", lambda: self._reconcile(t, intent))
-        self.event(fresh, "reconciled", transition=t.name, result=found["result"], query=found["query"],
-                   effect=found.get("effect"), number=found.get("number"))
-        if found["result"] == "found":
-            receipt, fresh = self.step(f"receipt:{t.name}:{attempt}", lambda: {"effect": found["effect"]})
-            self.event(fresh, "receipt_recorded", transition=t.name, effect=receipt["effect"],
-                       receipt=receipt["effect"], source="reconciliation")
-            return self.receipted(t, found)
-        if found["result"] == "unprovable":
-            return self.escalate(t, attempt, "unprovable")
-        return False  # not found: dispatch again
-
-    def _call(self, t: Transition, intent: dict, dispatch: dict) -> dict:
-        if dispatch["by"] != self.durable.me:
-            return {"in_doubt": True}  # another process recorded this dispatch: its request may have left
+    def do_call(self, args: dict) -> dict:
+        t, intent, dispatch = self.transitions[args["transition"]], args["intent"], args["dispatch"]
+        if self.in_doubt(dispatch):
+            return {"in_doubt": True}  # another attempt recorded this dispatch: its request may have left
         self.channel.point("before_send", t.name)  # inside the call step: its request has not left yet
-        send_key = intent["key"] if self.knobs["idempotency"] != "none" else None
+        send_key = intent["key"] if args["idempotency"] != "none" else None
         body = {"task": self.config.task, "transition": t.name, "logical": t.logical,
                 "generation": intent["generation"], "head": default_head(self.config.task),
                 "arguments": self.config.arguments_of(t)}
@@ -438,24 +339,12 @@ class TaskPolicy:
                            number=answer["number"])
         return {"response": {k: answer[k] for k in ("outcome", "effect", "number")}}
 
-    def receipted(self, t: Transition, evidence: dict) -> bool:
-        self.done[t.name] = {"effect": evidence["effect"], "number": evidence["number"]}
-        if self.knobs["checkpoint"] == "verified":
-            self.checkpoint(None, t.name)
-        return True
-
-    def checkpoint(self, extra: str | None, label: str) -> None:
-        completed = list(self.done) + ([extra] if extra and extra not in self.done else [])
-        out, fresh = self.step(f"checkpoint:{label}", lambda: {"completed": completed})
-        self.checkpointed = list(out["completed"])
-        self.event(fresh, "checkpoint_saved", completed=out["completed"],
-                   workflow_version=self.config.workflow_version)
-
-    def _reconcile(self, t: Transition, intent: dict) -> dict:
+    def do_reconcile(self, args: dict) -> dict:
         """Query by key, then by task marker and head; prove, disprove, or fail to prove (the model's rules)."""
-        trusting = self.knobs["receipt_check"] == "trusting"
+        t, intent = self.transitions[args["transition"]], args["intent"]
+        trusting = args["receipt_check"] == "trusting"
         head = default_head(self.config.task)
-        by_key = self.knobs["idempotency"] != "none" and t.reconcile_by == "key"
+        by_key = args["idempotency"] != "none" and t.reconcile_by == "key"
         query = "key" if by_key else "marker"
         if t.reconcile_by == "none":
             return {"result": "unprovable", "query": query}
@@ -465,9 +354,9 @@ class TaskPolicy:
                 objects = answer.get("objects", []) if status == 200 else []
                 if objects:
                     obj = objects[0]
-                    if trusting or (obj["fingerprint"] == intent["fingerprint"] and obj["head"] == head and obj["open"]):
-                        return {"result": "found", "query": "key", "effect": obj["effect"], "number": obj["number"]}
-                    return {"result": "unprovable", "query": "key", "effect": obj["effect"], "number": obj["number"]}
+                    proven = obj["fingerprint"] == intent["fingerprint"] and obj["head"] == head and obj["open"]
+                    return {"result": "found" if trusting or proven else "unprovable", "query": "key",
+                            "effect": obj["effect"], "number": obj["number"]}
             status, answer = self.client.query(transition=t.name, task=self.config.task, logical=t.logical)
         except NoAnswer:
             return {"result": "unprovable", "query": query}
@@ -477,28 +366,173 @@ class TaskPolicy:
                 return {"result": "found", "query": "marker", "effect": obj["effect"], "number": obj["number"]}
         return {"result": "not_found", "query": query}
 
-    def escalate(self, t: Transition, attempt: int, reason: str) -> bool:
-        out, fresh = self.step(f"escalate:{t.name}:{attempt}", lambda: {"reason": reason})
+    def do_verify(self, args: dict) -> dict:
+        found = self.client.object(args["number"]) or {}
+        return {"valid": bool(found.get("valid", False))}
+
+    def do_compensate(self, args: dict) -> dict:
+        t = self.transitions[args["transition"]]
+        try:
+            self.client.close(args["number"], t.compensation, f"{self.config.key_of(t, 1)}:compensate")
+        except (NoAnswer, RuntimeError) as error:
+            return {"ok": False, "error": str(error)[:200]}
+        return {"ok": True}
+
+
+class TaskPolicy:
+    """The effects family's worker policy, as a generator of durable steps (see the module).
+
+    It yields a :class:`StepCall` and receives ``(output, fresh)`` -- ``fresh`` when this process ran the
+    step, so it reports it -- or yields a :class:`Recv` and receives the message; it returns ``(outcome,
+    recorded)``.  A runtime drives it: :func:`drive` for a synchronous one (DBOS), an ``async`` loop for
+    Temporal.  Events go to the harness from here, only for fresh steps.
+    """
+
+    def __init__(self, config: WorkerConfig, channel: Channel):
+        self.config, self.channel = config, channel
+        self.knobs = config.protocol
+        self.requests = 0  # dispatches in this execution of the task, replayed ones included: r1, r2, ...
+        self.done: dict[str, dict] = {}  # transition -> {"effect", "number"} once its receipt is recorded
+        self.checkpointed: list[str] = []
+
+    # -- records -------------------------------------------------------------------------------
+
+    def step(self, name: str, kind: str, **args: Any):
+        out, fresh = yield StepCall(name, kind, args)
+        return out, fresh
+
+    def record(self, name: str, **output: Any):
+        """A step that only records what the policy decided."""
+        return (yield from self.step(name, "record", output=output))
+
+    def event(self, fresh: bool, event: str, **fields: Any) -> None:
+        if fresh:
+            self.channel.event(event, task=self.config.task, **fields)
+
+    # -- the task ------------------------------------------------------------------------------
+
+    def run(self):
+        """Run the task to its terminal outcome (``succeeded``, ``compensated`` or ``failed``); ``recorded`` is
+        True when this process recorded it (False: it replayed another execution's records to the end)."""
+        begin, first = yield from self.record("begin")
+        self.channel.event("resumed", task=self.config.task, workflow_version=self.config.workflow_version,
+                           first=first)
+        aborted = False
+        for transition in self.config.transitions:
+            try:
+                yield from self.transition(transition)
+            except Abort:
+                aborted = True
+                break
+        outcome = "succeeded"
+        if aborted:
+            outcome = (yield from self.compensate()) if self.knobs["compensation"] == "on" else "failed"
+        out, fresh = yield from self.record("close", outcome=outcome)
+        self.event(fresh, "task_terminal", outcome=out["outcome"])
+        return out["outcome"], fresh
+
+    def transition(self, t: Transition):
+        if t.effect_class == "irreversible" and t.approval:
+            yield from self.approve(t)
+        intent, fresh = yield from self.step(f"intent:{t.name}", "intent", transition=t.name)
+        self.event(fresh, "intent_recorded", transition=t.name, logical=t.logical, generation=intent["generation"],
+                   key=intent["key"], fingerprint=intent["fingerprint"], effect_class=t.effect_class)
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            if (yield from self.attempt(t, intent, attempt)):
+                yield from self.verify(t)
+                return
+        yield from self.abort(t, "retries_exhausted")
+
+    def abort(self, t: Transition, reason: str):
+        out, fresh = yield from self.record(f"abort:{t.name}", reason=reason)
+        self.event(fresh, "transition_failed", transition=t.name, reason=out["reason"])
+        raise Abort(t.name)
+
+    def approve(self, t: Transition):
+        out, fresh = yield from self.record(f"approval:{t.name}")
+        self.event(fresh, "approval_requested", transition=t.name)
+        approval_on = self.knobs["approval"] == "on"
+        answer = yield Recv(f"approve:{t.name}", HUMAN_WAIT_LIMIT_S if approval_on else APPROVAL_GRACE_S)
+        if answer is None and approval_on:
+            yield from self.abort(t, "approval_timeout")
+
+    def attempt(self, t: Transition, intent: dict, attempt: int):
+        """One dispatch of T and what follows it; True once T has its receipt."""
+        self.requests += 1
+        if "new_key_on_retry" in self.config.plant and attempt > 1:  # planted: the retry is a new request
+            intent = dict(intent, key=self.config.key_of(t, attempt))
+        dispatch, fresh = yield from self.record(f"dispatch:{t.name}:{attempt}", request=f"r{self.requests}")
+        self.event(fresh, "dispatched", transition=t.name, attempt=attempt, request=dispatch["request"],
+                   key=intent["key"], fingerprint=intent["fingerprint"])
+        if "receipt_before_call" in self.config.plant:  # planted: the receipt before the call has returned
+            early, fresh = yield from self.record(f"receipt:{t.name}:{attempt}:early", effect=f"{t.object_kind}#pending")
+            self.event(fresh, "receipt_recorded", transition=t.name, effect=early["effect"], receipt=early["effect"],
+                       source="response", request=dispatch["request"])
+        if self.knobs["checkpoint"] == "optimistic":
+            yield from self.checkpoint(t.name, f"{t.name}:{attempt}")
+        call, fresh = yield from self.step(f"call:{t.name}:{attempt}", "call", transition=t.name, intent=intent,
+                                           dispatch=dispatch, idempotency=self.knobs["idempotency"])
+        response = call.get("response")
+        if response is not None and response["outcome"] != "rejected":
+            self.event(fresh, "receipt_recorded", transition=t.name, effect=response["effect"],
+                       receipt=response["effect"], source="response", request=dispatch["request"])
+            return (yield from self.receipted(t, response))
+        if response is not None:  # a fingerprint conflict: only a human can say what is true
+            return (yield from self.escalate(t, attempt, "fingerprint_conflict"))
+        if call.get("in_doubt") and self.knobs["checkpoint"] == "optimistic" and t.name in self.checkpointed:
+            self.done[t.name] = {}  # the checkpoint says done: a resuming worker trusts it
+            return True
+        reason = "in_doubt_on_resume" if call.get("in_doubt") else "no_response"
+        timed, fresh = yield from self.record(f"timeout:{t.name}:{attempt}", outcome=self.knobs["on_timeout"],
+                                              reason=reason)
+        self.event(fresh, "timed_out", transition=t.name, outcome=timed["outcome"], reason=timed["reason"])
+        if timed["outcome"] == "failed" or self.knobs["reconcile"] == "off" or "skip_reconcile" in self.config.plant:
+            return False  # dispatch again under the same key (a blind retry)
+        found, fresh = yield from self.step(f"reconcile:{t.name}:{attempt}", "reconcile", transition=t.name,
+                                            intent=intent, idempotency=self.knobs["idempotency"],
+                                            receipt_check=self.knobs["receipt_check"])
+        self.event(fresh, "reconciled", transition=t.name, result=found["result"], query=found["query"],
+                   effect=found.get("effect"), number=found.get("number"))
+        if found["result"] == "found":
+            receipt, fresh = yield from self.record(f"receipt:{t.name}:{attempt}", effect=found["effect"])
+            self.event(fresh, "receipt_recorded", transition=t.name, effect=receipt["effect"],
+                       receipt=receipt["effect"], source="reconciliation")
+            return (yield from self.receipted(t, found))
+        if found["result"] == "unprovable":
+            return (yield from self.escalate(t, attempt, "unprovable"))
+        return False  # not found: dispatch again
+
+    def receipted(self, t: Transition, evidence: dict):
+        self.done[t.name] = {"effect": evidence["effect"], "number": evidence["number"]}
+        if self.knobs["checkpoint"] == "verified":
+            yield from self.checkpoint(None, t.name)
+        return True
+
+    def checkpoint(self, extra: str | None, label: str):
+        completed = list(self.done) + ([extra] if extra and extra not in self.done else [])
+        out, fresh = yield from self.record(f"checkpoint:{label}", completed=completed)
+        self.checkpointed = list(out["completed"])
+        self.event(fresh, "checkpoint_saved", completed=out["completed"], workflow_version=self.config.workflow_version)
+
+    def escalate(self, t: Transition, attempt: int, reason: str):
+        out, fresh = yield from self.record(f"escalate:{t.name}:{attempt}", reason=reason)
         self.event(fresh, "human_exception", transition=t.name, reason=out["reason"])
-        answer = self.durable.recv(f"resolve:{t.name}", HUMAN_WAIT_LIMIT_S)
+        answer = yield Recv(f"resolve:{t.name}", HUMAN_WAIT_LIMIT_S)
         if answer is None:
-            out, fresh = self.step(f"abort:{t.name}", lambda: {"reason": "human_timeout"})
-            self.event(fresh, "transition_failed", transition=t.name, reason=out["reason"])
-            raise Abort(t.name)
+            yield from self.abort(t, "human_timeout")
         if answer.get("outcome") == "found":  # the human recorded the receipt
             self.done[t.name] = {"effect": answer["effect"], "number": answer.get("number")}
             if self.knobs["checkpoint"] == "verified":
-                self.checkpoint(None, f"{t.name}:human:{attempt}")
+                yield from self.checkpoint(None, f"{t.name}:human:{attempt}")
             return True
         return False  # not found: dispatch again
 
-    def verify(self, t: Transition) -> None:
+    def verify(self, t: Transition):
         """A transition with a postcondition is checked at the external system after its receipt."""
-        if not t.postcondition or not self.done.get(t.name, {}).get("number"):
+        number = self.done.get(t.name, {}).get("number")
+        if not t.postcondition or not number:
             return
-        number = self.done[t.name]["number"]
-        out, fresh = self.step(f"verify:{t.name}", lambda: {"valid": bool((self.client.object(number) or {})
-                                                                          .get("valid", False))})
+        out, fresh = yield from self.step(f"verify:{t.name}", "verify", number=number)
         if out["valid"]:
             return
         if fresh:
@@ -506,14 +540,15 @@ class TaskPolicy:
                                "task": self.config.task, "transition": t.name, "reason": "postcondition_failed"})
         raise Abort(t.name)
 
-    def compensate(self) -> str:
+    def compensate(self):
         """Undo every done transition that has a compensation, latest first; ``compensated`` or ``failed``."""
         for t in reversed(self.config.transitions):
             receipt = self.done.get(t.name)
             if t.compensation is None or not receipt or receipt.get("number") is None:
                 continue
             for attempt in range(1, MAX_COMPENSATION_TRIES + 1):
-                out, fresh = self.step(f"compensate:{t.name}:{attempt}", lambda: self._close(t, receipt))
+                out, fresh = yield from self.step(f"compensate:{t.name}:{attempt}", "compensate", transition=t.name,
+                                                  number=receipt["number"])
                 if out["ok"]:
                     self.event(fresh, "compensated", transition=t.name, compensation=t.compensation,
                                effect=receipt["effect"])
@@ -524,12 +559,17 @@ class TaskPolicy:
                 return "failed"
         return "compensated"
 
-    def _close(self, t: Transition, receipt: dict) -> dict:
+
+def drive(policy: TaskPolicy, step: Callable[[StepCall], tuple[dict, bool]], recv: Callable[[Recv], Any]):
+    """Run a policy on a synchronous runtime: each step and message through the runtime's own calls."""
+    running = policy.run()
+    answer: Any = None
+    while True:
         try:
-            self.client.close(receipt["number"], t.compensation, f"{self.config.key_of(t, 1)}:compensate")
-        except (NoAnswer, RuntimeError) as error:
-            return {"ok": False, "error": str(error)[:200]}
-        return {"ok": True}
+            request = running.send(answer)
+        except StopIteration as finished:
+            return finished.value
+        answer = step(request) if isinstance(request, StepCall) else recv(request)
 
 
 def serve_worker(make_runtime: Callable[[WorkerConfig, Channel], Any], runtime_name: str,
