@@ -514,11 +514,13 @@ class CellRun:
             yield lambda: self.done_by == successor  # the successor finished while the old one slept
         else:
             yield lambda: successor in self.pending  # the successor owns the task now
-        mark = len(self.replies.get(old, []))
-        self.thaw(old)
         if hook is not None and not zombie:
+            # Released while the old worker is still frozen: its reply waits in its socket, so whether its
+            # client's timer ran out during the hand-over cannot decide what it reads when it wakes.
             self.external.control("release", hook=hook)
             yield self.request_done(hook)
+        mark = len(self.replies.get(old, []))
+        self.thaw(old)
         in_step = at_request
         if self.trapped is not None and self.trapped[0] == old:
             record = self.trapped[1]

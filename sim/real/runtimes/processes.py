@@ -28,6 +28,17 @@ STARTUP_TIMEOUT_S = 60.0
 #: Seconds a stopped process gets to exit before it is killed.
 STOP_TIMEOUT_S = 10.0
 
+def _die_with_parent() -> None:
+    """In a child, before it runs: be killed when the harness dies (Linux), even when frozen or never started,
+    so an interrupted run leaves no process behind.  Elsewhere the harness's own cleanup is all there is."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class RealEffectsError(FencesimError):
     """A worker or the external system failed, hung or broke the protocol; the run has no verdict."""
 
@@ -77,7 +88,7 @@ class ExternalProcess:
                    "--config", str(self.config_path), "--clock", str(self.clock)]
         with open(self.root / "external.log", "ab") as stderr:
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
-                                            start_new_session=True)
+                                            start_new_session=True, preexec_fn=_die_with_parent)
         line = _read_line(self.process.stdout, STARTUP_TIMEOUT_S, "the external system")
         ready = json.loads(line)
         if ready.get("kind") != "ready":
@@ -144,7 +155,7 @@ class WorkerProcess:
     def __init__(self, command: list[str], log: Path, env: dict[str, str]):
         with open(log, "ab") as stderr:
             self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                            env=env, start_new_session=True)
+                                            env=env, start_new_session=True, preexec_fn=_die_with_parent)
         self.log = log
         self.name: str | None = None
         self.expected_exit = False
@@ -211,7 +222,7 @@ class TemporalServer:
                    str(ports[2]), "--headless", "--log-level", "error"]
         with open(self.root / "temporal.log", "ab") as stderr:
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
-                                            start_new_session=True)
+                                            start_new_session=True, preexec_fn=_die_with_parent)
         end = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < end:  # the banner names the server once it listens
             line = _read_line(self.process.stdout, end - time.monotonic(), "the Temporal server").decode()
