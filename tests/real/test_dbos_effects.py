@@ -226,3 +226,42 @@ def test_planted_worker_bugs_are_violations_the_model_does_not_have(bug, protoco
     """Each planted bug makes the real run violate an invariant that the model's run of the same cell keeps."""
     run = run_real_effects("saga", protocol, fault, plant=(bug,))
     assert found in violated(run.history) and found not in violated(model_history(protocol, fault))
+
+
+FIVE_TRANSITIONS = [
+    {"name": "create_branch", "class": "keyed_creation", "object": "branch", "compensation": "delete_branch"},
+    {"name": "open_pr", "class": "keyed_creation", "object": "pull_request", "compensation": "close_pr"},
+    {"name": "run_ci", "class": "idempotent", "object": "ci_run"},
+    {"name": "post_slack", "class": "irreversible", "object": "announcement", "keys": False, "reconcile_by": "none"},
+    {"name": "merge_pr", "class": "irreversible", "object": "merge", "keys": True},
+]
+
+
+def by_transition(run) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for o in run.objects:
+        out.setdefault(o["transition"], []).append(o["effect"])
+    return out
+
+
+def test_a_users_workflow_from_plain_data_sends_an_unknown_keyless_outcome_to_a_human():
+    """The workflow issue's five transitions as data.  Killed after the Slack post committed: it takes no key
+    and cannot be queried (reconcile_by = none), so the in-doubt outcome goes to a human, who finds the post;
+    one announcement, one merge (keyed by the PR), one CI run (idempotent)."""
+    run = run_real_effects(FIVE_TRANSITIONS, "keyed-fingerprint-reconcile", "terminate post_slack after_commit")
+    objects = by_transition(run)
+    assert [len(objects[t]) for t in ("post_slack", "merge_pr", "run_ci")] == [1, 1, 1]
+    assert [(e.event, e.get("reason")) for e in run.history if e.event == "human_exception"] == [
+        ("human_exception", "unprovable")]
+    assert violated(run.history) == []
+
+
+def test_a_duplicated_keyless_announcement_is_two_announcements_whatever_the_protocol():
+    """keys = false: a copy of the Slack request on the network is a second announcement, even under
+    keyed-fingerprint-reconcile; a copy of the merge request is deduplicated by its key."""
+    slack = run_real_effects(FIVE_TRANSITIONS, "keyed-fingerprint-reconcile", "duplicate post_slack after_dispatch")
+    merge = run_real_effects(FIVE_TRANSITIONS, "keyed-fingerprint-reconcile", "duplicate merge_pr after_dispatch")
+    assert len(by_transition(slack)["post_slack"]) == 2 and "duplicate_effect" in violated(slack.history)
+    assert len(by_transition(merge)["merge_pr"]) == 1 and violated(merge.history) == []
+    with pytest.raises(NotApplicable, match="is a read"):
+        run_real_effects([{"name": "fetch", "class": "read", "object": "object"}], "keyed")

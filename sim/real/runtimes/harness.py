@@ -560,6 +560,10 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     cell = CellFault.parse(fault) if isinstance(fault, str) else fault
     check_applicable(cell, knobs, runtime)
     transitions = workflow_data(workflow, knobs)
+    reads = [t["name"] for t in transitions if t["class"] == "read"]
+    if reads:
+        raise NotApplicable(f"{reads[0]} is a read: the external system serves reads (GET /v1/reads/T), but the "
+                            "reference workers do not run them yet")
     if cell is not None:
         if cell.transition not in {t["name"] for t in transitions}:
             raise ValueError(f"unknown transition {cell.transition!r} in fault {cell}")
