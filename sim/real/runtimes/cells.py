@@ -78,9 +78,15 @@ def workflow_data(spec: Any, knobs: dict[str, Any]) -> list[dict[str, Any]]:
     """
     if spec is None or spec == "saga":
         rows = [dict(t) for t in SAGA]
-    elif hasattr(spec, "transitions"):
-        rows = [{"name": t.name, "class": t.effect_class, "object": t.object_kind, "compensation": t.compensation,
-                 "logical": t.logical} for t in spec.transitions]
+    elif hasattr(spec, "transitions"):  # a model Workflow; the declared fields it has, it passes on
+        rows = []
+        for t in spec.transitions:
+            row = {"name": t.name, "class": t.effect_class, "object": t.object_kind, "compensation": t.compensation,
+                   "logical": t.logical}
+            for name in ("keys", "reconcile_by", "approval", "postcondition"):
+                if getattr(t, name, None) is not None:
+                    row[name] = getattr(t, name)
+            rows.append(row)
     elif isinstance(spec, (list, tuple)) and all(isinstance(s, str) for s in spec):
         known = {t["name"]: t for t in SAGA}
         unknown = [s for s in spec if s not in known]
@@ -110,7 +116,8 @@ def workflow_data(spec: Any, knobs: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def resolve_protocol(protocol: Any) -> tuple[str, dict[str, Any]]:
-    """(label, knobs) from a protocol string, a parsed ``Protocol``, or a dict of knobs."""
+    """(label, knobs) from a protocol string, a parsed ``Protocol``, or a dict of knobs (over the family's
+    default protocol, keyed-fingerprint-reconcile)."""
     if isinstance(protocol, dict):
         from sim.registry import FAMILIES
 
