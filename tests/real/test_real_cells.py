@@ -1,0 +1,86 @@
+"""What a real cell is, as plain data: transitions with keys and approval resolved, protocols, and what a
+runtime cannot express -- no process started."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from sim.families.effects.workflow import generic, saga
+from sim.real.runtimes.cells import CellFault, NotApplicable, check_applicable, resolve_protocol, workflow_data
+
+
+def test_keys_follow_the_class_and_an_irreversible_one_follows_the_knob():
+    """keyed_creation and append honour keys; idempotent does not; an irreversible step that does not say
+    takes irreversible_keys; approval defaults to true for an irreversible step only."""
+    rows = [{"name": "a", "class": "keyed_creation", "object": "branch"}, {"name": "b", "class": "append"},
+            {"name": "c", "class": "idempotent"}, {"name": "d", "class": "irreversible", "object": "release"},
+            {"name": "e", "class": "irreversible", "keys": True}]
+    off = {t["name"]: (t["keys"], t["approval"]) for t in workflow_data(rows, {"irreversible_keys": "off"})}
+    on = {t["name"]: t["keys"] for t in workflow_data(rows, {"irreversible_keys": "on"})}
+    assert off == {"a": (True, False), "b": (True, False), "c": (False, False), "d": (False, True), "e": (True, True)}
+    assert on["d"] is True
+
+
+def test_a_model_workflow_passes_the_fields_it_declares():
+    """A model Workflow converts to plain data; a transition with declared keys or reconcile_by keeps them."""
+    assert [t["name"] for t in workflow_data(saga(), {})] == ["create_branch", "open_pr", "create_preview",
+                                                               "publish_release"]
+    assert workflow_data(generic(3), {})[2]["compensation"] == "undo_t3"
+
+    @dataclass
+    class Declared:
+        name: str = "post_slack"
+        effect_class: str = "irreversible"
+        object_kind: str = "announcement"
+        compensation: str | None = None
+        logical: str = "post_slack"
+        keys: bool = False
+        reconcile_by: str = "none"
+
+    class Workflow:
+        transitions = (Declared(),)
+
+    row = workflow_data(Workflow(), {"irreversible_keys": "on"})[0]
+    assert (row["keys"], row["reconcile_by"]) == (False, "none")
+
+
+def test_a_bad_workflow_is_refused_with_the_reason():
+    """An unknown class, an unknown saga name, a name twice."""
+    with pytest.raises(ValueError, match="unknown class"):
+        workflow_data([{"name": "a", "class": "teleport"}], {})
+    with pytest.raises(ValueError, match="unknown saga transition 'nope'"):
+        workflow_data(["open_pr", "nope"], {})
+    with pytest.raises(ValueError, match="listed twice"):
+        workflow_data(["open_pr", "open_pr"], {})
+
+
+def test_protocols_come_as_strings_or_knobs():
+    """A preset string resolves every knob (approval follows compensation); a dict overrides the defaults."""
+    label, knobs = resolve_protocol("unkeyed-retry,compensation=off")
+    assert (label, knobs["idempotency"], knobs["approval"]) == ("unkeyed-retry,compensation=off", "none", "off")
+    assert resolve_protocol({"idempotency": "key"})[1]["reconcile"] == "on"
+
+
+@pytest.mark.parametrize("fault, knobs, runtime, reason", [
+    ("change_owner open_pr after_intent", {"lease_fence": "off"}, "dbos", "owner token"),
+    ("zombie open_pr after_intent", {"lease_fence": "off"}, "temporal", "timed-out attempt"),
+    ("change_owner open_pr after_intent", {}, "temporal", "no owner to move"),
+    ("upgrade open_pr after_intent", {}, "dbos", "upgrade"),
+    ("terminate open_pr after_intent", {"version_policy": "migrate"}, "dbos", "pinned"),
+])
+def test_what_a_runtime_cannot_express_is_not_applicable(fault, knobs, runtime, reason):
+    """Each refusal names why; it is never a pass."""
+    with pytest.raises(NotApplicable, match=reason):
+        check_applicable(CellFault.parse(fault), {"lease_fence": "on", "version_policy": "pinned", **knobs}, runtime)
+
+
+def test_a_fault_must_be_written_and_placed_as_the_harness_can_strike_it():
+    """Three words; a known fault; a point it strikes at."""
+    with pytest.raises(ValueError, match="FAULT TRANSITION BOUNDARY"):
+        CellFault.parse("terminate open_pr")
+    with pytest.raises(ValueError, match="strikes at after_commit"):
+        check_applicable(CellFault.parse("lose_response open_pr after_intent"), {}, "dbos")
+    with pytest.raises(ValueError, match="unknown fault"):
+        check_applicable(CellFault.parse("meteor open_pr after_intent"), {}, "dbos")
