@@ -29,6 +29,7 @@ from sim.core.coverage import Coverage
 from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
+from sim.core.ledger import LedgerTally
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.oracle import evaluate
@@ -67,12 +68,15 @@ class ProtocolTally:
     measures: dict[str, float] = field(default_factory=dict)
     events: int = 0
     coverage: Coverage = field(default_factory=Coverage)
+    ledger: LedgerTally = field(default_factory=LedgerTally)
 
     def __post_init__(self) -> None:
         self.by_invariant = {n: self.by_invariant.get(n, 0) for n in self.invariants}
         self.counted = {n: self.counted.get(n, 0) for n in self.availability}
         if isinstance(self.coverage, dict):  # read back from a sweep's saved state
             self.coverage = Coverage(**self.coverage)
+        if isinstance(self.ledger, dict):
+            self.ledger = LedgerTally(**self.ledger)
 
     def add(self, row: dict[str, Any], measure_names: tuple[str, ...]) -> None:
         self.runs += 1
@@ -97,6 +101,9 @@ class ProtocolTally:
         for name, value in other.measures.items():
             self.measures[name] = self.measures.get(name, 0) + value
         self.coverage.merge(other.coverage)
+        self.ledger.runs += other.ledger.runs
+        for kind, count in other.ledger.counts.items():
+            self.ledger.counts[kind] = self.ledger.counts.get(kind, 0) + count
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"runs": self.runs, "violating_runs": self.violating_runs,
@@ -104,6 +111,7 @@ class ProtocolTally:
         out.update(self.counted)
         out["measures"] = dict(self.measures)
         out["coverage"] = self.coverage.to_json()
+        out["blast_radius"] = self.ledger.to_json()
         return out
 
 
@@ -140,13 +148,14 @@ class SweepSummary:
 
 
 def run_row(family: Family, workload: Workload, protocol: Protocol, seed: int, index: int,
-            coverage: Coverage | None = None) -> tuple[dict[str, Any], tuple[Any, ...], tuple[str, ...]]:
-    """One run of a sweep: (flat row, valid order, safety invariants violated); ``coverage`` counts what
-    the run reached."""
+            tally: ProtocolTally | None = None) -> tuple[dict[str, Any], tuple[Any, ...], tuple[str, ...]]:
+    """One run of a sweep: (flat row, valid order, safety invariants violated); ``tally`` counts what the run
+    reached (coverage) and, for a run that violates safety, what it did to the world (its effect ledger)."""
     order = family.generate(workload, seed)
     result = evaluate(family, workload.base, protocol, order)
-    if coverage is not None:
-        coverage.add_run(result.replay.history)
+    if tally is not None:
+        tally.coverage.add_run(result.replay.history)
+        tally.ledger.add(family.effect_ledger(result.replay.history) if result.violated else ())
     replay, report = result.replay, result.report
     valid = replay.valid_order()
     row: dict[str, Any] = {"run": index, "seed": seed, "protocol": protocol.label, "events": len(valid),
@@ -191,7 +200,7 @@ def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTall
     for index in range(first_index, first_index + count):
         seed = seed_start + index
         for protocol in protocols:
-            row, order, violated = run_row(family, workload, protocol, seed, index, tallies[protocol.label].coverage)
+            row, order, violated = run_row(family, workload, protocol, seed, index, tallies[protocol.label])
             if measure_names is None:
                 measure_names = _measure_names(family, row)
             tallies[protocol.label].add(row, measure_names)
