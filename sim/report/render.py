@@ -44,29 +44,72 @@ def _md_table(columns: list[str], rows: list[list[str]]) -> list[str]:
             + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows])
 
 
+def _runs(count: int) -> str:
+    return f"{count} run" if count == 1 else f"{count} runs"
+
+
+def advice_verdict(advice: dict[str, Any]) -> str:
+    """``fix``, ``partial improvement`` or ``unverified`` (``none`` when nothing was recommended)."""
+    if not advice or not advice.get("recommended"):
+        return "none"
+    if advice.get("fixes") is True:
+        return "fix"
+    if advice.get("fixes") is False:
+        return "partial improvement"
+    return "unverified"
+
+
 def advice_sentence(advice: dict[str, Any], invariant: str, availability: str = "availability findings") -> str:
-    """What the advisor's recommendation costs and buys, measured on its sample (plain text)."""
+    """What the advisor's recommendation buys and costs, on the seeds it was measured on (plain text).
+
+    A count is compared only with a count of the same seeds: verified advice states the sweep's own
+    seeds, unverified advice its sample, and never a "was" it did not measure."""
     parts = []
-    after, before = advice.get("sample_runs_violating_it"), advice.get("sample_runs_violating_it_before")
-    if after is not None and before is not None:
-        parts.append(f"{invariant} in {after} runs (was {before})")
-    others = advice["sample_violating_runs"]
-    if others is not None:
-        parts.append(f"{others} runs violating any safety invariant")
+    verified = advice.get("verified_seeds") or 0
+    if advice.get("runs_violating_it") is not None and verified:
+        start = advice.get("seed_start", 0)
+        span = f"seeds {start}..{start + verified - 1}"
+        whole = "" if verified >= advice.get("seeds", verified) else f" of the {advice['seeds']} the sweep ran"
+        where = f"on the sweep's own {span}{whole} and the exported order"
+        was = advice.get("runs_violating_it_before")
+        parts.append(f"{invariant} in {advice['runs_violating_it']} of {verified} runs"
+                     + ("" if was is None else f" (was {was})"))
+        if advice.get("violating_runs") is not None:
+            parts.append(f"{_runs(advice['violating_runs'])} violating any safety invariant")
+    else:
+        where = f"in a {advice['sample_seeds']}-seed sample (not verified on the sweep's seeds)"
+        if advice.get("sample_runs_violating_it") is not None:
+            parts.append(f"{invariant} in {_runs(advice['sample_runs_violating_it'])}")
+        if advice.get("sample_violating_runs") is not None:
+            parts.append(f"{_runs(advice['sample_violating_runs'])} violating any safety invariant")
     parts.append(f"{advice['availability_per_run']} {availability} per run")
-    if advice["progress_share"] is not None:
+    if advice.get("progress_share") is not None:
         parts.append(f"work done {advice['progress_share']:.0%}")
-    return f"in a {advice['sample_seeds']}-seed sample: " + ", ".join(parts)
+    stopped = f"; {advice['stopped']} stopped the advisor" if advice.get("stopped") else ""
+    return f"{where}: " + ", ".join(parts) + stopped
+
+
+def advice_line(advice: dict[str, Any] | None, invariant: str, availability: str, code: str = "") -> str:
+    """The advisor's answer in one line: a fix, a partial improvement (with its residual), or none."""
+    if advice is None:
+        return "advisor not run"
+    if not advice.get("recommended"):
+        stopped = f" ({advice['stopped']} stopped the search)" if advice.get("stopped") else ""
+        return f"no change of up to two knobs removes it{stopped}"
+    changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
+    change = f"{code}{changes}{code} (giving {code}{advice['recommended']}{code})"
+    cost = advice_sentence(advice, invariant, availability)
+    verdict = advice_verdict(advice)
+    if verdict == "fix":
+        return f"smallest fix: {change}; verified {cost}"
+    if verdict == "partial improvement":
+        return (f"partial improvement, not a fix: {change} still leaves {invariant} in "
+                f"{_runs(advice['runs_violating_it'])}; {cost}")
+    return f"unverified proposal: {change}; {cost}"
 
 
 def _advice_text(advice: dict[str, Any] | None, invariant: str, availability: list[str]) -> str:
-    if advice is None:
-        return "advisor not run"
-    if not advice["recommended"]:
-        return "no change of up to two knobs removes it"
-    changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
-    cost = advice_sentence(advice, invariant, " + ".join(a.replace("_", " ") for a in availability))
-    return f"`{changes}` (giving `{advice['recommended']}`); {cost}"
+    return advice_line(advice, invariant, " + ".join(a.replace("_", " ") for a in availability), "`")
 
 
 def _proof_text(example: dict[str, Any]) -> str:
@@ -123,7 +166,7 @@ def markdown(results: dict[str, Any], meta: dict[str, Any], figures: dict[str, d
                     f"({example['original_events']} events before shrinking): "
                     f"`{' ; '.join(example['events']) or '(no fault needed)'}`", "",
                     f"What breaks: {example['detail']}", "",
-                    "Smallest fix: " + _advice_text(example["advice"], example["invariant"], design["availability"]),
+                    "Advisor: " + _advice_text(example["advice"], example["invariant"], design["availability"]),
                     "",
                     f"Replay (from this report's folder): `{example['replay']}`", "",
                     f"![swimlane](figures/{figures[example['name']]['swimlane']}.svg)", "",
@@ -261,7 +304,7 @@ def to_html(results: dict[str, Any], meta: dict[str, Any], figures: dict[str, di
                          f"<code>{html.escape(' ; '.join(example['events']) or '(no fault needed)')}</code></p>")
             parts.append(f"<p>What breaks: {html.escape(example['detail'])}</p>")
             fix = _advice_text(example["advice"], example["invariant"], design["availability"]).replace("`", "")
-            parts.append(f"<p>Smallest fix: {html.escape(fix)}</p>")
+            parts.append(f"<p>Advisor: {html.escape(fix)}</p>")
             parts.append(f"<p>Replay (from this report's folder): <code>{html.escape(example['replay'])}</code></p>")
             parts.append(_figure(svgs[figures[example["name"]]["swimlane"]], f"Swimlane of {example['name']}",
                                  figures[example["name"]]["swimlane"]))

@@ -53,6 +53,20 @@ def _progress_label(family: Family) -> str:
     return f"{done.replace('_', ' ')} / {planned.replace('_', ' ')}"
 
 
+#: The advisor's answer as documents give it (``fencesim fuzz --json`` and ``results.json``).
+ADVICE_KEYS = ("recommended", "changes", "changes_needed", "fixes", "progress_share", "availability_per_run",
+               "seed_start", "seeds", "verified_seeds", "runs_violating_it", "runs_violating_it_before",
+               "violating_runs", "sample_violating_runs", "sample_seeds", "sample_runs_violating_it",
+               "sample_runs_violating_it_before", "stopped")
+
+
+def advice_document(advice) -> dict[str, Any]:
+    """The advisor's answer: its recommendation, whether it is a verified fix, and the counts behind it."""
+    out = {key: getattr(advice, key) for key in ADVICE_KEYS}
+    out["changes"] = {k: str(v) for k, v in advice.changes.items()}
+    return out
+
+
 def protocol_rows(result: FuzzResult) -> list[dict[str, Any]]:
     """Safety, availability and liveness of each protocol, with intervals."""
     family = result.family
@@ -106,14 +120,7 @@ def counterexample_rows(result: FuzzResult, design_name: str) -> list[dict[str, 
             "shrink_end": example.shrunk.reason,
             "violating_events": marked,
             "detail": next((v.detail for v in report.safety_violations), ""),
-            "advice": None if advice is None else {
-                "recommended": advice.recommended, "changes": {k: str(v) for k, v in advice.changes.items()},
-                "changes_needed": advice.changes_needed, "availability_per_run": advice.availability_per_run,
-                "progress_share": advice.progress_share, "sample_violating_runs": advice.sample_violating_runs,
-                "sample_seeds": advice.sample_seeds,
-                "sample_runs_violating_it": advice.sample_runs_violating_it,
-                "sample_runs_violating_it_before": advice.sample_runs_violating_it_before,
-            },
+            "advice": None if advice is None else advice_document(advice),
             "_history": replay.history,
             "_events": example.events,
         })
