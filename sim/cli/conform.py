@@ -12,7 +12,7 @@ import typer
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
 from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
-from sim.core.files import check_output_dir, check_output_file, write_atomically
+from sim.core.files import write_atomically
 
 DEFAULT_OUT = Path("counterexamples/conform")
 #: Disagreements shrunk per protocol (each distinct minimal order is exported); the rest are listed by seed.
@@ -34,11 +34,16 @@ def conform(
                                            help="The executor command (default: fencesim's reference executor, "
                                            "git + SQLite); see docs/real-executor.md for its interface."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Parallel runs (default: the core count)."),
-    out: Path = typer.Option(DEFAULT_OUT, "--out", help="Where disagreements are exported."),
+    out: Path = typer.Option(DEFAULT_OUT, "--out", help="Where disagreements are exported: a new or empty folder, "
+                             "or an earlier fencesim output folder."),
     shrink_seconds: float = typer.Option(120.0, "--shrink-seconds",
                                          help="Seconds one disagreement may take to shrink (each probe is a real run)."),
     record: Optional[Path] = typer.Option(None, "--record",
-                                          help="With --scenario and one protocol: write the real history here."),
+                                          help="With --scenario and one protocol: write the real history here (a "
+                                          "new file, or a history recorded before)."),
+    force: bool = typer.Option(False, "--force", help="Replace a --record file that is not a history, and write "
+                               "into an --out folder that holds other files (a file of yours there is never "
+                               "replaced)."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Conformance: run each order in the model and against a real executor (fresh git repository, SQLite
@@ -55,11 +60,8 @@ def conform(
         raise InputError("--workers must be at least 1")
     if not shrink_seconds > 0:
         raise InputError(f"--shrink-seconds must be positive, not {shrink_seconds}")
-    check_output_dir(out, "--out")
-    if record is not None:
-        if scenario is None or (protocol and len(protocol) > 1):
-            raise InputError("--record needs --scenario and at most one --protocol")
-        check_output_file(record, "--record")
+    if record is not None and (scenario is None or (protocol and len(protocol) > 1)):
+        raise InputError("--record needs --scenario and at most one --protocol")
     if scenario is not None and workload is not None:
         raise InputError("give --workload or --scenario, not both")
     try:
@@ -74,6 +76,7 @@ def conform(
         raise InputError(f"--executor: {command[0]!r} is not a program on PATH or a file that can be run")
     if shutil.which("git") is None:
         raise InputError("conform needs the git command line (install git)")
+    inputs = [("--scenario", scenario)] if scenario is not None else []
     if scenario is not None:
         loaded = FAMILIES.load_scenario(scenario)
         target = types.SimpleNamespace(base=loaded, name=loaded.name, family=getattr(loaded, "family", None))
@@ -83,10 +86,14 @@ def conform(
         target = FAMILIES.load_workload(workload or "tiny")
         family = FAMILIES.family_for(target)
         default = ["step-dedupe"]
+        inputs += [("--workload", Path(target.path))] if target.path is not None else []
     if family.name != "workspace":
         raise InputError(f"conform drives a real executor of the workspace family; {family.name} has none "
                          "(its orders can be judged with fencesim check on a history your system records)")
-    protocols = [family.parse_protocol(p) for p in (protocol or default)]
+    from sim.cli.fuzz import distinct_protocols
+
+    protocols = distinct_protocols(family, list(protocol or default), "--protocol")
+    record_to = _check_outputs(out, record, inputs, force)
     console = human_console(json_out)
     from sim.real.conform import preflight
     from sim.real.driver import RealRunError
@@ -115,7 +122,7 @@ def conform(
             from sim.real.driver import run_real
 
             run = run_real(target.base, protocols[0], events, command=command)
-            write_atomically(record, run.replay.history.to_jsonl())
+            write_atomically(record_to, run.replay.history.to_jsonl())
         disagreements, unshrunk = [], []
         for p in protocols:
             orders: set[tuple[str, ...]] = set()
@@ -146,6 +153,21 @@ def conform(
                    "runs": [r.__dict__ | {"agree": r.agree} for p in protocols for r in results[p.label]]})
     _print(console, name, who, len(seed_list), summaries, disagreements, unshrunk, record)
     return EXIT_VIOLATION if disagreements or unshrunk else EXIT_OK
+
+
+def _check_outputs(out: Path, record: Path | None, inputs: list, force: bool) -> Path | None:
+    """Every output before any work: --out new, empty or fencesim's; --record a new file or a history; neither
+    an input nor the other output.  Returns the path to record to."""
+    from sim.core.outputs import Plan, check_file, check_folder
+
+    check_folder(out, "--out", force=force)
+    plan = Plan(inputs=[(option, Path(path)) for option, path in inputs], folders=[("--out", out, ())])
+    target = None
+    if record is not None:
+        target = check_file(record, "--record", "history", force)
+        plan.files.append(("--record", Path(record)))
+    plan.check()
+    return target
 
 
 def _print(console, name, who, seeds, summaries, disagreements, unshrunk, record) -> None:

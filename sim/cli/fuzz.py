@@ -211,10 +211,10 @@ def distinct_protocols(family, texts: list[str], option: str) -> list:
     for position, protocol in enumerate(protocols):
         for earlier in protocols[:position]:
             if earlier == protocol:
-                same = (f"{earlier.label!r} twice" if earlier.label == protocol.label else
-                        f"{earlier.label!r} and {protocol.label!r}, which are the same protocol "
+                same = (f"{earlier.label!r}" if earlier.label == protocol.label else
+                        f"the same protocol as {earlier.label!r} and {protocol.label!r} "
                         f"({protocol.describe()})")
-                raise InputError(f"{option} names {same}; give each protocol once")
+                raise InputError(f"{option} names {same} more than once; give each protocol once")
     return protocols
 
 

@@ -211,7 +211,7 @@ def _describe(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else "not a regular file"
 
 
-def resolve_link(path: Path, what: str) -> Path:
+def resolve_link(path: Path, what: str, noun: str = "directory") -> Path:
     """``path`` with symbolic links followed; a loop or a link to nothing is refused."""
     try:
         os.stat(path)
@@ -223,7 +223,7 @@ def resolve_link(path: Path, what: str) -> Path:
             raise OutputError(f"{what} {path}: a name on the path is {longest} bytes, or the path "
                               f"{len(os.fsencode(str(path)))}; the file system allows less") from None
         if error.errno == errno.ENOTDIR:
-            _existing_ancestor(path, what)  # names the regular file on the path
+            _existing_ancestor(path, what, noun)  # names the regular file on the path
             raise OutputError(f"{what} {path}: a folder on its path is a regular file") from None
         if os.path.islink(path):
             raise OutputError(f"{what} {path} is a symbolic link to nothing ({os.readlink(path)})") from None
@@ -231,7 +231,7 @@ def resolve_link(path: Path, what: str) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _existing_ancestor(path: Path, what: str) -> Path:
+def _existing_ancestor(path: Path, what: str, noun: str = "directory") -> Path:
     """The nearest folder above ``path`` that exists; refused when that is not a folder."""
     for parent in Path(os.path.abspath(path)).parents:
         try:
@@ -243,7 +243,7 @@ def _existing_ancestor(path: Path, what: str) -> Path:
                 continue  # a component above is a file: found on the way up
             raise OutputError(f"{what} {path}: cannot reach {parent} ({error.strerror})") from None
         if not stat.S_ISDIR(mode):
-            raise OutputError(f"{what} {path}: {parent} is a regular file, not a folder")
+            raise OutputError(f"{what} {path}: {parent} is a regular file, not a {noun}")
         return parent
     return Path("/")
 
@@ -305,7 +305,7 @@ def check_file(path: str | Path, what: str, kind: str | None = None, force: bool
     if info is not None:
         other = _describe(info.st_mode)
         if other == "a folder":
-            raise OutputError(f"{what} {path} is a folder; give a file name")
+            raise OutputError(f"{what} {path} is a directory; give a file name")
         if other is not None:
             raise OutputError(f"{what} {path} is {other}; fencesim writes regular files only")
         if not os.access(target, os.W_OK):
@@ -326,13 +326,13 @@ def check_folder(path: str | Path, what: str, force: bool = False) -> Path:
     if text == "" or "\x00" in text:
         raise OutputError(f"{what} needs a folder name")
     path = Path(text)
-    target = resolve_link(path, what)
+    target = resolve_link(path, what, "folder")
     try:
         info = os.stat(target)
     except FileNotFoundError:
         info = None
     if info is None:
-        folder = _existing_ancestor(target, what)
+        folder = _existing_ancestor(target, what, "folder")
         _check_name(target, folder, what)
         _check_room(folder, path, what)
         return path

@@ -243,6 +243,18 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     }
 
 
+def _distinct_protocols(design) -> None:
+    """A design compares distinct protocols: the same one spelled twice (``step-dedupe`` and
+    ``fence=step,dedupe=journal``) would be reviewed twice and its findings doubled."""
+    for position, protocol in enumerate(design.protocols):
+        for earlier in design.protocols[:position]:
+            if earlier == protocol:
+                same = (f"{earlier.label!r}" if earlier.label == protocol.label else
+                        f"the same protocol as {earlier.label!r} and {protocol.label!r} ({protocol.describe()})")
+                raise InputError(f"design {design.name!r} ({design.source}) names {same} more than once; give "
+                                 "each protocol once")
+
+
 def run_review(designs, budget_s: float | None = None, workers: int | None = None,
                progress: Progress | None = None) -> dict[str, Any]:
     """Review every design within ``budget_s`` seconds of wall clock (None: no budget).
@@ -256,6 +268,7 @@ def run_review(designs, budget_s: float | None = None, workers: int | None = Non
             raise InputError(f"two designs have {same}: {design.name!r}; give each design file its own "
                              "name = \"...\"")
         seen[key] = design.name
+        _distinct_protocols(design)
     deadline = Deadline(budget_s, "--budget")
     reviewed = [review_design(design, workers, deadline, progress) for design in designs]
     return {
