@@ -22,6 +22,7 @@ import typer
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, error_console, human_console
 from sim.cli.fuzz_state import STATE_FILE, check_against, read_state, resume_command, state_document
+from sim.cli.fuzz_state import load_workload as load_state_workload
 from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
 from sim.core.files import write_atomically
@@ -191,7 +192,8 @@ def _prepare(options: FuzzOptions, state: dict | None) -> Prepared:
     from sim.report.baseline import read_baseline, workload_digest
 
     known = read_baseline(options.baseline) if options.baseline is not None else None
-    loaded = FAMILIES.load_workload(options.workload)
+    loaded = FAMILIES.load_workload(options.workload) if state is None else \
+        load_state_workload(state, options.out / STATE_FILE)
     family = FAMILIES.family_for(loaded)
     protocols = distinct_protocols(family, options.protocol or list(family.presets), "--protocol")
     run = Prepared(options, family, loaded, protocols, workload_digest(family, loaded), known, state)
@@ -366,11 +368,15 @@ def _print_resuming(console, run: Prepared, deadline) -> None:
 
 
 def _compare(run: Prepared, document: dict) -> dict:
-    from sim.report.baseline import compare, normalised_protocol, prepare
+    from sim.report.baseline import BASELINE_REPLAY_SECONDS, compare, normalised_protocol, prepare
+    from sim.search.budget import NO_DEADLINE, Deadline
     from sim.search.pipeline import replay_orders
 
-    def replayer(jobs):
-        return replay_orders(run.family, run.workload.base, jobs, run.options.workers)
+    limit = Deadline(BASELINE_REPLAY_SECONDS, "the baseline's replay limit")
+
+    def replayer(jobs, limited=True):
+        return replay_orders(run.family, run.workload.base, jobs, run.options.workers,
+                             limit if limited else NO_DEADLINE)
 
     labels = {p.label: normalised_protocol(p) for p in run.protocols}
     prepared = prepare(run.known, run.family, run.workload, str(run.options.baseline), run.digest,

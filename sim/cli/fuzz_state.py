@@ -216,6 +216,17 @@ def _check_found(item: Any, name: str, arguments: dict, done: int) -> None:
         raise _Bad(f"{name}.order must be a list of at most 10000 events (strings)")
 
 
+def load_workload(data: dict, path: Path):
+    """The workload a state names (a name or a path), or one line naming the state file."""
+    from sim.registry import FAMILIES
+
+    try:
+        return FAMILIES.load_workload(data["arguments"]["workload"])
+    except InputError as error:
+        raise InputError(f"the sweep's workload cannot be loaded ({error}); delete it to start afresh",
+                         str(path)) from None
+
+
 def check_against(data: dict, family, workload, path: Path) -> None:
     """The state's tallies against the family and workload: its invariants and findings, the orders it
     found (they must read and violate what they say), one first violation per violating (protocol,

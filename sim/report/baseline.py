@@ -22,7 +22,10 @@ of a run; ``--baseline FILE`` compares a run with it:
 * a baseline entry not found again is replayed under its protocol: it is
   *fixed* only if its order no longer violates its invariant, *still
   violating* if it does (this sweep did not happen to draw it), and *not run*
-  when this run did not fuzz its protocol.
+  when this run did not fuzz its protocol; each distinct order is replayed
+  once, on several processes, within ``BASELINE_REPLAY_SECONDS`` -- an entry
+  the limit leaves is *unchecked* (neither fixed nor confirmed), so tens of
+  thousands of entries are compared in seconds.
 
 The workload is recorded by meaning too (:func:`workload_digest`: the parsed
 workload, without its name, description or comments), so an edit that
@@ -54,8 +57,13 @@ MAX_ENTRY_EVENTS = 10_000
 KEYS = ("format", "family", "workload", "workload_digest", "entries")
 ENTRY_KEYS = ("protocol", "label", "invariant", "events", "one_minimal")
 
-#: ``replay(jobs)``: for each (protocol, events) the safety invariants its order violates.
-Replayer = Callable[[Sequence[tuple[Protocol, tuple[Any, ...]]]], list[tuple[str, ...]]]
+#: Wall clock of the bulk replays of one comparison (a limit on everything: entries not replayed within it
+#: are reported *unchecked*, neither fixed nor confirmed).
+BASELINE_REPLAY_SECONDS = 20.0
+
+#: ``replay(jobs, limited)``: for each (protocol, events) the safety invariants its order violates, or None
+#: for a job the replay limit left undone (only when ``limited``).
+Replayer = Callable[[Sequence[tuple[Protocol, tuple[Any, ...]]], bool], list[tuple[str, ...] | None]]
 
 
 def normalised_protocol(protocol: Protocol) -> str:
@@ -175,21 +183,24 @@ class Prepared:
     fixed: list[dict[str, Any]] = field(default_factory=list)
     not_replayable: list[dict[str, Any]] = field(default_factory=list)
     workload_changed: bool = False
-    violated: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = field(default_factory=dict)
+    violated: dict[tuple[str, tuple[str, ...]], tuple[str, ...] | None] = field(default_factory=dict)
 
-    def replay(self, replayer: Replayer, items: Sequence[Known]) -> None:
-        """Replay the orders of ``items`` not replayed yet (each distinct order once)."""
+    def replay(self, replayer: Replayer, items: Sequence[Known], limited: bool = True) -> None:
+        """Replay the orders of ``items`` not replayed yet (each distinct order once); ``limited``: within the
+        replay limit (what it leaves undone stays unknown)."""
         todo: dict[tuple[str, tuple[str, ...]], Known] = {}
         for item in items:
             key = (item.protocol, item.key[2])
-            if key not in self.violated and key not in todo:
+            if self.violated.get(key) is None and key not in todo:
                 todo[key] = item
         if todo:
-            results = replayer([(item.parsed, item.events) for item in todo.values()])
+            results = replayer([(item.parsed, item.events) for item in todo.values()], limited)
             self.violated.update(zip(todo, results))
 
-    def violates(self, item: Known) -> bool:
-        return item.entry["invariant"] in self.violated[(item.protocol, item.key[2])]
+    def status(self, item: Known) -> bool | None:
+        """True if the entry's order still violates its invariant, False if not, None if not replayed."""
+        violated = self.violated.get((item.protocol, item.key[2]))
+        return None if violated is None else item.entry["invariant"] in violated
 
 
 def prepare(known: dict[str, Any], family: Family, workload: Workload, path: str, digest: str,
@@ -223,11 +234,9 @@ def prepare(known: dict[str, Any], family: Family, workload: Workload, path: str
     if prepared.workload_changed:
         ours = [item for item in prepared.known if item.protocol in run_protocols]
         prepared.replay(replayer, ours)
-        for item in ours:
-            if not prepared.violates(item):
-                prepared.fixed.append(item.entry)
-        prepared.known = [item for item in prepared.known
-                          if item.protocol not in run_protocols or prepared.violates(item)]
+        prepared.fixed = [item.entry for item in ours if prepared.status(item) is False]
+        prepared.known = [item for item in prepared.known if prepared.status(item) is not False
+                          or item.protocol not in run_protocols]
     return prepared
 
 
@@ -262,8 +271,8 @@ def compare(document: dict[str, Any], prepared: Prepared, normalise: Callable[[s
         # known violation, not a new one (replayed only when it comes to this)
         as_short = [item for item in same_pair if len(item.events) == len(key[2])] \
             if example["shrink"]["shortest_proved"] else []
-        prepared.replay(replayer, as_short)
-        match = next((item for item in as_short if prepared.violates(item)), None)
+        prepared.replay(replayer, as_short, limited=False)
+        match = next((item for item in as_short if prepared.status(item)), None)
         if match is not None:
             take(match, "protocol, invariant and length (another shortest order)", example)
         else:
@@ -271,16 +280,19 @@ def compare(document: dict[str, Any], prepared: Prepared, normalise: Callable[[s
     run = {normalise(label) for label in document["by_protocol"]}
     unmatched = [item for item in prepared.known if id(item) not in taken]
     prepared.replay(replayer, [item for item in unmatched if item.protocol in run])
-    fixed, still, not_run = list(prepared.fixed), [], []
+    fixed, still, not_run, unchecked = list(prepared.fixed), [], [], []
     for item in unmatched:
+        status = prepared.status(item)
         if item.protocol not in run:
             not_run.append(item.entry)
-        elif prepared.violates(item):
+        elif status is None:
+            unchecked.append(item.entry)
+        elif status:
             still.append(item.entry)
         else:
             fixed.append(item.entry)
     return {"file": prepared.path, "known": sum(c["baseline"] == "known" for c in document["counterexamples"]),
             "new": sum(c["baseline"] == "new" for c in document["counterexamples"]), "fixed": fixed,
             "still_violating": still, "not_run": not_run, "not_replayable": prepared.not_replayable,
-            "workload_changed": prepared.workload_changed}
+            "unchecked": unchecked, "workload_changed": prepared.workload_changed}
 

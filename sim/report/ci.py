@@ -105,6 +105,8 @@ def baseline_counts(baseline: dict) -> str:
     text = (f"{baseline['new']} new, {baseline['known']} known; of the baseline's other entries "
             f"{len(baseline['fixed'])} fixed, {len(baseline['still_violating'])} still violating (not drawn by "
             f"this sweep), {len(baseline['not_run'])} of protocols not fuzzed")
+    if baseline.get("unchecked"):
+        text += f", {len(baseline['unchecked'])} unchecked (the replay limit stopped before them)"
     if baseline.get("not_replayable"):
         text += f", {len(baseline['not_replayable'])} no longer replayable"
     if baseline.get("workload_changed"):

@@ -109,28 +109,48 @@ def sweep_deadline(deadline: Deadline) -> Deadline:
 
 
 def replay_orders(family: Family, scenario: Any, jobs: Sequence[tuple[Protocol, tuple[Any, ...]]],
-                  workers: int | None = None) -> list[tuple[str, ...]]:
+                  workers: int | None = None, deadline: Deadline = NO_DEADLINE) -> list[tuple[str, ...] | None]:
     """The safety invariants each ``(protocol, events)`` violates when replayed on ``scenario``, in order;
-    many jobs run on ``workers`` processes (a baseline's thousands of entries)."""
+    many jobs run on ``workers`` processes (a baseline's thousands of entries).  Once ``deadline`` expires
+    the jobs not yet replayed are None (and the deadline notes it)."""
     from sim.search.oracle import evaluate
 
     workers = workers or default_workers()
-    if workers <= 1 or len(jobs) < REPLAY_PARALLEL_FROM:
-        return [evaluate(family, scenario, protocol, events).violated for protocol, events in jobs]
+    results: list[tuple[str, ...] | None] = [None] * len(jobs)
+    if workers <= 1 or len(jobs) < REPLAY_PARALLEL_FROM or not _can_fork():
+        for index, (protocol, events) in enumerate(jobs):
+            if index % REPLAY_BATCH == 0 and deadline.expired():
+                deadline.note("baseline replays")
+                break
+            results[index] = evaluate(family, scenario, protocol, events).violated
+        return results
     import multiprocessing
 
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return [evaluate(family, scenario, protocol, events).violated for protocol, events in jobs]
     _JOBS.update(family=family, scenario=scenario, jobs=list(jobs))
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_quiet_worker)
     try:
-        with multiprocessing.get_context("fork").Pool(workers, initializer=_quiet_worker) as pool:
-            return pool.map(_replay_job, range(len(jobs)), chunksize=max(1, len(jobs) // (workers * 8)))
+        for index, violated in enumerate(pool.imap(_replay_job, range(len(jobs)), chunksize=REPLAY_BATCH)):
+            results[index] = violated
+            if index % REPLAY_BATCH == 0 and deadline.expired():
+                deadline.note("baseline replays")
+                break
+        pool.close()
     finally:
+        pool.terminate()
+        pool.join()
         _JOBS.clear()
+    return results
 
 
-#: Jobs below this count are replayed in this process (a pool costs more than it saves).
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+#: Jobs below this count are replayed in this process (a pool costs more than it saves); jobs per batch.
 REPLAY_PARALLEL_FROM = 400
+REPLAY_BATCH = 50
 _JOBS: dict[str, Any] = {}
 
 
