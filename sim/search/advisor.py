@@ -47,6 +47,8 @@ ADVISOR_CANDIDATES_PRICED = 6
 ADVISOR_CANDIDATES_VERIFIED = 3
 #: Wall clock of one advice (a limit on everything: a workload at its largest limits must not stall it).
 ADVISOR_MAX_SECONDS = 20.0
+#: Seeds swept at a time while pricing (the time limit is looked at between pieces).
+ADVISOR_PIECE_SEEDS = 25
 ADVISOR_LIMIT_NAME = "the advisor's time limit"
 
 
@@ -105,33 +107,45 @@ def rank_gain(candidate: Protocol, base: Protocol) -> float:
 
 
 class Tallies:
-    """Sweeps of candidate protocols over a seed range, each run once: the run's own sweep tallies (for
-    protocols it fuzzed) and what earlier advice measured are reused.  Shared by every advice of a run."""
+    """Sweeps of candidate protocols over the first seeds of a range, grown piece by piece so a time limit
+    can stop them between pieces (``ADVISOR_PIECE_SEEDS``); the run's own sweep tallies (for protocols it
+    fuzzed) and what earlier advice measured are reused.  Shared by every advice of a run."""
 
     def __init__(self, family: Family, workload: Workload, seed_start: int, seeds: int, workers: int | None = 1,
                  known: dict[Protocol, Any] | None = None):
         self.family, self.workload, self.seed_start, self.seeds = family, workload, seed_start, seeds
         self.workers = workers
         self.full: dict[Protocol, Any] = dict(known or {})  # tallies over every seed
-        self.partial: dict[tuple[Protocol, int], Any] = {}
+        self.prefix: dict[Protocol, Any] = {}  # tallies over the first seeds (their ``runs`` say how many)
 
     def get(self, protocol: Protocol, seeds: int, deadline: Deadline) -> Any:
-        """The tally of ``protocol`` over the first ``seeds`` seeds (fewer if ``deadline`` stops it:
-        its ``runs`` say how many)."""
+        """The tally of ``protocol`` over the first ``seeds`` seeds, or over fewer when ``deadline`` stops it
+        (at least one piece; its ``runs`` say how many).  A copy: later growth never changes it."""
+        import copy
+
         from sim.search.sweep import sweep
 
+        seeds = min(seeds, self.seeds)
         if protocol in self.full and seeds >= self.seeds:
             return self.full[protocol]
-        if (protocol, seeds) in self.partial:
-            return self.partial[(protocol, seeds)]
-        summary, _ = sweep(self.family, self.workload, [protocol], seeds, self.seed_start,
-                           self.workers if seeds > ADVISOR_SAMPLE_SEEDS else 1, deadline=deadline)
-        tally = summary.tallies[protocol.label]
+        tally = self.prefix.get(protocol)
+        while tally is None or tally.runs < seeds:
+            done = 0 if tally is None else tally.runs
+            if tally is not None and deadline.expired():
+                break
+            piece = ADVISOR_PIECE_SEEDS if done < ADVISOR_SAMPLE_SEEDS else seeds - done
+            summary, _ = sweep(self.family, self.workload, [protocol], min(piece, seeds - done),
+                               self.seed_start + done, self.workers if piece > ADVISOR_PIECE_SEEDS else 1,
+                               deadline=NO_DEADLINE if tally is None else deadline)
+            grown = summary.tallies[protocol.label]
+            if tally is None:
+                tally = grown
+            else:
+                tally.merge(grown)
+            self.prefix[protocol] = tally
         if tally.runs >= self.seeds:
             self.full[protocol] = tally
-        elif tally.runs == seeds:
-            self.partial[(protocol, seeds)] = tally
-        return tally
+        return copy.deepcopy(tally)
 
 
 def advise(family: Family, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
@@ -189,8 +203,10 @@ def _removers(family, workload, protocol, events, count, limit, advice) -> list[
 
 
 def _price(family, protocol, invariant, clean, tallies, sample, limit, advice) -> list[dict]:
-    """Price up to ``ADVISOR_CANDIDATES_PRICED`` candidates on the sample; best first."""
-    before = tallies.get(protocol, sample, NO_DEADLINE)
+    """Price up to ``ADVISOR_CANDIDATES_PRICED`` candidates on the same first seeds (the sample, or fewer
+    when the limit stops it); best first."""
+    before = tallies.get(protocol, sample, limit)
+    advice.sample_seeds = before.runs
     advice.sample_runs_violating_it_before = before.by_invariant[invariant]
     priced = []
     for candidate in clean[:ADVISOR_CANDIDATES_PRICED]:
@@ -198,12 +214,12 @@ def _price(family, protocol, invariant, clean, tallies, sample, limit, advice) -
             advice.stopped = limit.name
             limit.note("advisor")
             break
-        tally = tallies.get(candidate, sample, NO_DEADLINE if not priced else limit)
+        tally = tallies.get(candidate, before.runs, limit)
         entry = _measured(family, candidate, protocol, invariant, tally, before)
         entry["_protocol"] = candidate
         priced.append(entry)
-    priced.sort(key=lambda p: (p["sample_runs_violating_it"] > 0, p["sample_runs_violating_it"],
-                               p["sample_new_violations"] > 0, p["sample_new_violations"],
+    priced.sort(key=lambda p: (p["sample_runs_violating_it"] > 0, p["_share_it"],
+                               p["sample_new_violations"] > 0, p["_share_new"],
                                -(p["progress_share"] or 0.0), p["availability_per_run"], p["protocol"]))
     advice.priced = [{k: v for k, v in p.items() if not k.startswith("_")} for p in priced]
     return priced
@@ -211,14 +227,18 @@ def _price(family, protocol, invariant, clean, tallies, sample, limit, advice) -
 
 def _measured(family, candidate, protocol, invariant, tally, before) -> dict:
     progress = family.progress_share(tally.measures)
+    runs = max(1, tally.runs)
+    scale = runs / max(1, before.runs)  # the protocol as given, on as many seeds
+    new = sum(max(0.0, n - before.by_invariant[name] * scale) for name, n in tally.by_invariant.items()
+              if name != invariant)
     return {
-        "protocol": candidate.label, "changes": candidate.changes_from(protocol),
-        "availability_per_run": round(sum(tally.counted.values()) / max(1, tally.runs), 4),
+        "protocol": candidate.label, "changes": candidate.changes_from(protocol), "sample_seeds": tally.runs,
+        "availability_per_run": round(sum(tally.counted.values()) / runs, 4),
         "progress_share": None if progress is None else round(progress, 4),
         "sample_violating_runs": tally.violating_runs,
         "sample_runs_violating_it": tally.by_invariant[invariant],
-        "sample_new_violations": sum(max(0, n - before.by_invariant[name]) for name, n in tally.by_invariant.items()
-                                     if name != invariant),
+        "sample_new_violations": round(new),
+        "_share_it": tally.by_invariant[invariant] / runs, "_share_new": new / runs,
     }
 
 
@@ -235,9 +255,11 @@ def _verify(family, protocol, invariant, priced, tallies, limit, advice) -> dict
             break
         tally = tallies.get(entry["_protocol"], tallies.seeds, limit)
         # the protocol as given, on the same seeds: the sweep's own tally when every seed was verified
-        before = tallies.get(protocol, tally.runs, NO_DEADLINE) if tally.runs >= tallies.seeds else None
+        before = tallies.get(protocol, tally.runs, limit) if tally.runs >= tallies.seeds else None
+        if before is not None and before.runs != tally.runs:
+            before = None  # the limit stopped it short: no count of the same seeds to compare with
         entry["_full"] = _measured(family, entry["_protocol"], protocol, invariant, tally,
-                                   before or tallies.get(protocol, advice.sample_seeds, NO_DEADLINE))
+                                   before or tallies.get(protocol, advice.sample_seeds, limit))
         entry.update(runs_violating_it=tally.by_invariant[invariant], verified_seeds=tally.runs,
                      runs_violating_it_before=None if before is None else before.by_invariant[invariant],
                      violating_runs=tally.violating_runs)
