@@ -65,10 +65,15 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
             drawn[names[example["name"]]["swimlane"]] = plots.swimlane(
                 family.lanes, events, f"{example['invariant']} under {example['protocol']}")
         for index, section in enumerate(design["sections"]):
-            if section["metrics"]:
+            if not section["metrics"]:
+                continue
+            panels, reasons = plots.informative_panels(section["metrics"], section["analytic"])
+            section["figure_left_out"] = reasons  # an interval too wide to read is a table, not a bar
+            if panels:
                 section["_figure"] = f"section_{stem}_{index}"
                 drawn[section["_figure"]] = plots.exposure_bars(
-                    section["metrics"], section["analytic"], int(section["unit"].split()[1].replace(",", "")))
+                    section["metrics"], section["analytic"], int(section["unit"].split()[1].replace(",", "")),
+                    panels)
     return names, drawn
 
 

@@ -138,7 +138,7 @@ def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Proto
     columns, labels, cells = [], [], {}
     for scenario in scenarios:
         columns.append(scenario.name)
-        labels.append(scenario.name.replace("_", "\n", 1) if len(scenario.name) > 14 else scenario.name)
+        labels.append(scenario.name)
         for protocol in protocols:
             evaluation = evaluate(family, scenario, protocol, scenario.events)
             outcome = family.outcome(evaluation.replay) or "-"
@@ -148,7 +148,7 @@ def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Proto
     for example in examples:
         columns.append(example["name"])
         protocol_lines = example["protocol"].replace(",", ",\n")
-        labels.append(f"{example['invariant']}\nunder\n{protocol_lines}")
+        labels.append(f"{example['invariant']} under\n{protocol_lines}")
         for protocol in protocols:
             evaluation = evaluate(family, workload.base, protocol, example["_events"])
             cells[(protocol.label, example["name"])] = {
