@@ -179,7 +179,9 @@ def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progres
     return figure
 
 
-def interference_curves(curves: dict[str, list[dict[str, Any]]], title: str, bound: int | None = None) -> Figure:
+def interference_curves(curves: dict[str, list[dict[str, Any]]], title: str, bound: int | None = None,
+                        xlabel: str = "faults injected per run (at most; the curves go past the design's bound on "
+                                      "purpose)") -> Figure:
     """Violating-run share against faults per run, one line per protocol, with 95% Wilson bands; protocols
     with the same curve share one line.  ``bound``: the design's own faults per run, marked.
 
@@ -199,8 +201,7 @@ def interference_curves(curves: dict[str, list[dict[str, Any]]], title: str, bou
     if bound is not None:
         ax.axvline(bound, color="#777777", linestyle="--", linewidth=0.8,
                    label=f"this design's bound: {bound} faults per run")
-    ax.set_xlabel("faults injected per run (at most; the curves go past the design's bound on purpose)",
-                  fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=9)
     ax.set_ylabel("runs violating a safety invariant (share)", fontsize=9)
     ax.tick_params(labelsize=MIN_FONT_PT + 1)
     ax.set_ylim(-0.03, 1.03)
