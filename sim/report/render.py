@@ -125,8 +125,7 @@ def advice_line(advice: dict[str, Any] | None, invariant: str, availability: str
     if verdict == "fix":
         return f"smallest fix: {change}; verified {cost}"
     if verdict == "partial improvement":
-        return (f"partial improvement, not a fix: {change} still leaves {invariant} in "
-                f"{_runs(advice['runs_violating_it'])}; {cost}")
+        return f"partial improvement, not a fix (it leaves runs violating {invariant}): {change}; {cost}"
     return f"unverified proposal: {change}; {cost}"
 
 

@@ -204,7 +204,8 @@ def test_a_fix_is_offered_only_when_no_run_of_the_sweep_violates_it():
 
     line = advice_line({**one.to_json(), "changes": {k: str(v) for k, v in one.changes.items()}},
                        "duplicate_effect", "human exceptions")
-    assert line.startswith("partial improvement, not a fix") and f"in {one.runs_violating_it} runs" in line
+    assert line.startswith("partial improvement, not a fix")
+    assert f"duplicate_effect in {one.runs_violating_it} of 300 runs (was " in line
     two = advise(EFFECTS, result.workload, example.protocol, "duplicate_effect", example.events, seeds=300)
     assert two.fixes is True and two.runs_violating_it == 0 and two.verified_seeds == 300
     assert not evaluate_violates(two.recommended, result, example.events)
