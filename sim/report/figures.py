@@ -58,10 +58,10 @@ def wrap_label(text: str, width: int = 24) -> str:
 
 
 def _split_long(word: str, width: int) -> list[str]:
-    """A word longer than ``width`` broken after ``=``, then after ``_`` (the knob's name stays readable)."""
+    """A word longer than ``width`` broken after ``=``, then ``_``, then ``-`` (the knob's name stays readable)."""
     if len(word) <= width:
         return [word]
-    for mark in ("=", "_"):
+    for mark in ("=", "_", "-"):
         cut = word.rfind(mark, 0, width)
         if cut > 0:
             return [word[:cut + 1]] + _split_long(word[cut + 1:], width)
@@ -248,7 +248,8 @@ def exposure_bars(simulated: dict[str, dict[str, dict[str, float]]], analytic: d
         metrics = informative_panels(simulated, analytic)[0] or [m for m, _, _ in EXPOSURE_PANELS]
     panels = [panel for panel in EXPOSURE_PANELS if panel[0] in metrics]
     protocols = list(simulated)
-    figure = Figure(figsize=(min(MAX_WIDTH_IN, 1.0 + 5.0 * len(panels)), 4.8), layout="constrained")
+    panel_in = min((MAX_WIDTH_IN - 0.5) / len(panels), max(4.5, 1.2 * len(protocols) + 1.0))
+    figure = Figure(figsize=(0.5 + panel_in * len(panels), 4.8), layout="constrained")
     axes = figure.subplots(1, len(panels), squeeze=False)[0]
     for ax, (metric, reference, label) in zip(axes, panels):
         values = [simulated[p][metric]["value"] or 0.0 for p in protocols]
@@ -256,7 +257,8 @@ def exposure_bars(simulated: dict[str, dict[str, dict[str, float]]], analytic: d
         high = [max(0.0, (simulated[p][metric]["ci_high"] or 0.0) - v) for p, v in zip(protocols, values)]
         ax.bar(range(len(protocols)), values, yerr=[low, high], capsize=4, color=EVENT_COLOUR)
         ax.axhline(float(analytic[reference]), color=MARK_COLOUR, linestyle="--", label=label)
-        ax.set_xticks(range(len(protocols)), [wrap_label(p, 16) for p in protocols], fontsize=MIN_FONT_PT)
+        per_bar = max(8, int((panel_in - 1.0) / max(1, len(protocols)) * 72 / (MIN_FONT_PT * 0.62)))
+        ax.set_xticks(range(len(protocols)), [wrap_label(p, per_bar) for p in protocols], fontsize=MIN_FONT_PT)
         ax.tick_params(axis="y", labelsize=MIN_FONT_PT + 1)
         ax.set_ylabel(f"per {tasks:,} tasks (95% exact Poisson)", fontsize=9)
         ax.set_title(metric.replace("_", " "), fontsize=10)
