@@ -49,9 +49,7 @@ def conform(
     """Conformance: run each order in the model and against a real executor (fresh git repository, SQLite
     journal, real SIGKILLs); the real history goes through fencesim check. Exit 0 when every run agrees,
     1 on any disagreement (each one shrunk and exported with both histories side by side)."""
-    from sim.real.conform import run_seeds, shrink_and_export, summarize
-    from sim.real.driver import parse_command
-    from sim.registry import FAMILIES
+    from sim.real.conform import summarize
     from sim.search.sweep import default_workers
 
     if seeds < 1:
@@ -64,18 +62,59 @@ def conform(
         raise InputError("--record needs --scenario and at most one --protocol")
     if scenario is not None and workload is not None:
         raise InputError("give --workload or --scenario, not both")
+    command = _command(executor)
+    family, target, protocols, inputs = _load(scenario, workload, protocol)
+    record_to = _check_outputs(out, record, inputs, force)
+    _preflight(family, target, protocols[0], command)
+    seed_list = [None] if scenario is not None else list(range(seed_start, seed_start + seeds))
+    events = tuple(target.base.events) if scenario is not None else None
+    workers = 1 if scenario is not None else (workers or default_workers())
+    with Bar(progress_wanted(json_out)) as bar:
+        results = _run(family, target, protocols, seed_list, workers, command, events, bar)
+        if record is not None:
+            from sim.real.driver import run_real
+
+            run = run_real(target.base, protocols[0], events, command=command)
+            write_atomically(record_to, run.replay.history.to_jsonl())
+        disagreements, unshrunk = _shrink_all(family, target, protocols, results, out, command, shrink_seconds,
+                                              events, bar)
+    summaries = [summarize(p.label, results[p.label]) for p in protocols]
+    name = str(scenario) if scenario is not None else target.name
+    who = "reference executor (git + SQLite)" if executor is None else shlex.join(command)
+    if json_out:
+        emit_json({"workload": name, "executor": who, "seeds": len(seed_list), "protocols": [s.to_json() for s in summaries],
+                   "disagreements": [d.__dict__ for d in disagreements],
+                   "same_minimal_order_or_not_shrunk": [{"protocol": r.protocol, "seed": r.seed,
+                                                         "differences": r.differences} for r in unshrunk],
+                   "runs": [r.__dict__ | {"agree": r.agree} for p in protocols for r in results[p.label]]})
+    _print(human_console(json_out), name, who, len(seed_list), summaries, disagreements, unshrunk, record)
+    return EXIT_VIOLATION if disagreements or unshrunk else EXIT_OK
+
+
+def _command(executor: str | None) -> list[str]:
+    """The executor's command line, checked: it parses, names a program that exists, and git is there."""
+    import shutil
+
+    from sim.real.driver import parse_command
+
     try:
         command = parse_command(executor)
     except ValueError as error:
         raise InputError(f"--executor {executor!r}: {error}") from None
     if executor is not None and not command:
         raise InputError("--executor is empty (leave it out for the reference executor)")
-    import shutil
-
     if shutil.which(command[0]) is None:
         raise InputError(f"--executor: {command[0]!r} is not a program on PATH or a file that can be run")
     if shutil.which("git") is None:
         raise InputError("conform needs the git command line (install git)")
+    return command
+
+
+def _load(scenario: Path | None, workload: str | None, protocol: list[str] | None):
+    """The family, what to run (a scenario's order, or a workload's seeds), the protocols, and the input files."""
+    from sim.cli.fuzz import distinct_protocols
+    from sim.registry import FAMILIES
+
     inputs = [("--scenario", scenario)] if scenario is not None else []
     if scenario is not None:
         loaded = FAMILIES.load_scenario(scenario)
@@ -90,69 +129,58 @@ def conform(
     if family.name != "workspace":
         raise InputError(f"conform drives a real executor of the workspace family; {family.name} has none "
                          "(its orders can be judged with fencesim check on a history your system records)")
-    from sim.cli.fuzz import distinct_protocols
+    return family, target, distinct_protocols(family, list(protocol or default), "--protocol"), inputs
 
-    protocols = distinct_protocols(family, list(protocol or default), "--protocol")
-    record_to = _check_outputs(out, record, inputs, force)
-    console = human_console(json_out)
+
+def _preflight(family, target, protocol, command) -> None:
     from sim.real.conform import preflight
     from sim.real.driver import RealRunError
 
     try:
-        preflight(family, target.base, protocols[0], command)
+        preflight(family, target.base, protocol, command)
     except RealRunError as error:
         raise InputError(f"the executor does not work: {error}") from None
-    seed_list = [None] if scenario is not None else list(range(seed_start, seed_start + seeds))
-    events = tuple(target.base.events) if scenario is not None else None
-    workers = 1 if scenario is not None else (workers or default_workers())
-    total = len(protocols) * len(seed_list)
-    done = [0]
-    with Bar(progress_wanted(json_out)) as bar:
-        def tick(result) -> None:
-            done[0] += 1
-            bar("conform", done[0], total, f"{result.protocol}")
 
-        if scenario is not None:
-            from sim.real.conform import conform_seed
 
-            results = {p.label: [conform_seed(family, target, p, None, command, events)] for p in protocols}
-        else:
-            results = run_seeds(family, target, protocols, seed_list, workers, command, on_result=tick)
-        if record is not None:
-            from sim.real.driver import run_real
+def _run(family, target, protocols, seed_list, workers, command, events, bar) -> dict:
+    """Each protocol's runs: the scenario's order once, or every seed."""
+    from sim.real.conform import conform_seed, run_seeds
 
-            run = run_real(target.base, protocols[0], events, command=command)
-            write_atomically(record_to, run.replay.history.to_jsonl())
-        disagreements, unshrunk = [], []
-        for p in protocols:
-            orders: set[tuple[str, ...]] = set()
-            attempts = 0
-            for result in results[p.label]:
-                if result.agree:
-                    continue
-                attempts += 1
-                if attempts > MAX_SHRUNK:
-                    unshrunk.append(result)
-                    continue
-                bar(f"shrink {p.label} seed {result.seed}", 0, 1, "")
-                found = shrink_and_export(family, target, p, result, out, command, shrink_seconds, events,
-                                          skip_orders=orders)
-                if found is None:
-                    unshrunk.append(result)
-                else:
-                    orders.add(tuple(found.order))
-                    disagreements.append(found)
-    summaries = [summarize(p.label, results[p.label]) for p in protocols]
-    name = str(scenario) if scenario is not None else target.name
-    who = "reference executor (git + SQLite)" if executor is None else shlex.join(command)
-    if json_out:
-        emit_json({"workload": name, "executor": who, "seeds": len(seed_list), "protocols": [s.to_json() for s in summaries],
-                   "disagreements": [d.__dict__ for d in disagreements],
-                   "same_minimal_order_or_not_shrunk": [{"protocol": r.protocol, "seed": r.seed,
-                                                         "differences": r.differences} for r in unshrunk],
-                   "runs": [r.__dict__ | {"agree": r.agree} for p in protocols for r in results[p.label]]})
-    _print(console, name, who, len(seed_list), summaries, disagreements, unshrunk, record)
-    return EXIT_VIOLATION if disagreements or unshrunk else EXIT_OK
+    if seed_list == [None]:
+        return {p.label: [conform_seed(family, target, p, None, command, events)] for p in protocols}
+    total, done = len(protocols) * len(seed_list), [0]
+
+    def tick(result) -> None:
+        done[0] += 1
+        bar("conform", done[0], total, f"{result.protocol}")
+
+    return run_seeds(family, target, protocols, seed_list, workers, command, on_result=tick)
+
+
+def _shrink_all(family, target, protocols, results, out, command, shrink_seconds, events, bar):
+    """Shrink and export up to MAX_SHRUNK disagreements per protocol (each distinct order once)."""
+    from sim.real.conform import shrink_and_export
+
+    disagreements, unshrunk = [], []
+    for p in protocols:
+        orders: set[tuple[str, ...]] = set()
+        attempts = 0
+        for result in results[p.label]:
+            if result.agree:
+                continue
+            attempts += 1
+            if attempts > MAX_SHRUNK:
+                unshrunk.append(result)
+                continue
+            bar(f"shrink {p.label} seed {result.seed}", 0, 1, "")
+            found = shrink_and_export(family, target, p, result, out, command, shrink_seconds, events,
+                                      skip_orders=orders)
+            if found is None:
+                unshrunk.append(result)
+            else:
+                orders.add(tuple(found.order))
+                disagreements.append(found)
+    return disagreements, unshrunk
 
 
 def _check_outputs(out: Path, record: Path | None, inputs: list, force: bool) -> Path | None:

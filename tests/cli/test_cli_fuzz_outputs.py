@@ -181,11 +181,15 @@ def test_out_takes_an_earlier_output_folder_with_its_subfolders(cli, tmp_path):
     assert done.returncode == 1, done.stderr
 
 
-def test_cruel_out_refuses_a_folder_of_the_users(cli, tmp_path):
-    """fencesim cruel --out is checked the same way: a folder of the user's is refused, its files kept."""
+def test_cruel_out_refuses_a_folder_of_the_users_and_replaces_its_own(cli, tmp_path):
+    """fencesim cruel --out is checked the same way: a folder of the user's is refused, its files kept; its
+    own earlier output is written over."""
     mine = _foreign(tmp_path / "mine" / "notes.txt")
     _refused(cli("cruel", "-p", "keyed", "--out", mine.parent), "--out", "notes.txt")
     assert mine.read_text() == FOREIGN
+    for _ in range(2):
+        assert cli("cruel", "-p", "keyed", "--out", tmp_path / "cruel").returncode == 1
+    assert any(p.name.endswith(".toml") for p in (tmp_path / "cruel").iterdir())
 
 
 # -- the GitHub job summary -------------------------------------------------------------------------------
