@@ -368,15 +368,19 @@ def _print_resuming(console, run: Prepared, deadline) -> None:
 
 
 def _compare(run: Prepared, document: dict) -> dict:
-    from sim.report.baseline import BASELINE_REPLAY_SECONDS, compare, normalised_protocol, prepare
-    from sim.search.budget import NO_DEADLINE, Deadline
+    from sim.report.baseline import BASELINE_MAX_WORK, compare, normalised_protocol, prepare
+    from sim.search.budget import work_of
     from sim.search.pipeline import replay_orders
 
-    limit = Deadline(BASELINE_REPLAY_SECONDS, "the baseline's replay limit")
+    spent = [0]  # the bulk replays of this comparison share one work limit
 
     def replayer(jobs, limited=True):
-        return replay_orders(run.family, run.workload.base, jobs, run.options.workers,
-                             limit if limited else NO_DEADLINE)
+        if not limited:
+            return replay_orders(run.family, run.workload.base, jobs, run.options.workers)
+        results = replay_orders(run.family, run.workload.base, jobs, run.options.workers,
+                                max(0, BASELINE_MAX_WORK - spent[0]))
+        spent[0] += sum(work_of(1, len(events)) for (_, events), done in zip(jobs, results) if done is not None)
+        return results
 
     labels = {p.label: normalised_protocol(p) for p in run.protocols}
     prepared = prepare(run.known, run.family, run.workload, str(run.options.baseline), run.digest,

@@ -22,9 +22,11 @@ before settling for it.  Every count it states is of the same seeds as the
 count it is compared with, so it never says "was 0" of a violation the
 sweep found.
 
-Everything is bounded: ``ADVISOR_MAX_SECONDS`` of wall clock per advice (and
-the run's ``--budget``), at least one candidate priced; whatever stopped it
-is named in :attr:`Advice.stopped`.
+Everything is bounded: ``ADVISOR_MAX_WORK`` units of replay work per advice
+(runs and order events: it stops at the same point on every machine, so
+the advice never depends on the machine's speed) and the run's ``--budget``,
+at least one candidate priced; whatever stopped it is named in
+:attr:`Advice.stopped`.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Any, Sequence
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
-from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.budget import NO_DEADLINE, Deadline, WorkLimit, work_of
 from sim.search.oracle import evaluate
 
 #: How many knobs a proposal may change, seeds of the sample that prices each candidate, how many
@@ -45,11 +47,13 @@ ADVISOR_MAX_CHANGES = 2
 ADVISOR_SAMPLE_SEEDS = 200
 ADVISOR_CANDIDATES_PRICED = 6
 ADVISOR_CANDIDATES_VERIFIED = 3
-#: Wall clock of one advice (a limit on everything: a workload at its largest limits must not stall it).
-ADVISOR_MAX_SECONDS = 20.0
-#: Seeds swept at a time while pricing (the time limit is looked at between pieces).
+#: Replay work of one advice (runs and order events, :func:`sim.search.budget.work_of`; a limit on
+#: everything that stops at the same point on every machine: about 12 s on one core, a workload at its
+#: largest limits included).
+ADVISOR_MAX_WORK = 250_000
+#: Seeds swept at a time while pricing (the limit is looked at between pieces).
 ADVISOR_PIECE_SEEDS = 25
-ADVISOR_LIMIT_NAME = "the advisor's time limit"
+ADVISOR_LIMIT_NAME = "the advisor's work limit"
 
 
 @dataclass
@@ -107,7 +111,7 @@ def rank_gain(candidate: Protocol, base: Protocol) -> float:
 
 
 class Tallies:
-    """Sweeps of candidate protocols over the first seeds of a range, grown piece by piece so a time limit
+    """Sweeps of candidate protocols over the first seeds of a range, grown piece by piece so a limit
     can stop them between pieces (``ADVISOR_PIECE_SEEDS``); the run's own sweep tallies (for protocols it
     fuzzed) and what earlier advice measured are reused.  Shared by every advice of a run."""
 
@@ -118,12 +122,12 @@ class Tallies:
         self.full: dict[Protocol, Any] = dict(known or {})  # tallies over every seed
         self.prefix: dict[Protocol, Any] = {}  # tallies over the first seeds (their ``runs`` say how many)
 
-    def get(self, protocol: Protocol, seeds: int, deadline: Deadline) -> Any:
-        """The tally of ``protocol`` over the first ``seeds`` seeds, or over fewer when ``deadline`` stops it
+    def get(self, protocol: Protocol, seeds: int, limit: WorkLimit | None = None) -> Any:
+        """The tally of ``protocol`` over the first ``seeds`` seeds, or over fewer when ``limit`` stops it
         (at least one piece; its ``runs`` say how many).  A copy: later growth never changes it."""
         import copy
 
-        from sim.search.sweep import sweep
+        from sim.search.sweep import CHUNK_SEEDS, sweep
 
         seeds = min(seeds, self.seeds)
         if protocol in self.full and seeds >= self.seeds:
@@ -131,13 +135,21 @@ class Tallies:
         tally = self.prefix.get(protocol)
         while tally is None or tally.runs < seeds:
             done = 0 if tally is None else tally.runs
-            if tally is not None and deadline.expired():
+            if tally is not None and limit is not None and limit.expired():
                 break
-            piece = ADVISOR_PIECE_SEEDS if done < ADVISOR_SAMPLE_SEEDS else seeds - done
-            summary, _ = sweep(self.family, self.workload, [protocol], min(piece, seeds - done),
-                               self.seed_start + done, self.workers if piece > ADVISOR_PIECE_SEEDS else 1,
-                               deadline=NO_DEADLINE if tally is None else deadline)
+            piece = min(ADVISOR_PIECE_SEEDS, seeds - done)
+            if done >= ADVISOR_SAMPLE_SEEDS and tally is not None:
+                # as many seeds as the work left allows, judged by the runs so far (the same on every machine)
+                per_run = max(1, work_of(tally.runs, tally.events) // max(1, tally.runs))
+                allowed = seeds - done if limit is None else limit.left() // per_run
+                piece = max(ADVISOR_PIECE_SEEDS, min(seeds - done, allowed // CHUNK_SEEDS * CHUNK_SEEDS or allowed))
+                piece = min(piece, seeds - done)
+            deadline = NO_DEADLINE if limit is None or tally is None else limit.deadline
+            summary, _ = sweep(self.family, self.workload, [protocol], piece, self.seed_start + done,
+                               self.workers if piece > CHUNK_SEEDS else 1, deadline=deadline)
             grown = summary.tallies[protocol.label]
+            if limit is not None:
+                limit.charge(grown.runs, grown.events)
             if tally is None:
                 tally = grown
             else:
@@ -151,16 +163,17 @@ class Tallies:
 def advise(family: Family, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
            sample_seeds: int = ADVISOR_SAMPLE_SEEDS, workers: int = 1, max_changes: int = ADVISOR_MAX_CHANGES,
            deadline: Deadline = NO_DEADLINE, seed_start: int = 0, seeds: int | None = None,
-           tallies: Tallies | None = None, max_seconds: float = ADVISOR_MAX_SECONDS) -> Advice:
+           tallies: Tallies | None = None, max_work: int = ADVISOR_MAX_WORK) -> Advice:
     """The smallest change to ``protocol`` under which ``events`` is clean, priced on a sample of the
     sweep's seeds and verified on all of them (``seed_start``, ``seeds``: the seeds the sweep ran; by
     default the sample alone).  ``tallies`` shares sweeps between the advice of one run.
 
-    ``deadline`` and ``max_seconds`` bound it: once either expires nothing more is priced or verified (at
-    least one candidate always is), and ``stopped`` names the limit."""
+    ``max_work`` (replay work, the same on every machine) and ``deadline`` (a ``--budget``) bound it: once
+    either is spent nothing more is priced or verified (at least one candidate always is), and
+    ``stopped`` names the limit."""
     seeds = sample_seeds if seeds is None else seeds
     tallies = tallies or Tallies(family, workload, seed_start, seeds, workers)
-    limit = deadline.within(max_seconds, ADVISOR_LIMIT_NAME)
+    limit = WorkLimit(max_work, ADVISOR_LIMIT_NAME, deadline)
     advice = Advice(protocol.label, invariant, [str(e) for e in events], None, [], None,
                     sample_seeds=min(sample_seeds, seeds), seed_start=seed_start, seeds=seeds)
     partial: tuple[int, list[str], dict] | None = None  # the best partial improvement, with its size
@@ -196,6 +209,7 @@ def _removers(family, workload, protocol, events, count, limit, advice) -> list[
             advice.stopped = limit.name
             limit.note("advisor")
             break
+        limit.charge(1, len(events))
         if not evaluate(family, workload.base, candidate, events).violated:
             clean.append(candidate)
     clean.sort(key=lambda c: (rank_gain(c, protocol), c.label))
@@ -206,6 +220,8 @@ def _price(family, protocol, invariant, clean, tallies, sample, limit, advice) -
     """Price up to ``ADVISOR_CANDIDATES_PRICED`` candidates on the same first seeds (the sample, or fewer
     when the limit stops it); best first."""
     before = tallies.get(protocol, sample, limit)
+    if before.runs < sample:
+        advice.stopped = limit.name
     advice.sample_seeds = before.runs
     advice.sample_runs_violating_it_before = before.by_invariant[invariant]
     priced = []
@@ -255,7 +271,9 @@ def _verify(family, protocol, invariant, priced, tallies, limit, advice) -> dict
             break
         tally = tallies.get(entry["_protocol"], tallies.seeds, limit)
         # the protocol as given, on the same seeds: the sweep's own tally when every seed was verified
-        before = tallies.get(protocol, tally.runs, limit) if tally.runs >= tallies.seeds else None
+        before = None
+        if tally.runs >= tallies.seeds:
+            before = tallies.get(protocol, tally.runs, None if protocol in tallies.full else limit)
         if before is not None and before.runs != tally.runs:
             before = None  # the limit stopped it short: no count of the same seeds to compare with
         entry["_full"] = _measured(family, entry["_protocol"], protocol, invariant, tally,

@@ -51,3 +51,37 @@ class Deadline:
 
 
 NO_DEADLINE = Deadline(None)
+
+
+#: What one run costs beside its events, in replayed order events (building the model, running the checks):
+#: the unit of the deterministic work limits below.
+RUN_COST_EVENTS = 20
+
+
+def work_of(runs: int, events: int) -> int:
+    """The work of replaying ``runs`` runs of ``events`` order events in all."""
+    return runs * RUN_COST_EVENTS + events
+
+
+class WorkLimit:
+    """A limit on replay work (runs and order events, :func:`work_of`), optionally inside a wall-clock
+    ``deadline``: it stops a search at the same point on every machine, so what it returns does not
+    depend on the machine's speed (only a ``--budget`` does).  It reads like a :class:`Deadline`."""
+
+    def __init__(self, units: int, name: str, deadline: Deadline = NO_DEADLINE):
+        self.units, self.name, self.deadline, self.used = units, name, deadline, 0
+
+    def charge(self, runs: int, events: int) -> None:
+        self.used += work_of(runs, events)
+
+    def left(self) -> int:
+        return max(0, self.units - self.used)
+
+    def expired(self) -> bool:
+        if self.deadline.expired():
+            self.name = self.deadline.name
+            return True
+        return self.used >= self.units
+
+    def note(self, phase: str) -> None:
+        self.deadline.note(phase)

@@ -12,7 +12,7 @@ from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.advisor import Advice, Tallies, advise as run_advisor
-from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.budget import NO_DEADLINE, Deadline, work_of
 from sim.search.shrink import SHRINK_SECONDS_DEFAULT, ShrinkResult, shrink
 from sim.search.sweep import SweepState, SweepSummary, default_workers, sweep
 
@@ -109,19 +109,25 @@ def sweep_deadline(deadline: Deadline) -> Deadline:
 
 
 def replay_orders(family: Family, scenario: Any, jobs: Sequence[tuple[Protocol, tuple[Any, ...]]],
-                  workers: int | None = None, deadline: Deadline = NO_DEADLINE) -> list[tuple[str, ...] | None]:
+                  workers: int | None = None, max_work: int | None = None) -> list[tuple[str, ...] | None]:
     """The safety invariants each ``(protocol, events)`` violates when replayed on ``scenario``, in order;
-    many jobs run on ``workers`` processes (a baseline's thousands of entries).  Once ``deadline`` expires
-    the jobs not yet replayed are None (and the deadline notes it)."""
+    many jobs run on ``workers`` processes (a baseline's thousands of entries).  ``max_work``: the replay
+    work (:func:`~sim.search.budget.work_of`) to spend at most, in job order -- the jobs past it are None,
+    the same ones on every machine."""
     from sim.search.oracle import evaluate
 
     workers = workers or default_workers()
     results: list[tuple[str, ...] | None] = [None] * len(jobs)
+    if max_work is not None:
+        spent, kept = 0, 0
+        for _, events in jobs:
+            spent += work_of(1, len(events))
+            if spent > max_work and kept:
+                break
+            kept += 1
+        jobs = list(jobs)[:kept]
     if workers <= 1 or len(jobs) < REPLAY_PARALLEL_FROM or not _can_fork():
         for index, (protocol, events) in enumerate(jobs):
-            if index % REPLAY_BATCH == 0 and deadline.expired():
-                deadline.note("baseline replays")
-                break
             results[index] = evaluate(family, scenario, protocol, events).violated
         return results
     import multiprocessing
@@ -131,9 +137,6 @@ def replay_orders(family: Family, scenario: Any, jobs: Sequence[tuple[Protocol, 
     try:
         for index, violated in enumerate(pool.imap(_replay_job, range(len(jobs)), chunksize=REPLAY_BATCH)):
             results[index] = violated
-            if index % REPLAY_BATCH == 0 and deadline.expired():
-                deadline.note("baseline replays")
-                break
         pool.close()
     finally:
         pool.terminate()

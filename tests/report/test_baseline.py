@@ -10,9 +10,9 @@ import pytest
 
 import sim
 from sim.core.errors import InputError
-from sim.report.baseline import BASELINE_REPLAY_SECONDS, compare, normalised_protocol, prepare, read_baseline
+from sim.report.baseline import BASELINE_MAX_WORK, compare, normalised_protocol, prepare, read_baseline
 from sim.report.baseline import workload_digest
-from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.budget import work_of
 from sim.search.pipeline import replay_orders
 
 WORKSPACE = sim.family("workspace")
@@ -81,10 +81,12 @@ def test_a_33000_entry_baseline_is_compared_within_seconds():
              "entries": entries}
     run = {normalised_protocol(EFFECTS.parse_protocol(p)) for p in spellings[:2]}
 
-    limit = Deadline(BASELINE_REPLAY_SECONDS, "limit")
+    spent = [0]
 
     def replayer(jobs, limited=True):
-        return replay_orders(EFFECTS, workload.base, jobs, 2, limit if limited else NO_DEADLINE)
+        results = replay_orders(EFFECTS, workload.base, jobs, 2, BASELINE_MAX_WORK - spent[0] if limited else None)
+        spent[0] += sum(work_of(1, len(e)) for (_, e), r in zip(jobs, results) if r is not None)
+        return results
 
     started = time.monotonic()
     prepared = prepare(known, EFFECTS, workload, "b.json", workload_digest(EFFECTS, workload), run, replayer)
@@ -95,6 +97,19 @@ def test_a_33000_entry_baseline_is_compared_within_seconds():
                + len(compared["not_replayable"]) + len(compared["unchecked"]))
     assert counted == len(entries) and len(compared["not_run"]) == 11_000
     assert elapsed < 30, elapsed
+
+
+def test_the_replay_limit_stops_at_the_same_entry_on_every_machine():
+    """The baseline's replays are bounded by work (runs and events), not seconds: one process or two, the same
+    jobs are replayed and the same ones left."""
+    workload = sim.load_workload("tiny")
+    protocol = WORKSPACE.parse_protocol("none")
+    jobs = [(protocol, tuple(WORKSPACE.generate(workload, seed))) for seed in range(600)]
+    one = replay_orders(WORKSPACE, workload.base, jobs, 1, max_work=6_000)
+    two = replay_orders(WORKSPACE, workload.base, jobs, 2, max_work=6_000)
+    assert one == two and None in one and one[0] is not None
+    done = [events for (_, events), result in zip(jobs, one) if result is not None]
+    assert sum(work_of(1, len(events)) for events in done) <= 6_000
 
 
 def test_entries_equal_but_spelled_differently_are_matched():
