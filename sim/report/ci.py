@@ -11,7 +11,8 @@ and advice of its counterexample, or the protocol's share of the sweep.
 from __future__ import annotations
 
 import re
-from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
+from xml.sax.saxutils import escape as _escape
+from xml.sax.saxutils import quoteattr as _quoteattr
 
 #: Characters XML 1.0 cannot hold (control characters, lone surrogates, U+FFFE/U+FFFF).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -11,7 +11,8 @@ from typing import Any, Callable, Sequence
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
-from sim.search.advisor import Advice, Tallies, advise as run_advisor
+from sim.search.advisor import Advice, Tallies
+from sim.search.advisor import advise as run_advisor
 from sim.search.budget import NO_DEADLINE, Deadline, work_of
 from sim.search.shrink import SHRINK_SECONDS_DEFAULT, ShrinkResult, shrink
 from sim.search.sweep import SweepState, SweepSummary, default_workers, sweep

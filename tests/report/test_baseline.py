@@ -10,8 +10,7 @@ import pytest
 
 import sim
 from sim.core.errors import InputError
-from sim.report.baseline import BASELINE_MAX_WORK, compare, normalised_protocol, prepare, read_baseline
-from sim.report.baseline import workload_digest
+from sim.report.baseline import BASELINE_MAX_WORK, compare, normalised_protocol, prepare, read_baseline, workload_digest
 from sim.search.budget import work_of
 from sim.search.pipeline import replay_orders
 
