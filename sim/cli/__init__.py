@@ -4,6 +4,7 @@ registers every command."""
 from sim.cli import (
     conform,  # noqa: F401
     effects,  # noqa: F401
+    explore,  # noqa: F401
     fuzz,  # noqa: F401
     review,  # noqa: F401
     scenarios,  # noqa: F401
