@@ -147,6 +147,15 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     curves = interference(family, workload, protocols, seeds, workers, deadline)
     matrix = verdict_matrix(family, workload, protocols, design.scenarios, examples)
     sections = [] if deadline.expired() else family.review_sections(workload, protocols, seeds)
+    drawn_map = None
+    if getattr(design, "map", None) is not None and not deadline.expired():
+        from sim.search.lattice import design_map
+
+        if progress is not None:
+            progress(f"{design.name}: design map", 0, 1)
+        request = design.map
+        drawn_map = design_map(family, workload, request.knobs, request.max_events, seeds=request.seeds,
+                               workers=workers or 1, deadline=deadline).to_json()
     return {
         "name": design.name, "family": family.name, "family_title": family.title,
         "description": design.description, "source": design.source,
@@ -163,6 +172,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "coverage": coverage_rows(result),
         "saturation": [[seeds_run, dict(counts)] for seeds_run, counts in result.summary.saturation],
         "sections": sections,
+        "map": drawn_map,
         "not_covered": not_covered(family, workload, protocols, seeds, result),
         "budget_stopped": list(deadline.hit) if deadline.hit else [],
         "_family": family,

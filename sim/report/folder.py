@@ -55,6 +55,11 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
         drawn[names[key]["interference"]] = plots.interference_curves(
             design["interference"], f"{key}: violating runs as faults per run grow",
             design["workload"]["per_run_max"])
+        if design.get("map"):
+            from sim.report.maps import pareto_figure
+
+            names[key]["pareto"] = f"pareto_{stem}"
+            drawn[names[key]["pareto"]] = pareto_figure(design["map"])
         drawn[names[key]["saturation"]] = plots.saturation_curve(
             design.get("saturation", []), f"{key}: distinct behaviours against seeds (saturation)")
         for example in design["counterexamples"]:

@@ -175,6 +175,10 @@ def _md_design(design: dict[str, Any], figures: dict[str, dict[str, str]]) -> li
     out += [f"![verdict matrix](figures/{figures[key]['heatmap']}.svg)", ""]
     out += ["### Violations against interference", "",
             f"![interference](figures/{figures[key]['interference']}.svg)", ""]
+    if design.get("map"):
+        out += ["### Design map", ""] + [f"- {line}" for line in map_lines(design["map"])] + [""]
+        out += _md_table(*map_rows(design["map"])) + [""]
+        out += [f"![design map](figures/{figures[key]['pareto']}.svg)", ""]
     if design.get("coverage"):
         out += ["### Coverage, saturation and blast radius", "", _coverage_words(design), ""]
         out += _md_table(*coverage_table(design)) + [""]
@@ -222,6 +226,40 @@ def coverage_table(design: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                            f"{_rate(v['rate']['high'])}] ({v['count']})" for kind, v in kinds.items()) or "none"
         rows.append([row["protocol"], str(row["distinct_behaviours"]), goals, radius])
     return columns, rows
+
+
+def map_rows(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """One row per group of protocols that behave alike: its verdict within the bound, shortest violations,
+    costs, and the protocols it stands for."""
+    columns = ["protocol (and those alike)", "verdict", "shortest violations", "violating runs", "findings per run"]
+    alike: dict[str, list[str]] = {}
+    for point in document["protocols"]:
+        alike.setdefault(point["same_as"], []).append(point["protocol"])
+    rows = []
+    for point in document["protocols"]:
+        if point["same_as"] != point["protocol"]:
+            continue
+        shortest = ", ".join(f"{name} {v['shortest_events']}" for name, v in point["invariants"].items()
+                             if v["status"] == "violated") or "-"
+        share = point["violating_share"]
+        others = [p for p in alike[point["protocol"]] if p != point["protocol"]]
+        rows.append([point["protocol"] + (f" (and {len(others)} alike: {'; '.join(others[:3])}"
+                                          f"{'...' if len(others) > 3 else ''})" if others else ""),
+                     point["status"], shortest, "-" if share is None else f"{share['value']:.0%}",
+                     f"{sum(point['availability_per_run'].values()):.2f}"])
+    return columns, rows
+
+
+def map_lines(document: dict[str, Any]) -> list[str]:
+    """The map in sentences: minimal safe designs, the Pareto front, each certificate, each finding."""
+    lines = [f"Every combination of {', '.join(document['knobs'])} explored exhaustively within "
+             f"{document['max_events']} events.",
+             f"Minimal safe designs: {', '.join(document['minimal_safe']) or 'none'}.",
+             f"Pareto front (safety against cost): {', '.join(document['pareto_front']) or 'none'}."]
+    lines += [f"Certificate: {c['words']}" for c in document["certificates"]]
+    lines += [f"Finding: {f['safe']} is safe for {f['invariant']} but the stronger {f['stronger_violates']} "
+              f"violates it: {' ; '.join(f['witness'])}" for f in document["monotonicity_findings"]]
+    return lines
 
 
 def _rate(value: float) -> str:
@@ -374,6 +412,12 @@ def _html_design(design: dict[str, Any], figures: dict[str, dict[str, str]], svg
     parts.append("<h3>Violations against interference</h3>")
     parts.append(_figure(svgs[figures[key]["interference"]], "Violating runs as faults per run grow",
                          figures[key]["interference"]))
+    if design.get("map"):
+        parts.append("<h3>Design map</h3><ul>" + "".join(f"<li>{html.escape(line)}</li>"
+                                                         for line in map_lines(design["map"])) + "</ul>")
+        parts.append(_html_table(*map_rows(design["map"]), f"map-{key}", wide=True))
+        parts.append(_figure(svgs[figures[key]["pareto"]], "Safety against cost, Pareto front marked",
+                             figures[key]["pareto"]))
     if design.get("coverage"):
         parts.append("<h3>Coverage, saturation and blast radius</h3>")
         parts.append(f"<p>{html.escape(_coverage_words(design))}</p>")
