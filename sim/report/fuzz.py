@@ -6,9 +6,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from sim.core import stats
 from sim.report.export import counterexample_name, current_commit, export, fencesim_version, shown_path
-from sim.report.review import APPLIES_NOTHING_BELOW, advice_document
+from sim.report.review import advice_document
 from sim.search.pipeline import FuzzResult
 
 
@@ -52,10 +51,8 @@ def protocol_document(family, tally) -> dict[str, Any]:
     """One protocol's counts, with its liveness beside its safety (work done, and whether it did any)."""
     out = tally.to_json()
     if family.progress is not None:
-        done, planned = (int(tally.measures.get(name, 0)) for name in family.progress)
-        out["progress"] = {"done": done, "planned": planned, "share": stats.share(done, planned).to_json(),
-                           "what": f"{family.progress[0]} / {family.progress[1]}"}
-        out["applies_nothing"] = planned > 0 and done / planned < APPLIES_NOTHING_BELOW
+        out["progress"] = tally.progress(family)
+        out["applies_nothing"] = tally.applies_nothing(family)
     return out
 
 

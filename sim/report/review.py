@@ -16,7 +16,6 @@ from sim.search.pipeline import FuzzResult
 
 RESULTS_FORMAT = 1
 #: Below this share of work done, a protocol is flagged as doing (almost) nothing.
-APPLIES_NOTHING_BELOW = 0.01
 
 Progress = Callable[[str, float, float], None]
 
@@ -48,12 +47,10 @@ def protocol_rows(result: FuzzResult) -> list[dict[str, Any]]:
     rows = []
     for protocol in result.protocols:
         tally = result.summary.tallies[protocol.label]
-        progress = None
-        if family.progress is not None:
-            done, planned = (int(tally.measures.get(n, 0)) for n in family.progress)
-            progress = {"done": done, "planned": planned, "share": stats.share(done, planned).to_json()}
-        applies_nothing = progress is not None and progress["planned"] > 0 and (
-            progress["done"] / progress["planned"] < APPLIES_NOTHING_BELOW)
+        progress = tally.progress(family)
+        if progress is not None:
+            progress.pop("what")  # the review names it once, in its progress label
+        applies_nothing = tally.applies_nothing(family)
         violating = tally.violating_runs
         if violating:
             verdict = "violates safety"

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator
 
 import pandas as pd
 
+from sim.core import stats
 from sim.core.coverage import Coverage, Sketch
 from sim.core.errors import InputError
 from sim.core.family import Family
@@ -36,6 +37,8 @@ from sim.search.oracle import evaluate
 
 #: Seeds per task handed to a worker.
 CHUNK_SEEDS = 250
+#: Below this share of work done, a protocol is flagged as doing (almost) nothing.
+APPLIES_NOTHING_BELOW = 0.01
 #: The largest sweep a single call accepts (a limit on everything).
 MAX_SEEDS = 10_000_000
 
@@ -104,6 +107,21 @@ class ProtocolTally:
         self.ledger.runs += other.ledger.runs
         for kind, count in other.ledger.counts.items():
             self.ledger.counts[kind] = self.ledger.counts.get(kind, 0) + count
+
+    def progress(self, family: Family) -> dict[str, Any] | None:
+        """Work done against work planned (the family's ``progress`` measures), with its interval; None when
+        the family has no such measure."""
+        if family.progress is None:
+            return None
+        done, planned = (int(self.measures.get(name, 0)) for name in family.progress)
+        return {"done": done, "planned": planned, "share": stats.share(done, planned).to_json(),
+                "what": f"{family.progress[0]} / {family.progress[1]}"}
+
+    def applies_nothing(self, family: Family) -> bool:
+        """Whether the protocol did (almost) no work: no safety violation then means nothing."""
+        progress = self.progress(family)
+        return progress is not None and progress["planned"] > 0 and (
+            progress["done"] / progress["planned"] < APPLIES_NOTHING_BELOW)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"runs": self.runs, "violating_runs": self.violating_runs,
