@@ -33,8 +33,10 @@ ARGUMENTS = ("workload", "protocols", "seeds", "seed_start", "advise", "workload
              "budget_s")
 OUTPUTS = ("baseline", "junit", "write_baseline", "check_determinism", "force", "json")
 SETTINGS = ("workers", "backend", "scheduler")
-SWEEP = ("next_chunk", "seeds_done", "tallies", "found")
-TALLY = ("invariants", "availability", "runs", "violating_runs", "by_invariant", "counted", "measures", "events")
+SWEEP = ("next_chunk", "seeds_done", "tallies", "found", "saturation")
+TALLY = ("invariants", "availability", "runs", "violating_runs", "by_invariant", "counted", "measures", "events",
+         "coverage", "ledger")
+COVERAGE = ("goals", "reached", "kinds", "skips", "sketch")
 FOUND = ("protocol", "invariant", "run", "seed", "order")
 
 
@@ -165,6 +167,7 @@ def _check_structure(data: Any) -> None:
         raise _Bad("sweep.tallies must hold one tally per protocol of arguments.protocols")
     for label, tally in tallies.items():
         _check_tally(tally, f"sweep.tallies[{label!r}]", done)
+    _check_saturation(sweep["saturation"], protocols, done)
     if not isinstance(sweep["found"], list):
         raise _Bad(f"sweep.found must be a list, not {_shown(sweep['found'])}")
     for position, item in enumerate(sweep["found"]):
@@ -197,6 +200,54 @@ def _check_tally(tally: Any, name: str, done: int) -> None:
     for key, value in measures.items():
         _number(value, f"{name}.measures[{key!r}]")
     _int(tally["events"], f"{name}.events")
+    _check_coverage(tally["coverage"], f"{name}.coverage", runs)
+    ledger = _table(tally["ledger"], f"{name}.ledger", ("runs", "counts"))
+    _int(ledger["runs"], f"{name}.ledger.runs", 0, runs)
+    _counts(ledger["counts"], f"{name}.ledger.counts")
+
+
+def _counts(data: Any, name: str, high: int = MAX_COUNT) -> None:
+    if not isinstance(data, dict) or len(data) > 10_000:
+        raise _Bad(f"{name} must be an object of counts")
+    for key, value in data.items():
+        _int(value, f"{name}[{key!r}]", 0, high)
+
+
+def _check_coverage(coverage: Any, name: str, runs: int) -> None:
+    from sim.core.coverage import SKETCH_BITS, parse_goal
+    from sim.core.errors import FencesimError
+
+    _table(coverage, name, COVERAGE)
+    goals = coverage["goals"]
+    if not isinstance(goals, list) or len(goals) > 1000:
+        raise _Bad(f"{name}.goals must be a list of goals")
+    for position, goal in enumerate(goals):
+        text = goal.get("text") if isinstance(goal, dict) else goal
+        try:
+            parse_goal(text)
+        except (FencesimError, TypeError, AttributeError):
+            raise _Bad(f"{name}.goals[{position}] is not a goal: {_shown(text)}") from None
+    _counts(coverage["reached"], f"{name}.reached", runs)
+    _counts(coverage["kinds"], f"{name}.kinds")
+    _counts(coverage["skips"], f"{name}.skips")
+    sketch = _table(coverage["sketch"], f"{name}.sketch", ("registers",))
+    registers = sketch["registers"]
+    if not isinstance(registers, list) or len(registers) != 1 << SKETCH_BITS or not all(
+            isinstance(r, int) and not isinstance(r, bool) and 0 <= r <= 64 for r in registers):
+        raise _Bad(f"{name}.sketch.registers must be {1 << SKETCH_BITS} whole numbers from 0 to 64")
+
+
+def _check_saturation(points: Any, protocols: list, done: int) -> None:
+    if not isinstance(points, list) or len(points) > 1_000_000:
+        raise _Bad("sweep.saturation must be a list of [seeds run, {protocol: distinct behaviours}]")
+    last = 0
+    for position, point in enumerate(points):
+        if not isinstance(point, list) or len(point) != 2 or not isinstance(point[1], dict) \
+                or sorted(point[1]) != sorted(protocols):
+            raise _Bad(f"sweep.saturation[{position}] must be [seeds run, {{protocol: distinct behaviours}}]")
+        last = _int(point[0], f"sweep.saturation[{position}][0]", last + 1 if position else 1, done)
+        for label, count in point[1].items():
+            _int(count, f"sweep.saturation[{position}][1][{label!r}]", 0, last)
 
 
 def _check_found(item: Any, name: str, arguments: dict, done: int) -> None:
