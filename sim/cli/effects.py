@@ -117,7 +117,8 @@ def cruel(
         for cell in grid.violations:
             commit = commit or current_commit()
             written.append(_export_cell(FAMILY, chosen_workload, chosen, cell, out, commit))
-        verdict = "every cell ok" if not grid.violations else f"{len(grid.violations)} of {len(grid.cells)} cells violate"
+        verdict = ("every cell ok" if not grid.violations
+                   else f"{len(grid.violations)} of {len(grid.cells)} cells violate")
         console.print(f"{chosen.label}: {verdict}" + (f" ({len(skipped)} not run)" if skipped else ""), markup=False)
     if not_run:
         console.print(f"--budget stopped the grid: {not_run} cell(s) not run (marked {NOT_RUN})", markup=False)
@@ -145,11 +146,16 @@ def _rate(text: str, name: str) -> str:
 def exposure(
     tasks: int = typer.Option(10_000, "--tasks", min=1, help="Tasks per period."),
     transitions: int = typer.Option(7, "--transitions", min=1, help="External side-effecting transitions per task."),
-    ambiguous_rate: str = typer.Option("0.041", "--ambiguous-rate", help="Share of requests with a timeout or lost acknowledgement."),
-    committed_rate: str = typer.Option("0.60", "--committed-rate", help="Share of ambiguous requests that had committed."),
-    reconcile_rate: str = typer.Option("0.997", "--reconcile-rate", help="Share of reconciliations that prove the outcome."),
-    simulate: bool = typer.Option(False, "--simulate", help="Also measure the quantities by running the runtime model."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", min=2, help="Simulated tasks (one seed each); default --tasks."),
+    ambiguous_rate: str = typer.Option("0.041", "--ambiguous-rate",
+                                       help="Share of requests with a timeout or lost acknowledgement."),
+    committed_rate: str = typer.Option("0.60", "--committed-rate",
+                                       help="Share of ambiguous requests that had committed."),
+    reconcile_rate: str = typer.Option("0.997", "--reconcile-rate",
+                                       help="Share of reconciliations that prove the outcome."),
+    simulate: bool = typer.Option(False, "--simulate",
+                                  help="Also measure the quantities by running the runtime model."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=2,
+                                        help="Simulated tasks (one seed each); default --tasks."),
     seed: int = typer.Option(0, "--seed", min=0, help="Master seed; task i uses SeedSequence([seed, i])."),
     protocol: Optional[List[str]] = typer.Option(
         None, "--protocol", "-p",
@@ -163,7 +169,8 @@ def exposure(
     from sim.families.effects.faults import ExposureRates
 
     rates = {name: _rate(value, name.replace("_", "-")) for name, value in
-             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate), ("reconcile_rate", reconcile_rate))}
+             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate),
+              ("reconcile_rate", reconcile_rate))}
     presets = protocol or list(FAMILY.presets)
     if simulate:
         for label in presets:  # refuse a knob the simulation would ignore before printing anything

@@ -64,8 +64,8 @@ def test_fuzz_json_has_the_documented_keys(none_run):
     """The JSON document has family, invariants, availability, runs, violating_runs, by_invariant, by_protocol,
     counterexamples and claims."""
     document = json.loads(none_run[0].stdout)
-    assert {"family", "invariants", "availability", "runs", "violating_runs", "violating_runs_by_invariant", "by_protocol",
-            "counterexamples", "claims"} <= set(document)
+    assert {"family", "invariants", "availability", "runs", "violating_runs", "violating_runs_by_invariant",
+            "by_protocol", "counterexamples", "claims"} <= set(document)
     assert (document["family"], document["invariants"], document["availability"]) == (
         "workspace", list(INVARIANTS), ["spurious_rejections"])
     assert document["runs"] == 300
@@ -162,7 +162,8 @@ def test_junit_with_two_protocols_has_two_suites(tmp_path):
     assert out.returncode in (0, 1), out.stderr
     root = ET.parse(junit).getroot()
     names = [(s.get("name"), c.get("name")) for s in root.iter("testsuite") for c in s.iter("testcase")]
-    assert sorted(names) == sorted((f"fencesim fuzz {p}", n) for p in ("plan", "step") for n in [*INVARIANTS, "liveness"])
+    assert sorted(names) == sorted((f"fencesim fuzz {p}", n) for p in ("plan", "step")
+                                   for n in [*INVARIANTS, "liveness"])
 
 
 def _without_paths(document):

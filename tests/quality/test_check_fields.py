@@ -11,7 +11,8 @@ from sim.core.history import Event, History
 from sim.registry import FAMILIES
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = sorted((REPO / "scenarios" / "regressions").glob("*.toml")) + sorted((REPO / "scenarios" / "runtime").glob("*.toml"))
+SOURCES = (sorted((REPO / "scenarios" / "regressions").glob("*.toml"))
+           + sorted((REPO / "scenarios" / "runtime").glob("*.toml")))
 
 
 def _violating_histories():
