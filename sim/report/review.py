@@ -73,12 +73,12 @@ def protocol_rows(result: FuzzResult) -> list[dict[str, Any]]:
     rows = []
     for protocol in result.protocols:
         tally = result.summary.tallies[protocol.label]
-        progress = None
+        progress: dict[str, Any] | None = None
+        applies_nothing = False
         if family.progress is not None:
             done, planned = (int(tally.measures.get(n, 0)) for n in family.progress)
             progress = {"done": done, "planned": planned, "share": stats.share(done, planned).to_json()}
-        applies_nothing = progress is not None and progress["planned"] > 0 and (
-            progress["done"] / progress["planned"] < APPLIES_NOTHING_BELOW)
+            applies_nothing = planned > 0 and done / planned < APPLIES_NOTHING_BELOW
         violating = tally.violating_runs
         if violating:
             verdict = "violates safety"
@@ -135,7 +135,9 @@ def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Proto
     violates; a counterexample's cell is the invariants its order violates
     under that protocol, or ``ok``.
     """
-    columns, labels, cells = [], [], {}
+    columns: list[str] = []
+    labels: list[str] = []
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
     for scenario in scenarios:
         columns.append(scenario.name)
         labels.append(scenario.name)
