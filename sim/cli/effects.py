@@ -166,7 +166,6 @@ def exposure(
     """Duplicate-effect exposure: the seed's worked example exactly, and (--simulate) measured in the model."""
     from sim.families.effects import FAMILY
     from sim.families.effects.exposure import analytic_json, check_exercised
-    from sim.families.effects.faults import ExposureRates
 
     rates = {name: _rate(value, name.replace("_", "-")) for name, value in
              (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate),
@@ -177,48 +176,61 @@ def exposure(
             check_exercised(FAMILY.parse_protocol(label))
     console = human_console(json_out)
     document: dict = {"analytic": analytic_json(tasks=tasks, transitions=transitions, **rates)}
-    table = Table(title="exposure (analytic, exact; the shown integer rounded half up)", header_style="bold")
-    table.add_column("quantity")
-    table.add_column("value", justify="right")
-    for name, value in document["analytic"].items():
-        table.add_row(name, f"{value:,}")
-    console.print(table)
+    console.print(_analytic_table(document["analytic"]))
     if simulate:
-        from sim.families.effects.exposure import simulate as run_simulation
-        from sim.families.effects.exposure import simulated_json
-
         count = seeds or tasks
-        errors = human_console(True)
-
-        def progress(preset: str, done: int, total: int) -> None:
-            if done == total or done % 2000 == 0:
-                errors.print(f"simulating {preset}: {done:,}/{total:,} tasks", markup=False)
-
-        simulated = run_simulation(
-            presets=presets, seeds=count, tasks=tasks, transitions=transitions, master_seed=seed,
-            rates=ExposureRates(float(rates["ambiguous_rate"]), float(rates["committed_rate"]),
-                                float(rates["reconcile_rate"])),
-            progress=progress,
-        )
-        document["simulated"] = simulated_json(simulated)
-        sim_table = Table(title=f"simulated: {count:,} tasks per preset, scaled to {tasks:,} tasks, 95% CI",
-                          header_style="bold")
-        sim_table.add_column("metric")
-        for label in presets:
-            sim_table.add_column(label, justify="right")
-        metrics = list(next(iter(document["simulated"].values())))
-        for metric in metrics:
-            row = []
-            for label in presets:
-                cell = document["simulated"][label][metric]
-                if cell["value"] is None:
-                    row.append("n/a")
-                elif cell["ci_low"] is None:
-                    row.append(f"{cell['value']:,.2f}")
-                else:
-                    row.append(f"{cell['value']:,.2f} [{cell['ci_low']:,.2f}, {cell['ci_high']:,.2f}]")
-            sim_table.add_row(metric, *row)
-        console.print(sim_table)
+        document["simulated"] = _simulated(presets, count, tasks, transitions, seed, rates)
+        console.print(_simulated_table(document["simulated"], presets, count, tasks))
     if json_out:
         emit_json(document)
     return EXIT_OK
+
+
+def _analytic_table(analytic: dict) -> Table:
+    table = Table(title="exposure (analytic, exact; the shown integer rounded half up)", header_style="bold")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    for name, value in analytic.items():
+        table.add_row(name, f"{value:,}")
+    return table
+
+
+def _simulated(presets: list[str], count: int, tasks: int, transitions: int, seed: int,
+               rates: dict[str, str]) -> dict:
+    """The exposure measured by running the runtime model on ``count`` tasks per preset (progress on stderr)."""
+    from sim.families.effects.exposure import simulate as run_simulation
+    from sim.families.effects.exposure import simulated_json
+    from sim.families.effects.faults import ExposureRates
+
+    errors = human_console(True)
+
+    def progress(preset: str, done: int, total: int) -> None:
+        if done == total or done % 2000 == 0:
+            errors.print(f"simulating {preset}: {done:,}/{total:,} tasks", markup=False)
+
+    simulated = run_simulation(
+        presets=presets, seeds=count, tasks=tasks, transitions=transitions, master_seed=seed,
+        rates=ExposureRates(float(rates["ambiguous_rate"]), float(rates["committed_rate"]),
+                            float(rates["reconcile_rate"])),
+        progress=progress,
+    )
+    return simulated_json(simulated)
+
+
+def _simulated_cell(cell: dict) -> str:
+    if cell["value"] is None:
+        return "n/a"
+    if cell["ci_low"] is None:
+        return f"{cell['value']:,.2f}"
+    return f"{cell['value']:,.2f} [{cell['ci_low']:,.2f}, {cell['ci_high']:,.2f}]"
+
+
+def _simulated_table(simulated: dict, presets: list[str], count: int, tasks: int) -> Table:
+    table = Table(title=f"simulated: {count:,} tasks per preset, scaled to {tasks:,} tasks, 95% CI",
+                  header_style="bold")
+    table.add_column("metric")
+    for label in presets:
+        table.add_column(label, justify="right")
+    for metric in next(iter(simulated.values())):
+        table.add_row(metric, *(_simulated_cell(simulated[label][metric]) for label in presets))
+    return table
