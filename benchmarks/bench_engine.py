@@ -147,7 +147,8 @@ def _long_scenario(path: Path, events: int) -> None:
     order = ["plan", "dispatch s1"] + [cycle[i % len(cycle)] for i in range(events - 2)]
     body = ",\n".join(f'  "{e}"' for e in order)
     path.write_text('format = 1\nname = "long"\nfiles = { "app.py" = "v0" }\n'
-                    'plan = [ { id = "s1", path = "app.py", patch = "v1" }, { id = "s2", path = "app.py", patch = "v2" } ]\n'
+                    'plan = [ { id = "s1", path = "app.py", patch = "v1" }, '
+                    '{ id = "s2", path = "app.py", patch = "v2" } ]\n'
                     f'protocol = "step-dedupe"\nevents = [\n{body}\n]\n', encoding="utf-8")
 
 

@@ -40,7 +40,7 @@ from sim.families.workspace.faults import PREEMPT_CHOICES  # noqa: E402
 from sim.registry import FAMILIES  # noqa: E402
 from sim.search.shrink import shrink  # noqa: E402
 from sim.search.sweep import CHUNK_SEEDS  # noqa: E402
-from sim.search.sweep import sweep as family_sweep
+from sim.search.sweep import sweep as family_sweep  # noqa: E402
 
 parse_protocol = FAMILY.parse_protocol
 load_workload = FAMILIES.load_workload

@@ -249,7 +249,7 @@ def part_growth(out: Path) -> None:
     stats = pstats.Stats(profile)
     buckets = {"kernel (SimPy + sim/core/kernel)": 0.0, "model (sim/families)": 0.0, "history (sim/core/history)": 0.0,
                "checks": 0.0, "generation": 0.0, "other": 0.0}
-    for (filename, _, function), (_, _, tottime, _, _) in stats.stats.items():
+    for (filename, _, _), (_, _, tottime, _, _) in stats.stats.items():
         if "checks.py" in filename:
             buckets["checks"] += tottime
         elif filename.endswith("faults.py") or "random.py" in filename:

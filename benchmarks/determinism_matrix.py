@@ -32,7 +32,8 @@ import hashlib, json, sys
 from sim.registry import FAMILIES
 from sim.search.determinism import digests
 from sim.search.sweep import sweep
-workload, protocols, seeds, workers, backend = sys.argv[1], sys.argv[2].split(";"), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+workload, protocols, backend = sys.argv[1], sys.argv[2].split(";"), sys.argv[5]
+seeds, workers = int(sys.argv[3]), int(sys.argv[4])
 loaded = FAMILIES.load_workload(workload)
 family = FAMILIES.family_for(loaded)
 histories = digests(family, loaded, protocols, range(seeds))

@@ -140,7 +140,8 @@ def _protocols(raw: Any, family: Family, source: Source) -> list[Protocol]:
             raise source.error(str(error), f'"{text}"') from None
         same = next((p for p in protocols if p == protocol), None)
         if same is not None:
-            how = "more than once" if same.label == protocol.label else f"twice: {text!r} is {same.label!r} spelt otherwise"
+            how = ("more than once" if same.label == protocol.label
+                   else f"twice: {text!r} is {same.label!r} spelt otherwise")
             raise source.error(f"protocols names {same.label!r} {how} (every knob the same); give each protocol once",
                                f'"{text}"')
         protocols.append(protocol)

@@ -51,7 +51,8 @@ def _load_family(item: str) -> Family:
         raise InputError(f"{ENVIRONMENT_VARIABLE}: importing {module_name!r} raised {type(error).__name__}: "
                          f"{cut(str(error), 200)} (the error is in that module, not in fencesim)") from None
     if not isinstance(family, Family):
-        raise InputError(f"{ENVIRONMENT_VARIABLE}: {shown(item)} is not a fencesim Family (see docs/adding-a-family.md)")
+        raise InputError(f"{ENVIRONMENT_VARIABLE}: {shown(item)} is not a fencesim Family "
+                         "(see docs/adding-a-family.md)")
     return family
 
 

@@ -61,7 +61,9 @@ def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Proto
     violates; a counterexample's cell is the invariants its order violates
     under that protocol, or ``ok``.
     """
-    columns, labels, cells = [], [], {}
+    columns: list[str] = []
+    labels: list[str] = []
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
     for scenario in scenarios:
         columns.append(scenario.name)
         labels.append(scenario.name)

@@ -222,7 +222,8 @@ def _independent_commute(ctx: _Context) -> None:
         one, two = ctx.replay(valid + (first, second)), ctx.replay(valid + (second, first))
         n = len(valid)
         if {n, n + 1} & (one.skipped | two.skipped):
-            raise ctx.broken("independent_commute", f"after {_text(valid)}, one of {first} / {second} disables the other")
+            raise ctx.broken("independent_commute",
+                             f"after {_text(valid)}, one of {first} / {second} disables the other")
         if family.state_key(one) != family.state_key(two) or ctx.violated(one) != ctx.violated(two):
             raise ctx.broken("independent_commute", f"after {_text(valid)}, {first} and {second} do not commute")
 
@@ -299,11 +300,12 @@ def _equal_futures(ctx: _Context) -> None:
         for event in ctx.alphabet:
             steps += 2
             (one, shown_one), (two, shown_two) = _child(ctx, first, event), _child(ctx, other, event)
-            if shown_one != shown_two or (one is None) != (two is None) or (one is not None and one.key != two.key):
+            if shown_one != shown_two or (one is None) != (two is None) or (
+                    one is not None and two is not None and one.key != two.key):
                 raise ctx.broken("equal_keys_equal_futures",
                                  f"{_text(first.order)} and {_text(other.order)} have one state key, but "
                                  f"{event} after them differs")
-            if one is not None and depth + 1 < FUTURE_EVENTS_MAX:
+            if one is not None and two is not None and depth + 1 < FUTURE_EVENTS_MAX:
                 pairs.append((one, two, depth + 1))
 
 

@@ -11,6 +11,7 @@ from sim.core.knobs import Protocol
 
 def test_import_sim_exposes_the_api():
     """Every name in sim.__all__ is importable from the package."""
+    assert sim.__all__
     for name in sim.__all__:
         assert hasattr(sim, name), name
 

@@ -22,7 +22,7 @@ import typer
 try:  # recent Typer releases carry their own copy of Click
     from typer._click import exceptions as click_exceptions
 except ImportError:  # pragma: no cover - older Typer depends on Click itself
-    from click import exceptions as click_exceptions
+    from click import exceptions as click_exceptions  # type: ignore[no-redef]
 from rich.console import Console
 
 from sim.core.errors import InputError

@@ -36,8 +36,8 @@ def conform(
     workers: Optional[int] = typer.Option(None, "--workers", help="Parallel runs (default: the core count)."),
     out: Path = typer.Option(DEFAULT_OUT, "--out", help="Where disagreements are exported: a new or empty folder, "
                              "or an earlier fencesim output folder."),
-    shrink_seconds: float = typer.Option(120.0, "--shrink-seconds",
-                                         help="Seconds one disagreement may take to shrink (each probe is a real run)."),
+    shrink_seconds: float = typer.Option(
+        120.0, "--shrink-seconds", help="Seconds one disagreement may take to shrink (each probe is a real run)."),
     record: Optional[Path] = typer.Option(None, "--record",
                                           help="With --scenario and one protocol: write the real history here (a "
                                           "new file, or a history recorded before)."),
@@ -98,8 +98,8 @@ def conform(
     name = str(scenario) if scenario is not None else target.name
     who = "reference executor (git + SQLite)" if executor is None else shlex.join(command)
     if json_out:
-        emit_json({"workload": name, "executor": who, "seeds": len(seed_list), "protocols": [s.to_json() for s in summaries],
-                   "disagreements": [d.__dict__ for d in disagreements],
+        emit_json({"workload": name, "executor": who, "seeds": len(seed_list),
+                   "protocols": [s.to_json() for s in summaries], "disagreements": [d.__dict__ for d in disagreements],
                    "same_minimal_order_or_not_shrunk": [{"protocol": r.protocol, "seed": r.seed,
                                                          "differences": r.differences} for r in unshrunk],
                    "runs": [r.__dict__ | {"agree": r.agree} for p in protocols for r in results[p.label]]})

@@ -117,7 +117,8 @@ def cruel(
         for cell in grid.violations:
             commit = commit or current_commit()
             written.append(_export_cell(FAMILY, chosen_workload, chosen, cell, out, commit))
-        verdict = "every cell ok" if not grid.violations else f"{len(grid.violations)} of {len(grid.cells)} cells violate"
+        verdict = ("every cell ok" if not grid.violations
+                   else f"{len(grid.violations)} of {len(grid.cells)} cells violate")
         console.print(f"{chosen.label}: {verdict}" + (f" ({len(skipped)} not run)" if skipped else ""), markup=False)
     if not_run:
         console.print(f"--budget stopped the grid: {not_run} cell(s) not run (marked {NOT_RUN})", markup=False)
@@ -145,11 +146,16 @@ def _rate(text: str, name: str) -> str:
 def exposure(
     tasks: int = typer.Option(10_000, "--tasks", min=1, help="Tasks per period."),
     transitions: int = typer.Option(7, "--transitions", min=1, help="External side-effecting transitions per task."),
-    ambiguous_rate: str = typer.Option("0.041", "--ambiguous-rate", help="Share of requests with a timeout or lost acknowledgement."),
-    committed_rate: str = typer.Option("0.60", "--committed-rate", help="Share of ambiguous requests that had committed."),
-    reconcile_rate: str = typer.Option("0.997", "--reconcile-rate", help="Share of reconciliations that prove the outcome."),
-    simulate: bool = typer.Option(False, "--simulate", help="Also measure the quantities by running the runtime model."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", min=2, help="Simulated tasks (one seed each); default --tasks."),
+    ambiguous_rate: str = typer.Option("0.041", "--ambiguous-rate",
+                                       help="Share of requests with a timeout or lost acknowledgement."),
+    committed_rate: str = typer.Option("0.60", "--committed-rate",
+                                       help="Share of ambiguous requests that had committed."),
+    reconcile_rate: str = typer.Option("0.997", "--reconcile-rate",
+                                       help="Share of reconciliations that prove the outcome."),
+    simulate: bool = typer.Option(False, "--simulate",
+                                  help="Also measure the quantities by running the runtime model."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=2,
+                                        help="Simulated tasks (one seed each); default --tasks."),
     seed: int = typer.Option(0, "--seed", min=0, help="Master seed; task i uses SeedSequence([seed, i])."),
     protocol: Optional[List[str]] = typer.Option(
         None, "--protocol", "-p",
@@ -160,58 +166,71 @@ def exposure(
     """Duplicate-effect exposure: the seed's worked example exactly, and (--simulate) measured in the model."""
     from sim.families.effects import FAMILY
     from sim.families.effects.exposure import analytic_json, check_exercised
-    from sim.families.effects.faults import ExposureRates
 
     rates = {name: _rate(value, name.replace("_", "-")) for name, value in
-             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate), ("reconcile_rate", reconcile_rate))}
+             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate),
+              ("reconcile_rate", reconcile_rate))}
     presets = protocol or list(FAMILY.presets)
     if simulate:
         for label in presets:  # refuse a knob the simulation would ignore before printing anything
             check_exercised(FAMILY.parse_protocol(label))
     console = human_console(json_out)
     document: dict = {"analytic": analytic_json(tasks=tasks, transitions=transitions, **rates)}
-    table = Table(title="exposure (analytic, exact; the shown integer rounded half up)", header_style="bold")
-    table.add_column("quantity")
-    table.add_column("value", justify="right")
-    for name, value in document["analytic"].items():
-        table.add_row(name, f"{value:,}")
-    console.print(table)
+    console.print(_analytic_table(document["analytic"]))
     if simulate:
-        from sim.families.effects.exposure import simulate as run_simulation
-        from sim.families.effects.exposure import simulated_json
-
         count = seeds or tasks
-        errors = human_console(True)
-
-        def progress(preset: str, done: int, total: int) -> None:
-            if done == total or done % 2000 == 0:
-                errors.print(f"simulating {preset}: {done:,}/{total:,} tasks", markup=False)
-
-        simulated = run_simulation(
-            presets=presets, seeds=count, tasks=tasks, transitions=transitions, master_seed=seed,
-            rates=ExposureRates(float(rates["ambiguous_rate"]), float(rates["committed_rate"]),
-                                float(rates["reconcile_rate"])),
-            progress=progress,
-        )
-        document["simulated"] = simulated_json(simulated)
-        sim_table = Table(title=f"simulated: {count:,} tasks per preset, scaled to {tasks:,} tasks, 95% CI",
-                          header_style="bold")
-        sim_table.add_column("metric")
-        for label in presets:
-            sim_table.add_column(label, justify="right")
-        metrics = list(next(iter(document["simulated"].values())))
-        for metric in metrics:
-            row = []
-            for label in presets:
-                cell = document["simulated"][label][metric]
-                if cell["value"] is None:
-                    row.append("n/a")
-                elif cell["ci_low"] is None:
-                    row.append(f"{cell['value']:,.2f}")
-                else:
-                    row.append(f"{cell['value']:,.2f} [{cell['ci_low']:,.2f}, {cell['ci_high']:,.2f}]")
-            sim_table.add_row(metric, *row)
-        console.print(sim_table)
+        document["simulated"] = _simulated(presets, count, tasks, transitions, seed, rates)
+        console.print(_simulated_table(document["simulated"], presets, count, tasks))
     if json_out:
         emit_json(document)
     return EXIT_OK
+
+
+def _analytic_table(analytic: dict) -> Table:
+    table = Table(title="exposure (analytic, exact; the shown integer rounded half up)", header_style="bold")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    for name, value in analytic.items():
+        table.add_row(name, f"{value:,}")
+    return table
+
+
+def _simulated(presets: list[str], count: int, tasks: int, transitions: int, seed: int,
+               rates: dict[str, str]) -> dict:
+    """The exposure measured by running the runtime model on ``count`` tasks per preset (progress on stderr)."""
+    from sim.families.effects.exposure import simulate as run_simulation
+    from sim.families.effects.exposure import simulated_json
+    from sim.families.effects.faults import ExposureRates
+
+    errors = human_console(True)
+
+    def progress(preset: str, done: int, total: int) -> None:
+        if done == total or done % 2000 == 0:
+            errors.print(f"simulating {preset}: {done:,}/{total:,} tasks", markup=False)
+
+    simulated = run_simulation(
+        presets=presets, seeds=count, tasks=tasks, transitions=transitions, master_seed=seed,
+        rates=ExposureRates(float(rates["ambiguous_rate"]), float(rates["committed_rate"]),
+                            float(rates["reconcile_rate"])),
+        progress=progress,
+    )
+    return simulated_json(simulated)
+
+
+def _simulated_cell(cell: dict) -> str:
+    if cell["value"] is None:
+        return "n/a"
+    if cell["ci_low"] is None:
+        return f"{cell['value']:,.2f}"
+    return f"{cell['value']:,.2f} [{cell['ci_low']:,.2f}, {cell['ci_high']:,.2f}]"
+
+
+def _simulated_table(simulated: dict, presets: list[str], count: int, tasks: int) -> Table:
+    table = Table(title=f"simulated: {count:,} tasks per preset, scaled to {tasks:,} tasks, 95% CI",
+                  header_style="bold")
+    table.add_column("metric")
+    for label in presets:
+        table.add_column(label, justify="right")
+    for metric in next(iter(simulated.values())):
+        table.add_row(metric, *(_simulated_cell(simulated[label][metric]) for label in presets))
+    return table

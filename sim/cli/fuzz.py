@@ -16,7 +16,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 import typer
 
@@ -114,7 +114,8 @@ def fuzz(
                                            "and compare history bytes."),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Enumerate every valid order up to --max-events."),
     max_events: int = typer.Option(6, "--max-events", help="Bound of --exhaustive."),
-    advise: bool = typer.Option(True, "--advise/--no-advise", help="Run the counterfactual advisor on each counterexample."),
+    advise: bool = typer.Option(True, "--advise/--no-advise",
+                                help="Run the counterfactual advisor on each counterexample."),
     force: bool = typer.Option(False, "--force", help="Replace a --junit or --write-baseline file that fencesim did "
                                "not write, and write into an --out folder that holds other files (a file of yours "
                                "there is still never replaced)."),
@@ -125,7 +126,7 @@ def fuzz(
                           scheduler, out, junit, budget, shrink_seconds, baseline, write_baseline, resume,
                           check_determinism, exhaustive, max_events, advise, json_out, force)
     _check_numbers(options)
-    state = _resume_options(ctx, options) if options.resume is not None else None
+    state = _resume_options(ctx, options, options.resume) if options.resume is not None else None
     run = _prepare(options, state)
     if options.exhaustive:
         from sim.search.budget import Deadline
@@ -159,18 +160,25 @@ def _refuse_unfinished(out: Path) -> None:
                      f"{resume_command(out, False)}, or delete that file to start afresh")
 
 
-def _resume_options(ctx: typer.Context, options: FuzzOptions) -> dict:
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option of parameter ``name`` was given (on the command line or by the environment)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
+def _resume_options(ctx: typer.Context, options: FuzzOptions, resume: Path) -> dict:
     """Take every option of the interrupted run from its state (outputs and settings unless given again)."""
-    given = [option for name, option in RUN_ARGUMENTS if ctx.get_parameter_source(name).name != "DEFAULT"]
+    given = [option for name, option in RUN_ARGUMENTS if _given(ctx, name)]
     if given:
         raise InputError(f"--resume continues a sweep with the arguments it started with; drop {', '.join(given)}")
     from sim.core.outputs import resolve_link
 
-    resolve_link(options.resume, "--resume")  # a loop or a dangling link: one line, exit 4
-    options.out = options.resume
+    resolve_link(resume, "--resume")  # a loop or a dangling link: one line, exit 4
+    options.out = resume
     state = read_state(options.out)
     arguments, outputs, settings = state["arguments"], state["outputs"], state["settings"]
-    options.workload, options.protocol, options.seeds = arguments["workload"], arguments["protocols"], arguments["seeds"]
+    options.workload, options.protocol = arguments["workload"], arguments["protocols"]
+    options.seeds = arguments["seeds"]
     options.seed_start, options.advise = arguments["seed_start"], arguments["advise"]
     options.shrink_seconds, options.budget = arguments["shrink_seconds"], arguments["budget_s"]
     options.spent_s = state["budget"]["spent_s"]
@@ -179,8 +187,8 @@ def _resume_options(ctx: typer.Context, options: FuzzOptions) -> dict:
             setattr(options, name, Path(outputs[name]))
     options.check_determinism = options.check_determinism or outputs["check_determinism"]
     options.force = options.force or outputs["force"]
-    for name, option in (("workers", "--workers"), ("backend", "--backend"), ("scheduler", "--scheduler")):
-        if ctx.get_parameter_source(name).name == "DEFAULT":
+    for name in ("workers", "backend", "scheduler"):
+        if not _given(ctx, name):
             setattr(options, name, settings[name])
     _check_numbers(options)
     return state
@@ -201,7 +209,7 @@ def _prepare(options: FuzzOptions, state: dict | None) -> Prepared:
         if state["arguments"]["workload_digest"] != run.digest:
             raise InputError(f"the workload {loaded.path or loaded.name} has changed since the sweep in "
                              f"{options.resume} started; resuming would mix two workloads (delete "
-                             f"{options.resume / STATE_FILE} to start afresh)")
+                             f"{options.out / STATE_FILE} to start afresh)")
         check_against(state, family, loaded, options.out / STATE_FILE)
     _check_outputs(run)
     return run
@@ -325,7 +333,7 @@ def _execute(run: Prepared) -> int:
     deadline = Deadline(options.budget, "--budget", spent_before=options.spent_s)
     console = human_console(options.json_out)
     if run.state is not None:
-        _print_resuming(console, run, deadline)
+        _print_resuming(console, run, run.state)
     result = _sweep(run, deadline)
     document = fuzz_document(result, export_all(result, options.out))
     document["budget_s"], document["budget_stopped"] = options.budget, list(deadline.hit)
@@ -337,13 +345,13 @@ def _execute(run: Prepared) -> int:
                                                      options.seeds, result)
     exit_code = EXIT_VIOLATION if document["counterexamples"] else EXIT_OK
     if run.known is not None:
-        document["baseline"] = _compare(run, document)
+        document["baseline"] = _compare(run, run.known, document)
         exit_code = EXIT_VIOLATION if document["baseline"]["new"] else EXIT_OK
     print_summary(console, document)
     if options.json_out:
         emit_json(document)
     if run.write_baseline is not None:
-        _write_baseline(run, document, console)
+        _write_baseline(run, run.write_baseline, document, console)
         exit_code = EXIT_OK  # recording a baseline succeeded: what it recorded is in the file
     if run.junit is not None:
         from sim.report.ci import junit_xml
@@ -357,8 +365,8 @@ def _execute(run: Prepared) -> int:
     return exit_code
 
 
-def _print_resuming(console, run: Prepared, deadline) -> None:
-    sweep, options = run.state["sweep"], run.options
+def _print_resuming(console, run: Prepared, state: dict) -> None:
+    sweep, options = state["sweep"], run.options
     line = (f"resuming the sweep in {options.out}: {sweep['seeds_done']} of {options.seeds} seeds per protocol done "
             f"(seeds {options.seed_start}..{options.seed_start + options.seeds - 1} asked)")
     if options.budget is not None:
@@ -367,7 +375,7 @@ def _print_resuming(console, run: Prepared, deadline) -> None:
     console.print(line, markup=False)
 
 
-def _compare(run: Prepared, document: dict) -> dict:
+def _compare(run: Prepared, known: dict, document: dict) -> dict:
     from sim.report.baseline import BASELINE_MAX_WORK, compare, normalised_protocol, prepare
     from sim.search.budget import work_of
     from sim.search.pipeline import replay_orders
@@ -383,16 +391,16 @@ def _compare(run: Prepared, document: dict) -> dict:
         return results
 
     labels = {p.label: normalised_protocol(p) for p in run.protocols}
-    prepared = prepare(run.known, run.family, run.workload, str(run.options.baseline), run.digest,
+    prepared = prepare(known, run.family, run.workload, str(run.options.baseline), run.digest,
                        set(labels.values()), replayer)
     return compare(document, prepared, lambda label: labels.get(label) or label, replayer)
 
 
-def _write_baseline(run: Prepared, document: dict, console) -> None:
+def _write_baseline(run: Prepared, path: Path, document: dict, console) -> None:
     from sim.report.baseline import baseline_document
 
     written = baseline_document(document, {p.label: p for p in run.protocols}, run.digest)
-    write_atomically(run.write_baseline, json.dumps(written, indent=2) + "\n")
+    write_atomically(path, json.dumps(written, indent=2) + "\n")
     entries = written["entries"]
     console.print(f"baseline written to {run.options.write_baseline}: {len(entries)} "
                   f"entr{'y' if len(entries) == 1 else 'ies'} for workload {written['workload']}", markup=False)
@@ -428,6 +436,13 @@ def _check_determinism(family, workload, protocols, seed_start: int, seeds: int,
     return {"runs": len(here), "identical": True, "hash_seed": env["PYTHONHASHSEED"]}
 
 
+def _exhaustive_progress(bar: Bar, label: str) -> Callable[[int, int, int], None]:
+    def progress(depth: int, total: int, states: int) -> None:
+        bar(f"exhaustive {label}", depth, total, f"{states} states")
+
+    return progress
+
+
 def _exhaustive(family, workload, protocols, max_events: int, console, json_out: bool, deadline, workers: int) -> int:
     from sim.search.exhaustive import explore
 
@@ -435,8 +450,7 @@ def _exhaustive(family, workload, protocols, max_events: int, console, json_out:
     with Bar(progress_wanted(json_out)) as bar:
         for p in protocols:
             results.append(explore(family, workload, p, max_events, deadline=deadline, workers=workers,
-                                   progress=lambda depth, total, states, label=p.label:
-                                   bar(f"exhaustive {label}", depth, total, f"{states} states")))
+                                   progress=_exhaustive_progress(bar, p.label)))
     document = {"family": family.name, "workload": workload.name, "max_events": max_events,
                 "protocols": [r.to_json() for r in results]}
     for r in results:

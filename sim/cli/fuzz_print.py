@@ -93,7 +93,7 @@ def _print_example(console, example: dict, availability: str) -> None:
     shrink = example["shrink"]
     proof = ("shortest possible" if shrink["shortest_proved"] else
              "1-minimal" if shrink["one_minimal"] else f"not minimal: the {shrink['end']} limit stopped it")
-    status = {"known": " [known: in the baseline]", "new": " [NEW]"}.get(example.get("baseline"), "")
+    status = {"known": " [known: in the baseline]", "new": " [NEW]"}.get(example.get("baseline") or "", "")
     kind = "minimal order" if shrink["one_minimal"] else "order"
     count = len(example["events"])
     console.print(f"\n{example['invariant']} under {example['protocol']}{status}: {kind} of "

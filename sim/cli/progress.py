@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from sim.cli.app import error_console
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 def progress_wanted(json_out: bool) -> bool:
@@ -17,8 +21,8 @@ class Bar:
     """A Rich progress bar on stderr, one task per phase (a no-op when not wanted)."""
 
     def __init__(self, enabled: bool):
-        self.progress = None
-        self.tasks: dict[str, int] = {}
+        self.progress: Progress | None = None
+        self.tasks: dict[str, TaskID] = {}
         if enabled:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

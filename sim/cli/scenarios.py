@@ -160,8 +160,8 @@ def run(
     from sim.registry import FAMILIES
 
     loaded = [FAMILIES.load_scenario(path) for path in scenarios]  # all input errors before any run
-    plans = [(s, FAMILIES.family_for(s)) for s in loaded]
-    plans = [(s, f, _protocols_for(f, s, protocol or [])) for s, f in plans]
+    families = [(s, FAMILIES.family_for(s)) for s in loaded]
+    plans = [(s, f, _protocols_for(f, s, protocol or [])) for s, f in families]
     console = human_console(json_out)
     results = []
     for scenario, family, protocols in plans:

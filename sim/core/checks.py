@@ -86,7 +86,8 @@ class Fold:
         return (self.reads is None or name in self.reads) and name not in self.ignores
 
     def run(self, history: Iterable[Any]) -> CheckResult:
-        carry, feed, found, reads_event = self.start, self.feed, [], self.reads_event
+        found: list[Violation] = []
+        carry, feed, reads_event = self.start, self.feed, self.reads_event
         try:
             for event in history:
                 if not reads_event(event.event):
@@ -213,7 +214,12 @@ class _FoldedRun:
 
     def __init__(self, specs: list[CheckSpec], given: Any = None):
         self.specs, self.given = specs, given
-        self.folds = [spec.fold for spec in specs]
+        self.folds: list[Fold] = []
+        for spec in specs:
+            fold = spec.fold
+            if fold is None:
+                raise ValueError(f"check {spec.name!r} is not a fold; it cannot share a pass")
+            self.folds.append(fold)
         self.readers: dict[str, list[tuple[int, Callable]]] = {}
         #: event name -> [(exempt predicate or None, every field some check needs of such events)]
         self.watched: dict[str, list[tuple[Callable[[Any], bool] | None, frozenset[str]]]] = {}
@@ -221,8 +227,8 @@ class _FoldedRun:
         for spec in specs:
             for name, fields in spec.requires.items():
                 needs.setdefault((name, spec.exempt.get(name)), set()).update(fields)
-        for (name, exempt), fields in needs.items():
-            self.watched.setdefault(name, []).append((exempt, frozenset(fields)))
+        for (name, exempt), wanted in needs.items():
+            self.watched.setdefault(name, []).append((exempt, frozenset(wanted)))
 
     def _readers_of(self, name: str) -> list[tuple[int, Callable]]:
         readers = self.readers.get(name)

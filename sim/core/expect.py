@@ -76,7 +76,8 @@ def parse_expect(raw: Any, steps: Iterable[str], invariants: Iterable[str], sour
             unknown = [v for v in violations if v not in invariants]
             if unknown:
                 raise source.error(f"[expect] {shown(label)}: unknown invariant {shown(unknown[0])}"
-                                   f"{did_you_mean(unknown[0], invariants)}; invariants: {', '.join(invariants)}", label)
+                                   f"{did_you_mean(unknown[0], invariants)}; invariants: {', '.join(invariants)}",
+                                   label)
             violations = tuple(sorted(set(violations)))
         step_verdicts = {}
         for key, verdict in value.items():

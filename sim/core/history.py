@@ -157,7 +157,9 @@ class History:
         if text.startswith("\ufeff"):
             raise HistoryError("the file starts with a byte-order mark (U+FEFF), which JSON lines do not allow; "
                                "save it as UTF-8 without a BOM", f"{where}:1")
-        rows, lines, problems = [], [], []
+        rows: list[Any] = []
+        lines: list[int] = []
+        problems: list[tuple[int, str]] = []
         for line_number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -188,8 +190,7 @@ class History:
         except HistoryError as error:
             if not problems:
                 raise
-            problems += error.problems
-            history = None
+            raise invalid_lines(where, sorted(problems + error.problems)) from None
         if problems:
             raise invalid_lines(where, sorted(problems))
         return history
@@ -245,7 +246,10 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set[str] = set()
-        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        for twice, _ in pairs:
+            if twice in seen:
+                break
+            seen.add(twice)
         raise _BadValue(f"key {shown(twice)} appears twice in one object; give each field once")
     return out
 
@@ -284,7 +288,8 @@ def _name_problem(value: Any, field_name: str) -> str | None:
 def _event(row: Any, position: int) -> Event:
     if not isinstance(row, dict):
         raise ValueError(f"not a JSON object but {kind(row)}; each line holds one event object")
-    actor, name = row.get("actor"), row.get("event")  # null is absent (docs/formats.md)
+    actor: Any = row.get("actor")  # null is absent (docs/formats.md); any other value is checked below
+    name: Any = row.get("event")
     missing = [f for f, value in (("actor", actor), ("event", name)) if value is None]
     if missing:
         raise ValueError(f"lacks {', '.join(missing)}; every event needs at least 'actor' and 'event'")

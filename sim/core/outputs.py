@@ -469,15 +469,16 @@ class FolderLock:
     process ends, however it ends).  A second command on the same folder is refused."""
 
     def __init__(self, folder: Path, what: str = "--out"):
-        self.folder, self.what, self.handle = Path(folder), what, None
+        self.folder, self.what = Path(folder), what
+        self.handle: int | None = None
 
     def __enter__(self) -> "FolderLock":
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.handle = os.open(self.folder, os.O_RDONLY)
+        handle = self.handle = os.open(self.folder, os.O_RDONLY)
         try:
-            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            os.close(self.handle)
+            os.close(handle)
             self.handle = None
             raise OutputError(f"{self.what} {self.folder} is in use by another fencesim run; wait for it to end "
                               "(or give another folder)") from None

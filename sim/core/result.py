@@ -81,11 +81,11 @@ class RunResult:
 def run_scenario(family, scenario, protocol: Protocol | str | None = None) -> RunResult:
     """Replay ``scenario`` (its own events) under ``protocol`` (default: the scenario's, else
     the family's first preset) and run the family's checks."""
-    if not isinstance(protocol, Protocol):
-        protocol = family.parse_protocol(protocol or scenario.protocol or family.default_protocol)
-    replay = family.replay(scenario, protocol)
+    chosen: Protocol = (protocol if isinstance(protocol, Protocol)
+                        else family.parse_protocol(protocol or scenario.protocol or family.default_protocol))
+    replay = family.replay(scenario, chosen)
     return RunResult(
-        scenario=scenario.name, family=family.name, protocol=protocol, history=replay.history,
+        scenario=scenario.name, family=family.name, protocol=chosen, history=replay.history,
         verdicts=family.verdicts(replay), checks=family.check(replay.history), end=replay.end,
-        expect=scenario.expect.get(protocol.label), outcome=family.outcome(replay),
+        expect=scenario.expect.get(chosen.label), outcome=family.outcome(replay),
     )

@@ -24,7 +24,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 from sim.core.family import Family, Replay
 from sim.core.files import write_files_atomically
@@ -50,7 +50,7 @@ class Side:
     """One side of a comparison: its history, violations and final workspace."""
 
     history: History
-    violations: list[tuple[str, int, str | None]]
+    violations: list[tuple[str, int | None, str | None]]  # (invariant, event index, step)
     files: dict[str, Any]
     rev: int
     problems: list[str] = field(default_factory=list)  # lines of the history that are not valid
@@ -91,8 +91,9 @@ def compare(model: Side, real: Side) -> tuple[list[str], int, int]:
         m = model.history[index] if index < len(model.history) else None
         r = real.history[index] if index < len(real.history) else None
         if m is None or r is None:
-            differences.append(f"event {index}: only the {'model' if r is None else 'real executor'} has "
-                               f"{(m or r).event} ({(m or r).actor})")
+            side, only = ("model", m) if r is None else ("real executor", r)
+            if only is not None:
+                differences.append(f"event {index}: only the {side} has {only.event} ({only.actor})")
             continue
         if (m.event, m.actor, bool(m.get("skipped"))) != (r.event, r.actor, bool(r.get("skipped"))):
             differences.append(f"event {index}: model {m.actor} {m.event}{' (skipped)' if m.get('skipped') else ''}, "
@@ -110,7 +111,8 @@ def compare(model: Side, real: Side) -> tuple[list[str], int, int]:
     for name in sorted(set(real.unjudged) - set(model.unjudged)):
         differences.append(f"{name} could not judge the real history ({real.unjudged[name]}) but judged the model's")
     for name in sorted(set(model.unjudged) - set(real.unjudged)):
-        differences.append(f"{name} could not judge the model's history ({model.unjudged[name]}) but judged the real one")
+        differences.append(f"{name} could not judge the model's history ({model.unjudged[name]}) but judged the "
+                           "real one")
     if model.violations != real.violations:
         differences.append(f"violations: model {_violations(model.violations)}, real {_violations(real.violations)}")
     if model.rev != real.rev or model.files != real.files:
@@ -118,7 +120,7 @@ def compare(model: Side, real: Side) -> tuple[list[str], int, int]:
     return differences[:MAX_DIFFERENCES], deliveries, agreeing
 
 
-def _violations(found: list[tuple[str, int, str | None]]) -> str:
+def _violations(found: list[tuple[str, int | None, str | None]]) -> str:
     return "[" + ", ".join(f"{name} at {index} ({step})" for name, index, step in found) + "]" if found else "none"
 
 
@@ -177,6 +179,8 @@ def conform_seed(family: Family, workload: Workload, protocol: Protocol, seed: i
                  command: list[str] | None = None, events: Sequence[Any] | None = None) -> SeedResult:
     """One seed's order (or ``events``, a scenario's own) in the model and against the executor."""
     if events is None:
+        if seed is None:
+            raise ValueError("conform_seed needs a seed or the events to play")
         events = family.generate(workload, seed)
     found = conform_order(family, workload.base, protocol, events, command)
     return SeedResult(
@@ -289,7 +293,7 @@ class DisagreementOracle:
 @dataclass
 class Disagreement:
     protocol: str
-    seed: int
+    seed: int | None  # None: a scenario's own order
     original_length: int
     order: list[str]
     one_minimal: bool
@@ -301,10 +305,12 @@ class Disagreement:
 def shrink_and_export(family: Family, workload: Workload, protocol: Protocol, result: SeedResult, out_dir: Path,
                       command: list[str] | None = None, seconds: float = CONFORM_SHRINK_SECONDS_MAX,
                       events: Sequence[Any] | None = None,
-                      skip_orders: set[tuple[str, ...]] = frozenset()) -> Disagreement | None:
+                      skip_orders: Collection[tuple[str, ...]] = frozenset()) -> Disagreement | None:
     """Shrink one disagreement to a 1-minimal order (within ``seconds``) and write it out; None (nothing
     written) when it shrinks to an order in ``skip_orders``."""
     if events is None:
+        if result.seed is None:
+            raise ValueError("a scenario's own order is shrunk from its events: give them")
         events = family.generate(workload, result.seed)
     oracle = DisagreementOracle(family, workload.base, protocol, command, Deadline(seconds, "shrink_seconds"))
     order, one_minimal = tuple(events), False

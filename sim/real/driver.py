@@ -40,6 +40,7 @@ from typing import Any, Iterable
 
 from sim.core.errors import FencesimError
 from sim.core.family import Replay
+from sim.core.history import History
 from sim.core.knobs import Protocol
 from sim.families.workspace.actors import Actor, Executor, World
 from sim.families.workspace.content import Hunks
@@ -64,7 +65,7 @@ class RealRunError(FencesimError):
     """The executor failed, hung or broke the interface; the run has no verdict.  ``history`` holds the
     events recorded before the failure (when the run got that far), ``incidents`` the crashes so far."""
 
-    history = None
+    history: History | None = None
     incidents: list = []
 
 
@@ -177,10 +178,18 @@ class ExecutorProcess:
             lines.put(line)
         lines.put(None)
 
+    def _running(self) -> subprocess.Popen:
+        if self.process is None:
+            raise RealRunError("the executor has not been started")
+        return self.process
+
     def _send(self, request: dict[str, Any]) -> None:
+        stdin = self._running().stdin
+        if stdin is None:
+            raise RealRunError("the executor was started without a pipe to its input")
         try:
-            self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
-            self.process.stdin.flush()
+            stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            stdin.flush()
         except (BrokenPipeError, OSError):
             raise RealRunError(f"the executor went away ({self._stderr_tail()})") from None
 
@@ -193,7 +202,7 @@ class ExecutorProcess:
             self.kill()
             raise RealRunError(f"the executor sent nothing for {wait:.0f} s (hung; killed)") from None
         if line is None:
-            status = self.process.wait(timeout=RECORD_TIMEOUT_S)
+            status = self._running().wait(timeout=RECORD_TIMEOUT_S)
             raise RealRunError(f"the executor exited with status {status} without answering ({self._stderr_tail()})")
         try:
             record = json.loads(line)
@@ -222,7 +231,7 @@ class ExecutorProcess:
     def deliver(self, message: dict[str, Any], pause_at: str | None) -> tuple[list[dict[str, Any]], str | None]:
         """Send one delivery; return its records and the point where the executor was killed (or None)."""
         self._send({"op": "deliver", "message": message, "pause_at": pause_at})
-        records = []
+        records: list[dict[str, Any]] = []
         while True:
             record = self.record()
             if record["kind"] == "paused":
@@ -283,6 +292,8 @@ class ExecutorProcess:
                 pass
         self.kill()
         for stream in (self.process.stdin, self.process.stdout):
+            if stream is None:
+                continue
             try:
                 stream.close()
             except OSError:
@@ -307,12 +318,15 @@ class RealHuman(Actor):
         if reason is not None:
             world.record_skip(action, reason)
             return
+        path = action.path
+        if path is None:
+            raise RealRunError(f"the human edit {action} names no file")
         world.state, records = world.machine.step(world.state, action)
         _, _, fields = records[0]
-        hunks = [action.hunk] if action.hunk else list(self.workspace.files[action.path])
-        self.workspace.write(action.path, {h: fields["content"] for h in hunks})
+        hunks = [action.hunk] if action.hunk else list(self.workspace.files[path])
+        self.workspace.write(path, {h: fields["content"] for h in hunks})
         _mirror(world, self.workspace)
-        fields.update(rev_after=self.workspace.rev, hash_after=self.workspace.hash(action.path))  # as on disk
+        fields.update(rev_after=self.workspace.rev, hash_after=self.workspace.hash(path))  # as on disk
         world.record(records)
 
 
@@ -415,16 +429,20 @@ def run_real(scenario: WorkspaceScenario, protocol: Protocol, events: Iterable[A
         workspace = RealWorkspace(root / "repo", scenario.files, env)
         process = ExecutorProcess(command or reference_command(), workspace.repo, state, protocol, env,
                                   started + timeout_s, root / "executor.log")
-        world = None
+        world: World | None = None
         finished = False
         try:
             process.start()
 
             def make_executor(world: World, name: str) -> ExecutorProxy:
-                proxy = (_ForcedPauses if pause_points else ExecutorProxy)(world, name)
-                proxy.process, proxy.workspace = process, workspace
+                proxy: ExecutorProxy
                 if pause_points:
-                    proxy.forced = dict(pause_points)
+                    forcing = _ForcedPauses(world, name)
+                    forcing.forced = dict(pause_points)
+                    proxy = forcing
+                else:
+                    proxy = ExecutorProxy(world, name)
+                proxy.process, proxy.workspace = process, workspace
                 return proxy
 
             def make_human(world: World, name: str) -> RealHuman:

@@ -180,14 +180,15 @@ class Executor:
     # -- dedupe store -----------------------------------------------------------------------
 
     def _seen(self, key: str) -> bool:
-        if self.dedupe == "journal":
-            return self.db.execute("SELECT 1 FROM journal WHERE key = ? AND state = 'applied'", (key,)).fetchone() is not None
+        if self.db is not None:  # dedupe "journal"
+            return self.db.execute("SELECT 1 FROM journal WHERE key = ? AND state = 'applied'",
+                                   (key,)).fetchone() is not None
         if self.dedupe == "memory":
             return key in self.memory
         return False
 
     def _store(self, key: str, step: str, base_rev: int, state: str) -> None:
-        if self.dedupe == "journal":
+        if self.db is not None:  # dedupe "journal"
             self.db.execute("INSERT INTO journal (key, step, base_rev, state) VALUES (?, ?, ?, ?) "
                             "ON CONFLICT(key) DO UPDATE SET state = excluded.state", (key, step, base_rev, state))
         elif self.dedupe == "memory" and state == "applied":

@@ -99,7 +99,10 @@ class Clock:
 
     def tick(self) -> int:
         with self.lock:
-            return int(self.db.execute("INSERT INTO ticks DEFAULT VALUES").lastrowid)
+            row_id = self.db.execute("INSERT INTO ticks DEFAULT VALUES").lastrowid
+            if row_id is None:
+                raise RuntimeError("SQLite gave the tick no row id")
+            return row_id
 
     def close(self) -> None:
         self.db.close()
@@ -168,9 +171,7 @@ class Store:
 
     # -- objects ----------------------------------------------------------------------------
 
-    def _object(self, row) -> dict | None:
-        if row is None:
-            return None
+    def _object(self, row) -> dict:
         names = ("number", "kind", "task", "transition", "logical", "generation", "key", "fingerprint", "head",
                  "request", "foreign", "open", "valid")
         obj = dict(zip(names, row))
@@ -182,8 +183,15 @@ class Store:
                 "foreign_object, open, valid")
 
     def by_number(self, number: int) -> dict | None:
-        return self._object(self.db.execute(f"SELECT {self._COLUMNS} FROM objects WHERE number = ?",
-                                            (number,)).fetchone())
+        row = self.db.execute(f"SELECT {self._COLUMNS} FROM objects WHERE number = ?", (number,)).fetchone()
+        return None if row is None else self._object(row)
+
+    def _stored(self, number: int) -> dict:
+        """An object just written (it is there: the caller holds the lock)."""
+        obj = self.by_number(number)
+        if obj is None:
+            raise RuntimeError(f"object #{number} was written but cannot be read back")
+        return obj
 
     def by_key(self, key: str | None) -> dict | None:
         """The object a retained key names (None once the key is older than the retention)."""
@@ -219,7 +227,7 @@ class Store:
             self.db.execute("ROLLBACK")
             raise
         self.next_number += 1
-        return self.by_number(number)
+        return self._stored(number)
 
     def handle(self, endpoint: Endpoint, body: dict, key: str | None, request: str, worker: str | None,
                copy_of: str | None = None) -> tuple[str, dict]:
@@ -232,8 +240,8 @@ class Store:
                              if not o["foreign"] and o["generation"] == body["generation"]), None)
                 outcome, obj = ("deduplicated", same) if same is not None else (
                     "committed", self._create(endpoint.kind, body, None, fingerprint, request))
-            elif honoured and self.by_key(key) is not None:
-                obj = self.by_key(key)
+            elif honoured and (existing := self.by_key(key)) is not None:
+                obj = existing
                 conflict = self.check_fingerprints and obj["fingerprint"] != fingerprint
                 outcome = "rejected" if conflict else "deduplicated"
             else:
@@ -368,6 +376,8 @@ class Hooks:
 class Handler(BaseHTTPRequestHandler):
     """The HTTP face: ``/v1/...`` for workers, ``/_control/...`` for the harness."""
 
+    server: ExternalServer
+
     server_version = "fencesim-external/1"
     protocol_version = "HTTP/1.0"  # one request per connection: a lost reply is a closed connection
     timeout = REQUEST_TIMEOUT_S
@@ -472,10 +482,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def _create_object(self, kind: str, body: dict, struck: list[dict]) -> None:
         transition = body.get("transition")
-        endpoint = self.store.endpoints.get(transition)
-        if endpoint is None:
+        if not isinstance(transition, str) or transition not in self.store.endpoints:
             self._error(404, f"no endpoint serves transition {transition!r}")
             return
+        endpoint = self.store.endpoints[transition]
         if endpoint.effect_class == "read":
             self._error(400, f"transition {transition!r} is a read: GET /v1/reads/{transition}")
             return
@@ -541,10 +551,10 @@ class Handler(BaseHTTPRequestHandler):
     def _query(self, query: dict) -> None:
         """Reconciliation: by key, or by task marker; refused where the endpoint cannot be queried so."""
         transition = query.get("transition")
-        endpoint = self.store.endpoints.get(transition)
-        if endpoint is None:
+        if not isinstance(transition, str) or transition not in self.store.endpoints:
             self._error(404, f"no endpoint serves transition {transition!r}")
             return
+        endpoint = self.store.endpoints[transition]
         by = "key" if "key" in query else "marker"
         if endpoint.reconcile_by == "none" or (by == "key" and endpoint.reconcile_by != "key"):
             self._error(400, f"query_not_supported: {transition} cannot be queried by {by}")
@@ -597,8 +607,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.store.record("read_changed", transition=body["transition"], version=version)
             self._reply(200, {"version": version})
         elif name == "invalidate":
-            obj = self.store.invalidate(int(body["number"]))
-            self._reply(200 if obj else 404, {"invalidated": obj is not None})
+            invalidated = self.store.invalidate(int(body["number"]))
+            self._reply(200 if invalidated else 404, {"invalidated": invalidated is not None})
         elif name == "stop":
             self._reply(200, {"stopping": True})
             threading.Thread(target=self.server.shutdown, daemon=True).start()

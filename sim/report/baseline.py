@@ -208,10 +208,10 @@ def prepare(known: dict[str, Any], family: Family, workload: Workload, path: str
             run_protocols: set[str], replayer: Replayer) -> Prepared:
     """Read each entry against this workload (see the module docstring); refuse only another family's or
     another workload's baseline (exit 4).  ``run_protocols``: the normalised protocols this run fuzzes."""
-    for key, ours in (("family", family.name), ("workload", workload.name)):
-        if known.get(key) != ours:
+    for key, name in (("family", family.name), ("workload", workload.name)):
+        if known.get(key) != name:
             raise InputError(f"--baseline {path} was written for {key} {known.get(key)!r}; this run fuzzes "
-                             f"{ours!r} (write one for it with --write-baseline)")
+                             f"{name!r} (write one for it with --write-baseline)")
     prepared = Prepared(path, workload_changed=known.get("workload_digest") != digest)
     protocols: dict[str, Protocol | str] = {}
     for entry in known["entries"]:

@@ -321,7 +321,7 @@ def swimlane(lanes: Sequence[str], events: Iterable[dict[str, Any]], title: str)
     total = sum(heights)
     figure = Figure(figsize=(SWIMLANE_INDEX_IN + 0.3 + lane_in * len(lanes), 1.1 + total), layout="constrained")
     ax = figure.subplots()
-    for lane, x in column.items():
+    for x in column.values():
         ax.axvline(x, color="#cccccc", linewidth=0.8, zorder=0)
     y = 0.0
     for number, (event, text, height) in enumerate(zip(events, wrapped, heights)):

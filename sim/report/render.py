@@ -378,7 +378,8 @@ def to_html(results: dict[str, Any], meta: dict[str, Any], figures: dict[str, di
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              "<title>fencesim design review</title>", f"<style>{STYLE}</style></head><body>",
              "<h1>fencesim design review</h1>",
-             f"<p>fencesim {html.escape(meta['fencesim_version'])} at commit <code>{html.escape(meta['commit'])}</code>; "
+             f"<p>fencesim {html.escape(meta['fencesim_version'])} at commit "
+             f"<code>{html.escape(meta['commit'])}</code>; "
              f"{len(results['designs'])} design(s). Intervals: "
              + html.escape("; ".join(f"{k}: {v}" for k, v in results["statistics"].items())) + ".</p>"]
     if results["budget_stopped"]:

@@ -224,7 +224,7 @@ def _price(family, protocol, invariant, clean, tallies, sample, limit, advice) -
         advice.stopped = limit.name
     advice.sample_seeds = before.runs
     advice.sample_runs_violating_it_before = before.by_invariant[invariant]
-    priced = []
+    priced: list[dict[str, Any]] = []
     for candidate in clean[:ADVISOR_CANDIDATES_PRICED]:
         if priced and limit.expired():
             advice.stopped = limit.name

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import multiprocessing
+import multiprocessing.pool
 import signal
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
@@ -67,7 +68,8 @@ class ExhaustiveResult:
     def to_json(self) -> dict:
         return {
             "protocol": self.protocol, "max_events": self.max_events, "orders_explored": self.orders_explored,
-            "distinct_states": self.distinct_states, "pruned_commuting": self.pruned, "complete": self.complete, "end": self.reason,
+            "distinct_states": self.distinct_states, "pruned_commuting": self.pruned, "complete": self.complete,
+            "end": self.reason,
             "proved_absent": [n for n in self.invariants if n not in self.minimal_orders] if self.complete else [],
             "violations": {
                 name: {"shortest_events": self.shortest[name],
@@ -108,7 +110,7 @@ class _Context:
     def root(self) -> Any:
         if self.machine is None:
             return None
-        return (self.machine.initial(), tuple(fold.start for fold in (s.fold for s in self.family.checks if s.safety)), 0)
+        return (self.machine.initial(), tuple(fold.start for fold in self.folds), 0)
 
     def expand(self, entry, keep_nodes: bool) -> tuple[list, int]:
         """Every effective one-event extension of a frontier entry: (order, violated, key, node)."""
@@ -139,6 +141,7 @@ class _Context:
 
     def _expand_direct(self, entry, keep_nodes: bool) -> tuple[list, int]:
         order, _, violated, (state, carries, length) = entry
+        assert self.machine is not None  # expand() comes here only with a machine
         key_of, readers_of = self.machine.key, self._readers_of
         choices, pruned = self._choices(str(order[-1]) if order else None)
         time = plain_time(len(order))
@@ -200,7 +203,8 @@ class _Expander:
     """Expands frontier entries in this process, or in a pool of workers (results in frontier order)."""
 
     def __init__(self, context: _Context, workers: int):
-        self.context, self.workers, self.pool = context, max(1, workers), None
+        self.context, self.workers = context, max(1, workers)
+        self.pool: multiprocessing.pool.Pool | None = None
 
     def __enter__(self) -> "_Expander":
         if self.workers > 1:

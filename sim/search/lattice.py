@@ -205,7 +205,10 @@ class DesignMap:
     def _one_step(self, weaker: Point, stronger: Point) -> bool:
         """``weaker`` differs from ``stronger`` in one knob, set to a value of lower rank."""
         diff = [k for k in self.knobs if weaker.values[k.name] != stronger.values[k.name]]
-        return len(diff) == 1 and diff[0].rank(weaker.values[diff[0].name]) < diff[0].rank(stronger.values[diff[0].name])
+        if len(diff) != 1:
+            return False
+        knob = diff[0]
+        return knob.rank(weaker.values[knob.name]) < knob.rank(stronger.values[knob.name])
 
     def pareto(self) -> list[Point]:
         """Groups (by representative) no other group beats on every cost (violating share, findings per run,

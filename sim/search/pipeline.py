@@ -51,7 +51,7 @@ class FuzzResult:
 SWEEP_SHARE = 0.5
 
 def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str], seeds: int, seed_start: int = 0,
-         workers: int | None = None, progress: Callable[[int, int], None] | None = None,
+         workers: int | None = None, progress: Callable[[int, int, int], None] | None = None,
          advise: bool = True, deadline: Deadline = NO_DEADLINE,
          shrink_seconds: float | None = SHRINK_SECONDS_MAX, backend: str = "local",
          scheduler: str | None = None, resume: SweepState | None = None,
@@ -64,16 +64,17 @@ def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str]
     returns the best order so far, the advisor prices and verifies fewer
     candidates or is skipped -- each says so.  The advisor verifies its fixes
     on the seeds this sweep ran, reusing the sweep's own tallies.
+    ``progress(done_seeds, total_seeds, violating_runs)`` is called after each sweep chunk.
     """
-    protocols = [family.parse_protocol(p) for p in protocols]
+    parsed = [family.parse_protocol(p) for p in protocols]
     started = time.monotonic()
-    summary, _ = sweep(family, workload, protocols, seeds, seed_start, workers, progress=progress,
+    summary, _ = sweep(family, workload, parsed, seeds, seed_start, workers, progress=progress,
                        deadline=sweep_deadline(deadline), backend=backend, scheduler=scheduler, resume=resume,
                        checkpoint=checkpoint)
-    result = FuzzResult(family, workload, protocols, summary, sweep_seconds=time.monotonic() - started)
-    by_label = {p.label: p for p in protocols}
+    result = FuzzResult(family, workload, parsed, summary, sweep_seconds=time.monotonic() - started)
+    by_label = {p.label: p for p in parsed}
     tallies = Tallies(family, workload, seed_start, summary.seeds_done, workers,
-                      known={p: summary.tallies[p.label] for p in protocols})
+                      known={p: summary.tallies[p.label] for p in parsed})
     found_items = sorted(summary.found.items())
     for position, ((label, invariant), found) in enumerate(found_items):
         protocol = by_label[label]
@@ -91,11 +92,11 @@ def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str]
             deadline.note("advisor")
         elif advise:
             example.advice = run_advisor(family, workload, protocol, invariant, shrunk.events, deadline=share,
-                                         workers=workers or default_workers(), seed_start=seed_start, seeds=summary.seeds_done,
-                                         tallies=tallies)
+                                         workers=workers or default_workers(), seed_start=seed_start,
+                                         seeds=summary.seeds_done, tallies=tallies)
         example.seconds = time.monotonic() - began
         result.counterexamples.append(example)
-    result.claims = family.claims({label: t.to_json() for label, t in summary.tallies.items()}, protocols)
+    result.claims = family.claims({label: t.to_json() for label, t in summary.tallies.items()}, parsed)
     return result
 
 

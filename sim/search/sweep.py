@@ -21,7 +21,7 @@ import multiprocessing
 import os
 import signal
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Generator, Sequence
 
 import pandas as pd
 
@@ -258,7 +258,7 @@ def _measure_names(family: Family, row: dict[str, Any]) -> tuple[str, ...]:
 
 
 def iter_chunks(family: Family, workload: Workload, protocols: list[Protocol], tasks: list[tuple], workers: int,
-                backend: str = "local", scheduler: str | None = None) -> Iterator[tuple]:
+                backend: str = "local", scheduler: str | None = None) -> Generator[tuple, None, None]:
     """Each task's result, in task order, whatever finishes first."""
     if backend == "dask":
         yield from _dask_chunks(family, workload, protocols, tasks, workers, scheduler)
@@ -280,7 +280,7 @@ def iter_chunks(family: Family, workload: Workload, protocols: list[Protocol], t
 
 
 def _dask_chunks(family: Family, workload: Workload, protocols: list[Protocol], tasks: list[tuple], workers: int,
-                 scheduler: str | None) -> Iterator[tuple]:
+                 scheduler: str | None) -> Generator[tuple, None, None]:
     """Chunks on a dask.distributed cluster: the one at ``scheduler``, or a LocalCluster of ``workers``."""
     try:
         from dask.distributed import Client, LocalCluster
@@ -301,7 +301,7 @@ def _dask_chunks(family: Family, workload: Workload, protocols: list[Protocol], 
     try:
         state = client.scatter((family, workload, protocols, uuid.uuid4().hex), broadcast=True)
         window = max(2, 2 * len(client.scheduler_info().get("workers", {})) or 2)
-        futures = [client.submit(_run_chunk_with, task, state, pure=False) for task in tasks[:window]]
+        futures: list[Any] = [client.submit(_run_chunk_with, task, state, pure=False) for task in tasks[:window]]
         for position in range(len(tasks)):
             result = futures[position].result()
             futures[position] = None  # forget it: a million seeds never pile up in memory
@@ -325,7 +325,7 @@ class SweepState:
     saturation: list[Any] = field(default_factory=list)
 
 
-def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], seeds: int, seed_start: int = 0,
+def sweep(family: Family, workload: Workload, protocols: Sequence[Protocol | str], seeds: int, seed_start: int = 0,
           workers: int | None = None, progress: Callable[[int, int, int], None] | None = None,
           keep_rows: bool = False, deadline: Deadline = NO_DEADLINE, backend: str = "local",
           scheduler: str | None = None, resume: SweepState | None = None,
@@ -340,14 +340,14 @@ def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], s
     sweep would (the chunks already counted are not run again).
     ``backend="dask"`` runs the chunks on a ``dask.distributed`` cluster.
     """
-    protocols = [family.parse_protocol(p) for p in protocols]
+    parsed = [family.parse_protocol(p) for p in protocols]
     if not 0 < seeds <= MAX_SEEDS:
         raise InputError(f"--seeds must be between 1 and {MAX_SEEDS}, got {seeds}")
     if seed_start < 0:
         raise InputError(f"--seed-start must be 0 or more, got {seed_start}")
     if backend not in ("local", "dask"):
         raise InputError(f"unknown backend {backend!r}; backends: local, dask")
-    tallies = {p.label: new_tally(family, workload) for p in protocols}
+    tallies = {p.label: new_tally(family, workload) for p in parsed}
     found: dict[tuple[str, str], Found] = {}
     done, first_chunk = 0, 0
     saturation: list[tuple[int, dict[str, int]]] = []
@@ -364,7 +364,7 @@ def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], s
     starts = list(range(0, seeds, CHUNK_SEEDS))
     tasks = [(i, min(CHUNK_SEEDS, seeds - i), seed_start, keep_rows) for i in starts][first_chunk:]
     stopped = None
-    chunks = iter_chunks(family, workload, protocols, tasks, workers or default_workers(), backend, scheduler)
+    chunks = iter_chunks(family, workload, parsed, tasks, workers or default_workers(), backend, scheduler)
     try:
         for number, (chunk_tallies, rows, firsts, marks) in enumerate(chunks, start=first_chunk):
             for runs, registers in marks:  # points inside the chunk: the sweep so far with the chunk's part
@@ -395,7 +395,7 @@ def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], s
                 break
     finally:
         chunks.close()
-    summary = SweepSummary(family.name, workload.name, seed_start, seeds, [p.label for p in protocols], tallies,
+    summary = SweepSummary(family.name, workload.name, seed_start, seeds, [p.label for p in parsed], tallies,
                            dict(sorted(found.items())), done, stopped, saturation)
     return summary, all_rows
 

@@ -64,8 +64,8 @@ def test_fuzz_json_has_the_documented_keys(none_run):
     """The JSON document has family, invariants, availability, runs, violating_runs, by_invariant, by_protocol,
     counterexamples and claims."""
     document = json.loads(none_run[0].stdout)
-    assert {"family", "invariants", "availability", "runs", "violating_runs", "violating_runs_by_invariant", "by_protocol",
-            "counterexamples", "claims"} <= set(document)
+    assert {"family", "invariants", "availability", "runs", "violating_runs", "violating_runs_by_invariant",
+            "by_protocol", "counterexamples", "claims"} <= set(document)
     assert (document["family"], document["invariants"], document["availability"]) == (
         "workspace", list(INVARIANTS), ["spurious_rejections"])
     assert document["runs"] == 300
@@ -78,6 +78,13 @@ def test_fuzz_json_by_protocol_has_its_tallies(none_run):
     tally = json.loads(none_run[0].stdout)["by_protocol"]["none"]
     assert {"runs", "violating_runs", "violating_runs_by_invariant", "spurious_rejections"} <= set(tally)
     assert tally["runs"] == 300
+
+
+def _counterexamples(none_run) -> list[dict]:
+    """The none run's counterexamples: lost_update and duplicate_effect (a loop over them checks something)."""
+    examples = json.loads(none_run[0].stdout)["counterexamples"]
+    assert len(examples) == 2, examples
+    return examples
 
 
 def test_fuzz_json_counterexamples_name_protocol_invariant_events_file(none_run):
@@ -94,7 +101,7 @@ def test_fuzz_json_counterexamples_name_protocol_invariant_events_file(none_run)
 
 def test_each_counterexample_file_replays_with_exit_one(none_run):
     """`fencesim run FILE` on every exported counterexample exits 1 (the violation reproduces)."""
-    for example in json.loads(none_run[0].stdout)["counterexamples"]:
+    for example in _counterexamples(none_run):
         replayed = _fencesim("run", example["file"])
         assert replayed.returncode == 1, replayed.stdout + replayed.stderr
 
@@ -162,7 +169,8 @@ def test_junit_with_two_protocols_has_two_suites(tmp_path):
     assert out.returncode in (0, 1), out.stderr
     root = ET.parse(junit).getroot()
     names = [(s.get("name"), c.get("name")) for s in root.iter("testsuite") for c in s.iter("testcase")]
-    assert sorted(names) == sorted((f"fencesim fuzz {p}", n) for p in ("plan", "step") for n in [*INVARIANTS, "liveness"])
+    assert sorted(names) == sorted((f"fencesim fuzz {p}", n) for p in ("plan", "step")
+                                   for n in [*INVARIANTS, "liveness"])
 
 
 def _without_paths(document):
@@ -217,7 +225,7 @@ def test_input_errors_exit_four_with_one_line(tmp_path, args):
 
 def test_exported_pytest_files_pass(none_run):
     """Each exported pytest file passes where it was written (without advice its 'holds' test is an xfail)."""
-    for example in json.loads(none_run[0].stdout)["counterexamples"]:
+    for example in _counterexamples(none_run):
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", example["pytest"]],
                               cwd=Path(example["pytest"]).parent, capture_output=True, text=True, timeout=120,
                               check=False)
@@ -227,7 +235,7 @@ def test_exported_pytest_files_pass(none_run):
 
 def test_counterexample_timelines_mark_the_violation(none_run):
     """Each exported timeline marks the violating event with '>>' and the injected faults with '*'."""
-    for example in json.loads(none_run[0].stdout)["counterexamples"]:
+    for example in _counterexamples(none_run):
         text = Path(example["timeline"]).read_text()
         assert any(line.startswith(">>") and "|" in line for line in text.splitlines())
         assert "* " in text and example["violating_events"]

@@ -112,4 +112,5 @@ def test_exhaustive_driving_the_machine_equals_replaying_every_candidate():
         protocol = family.parse_protocol(label)
         fast = explore(family, workload, protocol, 5).to_json()
         slow = explore(family, workload, protocol, 5, accelerate=False).to_json()
-        assert {k: v for k, v in fast.items() if k not in counted} == {k: v for k, v in slow.items() if k not in counted}
+        assert ({k: v for k, v in fast.items() if k not in counted}
+                == {k: v for k, v in slow.items() if k not in counted})

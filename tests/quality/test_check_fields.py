@@ -11,7 +11,8 @@ from sim.core.history import Event, History
 from sim.registry import FAMILIES
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = sorted((REPO / "scenarios" / "regressions").glob("*.toml")) + sorted((REPO / "scenarios" / "runtime").glob("*.toml"))
+SOURCES = (sorted((REPO / "scenarios" / "regressions").glob("*.toml"))
+           + sorted((REPO / "scenarios" / "runtime").glob("*.toml")))
 
 
 def _violating_histories():
@@ -30,11 +31,19 @@ CASES = list(_violating_histories())
 
 
 @pytest.mark.quality
+def test_the_shipped_scenarios_give_violating_histories():
+    """The parametrized test below has cases (an empty parameter list would only skip it)."""
+    assert len(CASES) >= 10
+
+
+@pytest.mark.quality
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_dropping_a_field_never_turns_a_violation_into_ok(case):
     """For every field of the history, a copy without it keeps each violated check violated or not_evaluable."""
     _, family, history, violated = case
-    for field in sorted({name for event in history for name in event.fields}):
+    fields = sorted({name for event in history for name in event.fields})
+    assert fields and violated
+    for field in fields:
         stripped = History(Event(e.index, e.time, e.actor, e.event, {k: v for k, v in e.fields.items() if k != field})
                            for e in history)
         status = family.check(stripped).status()

@@ -109,7 +109,8 @@ def indices_out_of_order(rows, data) -> list[str] | None:
 
 
 def succeeded_after_a_failure(rows, data) -> list[str] | None:
-    terminals = [i for i, row in enumerate(rows) if row["event"] == "task_terminal" and row.get("outcome") == "succeeded"]
+    terminals = [i for i, row in enumerate(rows)
+                 if row["event"] == "task_terminal" and row.get("outcome") == "succeeded"]
     if not terminals:
         return None
     i = data.draw(st.sampled_from(terminals))

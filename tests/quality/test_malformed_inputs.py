@@ -66,7 +66,8 @@ DESIGN = 'format = 1\nname = "d"\nprotocols = ["step-dedupe", "step"]\nseeds = 2
 SEEDS = {
     "scenario": (_text("scenarios/seed/concurrent_edit.toml"), ".toml", ["run", "{file}", "-p", "none"]),
     "runtime": (_text("scenarios/runtime/pr_lost_response.toml"), ".toml", ["run", "{file}"]),
-    "counterexample": (_text("scenarios/regressions/effects_saga_keyed_fingerprint_reconcile_receipt_check_trusting_false_receipt.toml"),
+    "counterexample": (_text("scenarios/regressions/"
+                             "effects_saga_keyed_fingerprint_reconcile_receipt_check_trusting_false_receipt.toml"),
                        ".toml", ["run", "{file}"]),
     "workload": (_text("scenarios/workloads/tiny.toml"), ".toml",
                  ["fuzz", "--workload", "{file}", "--seeds", "2", "--no-advise", "--workers", "1", "--out", "{dir}",
@@ -209,7 +210,8 @@ def _mutate_history(text: str, data) -> str:
     elif edit == "duplicate_key":
         lines[i] = lines[i][:-1] + f',"{key}":"again"}}'
     elif edit == "nan":
-        lines[i] = lines[i][:-1] + ',"time":NaN}' if "time" not in row else lines[i].replace('"time":', '"time":NaN,"x":', 1)
+        lines[i] = (lines[i][:-1] + ',"time":NaN}' if "time" not in row
+                    else lines[i].replace('"time":', '"time":NaN,"x":', 1))
     elif edit == "huge_integer":
         lines[i] = lines[i][:-1] + f',"copy":{HUGE}}}'
     elif edit == "index":

@@ -214,7 +214,8 @@ def test_every_cruel_cell_agrees_with_the_model(protocol):
     disagreements = []
     for cell in cruel.cells(cruel.cruel_workload()):
         fault = str(cell.events[0])
-        real, model = violated(run_real_effects("saga", protocol, fault).history), violated(model_history(protocol, fault))
+        real = violated(run_real_effects("saga", protocol, fault).history)
+        model = violated(model_history(protocol, fault))
         if real != model:
             disagreements.append(f"{fault}: model {model}, real {real}")
     assert disagreements == []

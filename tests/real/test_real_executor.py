@@ -91,7 +91,8 @@ def test_after_write_journal_loses_the_key_for_real(make_scenario, tmp_path):
     with no fence the retry writes s1 a second time -- two commits carry its key."""
     scenario = _scenario(make_scenario, RETRIED)
     for text, expected in (("step-dedupe,journal_write=after_write", {"journal_loss"}),
-                           ("fence=none,dedupe=journal,journal_write=after_write", {"journal_loss", "duplicate_effect"})):
+                           ("fence=none,dedupe=journal,journal_write=after_write",
+                            {"journal_loss", "duplicate_effect"})):
         keep = tmp_path / text.replace(",", "_").replace("=", "-")
         run = run_real(scenario, WORKSPACE.parse_protocol(text), pause_points={1: "after_write"}, keep=keep)
         assert expected <= _violated(run.replay.history), text
@@ -112,7 +113,8 @@ def test_a_recovery_that_forgets_intents_loses_keys_only_at_a_point_the_model_la
     """Planted bug: recovery drops every intent, even one whose commit exists.  At the model's points the
     executor still agrees with the model (the key is marked applied before after_write); killed between the
     commit and the journal update -- a point only a real executor has -- it loses the key."""
-    command = _planted(tmp_path, "forgetful", "                    if key in committed:", "                    if False:")
+    indent = " " * 20
+    command = _planted(tmp_path, "forgetful", f"{indent}if key in committed:", f"{indent}if False:")
     scenario = _scenario(make_scenario, RETRIED)
     protocol = WORKSPACE.parse_protocol("step-dedupe")
     for point in reference.MODEL_POINTS:

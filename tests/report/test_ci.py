@@ -3,6 +3,9 @@ carries its family's invariants and availability columns."""
 
 from __future__ import annotations
 
+import ast
+import re
+import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -12,11 +15,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _document(invariants=("lost_update", "duplicate_effect"), availability=("spurious_rejections",)):
-    tally = lambda runs, found: {"runs": runs, "violating_runs": sum(found.values()),
-                                 "violating_runs_by_invariant": {n: found.get(n, 0) for n in invariants},
-                                 **{a: 3 for a in availability}}
+    def tally(runs, found):
+        return {"runs": runs, "violating_runs": sum(found.values()),
+                "violating_runs_by_invariant": {n: found.get(n, 0) for n in invariants},
+                **{a: 3 for a in availability}}
+
     return {
-        "workload": "seed-fuzz", "family": "workspace", "seed_start": 0, "seeds": 10, "runs": 20, "violating_runs": 4, "invariants": list(invariants),
+        "workload": "seed-fuzz", "family": "workspace", "seed_start": 0, "seeds": 10, "runs": 20, "violating_runs": 4,
+        "invariants": list(invariants),
         "availability": list(availability),
         "by_protocol": {"none": tally(10, {"lost_update": 4}), "plan": tally(10, {})},
         "counterexamples": [{"protocol": "none", "invariant": "lost_update",
@@ -58,15 +64,29 @@ def test_markdown_summary_has_a_row_per_protocol_with_availability_columns():
     """The summary's table has the invariants and availability columns, one row per protocol, and the replays."""
     text = markdown_summary(_document())
     assert text.startswith("## fencesim fuzz: workload `seed-fuzz`")
-    assert "| protocol | runs | violating runs | lost_update | duplicate_effect | spurious_rejections | work done |" in text
+    assert ("| protocol | runs | violating runs | lost_update | duplicate_effect | spurious_rejections "
+            "| work done |") in text
     assert "| `none` | 10 | 4 | 4 | 0 | 3 | n/a |" in text and "| `plan` | 10 | 0 | 0 | 0 | 3 | n/a |" in text
     assert "replay: `fencesim run counterexamples/x.toml`" in text
 
 
+def _oldest_python() -> tuple[int, int]:
+    """The oldest Python pyproject's requires-python admits (``>=3.11`` gives (3, 11))."""
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    match = re.fullmatch(r">=\s*3\.(\d+)", requires.strip())
+    assert match, f"requires-python {requires!r} is not of the form >=3.N"
+    return 3, int(match.group(1))
+
+
 def test_report_ci_compiles_on_the_oldest_supported_python():
-    """sim/report/ci.py compiles on every Python that pyproject's requires-python admits (3.11 included)."""
+    """sim/report/ci.py parses with the grammar of the oldest Python that pyproject's requires-python admits
+    (3.11), whichever Python runs the tests, and is the module that writes the CI outputs."""
+    oldest = _oldest_python()
     source = (ROOT / "sim" / "report" / "ci.py").read_text()
-    compile(source, "sim/report/ci.py", "exec")
+    tree = ast.parse(source, "sim/report/ci.py", feature_version=oldest)  # SyntaxError: newer syntax
+    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert {"junit_xml", "markdown_summary"} <= defined
+    compile(tree, "sim/report/ci.py", "exec")
 
 
 def test_junit_stays_well_formed_xml_with_control_characters_in_names():

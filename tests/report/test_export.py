@@ -135,7 +135,9 @@ def test_timeline_puts_each_event_in_its_actors_column():
     history = FAMILY.replay(_workload().base, protocol, _events(CASES["lost_update"][1])).history
     lines = timeline(FAMILY, history).splitlines()
     actors = _cells(lines[0])
-    for event, row in zip([e for e in history if not e.get("skipped")], lines[2:]):
+    events = [e for e in history if not e.get("skipped")]
+    assert events and len(lines[2:]) == len(events), "one row per event that took effect"
+    for event, row in zip(events, lines[2:]):
         cells = _cells(row)
         column = actors.index(event.actor)
         assert cells[column].lstrip("* ").startswith(event.event)

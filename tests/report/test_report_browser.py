@@ -30,7 +30,8 @@ LAYOUT_PROBLEMS = """(minimum) => {
     const name = el.id || (el.dataset && el.dataset.name) || el.tagName;
     if (el.scrollWidth > el.clientWidth + 1) problems.push(`clipped ${name}: ${el.scrollWidth} > ${el.clientWidth}`);
     const box = el.getBoundingClientRect();
-    if (box.right > right) problems.push(`past the page ${name}: right edge ${Math.round(box.right)} > ${Math.round(right)}`);
+    if (box.right > right)
+      problems.push(`past the page ${name}: right edge ${Math.round(box.right)} > ${Math.round(right)}`);
   }
   if (document.documentElement.scrollWidth > window.innerWidth)
     problems.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} > ${window.innerWidth}`);

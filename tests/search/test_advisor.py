@@ -222,10 +222,13 @@ def test_the_count_before_is_the_sweeps_own_never_a_sample_zero():
     violation (never 0 for a violation the sweep found)."""
     result = _retention_case()
     tally = result.summary.tallies["keyed-fingerprint-reconcile,key_retention=5"]
+    compared = 0
     for example in result.counterexamples:
         advice = advise(EFFECTS, result.workload, example.protocol, example.invariant, example.events, seeds=300)
         if advice.runs_violating_it_before is not None:
             assert advice.runs_violating_it_before == tally.by_invariant[example.invariant] > 0
+            compared += 1
+    assert compared > 0, "no counterexample's advice gave a count before"
 
 
 def test_the_advisor_at_the_largest_limits_stops_at_its_work_limit():

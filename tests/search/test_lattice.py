@@ -43,7 +43,9 @@ def test_minimal_safe_design_and_certificate_of_tiny(fence_dedupe):
 def test_certificates_are_exact_on_the_lattice():
     """For every protocol, the certificate's condition holds exactly when the invariant is proved absent."""
     drawn = design_map(FAMILY, TINY, ["fence", "stamp_at", "dedupe"], 5, seeds=0)
-    for certificate in drawn.certificates():
+    certificates = drawn.certificates()
+    assert certificates and drawn.points
+    for certificate in certificates:
         for point in drawn.points:
             admitted = any(all(point.values[k] in values for k, values in clause.sets.items())
                            for clause in certificate.clauses)

@@ -28,7 +28,10 @@ def test_each_distinct_violation_is_shrunk_once_in_sorted_order():
 
 def test_advice_is_attached_when_asked():
     """With advise=True each counterexample carries the advisor's answer for its shrunk order."""
-    for example in _fuzzed(True).counterexamples:
+    examples = _fuzzed(True).counterexamples
+    assert [(c.protocol.label, c.invariant) for c in examples] == [("none", "duplicate_effect"),
+                                                                    ("none", "lost_update")]
+    for example in examples:
         assert example.advice is not None and example.advice.events == [str(e) for e in example.events]
         assert example.advice.recommended is not None
 

@@ -64,6 +64,7 @@ def test_one_and_two_workers_give_identical_summaries():
 def test_found_is_the_lowest_violating_run():
     """Each found order comes from the first run that violated its invariant."""
     summary, rows = sweep("seed-fuzz", ["none"], 200, workers=1, keep_rows=True)
+    assert summary.found, "200 seeds under none violate something"
     for (label, invariant), found in summary.found.items():
         first = min(r["run"] for r in rows if r["protocol"] == label and r[f"violations_{invariant}"])
         assert found.run == first
@@ -146,6 +147,7 @@ def test_found_order_still_violates_its_invariant():
     """Dropping skipped events keeps the violation that made the sweep keep the order."""
     loaded = load_workload("seed-fuzz")
     summary, _ = sweep(loaded, ["none", "step-dedupe,journal_write=after_write"], 300, workers=1)
+    assert {label for label, _ in summary.found} == {"none", "step-dedupe,journal_write=after_write"}
     for (label, invariant), found in summary.found.items():
         history, _ = replay(loaded.base, parse_protocol(label), found.order)
         violated = {v.invariant for v in FAMILY.check(history).safety_violations}

@@ -76,6 +76,7 @@ def workflow_data(spec: Any, knobs: dict[str, Any]) -> list[dict[str, Any]]:
     or a model ``Workflow``.  ``keys`` defaults by class; an irreversible transition that does not say
     takes the ``irreversible_keys`` knob; ``approval`` defaults to true for an irreversible transition.
     """
+    rows: list[dict[str, Any]]
     if spec is None or spec == "saga":
         rows = [dict(t) for t in SAGA]
     elif hasattr(spec, "transitions"):  # a model Workflow; the declared fields it has, it passes on

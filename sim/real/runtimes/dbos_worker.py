@@ -28,8 +28,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from typing import TYPE_CHECKING
 
-if __package__:
+if TYPE_CHECKING or __package__:  # the checker reads the package import
     from . import worker_kit as kit
 else:  # run as a script (python -I dbos_worker.py): standard library, DBOS and worker_kit only
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -179,7 +179,8 @@ class CellRun:
             mapped = SERVER_EVENTS.get(line["event"])
             if mapped is not None:
                 actor, event = mapped
-                rows.append((line["seq"], actor, event, {k: line[k] for k in SERVER_FIELDS[line["event"]] if k in line}))
+                fields = {k: line[k] for k in SERVER_FIELDS[line["event"]] if k in line}
+                rows.append((line["seq"], actor, event, fields))
             elif line["event"] == "caller_killed":
                 rows.append((line["seq"], line.get("worker") or "worker", "crashed", {}))
         rows.sort(key=lambda row: row[0])
@@ -379,19 +380,35 @@ class CellRun:
         self.wait(lambda: self.done_by is not None)
         self.record("queue", "acked", task=self.task, worker=self.done_by)
 
+    @property
+    def struck(self) -> CellFault:
+        """The fault this cell plays (only its choreography asks, and a cell without one has none)."""
+        if self.fault is None:
+            raise RuntimeError("this cell plays no fault")
+        return self.fault
+
+    @property
+    def caught(self) -> tuple[str, dict]:
+        """(worker, record) the trap caught; asked only once a trap's condition has held."""
+        if self.trapped is None:
+            raise RuntimeError("no worker record was trapped")
+        return self.trapped
+
     def trap_at(self, predicate: Callable[[str, dict], bool]) -> Condition:
         self.trap, self.trapped = predicate, None
         return lambda: self.trapped is not None
 
     def trigger(self) -> Callable[[str, dict], bool]:
         """The worker record where the fault's boundary is (for the boundaries the worker reports)."""
-        name, boundary = self.fault.transition, self.fault.boundary
+        name, boundary = self.struck.transition, self.struck.boundary
         if boundary == "before_intent":
-            return lambda s, r: r.get("kind") == "point" and r.get("point") == "before_intent" and r.get("transition") == name
+            return lambda s, r: (r.get("kind") == "point" and r.get("point") == "before_intent"
+                                 and r.get("transition") == name)
         if boundary == "after_intent":
             return lambda s, r: r.get("event") == "intent_recorded" and r.get("transition") == name
         if boundary == "dispatch_recorded":  # inside the call step, before its request leaves
-            return lambda s, r: r.get("kind") == "point" and r.get("point") == "before_send" and r.get("transition") == name
+            return lambda s, r: (r.get("kind") == "point" and r.get("point") == "before_send"
+                                 and r.get("transition") == name)
         if boundary == "response_received":  # inside the call step, its output (the receipt) not yet durable
             return lambda s, r: r.get("event") == "response_delivered" and r.get("transition") == name
         receipted: set[str] = set()
@@ -408,8 +425,8 @@ class CellRun:
 
     def arm(self, action: str, stage: str | None = None) -> str:
         hook = "f1"
-        stage = stage or ("before_store" if self.fault.boundary == "after_dispatch" else "after_store")
-        self.external.control("arm", id=hook, transition=self.fault.transition, nth=1, stage=stage, action=action)
+        stage = stage or ("before_store" if self.struck.boundary == "after_dispatch" else "after_store")
+        self.external.control("arm", id=hook, transition=self.struck.transition, nth=1, stage=stage, action=action)
         return hook
 
     def choreography(self) -> Iterator[Any]:
@@ -421,27 +438,28 @@ class CellRun:
                  "lose_request": self.play_lost, "lose_response": self.play_lost, "timeout": self.play_timeout,
                  "terminate": self.play_terminate, "duplicate": self.play_duplicate, "delay_ack": self.play_delay_ack,
                  "change_owner": self.play_hand_over, "zombie": self.play_hand_over}
-        yield from plays[self.fault.fault](self.fault.transition, self.fault.boundary in REQUEST_BOUNDARIES)
+        fault = self.fault
+        yield from plays[fault.fault](fault.transition, fault.boundary in REQUEST_BOUNDARIES)
 
     def play_foreign_object(self, name: str, at_request: bool) -> Iterator[Any]:
         yield 0
         yield self.trap_at(self.trigger())
         self.external.control("foreign", task=self.task, transition=name, logical=self.by_name[name]["logical"],
                               head="f0e1a2b", generation=1, arguments={})
-        self.resume(self.trapped[0])
+        self.resume(self.caught[0])
 
     def play_postcondition(self, name: str, at_request: bool) -> Iterator[Any]:
         """After T's receipt, its object is made invalid; the worker's check finds it."""
         yield 0
         yield self.trap_at(lambda s, r: r.get("event") == "receipt_recorded" and r.get("transition") == name)
-        effect = self.trapped[1]["effect"]
+        effect = self.caught[1]["effect"]
         self.external.control("invalidate", number=next(o["number"] for o in self.external.objects()
                                                        if o["effect"] == effect))
-        self.resume(self.trapped[0])
+        self.resume(self.caught[0])
 
     def play_lost(self, name: str, at_request: bool) -> Iterator[Any]:
         yield 0
-        yield self.request_done(self.arm("drop" if self.fault.fault == "lose_request" else "lose_reply"))
+        yield self.request_done(self.arm("drop" if self.struck.fault == "lose_request" else "lose_reply"))
 
     def play_timeout(self, name: str, at_request: bool) -> Iterator[Any]:
         """The request commits just after the worker gave up and reconciled (or retried)."""
@@ -453,7 +471,7 @@ class CellRun:
             and not (r.get("event") == "dispatched" and r.get("attempt") == 1))
         self.external.control("release", hook=hook)
         yield self.request_done(hook)
-        self.resume(self.trapped[0])
+        self.resume(self.caught[0])
 
     def play_terminate(self, name: str, at_request: bool) -> Iterator[Any]:
         """SIGKILL, then (once the struck request is settled) the lease supervisor's successor."""
@@ -466,7 +484,7 @@ class CellRun:
             yield self.request_done(hook)
         else:
             yield self.trap_at(self.trigger())
-            victim = self.trapped[0]
+            victim = self.caught[0]
             self.kill(victim)
         if victim == self.holder:
             self.recover(victim)
@@ -478,7 +496,7 @@ class CellRun:
             yield self.request_done(self.arm("duplicate"))
             return
         yield self.trap_at(self.trigger())
-        source = self.trapped[0]
+        source = self.caught[0]
         self.deliver_record(source, duplicate=True)
         self.workers[source].send({"op": "deliver"})
         yield self.reply_from(source, "deliver")
@@ -496,10 +514,10 @@ class CellRun:
                 "receipt_recorded", "human_exception", "transition_failed")) or r.get("event") == "task_terminal")
             self.external.control("release", hook=hook)
             yield self.request_done(hook)
-            self.resume(self.trapped[0])
+            self.resume(self.caught[0])
             return
         yield self.trap_at(self.trigger())
-        source, other = self.trapped[0], self.next_worker()
+        source, other = self.caught[0], self.next_worker()
         self.deliver_record(other)
         self.launch(other, recover=[])
         self.workers[other].send({"op": "deliver"})
@@ -514,7 +532,7 @@ class CellRun:
     def play_hand_over(self, name: str, at_request: bool) -> Iterator[Any]:
         """The lease moves while its holder still lives: frozen while a successor recovers the task (and, for a
         zombie, finishes it), then woken; the successor goes on once the old one's stale execution has ended."""
-        zombie = self.fault.fault == "zombie"
+        zombie = self.struck.fault == "zombie"
         yield 1
         hook = None
         if at_request:
@@ -525,7 +543,7 @@ class CellRun:
             old = self.holder
         else:
             yield self.trap_at(self.trigger())
-            old = self.trapped[0]
+            old = self.caught[0]
         if not (at_request and zombie):
             self.freeze(old)  # so its runtime cannot take the task back while the lease moves
         successor = self.next_worker()

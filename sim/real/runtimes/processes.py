@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from sim.core.errors import FencesimError
 from sim.core.history import History
@@ -149,6 +149,13 @@ def _read_line(stream, timeout_s: float, who: str) -> bytes:
     return box[0]
 
 
+def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
+    """The end of a pipe a process was spawned with (``subprocess.PIPE``)."""
+    if stream is None:
+        raise ValueError("the process was not spawned with this pipe")
+    return stream
+
+
 class WorkerProcess:
     """One worker OS process; spawned early (imports take a second), started when needed."""
 
@@ -156,14 +163,15 @@ class WorkerProcess:
         with open(log, "ab") as stderr:
             self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                             env=env, start_new_session=True, preexec_fn=_die_with_parent)
+        self.stdin = _pipe(self.process.stdin)
         self.log = log
         self.name: str | None = None
         self.expected_exit = False
 
     def send(self, request: dict) -> None:
         try:
-            self.process.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
-            self.process.stdin.flush()
+            self.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
+            self.stdin.flush()
         except (BrokenPipeError, OSError):
             pass  # a dead worker: its end of file tells the harness
 
@@ -182,7 +190,7 @@ class WorkerProcess:
             self.signal(signal.SIGCONT)  # a frozen worker cannot read its stop
             self.send({"op": "stop"})
             try:
-                self.process.stdin.close()
+                self.stdin.close()
             except OSError:
                 pass
             try:
@@ -210,7 +218,7 @@ class TemporalServer:
     def __init__(self, root: Path):
         self.root = root
         self.process: subprocess.Popen | None = None
-        self.address = None
+        self.address: str | None = None
 
     def start(self) -> None:
         program = temporal_program()
@@ -223,12 +231,13 @@ class TemporalServer:
         with open(self.root / "temporal.log", "ab") as stderr:
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
                                             start_new_session=True, preexec_fn=_die_with_parent)
+        stdout = _pipe(self.process.stdout)
         end = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < end:  # the banner names the server once it listens
-            line = _read_line(self.process.stdout, end - time.monotonic(), "the Temporal server").decode()
+            line = _read_line(stdout, end - time.monotonic(), "the Temporal server").decode()
             if line.startswith("Temporal Server:"):
                 self.address = line.split(":", 1)[1].strip()
-                threading.Thread(target=self.process.stdout.read, daemon=True).start()  # keep its pipe drained
+                threading.Thread(target=stdout.read, daemon=True).start()  # keep its pipe drained
                 return
         raise RealEffectsError("the Temporal server did not say where it listens")
 

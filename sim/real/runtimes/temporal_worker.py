@@ -29,8 +29,9 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
-if __package__:
+if TYPE_CHECKING or __package__:  # the checker reads the package import
     from . import worker_kit as kit
 else:  # run as a script (python -I temporal_worker.py): standard library, temporalio and worker_kit only
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -185,7 +186,7 @@ class FencesimTask:
     async def run(self) -> str:
         runtime = RUNTIME[0]
         running = kit.TaskPolicy(runtime.config, runtime.channel).run()
-        answer = None
+        answer: tuple[Any, bool] | dict | None = None  # the policy's last request answered
         while True:
             try:
                 request = running.send(answer)
@@ -205,7 +206,7 @@ class FencesimTask:
             else:
                 topic = request.topic
                 try:
-                    await workflow.wait_condition(lambda: topic in self.messages,
+                    await workflow.wait_condition(lambda topic=topic: topic in self.messages,
                                                   timeout=timedelta(seconds=request.timeout_s))
                     answer = self.messages[topic]
                 except asyncio.TimeoutError:

@@ -14,12 +14,13 @@ during recovery reports nothing again.
 
 **The policy** (:class:`TaskPolicy`) is the effects family's worker policy as real code paths over a
 durable runtime: steps whose outputs are checkpointed (:class:`StepCall`, run by :class:`StepBodies`),
-messages from humans (:class:`Recv`), and the runtime's own fence.  Per transition: approval for an irreversible step, intent (key, fingerprint),
-dispatch (a durable record of the attempt before the request leaves), the call, then the receipt --
-or, with no answer, a timeout recorded as ``failed`` or ``unknown``, reconciliation by key then by task
-marker, a retry under the same key, a human.  A call executed by a process that did not record its
-dispatch is *in doubt*: its request may have left before that process died, so it is not sent again
-blindly but recorded as a timeout (``in_doubt_on_resume``), exactly as the model's resumed worker does.
+messages from humans (:class:`Recv`), and the runtime's own fence.  Per transition: approval for an
+irreversible step, intent (key, fingerprint), dispatch (a durable record of the attempt before the request
+leaves), the call, then the receipt -- or, with no answer, a timeout recorded as ``failed`` or ``unknown``,
+reconciliation by key then by task marker, a retry under the same key, a human.  A call executed by a
+process that did not record its dispatch is *in doubt*: its request may have left before that process
+died, so it is not sent again blindly but recorded as a timeout (``in_doubt_on_resume``), exactly as the
+model's resumed worker does.
 """
 
 from __future__ import annotations
@@ -220,6 +221,8 @@ class ExternalClient:
 
     def __init__(self, base_url: str, worker: str, timeout_s: float):
         url = urlparse(base_url)
+        if url.hostname is None:
+            raise ValueError(f"the external system's address {base_url!r} names no host")
         self.host, self.port = url.hostname, url.port
         self.worker = worker
         self.timeout_s = timeout_s
@@ -467,7 +470,8 @@ class TaskPolicy:
         self.event(fresh, "dispatched", transition=t.name, attempt=attempt, request=dispatch["request"],
                    key=intent["key"], fingerprint=intent["fingerprint"])
         if "receipt_before_call" in self.config.plant:  # planted: the receipt before the call has returned
-            early, fresh = yield from self.record(f"receipt:{t.name}:{attempt}:early", effect=f"{t.object_kind}#pending")
+            early, fresh = yield from self.record(f"receipt:{t.name}:{attempt}:early",
+                                                  effect=f"{t.object_kind}#pending")
             self.event(fresh, "receipt_recorded", transition=t.name, effect=early["effect"], receipt=early["effect"],
                        source="response", request=dispatch["request"])
         if self.knobs["checkpoint"] == "optimistic":
