@@ -4,7 +4,8 @@
 ``--write`` records the outputs in ``tests/pinned/outputs.json.gz`` and their digests in
 ``tests/pinned/digests.json`` (done once, before a change that must not alter results; the test
 ``tests/test_pinned.py`` then compares).  ``--rerecord KEY,KEY`` replaces only those outputs, after a
-change meant to alter them (say which and why in the commit).  ``--dump DIR`` writes each normalised output whole, to diff.
+change meant to alter them (say which and why in the commit).  ``--dump DIR`` writes each normalised
+output whole, to diff.
 
 Normalising drops only what is not a result: the commit and version in ``meta``, and the folder
 of written files (their names are kept).

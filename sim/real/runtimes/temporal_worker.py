@@ -204,10 +204,13 @@ class FencesimTask:
                                              maximum_attempts=ACTIVITY_ATTEMPTS))
                 answer = (out, not workflow.unsafe.is_replaying())
             else:
-                topic = request.topic
+                topic: str = request.topic
+
+                def arrived(topic: str = topic) -> bool:
+                    return topic in self.messages
+
                 try:
-                    await workflow.wait_condition(lambda topic=topic: topic in self.messages,
-                                                  timeout=timedelta(seconds=request.timeout_s))
+                    await workflow.wait_condition(arrived, timeout=timedelta(seconds=request.timeout_s))
                     answer = self.messages[topic]
                 except asyncio.TimeoutError:
                     answer = None
