@@ -39,6 +39,10 @@ def seed_arithmetic(workload, result) -> dict[str, Any]:
     return {"analytic": analytic, "compared": compared}
 
 
+#: What is printed beside the estimates, by family name: the seed's exposure arithmetic for the effects family.
+BESIDE = {"runtime": seed_arithmetic}
+
+
 def _cell(estimate) -> str:
     high = "unbounded" if estimate.high is None else f"{estimate.high:,.2f}"
     return f"{estimate.value:,.2f} [{estimate.low:,.2f}, {high}]"
@@ -105,8 +109,9 @@ def incidents(
     protocols = distinct_protocols(family, list(protocol or family.presets), "--protocol")
     result = estimate(family, loaded, protocols, period=plans, seeds=seeds, seed_start=seed_start)
     document = result.to_json()
-    if family.name == "runtime":
-        document["seed_arithmetic"] = seed_arithmetic(loaded, result)
+    beside = BESIDE.get(family.name)
+    if beside is not None:
+        document["seed_arithmetic"] = beside(loaded, result)
     if json_out:
         emit_json(document)
     else:

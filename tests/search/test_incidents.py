@@ -147,6 +147,16 @@ def _tiny_text(repo_root) -> str:
     return text[: text.index("[telemetry]")]
 
 
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    """``fencesim ARGS...`` in this process: (exit code, stdout, stderr)."""
+    from sim.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main([str(a) for a in args])
+    out = capsys.readouterr()
+    return done.value.code, out.out, out.err
+
+
 @pytest.mark.parametrize("line, fragment", [
     ("human_edit_per_hour = 0.2", "unknown key 'human_edit_per_hour' in [telemetry]"),
     ("human_edits_per_file_hour = -0.5", "must be a number from 0"),
@@ -155,31 +165,32 @@ def _tiny_text(repo_root) -> str:
     ("retries_per_request = 0.1", "retries_per_request drives retry"),
     ("plan_hours = 0", "must be a number above 0"),
 ])
-def test_bad_telemetry_is_one_line_with_its_file_and_line(cli, tmp_path, repo_root, line, fragment):
+def test_bad_telemetry_is_one_line_with_its_file_and_line(capsys, tmp_path, repo_root, line, fragment):
     path = tmp_path / "bad.toml"
-    text = _tiny_text(repo_root) + "[telemetry]\nplan_hours = 0.5\n" + line + "\n"
-    if line.startswith("plan_hours"):
-        text = _tiny_text(repo_root) + "[telemetry]\n" + line + "\n"
+    before = "" if line.startswith("plan_hours") else "plan_hours = 0.5\n"
+    text = _tiny_text(repo_root) + "[telemetry]\n" + before + line + "\n"
     path.write_text(text)
     number = text.splitlines().index(line) + 1
-    done = cli("incidents", "--workload", path, "--seeds", "10")
-    assert done.returncode == 4, done.stderr
-    assert done.stderr.count("\n") == 1 and done.stdout == ""
-    assert f"{path}:{number}:" in done.stderr and fragment in done.stderr
+    code, out, err = run_cli(capsys, "incidents", "--workload", path, "--seeds", "10")
+    assert code == 4, err
+    assert err.count("\n") == 1 and out == ""
+    assert f"{path}:{number}:" in err and fragment in err
 
 
-def test_bad_effects_share_and_a_workload_without_telemetry(cli, tmp_path, repo_root):
+def test_bad_effects_share_and_a_workload_without_telemetry(capsys, tmp_path, repo_root):
     text = (repo_root / "scenarios" / "workloads" / f"{WORKED}.toml").read_text()
     path = tmp_path / "bad.toml"
     path.write_text(text.replace("ambiguous_share = 0.041", "ambiguous_share = 1.5"))
-    done = cli("incidents", "--workload", path)
-    assert done.returncode == 4 and done.stderr.count("\n") == 1
-    assert "ambiguous_share must be a number from 0 to 1" in done.stderr and f"{path}:" in done.stderr
-    done = cli("incidents", "--workload", "tiny")
-    assert done.returncode == 4 and done.stderr.count("\n") == 1 and "no [telemetry] table" in done.stderr
-    path.write_text(_tiny_text(repo_root) + "telemetry = 3\n")  # after [limits]: a key of that table
-    done = cli("incidents", "--workload", path)
-    assert done.returncode == 4 and done.stderr.count("\n") == 1
+    code, _, err = run_cli(capsys, "incidents", "--workload", path)
+    assert code == 4 and err.count("\n") == 1
+    assert "ambiguous_share must be a number from 0 to 1" in err and f"{path}:" in err
+    code, _, err = run_cli(capsys, "incidents", "--workload", "tiny")
+    assert code == 4 and err.count("\n") == 1 and "no [telemetry] table" in err
+    path.write_text(text.replace("committed_share = 0.60\n", ""))
+    code, _, err = run_cli(capsys, "incidents", "--workload", path)
+    assert code == 4 and err.count("\n") == 1 and "must give ambiguous_share and committed_share" in err
+    code, _, err = run_cli(capsys, "incidents", "--workload", TINY, "--seeds", "0")
+    assert code == 4 and err.count("\n") == 1
 
 
 def test_telemetry_that_is_not_a_table(tmp_path, repo_root):
@@ -194,7 +205,7 @@ def test_telemetry_that_is_not_a_table(tmp_path, repo_root):
 
 def test_the_same_inputs_give_the_same_bytes_under_any_hash_seed(cli):
     for args in (("--workload", TINY, "--seeds", "300"),
-                 ("--workload", WORKED, "--seeds", "150", "-p", "unkeyed-retry", "-p", "keyed-fingerprint-reconcile")):
+                 ("--workload", WORKED, "--seeds", "60", "-p", "unkeyed-retry", "-p", "keyed-fingerprint-reconcile")):
         first = cli("incidents", *args, "--json", env_extra={"PYTHONHASHSEED": "0"})
         second = cli("incidents", *args, "--json", env_extra={"PYTHONHASHSEED": "4242"})
         assert first.returncode == 0, first.stderr
@@ -215,7 +226,7 @@ def test_library_results_repeat_in_process():
     assert inc.incidents(family, workload, protocols, seeds=200, seed_start=8).to_json() != first
 
 
-def test_human_output_and_period(cli):
-    done = cli("incidents", "--workload", TINY, "-p", "none", "--plans", "1000", "--seeds", "200")
-    assert done.returncode == 0, done.stderr
-    assert "per 1,000 plans" in done.stdout and "method: stratified importance sampling" in done.stdout
+def test_human_output_and_period(capsys):
+    code, out, err = run_cli(capsys, "incidents", "--workload", TINY, "-p", "none", "--plans", "1000", "--seeds", "200")
+    assert code == 0, err
+    assert "per 1,000 plans" in out and "method: stratified importance sampling" in out
