@@ -225,7 +225,8 @@ def parse_telemetry(table: Any, workload: Workload, source) -> dict[str, float]:
         low, high = TELEMETRY_BOUNDS[spec]
         number_ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         if not number_ok or not low <= value <= high or (spec == "size" and value <= 0):
-            bound = "a number above 0" if spec == "size" else f"a number from {low:,.0f} to {high:,.0f}"
+            bound = (f"a number above 0 and at most {high:,.0f}" if spec == "size"
+                     else f"a number from {low:,.0f} to {high:,.0f}")
             raise source.error(f"[telemetry] {key} must be {bound}, not {shown(value)}", key)
         fault_class = meaning.split(":")[0]
         if spec == "rate" and value > 0 and fault_class not in workload.classes:

@@ -299,9 +299,12 @@ def _effects_plan(family: Family, workload: Workload) -> _Plan:
     events = _EffectsEvents(family, workload, names)
     for k in range(depth + 1):
         for u in range(k + 1):
+            weight = float(stats.binom.pmf(k, requests, ambiguous) * stats.binom.pmf(u, k, 1 - reconciled))
+            if weight <= 0:
+                continue  # a share of 0 or 1 rules the stratum out
             index = len(plan.labels)
             plan.labels.append({"ambiguous": k, "unprovable": u})
-            plan.weights.append(float(stats.binom.pmf(k, requests, ambiguous) * stats.binom.pmf(u, k, 1 - reconciled)))
+            plan.weights.append(weight)
             plan.faults.append(k + u)
             if k == 0:
                 plan.exact[index] = ()

@@ -230,3 +230,34 @@ def test_human_output_and_period(capsys):
     code, out, err = run_cli(capsys, "incidents", "--workload", TINY, "-p", "none", "--plans", "1000", "--seeds", "200")
     assert code == 0, err
     assert "per 1,000 plans" in out and "method: stratified importance sampling" in out
+
+
+def test_several_classes_are_one_poisson_total_with_the_rates_as_weights(tmp_path, repo_root):
+    """Per-request and per-hour rates become means per plan; every order of stratum k has k faults."""
+    text = (repo_root / "scenarios" / "workloads" / "retries.toml").read_text()
+    path = tmp_path / "multi.toml"
+    path.write_text(text + "\n[telemetry]\npreemptions_per_executor_hour = 0.05\nlost_acks_per_request = 0.02\n"
+                    "retries_per_request = 0.05\nduplicates_per_request = 0.01\nplan_hours = 2\n")
+    workload = FAMILIES.load_workload(str(path))
+    family = FAMILIES.family_for(workload)
+    plan = inc.strata_plan(family, workload)
+    assert plan.means == pytest.approx({"preempt": 0.1, "lose_ack": 0.06, "retry": 0.15, "duplicate": 0.03})
+    assert sum(plan.weights) + plan.tail == pytest.approx(1.0, abs=1e-12)
+    orders, _ = inc.draw_orders(plan, 100, 0)
+    for stratum, stratum_orders in orders.items():
+        assert stratum_orders and all(family.fault_count(workload, o) == plan.faults[stratum] for o in stratum_orders)
+    result = inc.incidents(family, workload, [family.parse_protocol("step-dedupe,journal_write=after_write")],
+                           seeds=100)
+    journal = result.protocols["step-dedupe,journal_write=after_write"]["journal_loss"].runs
+    assert 0 < journal.low <= journal.value <= journal.high
+
+
+def test_a_share_of_zero_leaves_only_the_fault_free_stratum(tmp_path, repo_root):
+    text = (repo_root / "scenarios" / "workloads" / f"{WORKED}.toml").read_text()
+    path = tmp_path / "none.toml"
+    path.write_text(text.replace("ambiguous_share = 0.041", "ambiguous_share = 0"))
+    workload = FAMILIES.load_workload(str(path))
+    family = FAMILIES.family_for(workload)
+    result = inc.incidents(family, workload, [family.parse_protocol("unkeyed-retry")], seeds=50)
+    assert [s.exact for s in result.strata] == [True] and result.notes == []
+    assert all(c.runs.high == 0 and c.violations.high == 0 for c in result.protocols["unkeyed-retry"].values())
