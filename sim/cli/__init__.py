@@ -6,6 +6,7 @@ from sim.cli import (
     effects,  # noqa: F401
     explore,  # noqa: F401
     fuzz,  # noqa: F401
+    incidents,  # noqa: F401
     review,  # noqa: F401
     scenarios,  # noqa: F401
 )

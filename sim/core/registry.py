@@ -18,7 +18,7 @@ from sim.core.files import Source, read_toml
 from sim.core.history import invalid_lines
 from sim.core.schema import HistorySchema, validate
 from sim.core.values import shown
-from sim.core.workload import Workload, did_you_mean, resolve_workload
+from sim.core.workload import Workload, did_you_mean, parse_telemetry, resolve_workload
 
 #: Keys only a design file has, and keys only a workload has (``[faults]`` as a table, ``[limits]``).
 DESIGN_KEYS = ("protocols", "scenarios", "seeds")
@@ -112,8 +112,11 @@ class Registry:
         """A workload from a parsed table: its family reads the rest, the registry reads ``[coverage]``."""
         data = dict(data)
         goals = parse_coverage(data.pop("coverage"), source) if "coverage" in data else ()
+        telemetry = data.pop("telemetry", None)
         workload = self.family_of(data, source).load_workload(data, source)
         workload.coverage = goals
+        if telemetry is not None:
+            workload.telemetry = parse_telemetry(telemetry, workload, source)
         return workload
 
     def family_for(self, thing: Any) -> Family:

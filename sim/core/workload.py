@@ -14,6 +14,10 @@ A workload file is a family's scenario without ``events`` plus::
     [coverage]
     reach = ["deliver verdict=deduped"]            # goals every sweep reports as reached or never
 
+    [telemetry]
+    human_edits_per_file_hour = 0.2                # rates measured in production (docs/incidents.md)
+    plan_hours = 0.5
+
 Everything is checked strictly: unknown keys are errors (with the closest
 known key), booleans are booleans, numbers are finite and in range, and at
 least one listed class has a positive weight.
@@ -56,6 +60,8 @@ class Workload:
     extra: dict[str, Any] = field(default_factory=dict)
     #: Goals every sweep of the workload reports as reached or never (``[coverage] reach``; sim.core.coverage).
     coverage: tuple[Any, ...] = ()
+    #: Rates measured in production (``[telemetry]``; ``fencesim incidents``), or None: the workload gives none.
+    telemetry: dict[str, float] | None = None
 
     def weights(self) -> list[float]:
         return [self.rates[c] for c in self.classes]
@@ -170,3 +176,61 @@ def resolve_workload(name_or_path: str) -> Path:
         f"unknown workload {shown(name_or_path)}{did_you_mean(name_or_path, names)}; workloads: "
         f"{', '.join(names) or '(none found)'} (or give a path to a workload file)"
     )
+
+
+# -- [telemetry]: rates measured in production (docs/incidents.md) --------------------------------------
+
+#: The keys ``[telemetry]`` takes, by family: key -> (kind, meaning).  Kinds: ``rate`` (a mean count, from 0
+#: to 1e9), ``share`` (a probability, 0 to 1), ``size`` (a positive number, at most 1e12).  A ``rate`` key
+#: drives the fault class named in its meaning's first word.
+TELEMETRY_KEYS: dict[str, dict[str, tuple[str, str]]] = {
+    "workspace": {
+        "human_edits_per_file_hour": ("rate", "human_edit: human edits per file of the workload per hour"),
+        "preemptions_per_executor_hour": ("rate", "preempt: executor preemptions per executor-hour"),
+        "lost_acks_per_request": ("rate", "lose_ack: acknowledgements lost per request"),
+        "retries_per_request": ("rate", "retry: client retries per request"),
+        "duplicates_per_request": ("rate", "duplicate: duplicated deliveries per request"),
+        "model_swaps_per_session": ("rate", "replan: silent model swaps (re-plans) per plan session"),
+        "stale_replans_per_session": ("rate", "replan_stale: stale re-plans per plan session"),
+        "plan_hours": ("size", "hours a plan session lasts (default 1)"),
+        "requests_per_plan": ("size", "requests a plan makes (default: its steps)"),
+        "executors": ("size", "executors serving a plan (default 1)"),
+        "plans_per_month": ("size", "plans per month, the period's size (default 10,000)"),
+    },
+    "runtime": {
+        "ambiguous_share": ("share", "share of requests whose acknowledgement does not arrive"),
+        "committed_share": ("share", "share of ambiguous requests that had committed"),
+        "reconciled_share": ("share", "share of reconciliations that prove the outcome (default 1)"),
+        "worker_loss_share": ("share", "share of ambiguous requests where the worker is lost (default 0.5)"),
+        "tasks_per_month": ("size", "tasks per month, the period's size (default 10,000)"),
+    },
+}
+TELEMETRY_BOUNDS = {"rate": (0.0, 1e9), "share": (0.0, 1.0), "size": (0.0, 1e12)}
+
+
+def parse_telemetry(table: Any, workload: Workload, source) -> dict[str, float]:
+    """Validate a ``[telemetry]`` table for the workload's family: known keys, finite numbers in range, and
+    every positive rate on a class the workload's ``[faults] classes`` lists."""
+    allowed = TELEMETRY_KEYS.get(workload.family)
+    if allowed is None:
+        raise source.error(f"the {workload.family} family takes no [telemetry] table", "telemetry")
+    if not isinstance(table, dict):
+        raise source.error(f"[telemetry] must be a table such as {{ {next(iter(allowed))} = 0.1 }}, not "
+                           f"{kind(table)}", "telemetry")
+    values: dict[str, float] = {}
+    for key, value in table.items():
+        if key not in allowed:
+            raise unknown_key_error(source, "[telemetry]", key, tuple(allowed))
+        spec, meaning = allowed[key]
+        low, high = TELEMETRY_BOUNDS[spec]
+        number_ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not number_ok or not low <= value <= high or (spec == "size" and value <= 0):
+            bound = (f"a number above 0 and at most {high:,.0f}" if spec == "size"
+                     else f"a number from {low:,.0f} to {high:,.0f}")
+            raise source.error(f"[telemetry] {key} must be {bound}, not {shown(value)}", key)
+        fault_class = meaning.split(":")[0]
+        if spec == "rate" and value > 0 and fault_class not in workload.classes:
+            raise source.error(f"[telemetry] {key} drives {fault_class}, which [faults] classes does not list "
+                               f"({', '.join(workload.classes)})", key)
+        values[key] = float(value)
+    return values
