@@ -239,7 +239,7 @@ def workspace_means(workload: Workload) -> dict[str, float]:
 def fault_free_order(family: Family, workload: Workload) -> tuple[Any, ...]:
     """The order with no fault: the most common of the first single-fault orders without their faults."""
     single = dataclasses.replace(workload, per_run_max=1, swarm=False, extra={}, telemetry=None)
-    stripped = Counter()
+    stripped: Counter[tuple[Any, ...]] = Counter()
     for seed in range(16):
         order = family.generate(single, seed)
         stripped[tuple(e for e in order if family.fault_count(single, (e,)) == 0)] += 1
@@ -382,7 +382,8 @@ def draw_orders(plan: _Plan, seeds: int, seed_start: int) -> tuple[dict[int, lis
     orders: dict[int, list[tuple[Any, ...]]] = {}
     attempts: dict[int, int] = {}
     for stratum, wanted in _allocation(plan, seeds).items():
-        sampler, kept, tried = plan.samplers[stratum], [], 0
+        sampler, tried = plan.samplers[stratum], 0
+        kept: list[tuple[Any, ...]] = []
         limit = wanted * ATTEMPTS_PER_FAULT * max(1, plan.faults[stratum])
         while len(kept) < wanted and tried < limit:
             order = sampler(seed_start + stratum * STRATUM_SEED_STRIDE + tried)
