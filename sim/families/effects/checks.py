@@ -41,8 +41,9 @@ def duplicate_effect(history) -> CheckResult:
     for event in commits:
         group = (event["task"], _logical(event), event.get("generation", 1))
         if group in seen and seen[group] != event["effect"]:
+            what = "is a second charge beside" if event.get("effect_class") == "append" else "duplicates"
             violations.append(Violation("duplicate_effect", event.index, event["transition"],
-                                        f"{event['effect']} duplicates {seen[group]} for {group[0]}/{group[1]}",
+                                        f"{event['effect']} {what} {seen[group]} for {group[0]}/{group[1]}",
                                         domain="duplicate_delivery"))
         seen.setdefault(group, event["effect"])
     return CheckResult.from_violations("duplicate_effect", violations)
@@ -84,12 +85,13 @@ def lost_success(history) -> CheckResult:
 
 
 def unknown_as_failed(history) -> CheckResult:
-    """A timed-out transition recorded as failed without reconciliation, whatever the truth was."""
+    """A timed-out transition recorded as failed without reconciliation, whatever the truth was.  A read's
+    timeout is not judged: a read creates nothing, so reading again is its whole recovery."""
     violations = []
     for event in _events(history, "timed_out"):
         if "outcome" not in event:
             return CheckResult.not_evaluable("unknown_as_failed", f"event {event.index} lacks 'outcome'")
-        if event["outcome"] == "failed":
+        if event["outcome"] == "failed" and event.get("effect_class") != "read":
             violations.append(Violation("unknown_as_failed", event.index, event.get("transition"),
                                         f"a timeout of {event.get('transition')} was recorded as failed, not unknown",
                                         domain="lost_ack"))
@@ -99,7 +101,7 @@ def unknown_as_failed(history) -> CheckResult:
 def false_receipt(history) -> CheckResult:
     """A receipt naming an effect that is not this transition's committed effect."""
     committed: dict[tuple, set] = {}
-    for event in _events(history, "committed", "deduplicated"):
+    for event in _events(history, "committed", "deduplicated", "observed"):
         owners = committed.setdefault((event.get("task"), event.get("effect")), set())
         owners.update({_logical(event), event.get("transition")})
     violations = []
@@ -260,6 +262,50 @@ def split_outcome(history) -> CheckResult:
     return CheckResult.from_violations("split_outcome", violations)
 
 
+def unpinned_read(history) -> CheckResult:
+    """A task acted on an observation other than the one its log recorded: an effect built from version v of a
+    read while the task's last receipt of that read says another version (the world moved on, and a worker
+    that lost what it had read read again).
+
+    Reads are known by the external system's ``observed`` records; a read's receipt without
+    ``observed_version``, or effects after a recorded read none of which says what it was built from
+    (``read_versions``), cannot be judged."""
+    recorded: dict[tuple, Any] = {}
+    reads: set[tuple] = set()
+    tasks_with_reads: set[Any] = set()
+    unlabelled_after_read = False
+    labelled = False
+    violations = []
+    for event in history:
+        task = event.get("task")
+        if event.event == "observed":
+            reads.add((task, event.get("logical") or event.get("transition")))
+        elif event.event == "receipt_recorded":
+            read = (task, event.get("logical") or event.get("transition"))
+            if "observed_version" in event:
+                recorded[read] = event
+                tasks_with_reads.add(task)
+            elif read in reads:
+                return CheckResult.not_evaluable("unpinned_read", f"event {event.index} (the receipt of read "
+                                                 f"{read[1]}) lacks 'observed_version'")
+        elif event.event == "committed":
+            if not event.get("read_versions"):
+                unlabelled_after_read |= task in tasks_with_reads
+                continue
+            labelled = True
+            for read, version in event["read_versions"]:
+                receipt = recorded.get((task, read))
+                if receipt is not None and receipt["observed_version"] != version:
+                    violations.append(Violation(
+                        "unpinned_read", event.index, event.get("transition"),
+                        f"{event.get('effect')} was built from {read} version {version}, but the log recorded version "
+                        f"{receipt['observed_version']} (event {receipt.index})"))
+    if unlabelled_after_read and not labelled:
+        return CheckResult.not_evaluable("unpinned_read", "effects committed after a recorded read, but no 'committed' "
+                                         "event records 'read_versions' (what each effect was built from)")
+    return CheckResult.from_violations("unpinned_read", violations)
+
+
 def human_exceptions(history) -> CheckResult:
     """Each unknown outcome handed to a human: counted (labour), not a safety violation."""
     found = [Violation("human_exceptions", e.index, e.get("transition"),
@@ -294,6 +340,8 @@ CHECKS: tuple[CheckSpec, ...] = (
               requires={"accepted": ("task",), "task_terminal": ("task",)}),
     CheckSpec("split_outcome", split_outcome, True, "a task closed more than once (two authoritative outcomes)",
               requires={"task_terminal": ("task", "outcome")}),
+    CheckSpec("unpinned_read", unpinned_read, True, "an effect built from another observation than the one the log "
+              "recorded (a read that changed between attempts)", requires={"committed": ("task",)}),
     CheckSpec("human_exceptions", human_exceptions, False, "an unknown outcome handed to a human (counted)",
               requires={"human_exception": ("transition",)}, count_as="human_exceptions"),
 )

@@ -11,7 +11,7 @@ from sim.core.workload import Workload, build_workload, split_workload
 from sim.families.effects import checks, claims, cruel, faults, runner
 from sim.families.effects.faults import FaultEvent
 from sim.families.effects.history_schema import SCHEMA as HISTORY_SCHEMA
-from sim.families.effects.knobs import FAMILY_NAME, TABLE
+from sim.families.effects.knobs import FAMILY_NAME, PRESETS, TABLE
 from sim.families.effects.runtime import Runtime
 from sim.families.effects.scenario import RuntimeScenario, dump_scenario, load_runtime_scenario
 
@@ -20,7 +20,7 @@ EXPOSURE_REVIEW_TASKS = 2_000
 
 #: History events that are faults striking the run (timelines mark them with ``*``).
 FAULT_EVENTS = frozenset({"crashed", "request_lost", "response_lost", "request_duplicated", "lease_expired",
-                          "foreign_created", "upgraded", "fault_armed", "transition_failed"})
+                          "foreign_created", "upgraded", "fault_armed", "transition_failed", "read_changed"})
 
 
 class EffectsFamily(Family):
@@ -42,7 +42,7 @@ class EffectsFamily(Family):
     field_types = {
         **{name: (str,) for name in ("task", "transition", "logical", "effect", "outcome", "key", "fingerprint",
                                      "stored_fingerprint", "effect_class", "compensation", "result", "reason")},
-        **{name: (int,) for name in ("generation", "workflow_version", "to_version")},
+        **{name: (int,) for name in ("generation", "workflow_version", "to_version", "observed_version")},
         "renamed": (list,), "completed": (list,),
     }
     review_plan = ReviewPlan(
@@ -56,6 +56,12 @@ class EffectsFamily(Family):
         scenarios=("scenarios/runtime/*.toml",),
     )
     grid_labels = ("transition", "boundary", "fault")
+
+    @property
+    def presets(self) -> tuple[str, ...]:
+        """The seed's four protocol presets (what a command runs without ``--protocol``); the four reliability
+        classes are presets too, named but not run by default."""
+        return PRESETS
 
     def __init__(self, runtime: type[Runtime] = Runtime):
         """``runtime``: the class of the runtime (a subclass overriding one operation plants a code-level

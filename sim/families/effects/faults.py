@@ -56,6 +56,7 @@ FAULT_POINTS: dict[str, tuple[str, ...]] = {
     "unprovable": ("reconcile",),          # the reconciliation query cannot prove the outcome
     "compensation_fails": ("compensate",), # the compensation fails once (it must be retried)
     "postcondition_fails": ("after_receipt",),  # the verifier finds the effect wrong: the task aborts
+    "read_changes": BOUNDARIES,            # the outside world a read observes moves on (a new version)
 }
 FAULT_CLASSES = tuple(FAULT_POINTS)
 
@@ -75,10 +76,20 @@ class FaultEvent:
 def applies(fault: str, transition: Transition) -> bool:
     """Whether a fault class can do anything to this transition."""
     if fault == "slow_approval":
-        return transition.effect_class == "irreversible"
+        return transition.needs_approval
     if fault == "compensation_fails":
         return transition.compensation is not None
+    if fault == "postcondition_fails":
+        return transition.verified
+    if fault == "read_changes":
+        return transition.is_read
+    if fault in READ_IMMUNE:
+        return not transition.is_read
     return True
+
+
+#: Faults that do nothing to a read (it is never reconciled, its arguments carry no key, nothing can copy it).
+READ_IMMUNE = frozenset({"unprovable", "retry_changed", "foreign_object"})
 
 
 def parse_fault(text: Any, workflow: Workflow) -> FaultEvent:
