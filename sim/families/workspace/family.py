@@ -8,6 +8,7 @@ from sim.core.family import Cell, Family, Replay, ReviewPlan
 from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload, build_workload, split_workload
+from sim.families.workspace import ledger
 from sim.families.workspace import checks, claims, faults, replay as replaying
 from sim.families.workspace.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.workspace.knobs import TABLE
@@ -162,6 +163,9 @@ class WorkspaceFamily(Family):
     def fault_count(self, workload: Workload, order: Sequence[Action]) -> int:
         """Events beyond the fault-free plan-dispatch-deliver-ack: interference, lost acks, re-sends."""
         return sum(1 for event in order if event.kind in FAULT_KINDS)
+
+    def effect_ledger(self, history) -> list:
+        return ledger.ledger(history)
 
     def is_fault(self, event: Event) -> bool:
         return event.event in ("human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan")
