@@ -69,10 +69,11 @@ class _Locator:
                     break
         self.seen: dict[str, int] = {}
 
-    def item(self, name: Any) -> int | None:
-        """The line (0-based) of the next item that names ``name`` (a table ``name = "X"`` or a string)."""
+    def item(self, name: Any, position: int | None = None) -> int | None:
+        """The line (0-based) of the next item that names ``name`` (a table ``name = "X"`` or a string); for an
+        item without a name, the line of the ``position``-th table of the list."""
         if not isinstance(name, str) or not self.lines:
-            return None
+            return self._table_line(position)
         needle = re.compile(r"""(name\s*=\s*["']""" + re.escape(name) + r"""["'])|(["']""" + re.escape(name)
                             + r"""(\s*->[^"']*)?["'])""")
         wanted = self.seen.get(name, 0)
@@ -84,6 +85,13 @@ class _Locator:
                     return number
                 found += 1
         return None
+
+    def _table_line(self, position: int | None) -> int | None:
+        if position is None or not self.lines:
+            return None
+        starts = [n for n in range(self.first, len(self.lines))
+                  if re.search(r"\{|^\s*\[\[", self.lines[n]) and "\\" not in self.lines[n]]
+        return starts[position] if position < len(starts) else None
 
     def error(self, message: str, line: int | None, key: str | None = None) -> ScenarioError:
         if line is None or self.source is None:
@@ -109,9 +117,9 @@ def _transitions(spec: list, locator: _Locator, what: str, known: dict[str, Tran
     if len(spec) > MAX_TRANSITIONS:
         raise locator.error(f"{what} lists {len(spec)} transitions; at most {MAX_TRANSITIONS}", None)
     out: list[Transition] = []
-    for item in spec:
+    for position, item in enumerate(spec):
         if isinstance(item, dict):
-            line = locator.item(item.get("name"))
+            line = locator.item(item.get("name"), sum(isinstance(i, dict) for i in spec[:position]))
             transition = _table(item, locator, line, what)
         elif isinstance(item, str):
             line = locator.item(item)
@@ -202,7 +210,7 @@ def _flag(item: dict, key: str, label: str, locator: _Locator, line: int | None)
 
 
 def _what(value: Any) -> str:
-    return f"{kind(value)} {shown(value)}"
+    return "none given" if value is None else f"{kind(value)} {shown(value)}"
 
 
 # -- versions ---------------------------------------------------------------------------------------
