@@ -116,6 +116,8 @@ def advice_line(advice: dict[str, Any] | None, invariant: str, availability: str
     if advice is None:
         return "advisor not run"
     if not advice.get("recommended"):
+        if advice.get("beyond_protocol"):
+            return advice["beyond_protocol"]
         stopped = f" ({advice['stopped']} stopped the search)" if advice.get("stopped") else ""
         return f"no change of up to two knobs removes it{stopped}"
     changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())

@@ -110,6 +110,13 @@ class EffectsFamily(Family):
     def replay(self, scenario: RuntimeScenario, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
         return runner.replay(scenario, protocol, events, self.runtime_class)
 
+    def beyond_protocol(self, scenario: RuntimeScenario, protocol: Protocol, invariant: str,
+                        events: Sequence[Any]) -> str | None:
+        """The advisor's answer when no knob removes a counterexample at a keyless endpoint."""
+        from sim.families.effects.advice import beyond_protocol
+
+        return beyond_protocol(self, scenario, protocol, invariant, events)
+
     def state_key(self, replay: Replay) -> Hashable:
         """The faults that fired, in the order they fired, and those still waiting.
 

@@ -90,11 +90,13 @@ TABLE = KnobTable(
                           "lease_fence": "on", "receipt_check": "validated", "ledger_dedupe": "key",
                           "pin_reads": "on"},
     },
+    # A protocol spelt by knobs is labelled from the four protocol presets only, as it always was.
+    label_presets=("unkeyed-retry", "keyed", "keyed-reconcile", "keyed-fingerprint-reconcile"),
 )
 
 #: The seed's four protocol presets, in the order of the design's table (least to most careful): what a command
 #: runs when it is given no protocol.
-PRESETS = ("unkeyed-retry", "keyed", "keyed-reconcile", "keyed-fingerprint-reconcile")
+PRESETS = TABLE.label_presets
 #: The seed's four reliability classes, smallest first (presets too; a review finds the smallest each
 #: transition needs).
 RELIABILITY_CLASSES = ("ephemeral-call", "restartable-job", "durable-workflow", "governed-saga")
