@@ -191,35 +191,8 @@ class EffectsFamily(Family):
         return cruel.cells(workload)
 
     def review_sections(self, workload: Workload, protocols: Sequence[Protocol], seeds: int) -> list[dict]:
-        """The worked example's exposure: exact arithmetic, and simulated under each protocol it exercises."""
-        from sim.core.errors import InputError
+        """The exposure of the design's own workflow (arithmetic and simulation, per transition too), then the
+        seed's worked example as a labelled reference table."""
         from sim.families.effects import exposure
 
-        accepted, refused = [], []
-        for protocol in protocols:
-            try:
-                exposure.check_exercised(protocol)
-                accepted.append(protocol.label)
-            except InputError as error:
-                refused.append(f"{protocol.label}: {error.message}")
-        analytic = exposure.analytic_json()
-        tasks = exposure.WORKED_EXAMPLE["tasks"]
-        simulated = exposure.simulated_json(exposure.simulate(
-            accepted, seeds=min(seeds, EXPOSURE_REVIEW_TASKS), tasks=tasks)) if accepted else {}
-        return [{
-            "title": "Duplicate-effect exposure: the worked example",
-            "text": (f"The seed's worked example, the same for every design (not this design's workload, whose "
-                     f"numbers are above): {tasks:,} tasks x {exposure.WORKED_EXAMPLE['transitions']} keyed "
-                     "transitions of workflow generic:7; 4.1% of "
-                     "requests ambiguous, 60% of those already committed, 99.7% reconcilable. The arithmetic is "
-                     "exact; the simulation runs the model on "
-                     f"{min(seeds, EXPOSURE_REVIEW_TASKS):,} tasks per protocol and scales to {tasks:,}."),
-            "analytic": analytic,
-            "metrics": simulated,
-            "reference": {"duplicate_effects": analytic["already_committed"],
-                          "human_exceptions": analytic["human_exceptions"]},
-            "plot": ["duplicate_effects", "human_exceptions"],
-            "methods": dict(exposure.INTERVAL_METHODS),
-            "unit": f"per {tasks:,} tasks",
-            "not_simulated": refused,
-        }]
+        return exposure.review_sections(workload.base, protocols, min(seeds, EXPOSURE_REVIEW_TASKS))

@@ -205,6 +205,9 @@ class ExposureRates:
     committed_rate: float = 0.60
     reconcile_rate: float = 0.997
     worker_loss_share: float = 0.5
+    #: A healthy request the network also delivers twice (at-least-once delivery).  0 (the worked example's)
+    #: draws nothing, so the streams of the default are unchanged; above 0, a fifth uniform per transition.
+    duplicate_rate: float = 0.0
 
 
 def task_rng(seed: int) -> random.Random:
@@ -220,10 +223,13 @@ def exposure_schedule(task: str, transitions: list[str], rates: ExposureRates,
     the simulated counts compare with the worked example's arithmetic, which
     counts each logical request once.
     """
-    draws = [[rng.random() for _ in range(4)] for _ in transitions]
+    width = 5 if rates.duplicate_rate > 0 else 4
+    draws = [[rng.random() for _ in range(width)] for _ in transitions]
     entries: list[FaultEntry] = []
-    for name, (ambiguous, committed, lost, provable) in zip(transitions, draws):
+    for name, (ambiguous, committed, lost, provable, *copied) in zip(transitions, draws):
         if ambiguous >= rates.ambiguous_rate:
+            if copied and copied[0] < rates.duplicate_rate:
+                entries.append(FaultEntry(task, name, "after_dispatch", "duplicate"))
             continue
         if lost < rates.worker_loss_share:
             entries.append(FaultEntry(task, name, "after_dispatch", "terminate"))
