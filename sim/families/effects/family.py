@@ -191,8 +191,11 @@ class EffectsFamily(Family):
         return cruel.cells(workload)
 
     def review_sections(self, workload: Workload, protocols: Sequence[Protocol], seeds: int) -> list[dict]:
-        """The exposure of the design's own workflow (arithmetic and simulation, per transition too), then the
-        seed's worked example as a labelled reference table."""
+        """The exposure of the design's own workflow (arithmetic and simulation, per transition too), the
+        smallest reliability class each transition needs (by search), then the seed's worked example as a
+        labelled reference table."""
         from sim.families.effects import exposure
+        from sim.families.effects.classes import classes_section
 
-        return exposure.review_sections(workload.base, protocols, min(seeds, EXPOSURE_REVIEW_TASKS))
+        own, reference = exposure.review_sections(workload.base, protocols, min(seeds, EXPOSURE_REVIEW_TASKS))
+        return [own, classes_section(self, workload), reference]
