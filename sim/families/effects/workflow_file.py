@@ -227,6 +227,11 @@ def parse_versions(raw: Any, workflow: Workflow, source) -> Workflow:
     table = raw["2"]
     header = r"^\s*\[versions\.(2|\"2\"|'2')\]|versions\s*="
     locator = _Locator(source, header)
+    return _version_2(table, workflow, locator)
+
+
+def _version_2(table: Any, workflow: Workflow, locator: _Locator) -> Workflow:
+    """The ``[versions.2]`` table checked against version 1."""
     if not isinstance(table, dict):
         raise locator.error(f"[versions.2] must be a table with a workflow list, not {_what(table)}", None)
     for key in table:
