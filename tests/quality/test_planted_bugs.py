@@ -151,7 +151,7 @@ BUGS = [
     Bug("ledger without dedupe", "usage-charge", "keyed-fingerprint-reconcile",
         "keyed-fingerprint-reconcile,ledger_dedupe=off", "duplicate_effect", knob=("ledger_dedupe", "off")),
     Bug("unpinned reads", "pinned-dependencies", "keyed-fingerprint-reconcile",
-        "keyed-fingerprint-reconcile,pin_reads=off", "unpinned_read", knob=("pin_reads", "off")),
+        "keyed-fingerprint-reconcile,pin_reads=off", "version_mismatch", knob=("pin_reads", "off")),
     # code-level mutants
     Bug("retry re-stamps", "retries", "step-dedupe", "step-dedupe", "duplicate_effect", machine=RetryRestamps),
     Bug("journal in the process", "retries", "none,dedupe=journal", "none,dedupe=journal", "duplicate_effect",
@@ -159,7 +159,7 @@ BUGS = [
     Bug("timeout recorded failed", "effects-release", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
         "unknown_as_failed", runtime=TimeoutRecordedFailed),
     Bug("read again on resume", "pinned-dependencies", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
-        "unpinned_read", runtime=ReadAgainOnResume),
+        "version_mismatch", runtime=ReadAgainOnResume),
     Bug("dispatch escapes the fence", "effects-zombie", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
         "duplicate_effect", runtime=DispatchNotFenced),
 ]

@@ -1,5 +1,6 @@
 """What each effect class means at run time in a user's workflow: an append deduplicated only at a ledger
-that takes keys, a read whose world moves on (``unpinned_read``), a version 2 the user declares, and the
+that takes keys, a read whose world moves on (an unpinned read, reported as ``version_mismatch``), a
+version 2 the user declares, and the
 advisor's plain answer at an endpoint no protocol can protect."""
 
 from __future__ import annotations
@@ -67,7 +68,9 @@ def test_a_read_that_changed_is_acted_on_only_when_reads_are_not_pinned(tmp_path
     again; pinned, on what the log recorded."""
     story = scenario(tmp_path, READ, ["read_changes fetch_deps after_receipt", "terminate fetch_deps after_receipt"])
     history, violated = run(story, KFR + ",pin_reads=off")
-    assert violated == {"unpinned_read"}
+    assert violated == {"version_mismatch"}
+    details = [v.detail for v in FAMILY.check(history).safety_violations]
+    assert details and all(d.startswith("unpinned read: ") for d in details)
     assert any(e.event == "observed" and e.get("reread") for e in history)
     history, violated = run(story, KFR)
     assert violated == set()
@@ -97,9 +100,12 @@ def test_unpinned_read_check_planted_history():
     bad = _history(*base, dict(event="committed", task="t", transition="b", effect="b#1", read_versions=[["r", 2]]))
     good = _history(*base, dict(event="committed", task="t", transition="b", effect="b#1", read_versions=[["r", 1]]))
     assert checks.unpinned_read(bad).status == "violated"
-    assert checks.unpinned_read(good).status == "ok"
+    assert checks.version_mismatch(bad).status == "violated"
+    assert checks.version_mismatch(bad).violations[0].detail.startswith("unpinned read: b#1 was built from r")
+    assert checks.unpinned_read(good).status == "ok" and checks.version_mismatch(good).status == "ok"
     blind = _history(*base, dict(event="committed", task="t", transition="b", effect="b#1"))
     assert checks.unpinned_read(blind).status == "not_evaluable"
+    assert checks.version_mismatch(blind).status == "not_evaluable"
 
 
 def test_a_user_declared_version_2_is_what_the_upgrade_deploys(tmp_path):
