@@ -150,3 +150,17 @@ def test_the_advisor_says_plainly_when_no_protocol_can_protect_a_keyless_endpoin
                                              "idempotent")
     assert "key" not in advice.beyond_protocol.replace("keyed", "")
     assert "beyond_protocol" in advice.to_json()
+
+
+def test_dropping_any_field_never_hides_an_unpinned_read(tmp_path):
+    """As the quality suite asks of every check: without any one field, the unpinned read stays a violation or
+    becomes not_evaluable -- never ok."""
+    from sim.core.history import Event
+
+    story = scenario(tmp_path, READ, ["read_changes fetch_deps after_receipt", "terminate fetch_deps after_receipt"])
+    history, violated = run(story, KFR + ",pin_reads=off")
+    assert violated == {"version_mismatch"}
+    for name in sorted({n for event in history for n in event.fields}):
+        stripped = History(Event(e.index, e.time, e.actor, e.event, {k: v for k, v in e.fields.items() if k != name})
+                           for e in history)
+        assert checks.version_mismatch(stripped).status in ("violated", "not_evaluable"), name
