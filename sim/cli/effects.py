@@ -13,7 +13,6 @@ from sim.core.errors import InputError
 from sim.core.files import check_output_dir
 from sim.core.knobs import refuse_duplicates
 
-
 #: What a cell of the cruel grid shows when ``--budget`` stopped the grid before it ran.
 NOT_RUN = "not_run"
 
@@ -224,7 +223,8 @@ def _print_analytic(console, document: dict, workflow) -> None:
 
 def _exposure_simulation(console, document, presets, count, tasks, transitions, seed, rates, duplicates,
                          base) -> None:
-    from sim.families.effects.exposure import simulate as run_simulation, simulated_json
+    from sim.families.effects.exposure import simulate as run_simulation
+    from sim.families.effects.exposure import simulated_json
     from sim.families.effects.faults import ExposureRates
 
     errors = human_console(True)

@@ -60,6 +60,8 @@ def print_summary(console, document: dict) -> None:
     availability = " + ".join(name.replace("_", " ") for name in document["availability"])
     for example in document["counterexamples"]:
         _print_example(console, example, availability)
+    for warning in document.get("coverage_warnings", []):
+        console.print(f"warning: {warning}", markup=False)
     if document.get("determinism"):
         check = document["determinism"]
         console.print(f"\ndeterminism: {check['runs']} sample runs gave identical history bytes in a fresh process "
@@ -100,4 +102,6 @@ def _print_example(console, example: dict, availability: str) -> None:
     console.print("  " + (" ; ".join(example["events"]) or "(no fault needed)"), markup=False)
     if "advice" in example:
         console.print("  " + advice_line(example["advice"], example["invariant"], availability), markup=False)
+    for entry in example.get("ledger", [])[:4]:
+        console.print(f"  blast radius: {entry['what']} -- {entry['who_acts']}", markup=False)
     console.print(f"  replay: {example['replay']}", markup=False)

@@ -43,6 +43,7 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
         }
         if example.advice is not None:
             entry["advice"] = advice_document(example.advice)
+        entry["ledger"] = [e.to_json() for e in family.effect_ledger(replay.history)]
         examples.append(entry)
     return examples
 
@@ -75,9 +76,21 @@ def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[st
         "by_protocol": {label: protocol_document(result.family, t) for label, t in summary.tallies.items()},
         "counterexamples": examples,
         "claims": result.claims,
+        "coverage_warnings": coverage_warnings(summary.tallies),
+        "saturation": [[seeds, dict(counts)] for seeds, counts in summary.saturation],
         "stopped": summary.stopped,
         "meta": {"commit": current_commit(), "fencesim_version": fencesim_version()},
     }
+
+
+def coverage_warnings(tallies: dict[str, Any]) -> list[str]:
+    """One line per declared coverage goal a protocol's sweep never reached (a CI job warns on each)."""
+    lines = []
+    for label, tally in tallies.items():
+        runs = tally.runs
+        for goal in tally.coverage.never():
+            lines.append(f"coverage goal {goal!r} never reached under {label} ({runs} run{'' if runs == 1 else 's'})")
+    return lines
 
 
 def timings(result: FuzzResult) -> dict[Any, float]:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator
 
 import pandas as pd
 
-from sim.core.coverage import Coverage
+from sim.core.coverage import Coverage, Sketch
 from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
@@ -188,13 +188,23 @@ def _init_worker(family: Family, workload: Workload, protocols: list[Protocol]) 
     _STATE.update(family=family, workload=workload, protocols=protocols)
 
 
-def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTally], list[dict] | None, list]:
-    """Runs ``count`` consecutive seeds: the chunk's tallies, its rows if asked, its first violations."""
+def saturation_mark(runs: int) -> bool:
+    """Whether the saturation curve gets a point after ``runs`` seeds inside a chunk: 1, 2, 5, 10, 20, 50, ...
+    (every chunk's end is a point too), so that a short sweep still draws a curve."""
+    while runs >= 10 and runs % 10 == 0:
+        runs //= 10
+    return runs in (1, 2, 5)
+
+
+def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTally], list[dict] | None, list, list]:
+    """Runs ``count`` consecutive seeds: the chunk's tallies, its rows if asked, its first violations, and
+    the distinct-behaviour sketches at the saturation points inside it (``saturation_mark``)."""
     first_index, count, seed_start, keep_rows = task
     family, workload, protocols = _STATE["family"], _STATE["workload"], _STATE["protocols"]
     tallies = {p.label: new_tally(family, workload) for p in protocols}
     rows: list[dict] | None = [] if keep_rows else None
     firsts = []
+    marks: list[tuple[int, dict[str, list[int]]]] = []
     seen: set[tuple[str, str]] = set()
     measure_names: tuple[str, ...] | None = None
     for index in range(first_index, first_index + count):
@@ -211,7 +221,9 @@ def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTall
                 if (protocol.label, invariant) not in seen:
                     seen.add((protocol.label, invariant))
                     firsts.append((protocol.label, invariant, index, seed, order))
-    return tallies, rows, firsts
+        if index + 1 < first_index + count and saturation_mark(index + 1):
+            marks.append((index + 1, {k: list(t.coverage.sketch.registers) for k, t in tallies.items()}))
+    return tallies, rows, firsts, marks
 
 
 def _run_chunk_with(task, state):
@@ -336,7 +348,11 @@ def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], s
     stopped = None
     chunks = iter_chunks(family, workload, protocols, tasks, workers or default_workers(), backend, scheduler)
     try:
-        for number, (chunk_tallies, rows, firsts) in enumerate(chunks, start=first_chunk):
+        for number, (chunk_tallies, rows, firsts, marks) in enumerate(chunks, start=first_chunk):
+            for runs, registers in marks:  # points inside the chunk: the sweep so far with the chunk's part
+                saturation.append((runs, {k: Sketch([max(a, b) for a, b in zip(t.coverage.sketch.registers,
+                                                                                registers[k])]).count()
+                                          for k, t in tallies.items()}))
             for label, tally in chunk_tallies.items():
                 tallies[label].merge(tally)
             for label, invariant, index, seed, order in firsts:
