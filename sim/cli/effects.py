@@ -117,8 +117,7 @@ def cruel(
         for cell in grid.violations:
             commit = commit or current_commit()
             written.append(_export_cell(FAMILY, chosen_workload, chosen, cell, out, commit))
-        verdict = ("every cell ok" if not grid.violations
-                   else f"{len(grid.violations)} of {len(grid.cells)} cells violate")
+        verdict = "every cell ok" if not grid.violations else f"{len(grid.violations)} of {len(grid.cells)} cells violate"
         console.print(f"{chosen.label}: {verdict}" + (f" ({len(skipped)} not run)" if skipped else ""), markup=False)
     if not_run:
         console.print(f"--budget stopped the grid: {not_run} cell(s) not run (marked {NOT_RUN})", markup=False)
@@ -145,59 +144,85 @@ def _rate(text: str, name: str) -> str:
 @app.command()
 def exposure(
     tasks: int = typer.Option(10_000, "--tasks", min=1, help="Tasks per period."),
-    transitions: int = typer.Option(7, "--transitions", min=1, help="External side-effecting transitions per task."),
-    ambiguous_rate: str = typer.Option("0.041", "--ambiguous-rate",
-                                       help="Share of requests with a timeout or lost acknowledgement."),
-    committed_rate: str = typer.Option("0.60", "--committed-rate",
-                                       help="Share of ambiguous requests that had committed."),
-    reconcile_rate: str = typer.Option("0.997", "--reconcile-rate",
-                                       help="Share of reconciliations that prove the outcome."),
-    simulate: bool = typer.Option(False, "--simulate",
-                                  help="Also measure the quantities by running the runtime model."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", min=2,
-                                        help="Simulated tasks (one seed each); default --tasks."),
+    transitions: Optional[int] = typer.Option(
+        None, "--transitions", min=1,
+        help="External side-effecting transitions per task (default 7, or the workload's own)."),
+    ambiguous_rate: str = typer.Option("0.041", "--ambiguous-rate", help="Share of requests with a timeout or lost acknowledgement."),
+    committed_rate: str = typer.Option("0.60", "--committed-rate", help="Share of ambiguous requests that had committed."),
+    reconcile_rate: str = typer.Option("0.997", "--reconcile-rate", help="Share of reconciliations that prove the outcome."),
+    duplicate_rate: str = typer.Option(
+        "0", "--duplicate-rate",
+        help="Share of healthy requests the network also delivers twice (simulation only; default 0, as the "
+        "worked example)."),
+    workload: Optional[str] = typer.Option(
+        None, "--workload", "-w",
+        help="An effects workload (name or file): the exposure of its own workflow instead of the worked "
+        "example's generic:7."),
+    simulate: bool = typer.Option(False, "--simulate", help="Also measure the quantities by running the runtime model."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=2, help="Simulated tasks (one seed each); default --tasks."),
     seed: int = typer.Option(0, "--seed", min=0, help="Master seed; task i uses SeedSequence([seed, i])."),
     protocol: Optional[List[str]] = typer.Option(
         None, "--protocol", "-p",
-        help="Protocols to simulate, presets and/or knobs (default: the four presets); a knob the worked "
-        "example cannot exercise is refused."),
+        help="Protocols to simulate, presets and/or knobs (default: the four presets); a knob the workflow "
+        "cannot exercise is refused."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
-    """Duplicate-effect exposure: the seed's worked example exactly, and (--simulate) measured in the model."""
+    """Duplicate-effect exposure: the seed's worked example exactly (or a workload's workflow), and
+    (--simulate) measured in the model."""
     from sim.families.effects import FAMILY
     from sim.families.effects.exposure import analytic_json, check_exercised
 
     rates = {name: _rate(value, name.replace("_", "-")) for name, value in
-             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate),
-              ("reconcile_rate", reconcile_rate))}
+             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate), ("reconcile_rate", reconcile_rate))}
+    duplicates = float(_rate(duplicate_rate, "duplicate-rate"))
+    base = _exposure_workload(workload)
+    workflow = base.workflow if base is not None else None
+    count_transitions = transitions or (len(workflow.side_effecting()) if workflow is not None else 7)
     presets = protocol or list(FAMILY.presets)
     if simulate:
         for label in presets:  # refuse a knob the simulation would ignore before printing anything
-            check_exercised(FAMILY.parse_protocol(label))
+            check_exercised(FAMILY.parse_protocol(label), workflow)
     console = human_console(json_out)
-    document: dict = {"analytic": analytic_json(tasks=tasks, transitions=transitions, **rates)}
-    console.print(_analytic_table(document["analytic"]))
+    document: dict = {"analytic": analytic_json(tasks=tasks, transitions=count_transitions, **rates)}
+    if workflow is not None:
+        document["workflow"] = {"workload": base.name, "transitions": workflow.names(),
+                                "side_effecting": [t.name for t in workflow.side_effecting()]}
+    _print_analytic(console, document, workflow)
     if simulate:
-        count = seeds or tasks
-        document["simulated"] = _simulated(presets, count, tasks, transitions, seed, rates)
-        console.print(_simulated_table(document["simulated"], presets, count, tasks))
+        _exposure_simulation(console, document, presets, seeds or tasks, tasks, count_transitions, seed, rates,
+                             duplicates, base)
     if json_out:
         emit_json(document)
     return EXIT_OK
 
 
-def _analytic_table(analytic: dict) -> Table:
-    table = Table(title="exposure (analytic, exact; the shown integer rounded half up)", header_style="bold")
+def _exposure_workload(workload: str | None):
+    """The scenario part of an effects workload named by ``--workload`` (None without one)."""
+    if workload is None:
+        return None
+    from sim.registry import FAMILIES
+
+    loaded = FAMILIES.load_workload(workload)
+    if FAMILIES.family_for(loaded).name != "runtime":
+        raise InputError(f"--workload {workload}: exposure needs an effects (runtime) workload, not a "
+                         f"{FAMILIES.family_for(loaded).name} one")
+    return loaded.base
+
+
+def _print_analytic(console, document: dict, workflow) -> None:
+    title = "exposure (analytic, exact; the shown integer rounded half up)"
+    if workflow is not None:
+        title += f": {len(workflow.side_effecting())} side-effecting transitions per task of this workflow"
+    table = Table(title=title, header_style="bold")
     table.add_column("quantity")
     table.add_column("value", justify="right")
-    for name, value in analytic.items():
+    for name, value in document["analytic"].items():
         table.add_row(name, f"{value:,}")
-    return table
+    console.print(table)
 
 
-def _simulated(presets: list[str], count: int, tasks: int, transitions: int, seed: int,
-               rates: dict[str, str]) -> dict:
-    """The exposure measured by running the runtime model on ``count`` tasks per preset (progress on stderr)."""
+def _exposure_simulation(console, document, presets, count, tasks, transitions, seed, rates, duplicates,
+                         base) -> None:
     from sim.families.effects.exposure import simulate as run_simulation
     from sim.families.effects.exposure import simulated_json
     from sim.families.effects.faults import ExposureRates
@@ -211,26 +236,51 @@ def _simulated(presets: list[str], count: int, tasks: int, transitions: int, see
     simulated = run_simulation(
         presets=presets, seeds=count, tasks=tasks, transitions=transitions, master_seed=seed,
         rates=ExposureRates(float(rates["ambiguous_rate"]), float(rates["committed_rate"]),
-                            float(rates["reconcile_rate"])),
-        progress=progress,
+                            float(rates["reconcile_rate"]), duplicate_rate=duplicates),
+        progress=progress, workflow=base.workflow if base is not None else None,
+        arguments=base.arguments if base is not None else None,
     )
-    return simulated_json(simulated)
+    document["simulated"] = simulated_json(simulated)
+    title = f"simulated: {count:,} tasks per preset, scaled to {tasks:,} tasks, 95% CI"
+    console.print(exposure_table(document["simulated"], presets, title, strict=base is not None))
+    if base is not None:
+        console.print(by_transition_table(document["simulated"], presets, tasks))
+        console.print("verified_tasks: terminal tasks with a receipt for every request and no safety violation; "
+                      "a fixed count (requests) has no interval; counts of tasks are bounded by the tasks",
+                      markup=False)
 
 
-def _simulated_cell(cell: dict) -> str:
+def _cell(cell: dict, fixed: bool = False) -> str:
     if cell["value"] is None:
         return "n/a"
-    if cell["ci_low"] is None:
+    if cell["ci_low"] is None or fixed:
         return f"{cell['value']:,.2f}"
     return f"{cell['value']:,.2f} [{cell['ci_low']:,.2f}, {cell['ci_high']:,.2f}]"
 
 
-def _simulated_table(simulated: dict, presets: list[str], count: int, tasks: int) -> Table:
-    table = Table(title=f"simulated: {count:,} tasks per preset, scaled to {tasks:,} tasks, 95% CI",
-                  header_style="bold")
+def exposure_table(simulated: dict, presets: list[str], title: str, strict: bool = False) -> Table:
+    """Metric rows, one column per protocol.  A fixed count (``requests`` of the worked example, the same for
+    every task) is shown without the interval its JSON still carries."""
+    table = Table(title=title, header_style="bold")
     table.add_column("metric")
     for label in presets:
         table.add_column(label, justify="right")
-    for metric in next(iter(simulated.values())):
-        table.add_row(metric, *(_simulated_cell(simulated[label][metric]) for label in presets))
+    metrics = [m for m in next(iter(simulated.values())) if m != "by_transition"]
+    for metric in metrics:
+        fixed = metric == "requests" and not strict
+        table.add_row(metric, *[_cell(simulated[label][metric], fixed) for label in presets])
+    return table
+
+
+def by_transition_table(simulated: dict, presets: list[str], tasks: int) -> Table:
+    """Duplicate effects and human exceptions per transition of the user's workflow, per protocol."""
+    table = Table(title=f"per transition, per {tasks:,} tasks, 95% CI (exact Poisson)", header_style="bold")
+    table.add_column("transition")
+    table.add_column("metric")
+    for label in presets:
+        table.add_column(label, justify="right")
+    names = list(simulated[presets[0]]["by_transition"])
+    for name in names:
+        for metric in ("duplicate_effects", "human_exceptions", "unknown_as_failed"):
+            table.add_row(name, metric, *[_cell(simulated[p]["by_transition"][name][metric]) for p in presets])
     return table

@@ -95,6 +95,9 @@ class KnobTable:
     family: str
     knobs: tuple[Knob, ...]
     presets: Mapping[str, Mapping[str, Any]]
+    #: The presets a built protocol's shortest label may start from (None: every preset).  Presets outside it
+    #: can be named but never relabel a protocol spelt otherwise.
+    label_presets: tuple[str, ...] | None = None
 
     def knob(self, name: str) -> Knob:
         for knob in self.knobs:
@@ -180,6 +183,8 @@ class KnobTable:
         """A preset plus only the knobs that differ from it (``step-dedupe,drift_check=reject``)."""
         best: list[str] | None = None
         for name, preset in self.presets.items():
+            if self.label_presets is not None and name not in self.label_presets:
+                continue
             merged = self.resolve(dict(preset))
             diff = [f"{k.name}={k.show(protocol.knobs[k.name])}" for k in self.knobs
                     if merged[k.name] != protocol.knobs[k.name]]

@@ -116,6 +116,8 @@ def advice_line(advice: dict[str, Any] | None, invariant: str, availability: str
     if advice is None:
         return "advisor not run"
     if not advice.get("recommended"):
+        if advice.get("beyond_protocol"):
+            return advice["beyond_protocol"]
         stopped = f" ({advice['stopped']} stopped the search)" if advice.get("stopped") else ""
         return f"no change of up to two knobs removes it{stopped}"
     changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
@@ -297,6 +299,8 @@ def _section_rows(section: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 def _md_section(section: dict[str, Any]) -> list[str]:
     out = [f"### {section['title']}", "", section["text"], ""]
+    if section.get("table"):
+        out += _md_table(section["table"]["headers"], section["table"]["rows"]) + [""]
     if section.get("analytic"):
         out += _md_table(["quantity (arithmetic, exact)", "value"],
                          [[k, f"{v:,}"] for k, v in section["analytic"].items()]) + [""]
@@ -309,7 +313,8 @@ def _md_section(section: dict[str, Any]) -> list[str]:
     for line in section.get("not_simulated", []):
         out.append(f"- not simulated: {line}")
     methods = sorted(set(section["methods"].values()))
-    out += ["", "Intervals: " + "; ".join(methods) + ".", ""]
+    if methods:
+        out += ["", "Intervals: " + "; ".join(methods) + ".", ""]
     return out
 
 
@@ -476,6 +481,8 @@ def _html_example(example: dict[str, Any], design: dict[str, Any], figures: dict
 
 def _html_section(section: dict[str, Any], svgs: dict[str, str]) -> list[str]:
     parts = [f"<h3>{html.escape(section['title'])}</h3><p>{html.escape(section['text'])}</p>"]
+    if section.get("table"):
+        parts.append(_html_table(section["table"]["headers"], section["table"]["rows"], wide=True))
     if section.get("analytic"):
         parts.append(_html_table(["quantity (arithmetic, exact)", "value"],
                                  [[k, f"{v:,}"] for k, v in section["analytic"].items()]))

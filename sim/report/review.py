@@ -38,6 +38,8 @@ def advice_document(advice) -> dict[str, Any]:
     """The advisor's answer: its recommendation, whether it is a verified fix, and the counts behind it."""
     out = {key: getattr(advice, key) for key in ADVICE_KEYS}
     out["changes"] = {k: str(v) for k, v in advice.changes.items()}
+    if getattr(advice, "beyond_protocol", None):
+        out["beyond_protocol"] = advice.beyond_protocol
     return out
 
 

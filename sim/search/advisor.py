@@ -82,9 +82,15 @@ class Advice:
     runs_violating_it_before: int | None = None  # of the same seeds, under the protocol as given
     violating_runs: int | None = None  # of the verified seeds, violating any safety invariant
     stopped: str | None = None  # the limit that cut the advice short
+    #: When nothing is recommended: what the family says lies beyond any protocol (the endpoint itself must
+    #: change), from ``Family.beyond_protocol``; written to JSON only when set.
+    beyond_protocol: str | None = None
 
     def to_json(self) -> dict:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        if out.get("beyond_protocol") is None:
+            out.pop("beyond_protocol", None)
+        return out
 
 
 def candidates(protocol: Protocol, changes: int) -> list[Protocol]:
@@ -198,7 +204,15 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
             break
     if partial is not None:
         _recommend(advice, *partial)
+    elif not advice.stopped:
+        advice.beyond_protocol = _beyond_protocol(family, workload, protocol, invariant, events)
     return advice
+
+
+def _beyond_protocol(family, workload, protocol, invariant, events) -> str | None:
+    """The family's word on a counterexample no change of knobs removes (None: it has none)."""
+    hook = getattr(family, "beyond_protocol", None)
+    return hook(workload.base, protocol, invariant, events) if hook is not None else None
 
 
 def _removers(family, workload, protocol, events, count, limit, advice) -> list[Protocol]:

@@ -82,6 +82,18 @@ class DispatchNotFenced(Runtime):
             return super().worker_append(worker, task, event, **fields)
 
 
+class ReadAgainOnResume(Runtime):
+    """A worker that resumes reads again and acts on what the world holds now, whatever pin_reads says."""
+
+    def _acts_on(self, worker, task, wt, transition):
+        pinned = self.pinned_reads
+        self.pinned_reads = False
+        try:
+            return super()._acts_on(worker, task, wt, transition)
+        finally:
+            self.pinned_reads = pinned
+
+
 @dataclasses.dataclass(frozen=True)
 class Bug:
     name: str
@@ -145,12 +157,18 @@ BUGS = [
         knob=("key_retention", "5")),
     Bug("keys kept 30 s", "effects-saga", FX_BASE, FX_BASE + ",key_retention=30", "duplicate_effect",
         knob=("key_retention", "30")),
+    Bug("ledger without dedupe", "usage-charge", "keyed-fingerprint-reconcile",
+        "keyed-fingerprint-reconcile,ledger_dedupe=off", "duplicate_effect", knob=("ledger_dedupe", "off")),
+    Bug("unpinned reads", "pinned-dependencies", "keyed-fingerprint-reconcile",
+        "keyed-fingerprint-reconcile,pin_reads=off", "version_mismatch", knob=("pin_reads", "off")),
     # code-level mutants
     Bug("retry re-stamps", "retries", "step-dedupe", "step-dedupe", "duplicate_effect", machine=RetryRestamps),
     Bug("journal in the process", "retries", "none,dedupe=journal", "none,dedupe=journal", "duplicate_effect",
         machine=JournalInTheProcess),
     Bug("timeout recorded failed", "effects-release", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
         "unknown_as_failed", runtime=TimeoutRecordedFailed),
+    Bug("read again on resume", "pinned-dependencies", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
+        "version_mismatch", runtime=ReadAgainOnResume),
     Bug("dispatch escapes the fence", "effects-zombie", "keyed-fingerprint-reconcile", "keyed-fingerprint-reconcile",
         "duplicate_effect", runtime=DispatchNotFenced),
 ]

@@ -41,8 +41,9 @@ def duplicate_effect(history) -> CheckResult:
     for event in commits:
         group = (event["task"], _logical(event), event.get("generation", 1))
         if group in seen and seen[group] != event["effect"]:
+            what = "is a second charge beside" if event.get("effect_class") == "append" else "duplicates"
             violations.append(Violation("duplicate_effect", event.index, event["transition"],
-                                        f"{event['effect']} duplicates {seen[group]} for {group[0]}/{group[1]}",
+                                        f"{event['effect']} {what} {seen[group]} for {group[0]}/{group[1]}",
                                         domain="duplicate_delivery"))
         seen.setdefault(group, event["effect"])
     return CheckResult.from_violations("duplicate_effect", violations)
@@ -84,12 +85,13 @@ def lost_success(history) -> CheckResult:
 
 
 def unknown_as_failed(history) -> CheckResult:
-    """A timed-out transition recorded as failed without reconciliation, whatever the truth was."""
+    """A timed-out transition recorded as failed without reconciliation, whatever the truth was.  A read's
+    timeout is not judged: a read creates nothing, so reading again is its whole recovery."""
     violations = []
     for event in _events(history, "timed_out"):
         if "outcome" not in event:
             return CheckResult.not_evaluable("unknown_as_failed", f"event {event.index} lacks 'outcome'")
-        if event["outcome"] == "failed":
+        if event["outcome"] == "failed" and event.get("effect_class") != "read":
             violations.append(Violation("unknown_as_failed", event.index, event.get("transition"),
                                         f"a timeout of {event.get('transition')} was recorded as failed, not unknown",
                                         domain="lost_ack"))
@@ -99,7 +101,7 @@ def unknown_as_failed(history) -> CheckResult:
 def false_receipt(history) -> CheckResult:
     """A receipt naming an effect that is not this transition's committed effect."""
     committed: dict[tuple, set] = {}
-    for event in _events(history, "committed", "deduplicated"):
+    for event in _events(history, "committed", "deduplicated", "observed"):
         owners = committed.setdefault((event.get("task"), event.get("effect")), set())
         owners.update({_logical(event), event.get("transition")})
     violations = []
@@ -221,6 +223,12 @@ def version_mismatch(history) -> CheckResult:
                 violations.append(Violation("version_mismatch", event.index, None,
                                             f"{task} (version {own}) resumed under version "
                                             f"{event['workflow_version']} without a migration"))
+    reads = unpinned_read(history)
+    if reads.status == "not_evaluable":
+        return CheckResult.not_evaluable("version_mismatch", reads.reason)
+    violations += [Violation("version_mismatch", v.event_index, v.step, v.detail, domain=v.domain)
+                   for v in reads.violations]
+    violations.sort(key=lambda v: (v.event_index is None, v.event_index or 0))
     return CheckResult.from_violations("version_mismatch", violations)
 
 
@@ -258,6 +266,51 @@ def split_outcome(history) -> CheckResult:
         else:
             first[task] = event
     return CheckResult.from_violations("split_outcome", violations)
+
+
+def unpinned_read(history) -> CheckResult:
+    """The reads half of ``version_mismatch`` (its violations are reported under that name, each detail
+    starting "unpinned read:"). A task acted on an observation other than the one its log recorded: an effect built from version v of a
+    read while the task's last receipt of that read says another version (the world moved on, and a worker
+    that lost what it had read read again).
+
+    Reads are known by the external system's ``observed`` records; a read's receipt without
+    ``observed_version``, or effects after a recorded read none of which says what it was built from
+    (``read_versions``), cannot be judged."""
+    recorded: dict[tuple, Any] = {}
+    reads: set[tuple] = set()
+    tasks_with_reads: set[Any] = set()
+    unlabelled_after_read = False
+    labelled = False
+    violations = []
+    for event in history:
+        task = event.get("task")
+        if event.event == "observed":
+            reads.add((task, event.get("logical") or event.get("transition")))
+        elif event.event == "receipt_recorded":
+            read = (task, event.get("logical") or event.get("transition"))
+            if "observed_version" in event:
+                recorded[read] = event
+                tasks_with_reads.add(task)
+            elif read in reads:
+                return CheckResult.not_evaluable("unpinned_read", f"event {event.index} (the receipt of read "
+                                                 f"{read[1]}) lacks 'observed_version'")
+        elif event.event == "committed":
+            if not event.get("read_versions"):
+                unlabelled_after_read |= task in tasks_with_reads
+                continue
+            labelled = True
+            for read, version in event["read_versions"]:
+                receipt = recorded.get((task, read))
+                if receipt is not None and receipt["observed_version"] != version:
+                    violations.append(Violation(
+                        "unpinned_read", event.index, event.get("transition"),
+                        f"unpinned read: {event.get('effect')} was built from {read} version {version}, but the log "
+                        f"recorded version {receipt['observed_version']} (event {receipt.index})"))
+    if unlabelled_after_read and not labelled:
+        return CheckResult.not_evaluable("unpinned_read", "effects committed after a recorded read, but no 'committed' "
+                                         "event records 'read_versions' (what each effect was built from)")
+    return CheckResult.from_violations("unpinned_read", violations)
 
 
 def human_exceptions(history) -> CheckResult:

@@ -158,9 +158,22 @@ class AutoDriver:
                     return
                 answer = env.event()
                 rt.workers[worker].tasks[task].waiting[request.request_id] = answer
-                yield answer | env.timeout(ACK_TIMEOUT_S)
+                yield answer | env.timeout(self.ack_timeout_s(name))
                 if self._running(worker, task):
                     rt.workers[worker].tasks[task].waiting.pop(request.request_id, None)
+
+    def ack_timeout_s(self, name: str) -> float:
+        """How long a worker waits for a response of T: its timeout class, else ACK_TIMEOUT_S."""
+        transition = self.rt._any_transition(name)
+        declared = transition.timeout_s if transition is not None else None
+        return ACK_TIMEOUT_S if declared is None else declared
+
+    def late_s(self, name: str, flag: str) -> float:
+        """How late a delayed request (``delay_ack``) or a slow commit (``timeout``) of T arrives: past the
+        worker's wait for T by as much as past the default wait."""
+        extra = DELAY_ACK_S if flag == "delay_request" else SLOW_COMMIT_S
+        waited = self.ack_timeout_s(name)
+        return extra if waited == ACK_TIMEOUT_S else waited + (extra - ACK_TIMEOUT_S)
 
     def perform(self, op: str, worker: str, task: str, name: str | None) -> None:
         rt = self.rt
@@ -215,9 +228,9 @@ class AutoDriver:
         flags = self.request_flags.setdefault(request.request_id, set())
         yield self.env.timeout(COMMIT_LATENCY_S)
         if "delay_request" in flags:
-            yield self.env.timeout(DELAY_ACK_S)
+            yield self.env.timeout(self.late_s(request.transition, "delay_request"))
         elif "slow_commit" in flags:
-            yield self.env.timeout(SLOW_COMMIT_S)
+            yield self.env.timeout(self.late_s(request.transition, "slow_commit"))
         if request not in rt.in_flight:
             return
         if "lose_request" in flags:
@@ -225,7 +238,8 @@ class AutoDriver:
             return
         rt.attempt(rt.commit, request.task, request.transition, request.request_id)
         self.boundary(request.worker, request.task, request.transition, "after_commit", request)
-        delay = RESPONSE_LATENCY_S + (DELAY_ACK_S if "delay_response" in flags else 0.0)
+        delay = RESPONSE_LATENCY_S + (self.late_s(request.transition, "delay_request") if "delay_response" in flags
+                                      else 0.0)
         yield from self.deliver_response(request, delay)
 
     def deliver_response(self, request: Request, delay_s: float):

@@ -33,7 +33,7 @@ from sim.families.effects.knobs import PRESETS, TABLE
 from sim.families.effects.runner import run_autonomous
 from sim.core import stats
 from sim.families.effects.stats import ratio_estimate
-from sim.families.effects.workflow import generic
+from sim.families.effects.workflow import Workflow, generic
 
 WORKED_EXAMPLE = {
     "tasks": 10_000,
@@ -55,18 +55,39 @@ NOT_EXERCISED = {
     "lease_fence": "no worker outlives its lease (no zombie)",
     "receipt_check": "no foreign object carries a task's marker",
     "irreversible_keys": "the worked example's workflow (generic:7) has no irreversible step",
+    "ledger_dedupe": "the worked example's workflow (generic:7) has no append step",
+    "pin_reads": "no read observes a world that changes (the simulation draws no read_changes)",
 }
 
 
-def check_exercised(protocol: Protocol) -> None:
+#: For a user's workflow: the knobs its own transitions exercise (approval and irreversible keys with an
+#: irreversible step, the ledger with an append); the others stay refused as above.
+EXERCISED_BY_CLASS = {"approval": "irreversible", "irreversible_keys": "irreversible", "ledger_dedupe": "append"}
+
+
+def not_exercised(workflow: Workflow | None = None) -> dict[str, str]:
+    """The knobs a simulation of ``workflow`` (None: the worked example's) cannot exercise, and why."""
+    if workflow is None:
+        return NOT_EXERCISED
+    classes = {t.effect_class for t in workflow.transitions}
+    out = {name: why.replace("the worked example's workflow (generic:7)", "this workflow")
+           for name, why in NOT_EXERCISED.items()
+           if EXERCISED_BY_CLASS.get(name) not in classes}
+    if "append" not in classes:
+        out["ledger_dedupe"] = "this workflow has no append step"
+    return out
+
+
+def check_exercised(protocol: Protocol, workflow: Workflow | None = None) -> None:
     """Refuse, with one line, a protocol whose knobs the exposure simulation would silently ignore."""
     defaults = TABLE.resolve({})
-    for name, why in NOT_EXERCISED.items():
+    for name, why in not_exercised(workflow).items():
         knob = TABLE.knob(name)
         if protocol.knobs[name] != defaults[name]:
             raise InputError(
                 f"exposure --simulate does not exercise {name}={knob.show(protocol.knobs[name])} ({why}); "
-                f"search it with: fencesim fuzz --workload effects-saga --protocol '{protocol.label}'"
+                f"search it with: fencesim fuzz --workload {'effects-saga' if workflow is None else 'FILE'} "
+                f"--protocol '{protocol.label}'"
             )
 
 ANALYTIC_FIELDS = ("requests", "ambiguous", "already_committed", "auto_reconciled", "human_exceptions",
@@ -224,32 +245,141 @@ def simulate(
     rates: ExposureRates | None = None,
     master_seed: int = 0,
     progress: Callable[[str, int, int], None] | None = None,
+    workflow: Workflow | None = None,
+    arguments: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Run ``seeds`` simulated tasks per preset; metrics scaled to ``tasks`` tasks, with 95% CIs.
 
-    ``progress(preset, done, total)`` is called after each batch (the CLI
-    prints it on stderr; the library never prints).
+    ``workflow``: a user's workflow (its irreversible and keyless steps included) instead of the worked
+    example's ``generic:<transitions>``; its metrics follow the stricter rules of :func:`correct` and add
+    per-transition counts (``by_transition``).  ``progress(preset, done, total)`` is called after each batch
+    (the CLI prints it on stderr; the library never prints).
     """
     presets = list(presets or PRESETS)
     rates = rates or ExposureRates()
-    workflow = generic(transitions)
-    names = workflow.names()
+    run_workflow = workflow if workflow is not None else generic(transitions)
+    names = [t.name for t in run_workflow.side_effecting()]
     protocols = [TABLE.parse(p) for p in presets]
     for protocol in protocols:
-        check_exercised(protocol)
+        check_exercised(protocol, workflow)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for preset, protocol in zip(presets, protocols):
-        parts: list[dict[str, np.ndarray]] = []
-        for start in range(0, seeds, BATCH_TASKS):
-            batch = [f"task_{i}" for i in range(start, min(seeds, start + BATCH_TASKS))]
-            entries = [e for i in range(start, start + len(batch))
-                       for e in exposure_schedule(f"task_{i}", names, rates, task_rng(master_seed + i))]
-            rt, _, _ = run_autonomous(protocol, workflow, batch, FaultSchedule(entries))
-            parts.append(measure_tasks(rt.history, batch))
-            if progress is not None:
-                progress(preset, start + len(batch), seeds)
-        columns = {name: np.concatenate([p[name] for p in parts]) for name in TASK_COLUMNS}
+        columns, by_transition, flagged = _run_protocol(protocol, run_workflow, names, seeds, rates, master_seed,
+                                                        arguments, progress, preset, workflow is not None)
         out[preset] = summarise(columns, tasks)
+        if workflow is not None:
+            out[preset] = correct(out[preset], columns, tasks, flagged)
+            out[preset]["by_transition"] = {
+                name: {metric: _triple(stats.count(int(values.sum()), len(values), tasks))
+                       for metric, values in metrics.items()} for name, metrics in by_transition.items()}
+    return out
+
+
+def _run_protocol(protocol, workflow, names, seeds, rates, master_seed, arguments, progress, label, strict):
+    """Every batch of one protocol: per-task columns, per-transition columns, tasks with a safety violation."""
+    parts: list[dict[str, np.ndarray]] = []
+    by_parts: list[dict[str, dict[str, np.ndarray]]] = []
+    flagged: list[np.ndarray] = []
+    for start in range(0, seeds, BATCH_TASKS):
+        batch = [f"task_{i}" for i in range(start, min(seeds, start + BATCH_TASKS))]
+        entries = [e for i in range(start, start + len(batch))
+                   for e in exposure_schedule(f"task_{i}", names, rates, task_rng(master_seed + i))]
+        rt, _, _ = run_autonomous(protocol, workflow, batch, FaultSchedule(entries), arguments=arguments)
+        parts.append(measure_tasks(rt.history, batch))
+        if strict:
+            by_parts.append(measure_by_transition(rt.history, batch, names))
+            flagged.append(violating_tasks(rt.history, batch))
+        if progress is not None:
+            progress(label, start + len(batch), seeds)
+    columns = {name: np.concatenate([p[name] for p in parts]) for name in TASK_COLUMNS}
+    by_transition = {name: {metric: np.concatenate([p[name][metric] for p in by_parts]) for metric in BY_TRANSITION}
+                     for name in names} if strict else {}
+    return columns, by_transition, (np.concatenate(flagged) if strict else None)
+
+
+#: Per-transition counts of a user's workflow: where the duplicates, the ambiguity and the humans are.
+BY_TRANSITION = ("duplicate_effects", "ambiguous", "human_exceptions", "unknown_as_failed")
+
+
+def measure_by_transition(history, tasks: list[str], names: list[str]) -> dict[str, dict[str, np.ndarray]]:
+    """Per transition (by its logical name) and task: duplicate effects, ambiguous outcomes, humans."""
+    index = {task: i for i, task in enumerate(tasks)}
+    logical_of = {name: name for name in names}
+    out = {name: {metric: np.zeros(len(tasks)) for metric in BY_TRANSITION} for name in names}
+    commits: dict[tuple, int] = {}
+    timed_out: set[tuple] = set()
+    for event in history:
+        task, name = event.get("task"), event.get("logical") or event.get("transition")
+        if task not in index or logical_of.get(name) is None:
+            continue
+        row, metrics = index[task], out[name]
+        if event.event == "committed":
+            group = (task, name, event.get("generation"))
+            commits[group] = commits.get(group, 0) + 1
+            metrics["duplicate_effects"][row] += commits[group] > 1
+        elif event.event == "timed_out":
+            if (task, name) not in timed_out:
+                timed_out.add((task, name))
+                metrics["ambiguous"][row] += 1
+            metrics["unknown_as_failed"][row] += event.get("outcome") == "failed"
+        elif event.event == "human_exception":
+            metrics["human_exceptions"][row] += 1
+    return out
+
+
+def violating_tasks(history, tasks: list[str]) -> np.ndarray:
+    """1 for each task of the batch that some safety invariant finds violated, else 0."""
+    from sim.families.effects import FAMILY
+
+    index = {task: i for i, task in enumerate(tasks)}
+    flagged = np.zeros(len(tasks))
+    events = list(history)
+    for violation in FAMILY.check(history).safety_violations:
+        if violation.event_index is None or not 0 <= violation.event_index < len(events):
+            continue
+        task = events[violation.event_index].get("task")
+        if task in index:
+            flagged[index[task]] = 1
+    return flagged
+
+
+def _triple(interval) -> dict[str, float]:
+    return {"value": interval.value, "ci_low": interval.low, "ci_high": interval.high}
+
+
+#: Counts that are fixed by construction when every task has the same (each side-effecting transition's first
+#: request); a measured zero is not fixed (it keeps its upper bound).
+FIXED_CANDIDATES = ("requests",)
+#: Metrics that count tasks (at most one per task): their interval is a share of the tasks, never past them.
+TASK_SHARE_METRICS = ("tasks_resumed_after_worker_loss", "terminal_verified_tasks", "verified_tasks")
+
+
+def correct(summary: dict, c: dict[str, np.ndarray], tasks: int, flagged: np.ndarray | None) -> dict:
+    """The stricter statistics of a user's workflow.
+
+    A count that is the same for every task (``requests`` when no task stops early) is fixed: scaled exactly,
+    with no interval.  A count of tasks is ``tasks`` x a Wilson share of the simulated tasks, so its interval
+    never passes the population.  ``verified_tasks`` counts terminal tasks with a receipt for every request
+    *and no safety violation* (a task that duplicated an effect is not verified), and
+    ``cost_per_verified_task`` divides compute by them."""
+    out = dict(summary)
+    n = len(c["requests"])
+    for name in FIXED_CANDIDATES:
+        values = c[COUNT_METRICS[name]]
+        if n and np.all(values == values[0]):
+            out[name] = {"value": float(values[0]) * tasks, "ci_low": None, "ci_high": None}
+    verified = c["terminal_verified"] if flagged is None else c["terminal_verified"] * (1 - flagged)
+    shares = {"tasks_resumed_after_worker_loss": c["resumed_after_loss"],
+              "terminal_verified_tasks": c["terminal_verified"], "verified_tasks": verified}
+    for name, values in shares.items():
+        interval = stats.share(int(values.sum()), n)
+        out[name] = {"value": interval.value * tasks, "ci_low": interval.low * tasks, "ci_high": interval.high * tasks}
+    if flagged is not None:
+        out["tasks_with_a_safety_violation"] = {"value": float(flagged.sum()) / n * tasks,
+                                                "ci_low": stats.share(int(flagged.sum()), n).low * tasks,
+                                                "ci_high": stats.share(int(flagged.sum()), n).high * tasks}
+    value, low, high = ratio_estimate(c["compute_units"], verified)
+    out["cost_per_verified_task"] = {"value": value, "ci_low": max(0.0, low) if low == low else low, "ci_high": high}
     return out
 
 
@@ -297,6 +427,14 @@ INTERVAL_METHODS = {
         "replay_compute_waste", "mean_recovery_point_s", "compensation_age_s", "reconciliation_latency_s",
         "cost_per_terminal_verified_task")},
 }
+#: A user's workflow (:func:`correct`): fixed counts have no interval, counts of tasks a share of them.
+WORKFLOW_INTERVAL_METHODS = {
+    **INTERVAL_METHODS,
+    **{name: "tasks x Wilson score interval of the share of simulated tasks, 95% (never past the population)"
+       for name in TASK_SHARE_METRICS + ("tasks_with_a_safety_violation",)},
+    "cost_per_verified_task": "delta-method normal interval of a ratio of sums, clipped at 0",
+    "fixed counts": "none: a count the same for every task is exact (requests, when no task stops early)",
+}
 
 
 def simulated_json(simulated: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
@@ -304,7 +442,11 @@ def simulated_json(simulated: dict[str, dict[str, dict[str, float]]]) -> dict[st
     def clean(x: float) -> float | None:
         return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, 6)
 
-    return {p: {m: {k: clean(v) for k, v in t.items()} for m, t in metrics.items()} for p, metrics in simulated.items()}
+    def metrics_json(metrics: dict) -> dict:
+        return {m: (metrics_json(t) if m == "by_transition" or "value" not in t else
+                    {k: clean(v) for k, v in t.items()}) for m, t in metrics.items()}
+
+    return {p: metrics_json(metrics) for p, metrics in simulated.items()}
 
 
 def simulated_table(simulated: dict[str, dict[str, dict[str, float]]] | None = None, **options: Any) -> pd.DataFrame:
@@ -337,3 +479,63 @@ def exposure_figure(simulated: dict[str, dict[str, dict[str, float]]], analytic_
         ax.legend(fontsize=8)
     figure.tight_layout()
     return figure
+
+
+# -- the review's sections ----------------------------------------------------------------------------
+
+def review_sections(scenario, protocols, simulated_tasks: int) -> list[dict]:
+    """A review's exposure: the design's workflow (its arithmetic, and the model run under each protocol its
+    transitions exercise, per transition too), then the worked example as a reference table only."""
+    workflow = scenario.workflow
+    tasks = WORKED_EXAMPLE["tasks"]
+    side_effecting = [t.name for t in workflow.side_effecting()]
+    rates = {k: v for k, v in WORKED_EXAMPLE.items() if k.endswith("_rate")}
+    accepted, refused = [], []
+    for protocol in protocols:
+        try:
+            check_exercised(protocol, workflow)
+            accepted.append(protocol.label)
+        except InputError as error:
+            refused.append(f"{protocol.label}: {error.message}")
+    analytic = analytic_json(tasks=tasks, transitions=len(side_effecting), **rates)
+    simulated = simulated_json(simulate(accepted, seeds=simulated_tasks, tasks=tasks, workflow=workflow,
+                                        arguments=scenario.arguments)) if accepted else {}
+    metrics = {label: flatten_by_transition(values) for label, values in simulated.items()}
+    own = {
+        "title": f"Duplicate-effect exposure of this design's workflow ({workflow_label(workflow)})",
+        "text": (f"This design's own workflow: {len(side_effecting)} side-effecting transitions per task "
+                 f"({', '.join(side_effecting)}), {tasks:,} tasks per period, with the worked example's rates (4.1% "
+                 "of requests ambiguous, 60% of those already committed, 99.7% reconcilable). The arithmetic is "
+                 f"exact; the simulation runs the model on {simulated_tasks:,} tasks per protocol and scales to "
+                 f"{tasks:,}, its irreversible and keyless steps included; rows 'T: metric' are per transition. "
+                 "verified_tasks are terminal tasks with a receipt for every request and no safety violation; a "
+                 "fixed count has no interval and a count of tasks is bounded by the tasks."),
+        "analytic": analytic, "metrics": metrics,
+        "reference": {"duplicate_effects": analytic["already_committed"],
+                      "human_exceptions": analytic["human_exceptions"]},
+        "plot": ["duplicate_effects", "human_exceptions"],
+        "methods": dict(WORKFLOW_INTERVAL_METHODS), "unit": f"per {tasks:,} tasks", "not_simulated": refused,
+    }
+    reference = {
+        "title": "Reference only: the seed's worked example (not this design)",
+        "text": (f"The seed's worked example, the same for every design and shown only for comparison: "
+                 f"{tasks:,} tasks x {WORKED_EXAMPLE['transitions']} keyed transitions (generic:7), by exact "
+                 "arithmetic."),
+        "analytic": analytic_json(), "metrics": {}, "reference": {}, "plot": [],
+        "methods": {"arithmetic": "exact decimal arithmetic, the last line rounded half up"},
+        "unit": f"per {tasks:,} tasks", "not_simulated": [],
+    }
+    return [own, reference]
+
+
+def workflow_label(workflow: Workflow) -> str:
+    return "declared in the file" if workflow.spec is not None else workflow.name
+
+
+def flatten_by_transition(metrics: dict) -> dict:
+    """A protocol's metrics with its per-transition counts as rows ``T: metric`` (tables show one row each)."""
+    out = {m: v for m, v in metrics.items() if m != "by_transition"}
+    for name, values in metrics.get("by_transition", {}).items():
+        for metric in ("duplicate_effects", "human_exceptions"):
+            out[f"{name}: {metric}"] = values[metric]
+    return out

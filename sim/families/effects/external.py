@@ -1,15 +1,19 @@
 """The external system (the Git host): objects, idempotency keys, lookups -- and requests to it.
 
-Which effects a key protects follows the effect class of the transition:
-``keyed_creation`` and ``append`` effects are keyed at the external system
-(a request with a known key returns the existing object, or is rejected for
-other arguments under ``key+fingerprint``); an ``idempotent`` effect is the
-same effect however often it is applied (repeating it creates nothing new);
-an ``irreversible`` endpoint -- a release, an announcement -- takes no key
-(``irreversible_keys=off``, the default): its protection is the approval,
-reconciliation before any retry, and a single writer (the lease fence).
-With ``irreversible_keys=on`` it honours keys like a keyed creation (a
-release keyed by its tag).
+Which effects a key protects follows the transition's endpoint
+(:meth:`~sim.families.effects.workflow.Transition.honours_keys`, computed by
+the runtime and carried by each request): ``keyed_creation`` effects are
+keyed at the external system (a request with a known key returns the
+existing object, or is rejected for other arguments under
+``key+fingerprint``); ``append`` effects only at a ledger that deduplicates
+(``ledger_dedupe=key``); an ``idempotent`` effect is the same effect however
+often it is applied (repeating it creates nothing new); an ``irreversible``
+endpoint -- a release, an announcement -- takes no key unless it declares
+``keys = true`` or ``irreversible_keys=on`` (a release keyed by its tag): its
+protection is the approval, reconciliation before any retry, and a single
+writer (the lease fence).  A declared ``keys = false`` is never keyed,
+whatever the protocol.  A ``read`` creates nothing: it observes a version of
+the outside world, which the ``read_changes`` fault moves on.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ class ExternalSystem:
         self.next_number = next_number
         self.objects: list[ExternalObject] = []
         self.keys: dict[str, tuple[ExternalObject, float]] = {}
+        self.read_versions: dict[tuple[str, str], int] = {}  # (task, logical read) -> the version it observes now
 
     def by_key(self, key: str | None, now: float) -> ExternalObject | None:
         if key is None or self.idempotency == "none":
@@ -72,7 +77,7 @@ class ExternalSystem:
             same = next((o for o in self.objects if not o.foreign and o.task == request.task
                          and o.logical == request.logical and o.generation == request.generation), None)
             return ("deduplicated", same) if same is not None else ("committed", self.create(request, now))
-        if request.effect_class not in self.keyed_classes:
+        if not self.honours(request):
             return "committed", self.create(request, now)
         existing = self.by_key(request.key, now)
         if existing is not None:
@@ -84,9 +89,25 @@ class ExternalSystem:
             self.keys[request.key] = (created, now)
         return "committed", created
 
+    def honours(self, request: "Request") -> bool:
+        """Whether the endpoint deduplicates by key: as the request's transition declares (the runtime computes
+        it), else by its effect class."""
+        if request.honours_keys is not None:
+            return request.honours_keys
+        return request.effect_class in self.keyed_classes
+
     def keyed(self, request: "Request") -> bool:
         """Whether this request's key means anything to the endpoint."""
-        return self.idempotency != "none" and request.effect_class in self.keyed_classes
+        return self.idempotency != "none" and self.honours(request)
+
+    def observe(self, task: str, logical: str) -> int:
+        """The version of the world a read of ``logical`` observes now (1 until it changes)."""
+        return self.read_versions.get((task, logical), 1)
+
+    def change_read(self, task: str, logical: str) -> int:
+        """The world a read observes moves on (the ``read_changes`` fault): its new version."""
+        version = self.read_versions[(task, logical)] = self.observe(task, logical) + 1
+        return version
 
     def create(self, request: "Request", now: float, foreign: bool = False) -> ExternalObject:
         created = ExternalObject(
@@ -118,5 +139,20 @@ class Request:
     head: str
     attempt: int
     effect_class: str = "keyed_creation"
+    honours_keys: bool | None = None  # None: by effect class (what the runtime computed for the transition)
+    read_versions: tuple[tuple[str, int], ...] = ()  # (read, version) the request was built from
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a read observed: a version of the outside world (and a content hash of what it holds)."""
+
+    kind: str
+    number: int  # the version
+    content_hash: str
+
+    @property
+    def effect(self) -> str:
+        return f"{self.kind}@v{self.number}"
 
 

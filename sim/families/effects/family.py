@@ -12,7 +12,7 @@ from sim.families.effects import ledger
 from sim.families.effects import checks, claims, cruel, faults, runner
 from sim.families.effects.faults import FaultEvent
 from sim.families.effects.history_schema import SCHEMA as HISTORY_SCHEMA
-from sim.families.effects.knobs import FAMILY_NAME, TABLE
+from sim.families.effects.knobs import FAMILY_NAME, PRESETS, TABLE
 from sim.families.effects.runtime import Runtime
 from sim.families.effects.scenario import RuntimeScenario, dump_scenario, load_runtime_scenario
 
@@ -21,7 +21,7 @@ EXPOSURE_REVIEW_TASKS = 2_000
 
 #: History events that are faults striking the run (timelines mark them with ``*``).
 FAULT_EVENTS = frozenset({"crashed", "request_lost", "response_lost", "request_duplicated", "lease_expired",
-                          "foreign_created", "upgraded", "fault_armed", "transition_failed"})
+                          "foreign_created", "upgraded", "fault_armed", "transition_failed", "read_changed"})
 
 
 class EffectsFamily(Family):
@@ -43,7 +43,7 @@ class EffectsFamily(Family):
     field_types = {
         **{name: (str,) for name in ("task", "transition", "logical", "effect", "outcome", "key", "fingerprint",
                                      "stored_fingerprint", "effect_class", "compensation", "result", "reason")},
-        **{name: (int,) for name in ("generation", "workflow_version", "to_version")},
+        **{name: (int,) for name in ("generation", "workflow_version", "to_version", "observed_version")},
         "renamed": (list,), "completed": (list,),
     }
     review_plan = ReviewPlan(
@@ -57,6 +57,12 @@ class EffectsFamily(Family):
         scenarios=("scenarios/runtime/*.toml",),
     )
     grid_labels = ("transition", "boundary", "fault")
+
+    @property
+    def presets(self) -> tuple[str, ...]:
+        """The seed's four protocol presets (what a command runs without ``--protocol``); the four reliability
+        classes are presets too, named but not run by default."""
+        return PRESETS
 
     def __init__(self, runtime: type[Runtime] = Runtime):
         """``runtime``: the class of the runtime (a subclass overriding one operation plants a code-level
@@ -103,6 +109,13 @@ class EffectsFamily(Family):
 
     def replay(self, scenario: RuntimeScenario, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
         return runner.replay(scenario, protocol, events, self.runtime_class)
+
+    def beyond_protocol(self, scenario: RuntimeScenario, protocol: Protocol, invariant: str,
+                        events: Sequence[Any]) -> str | None:
+        """The advisor's answer when no knob removes a counterexample at a keyless endpoint."""
+        from sim.families.effects.advice import beyond_protocol
+
+        return beyond_protocol(self, scenario, protocol, invariant, events)
 
     def state_key(self, replay: Replay) -> Hashable:
         """The faults that fired, in the order they fired, and those still waiting.
@@ -178,35 +191,11 @@ class EffectsFamily(Family):
         return cruel.cells(workload)
 
     def review_sections(self, workload: Workload, protocols: Sequence[Protocol], seeds: int) -> list[dict]:
-        """The worked example's exposure: exact arithmetic, and simulated under each protocol it exercises."""
-        from sim.core.errors import InputError
+        """The exposure of the design's own workflow (arithmetic and simulation, per transition too), the
+        smallest reliability class each transition needs (by search), then the seed's worked example as a
+        labelled reference table."""
         from sim.families.effects import exposure
+        from sim.families.effects.classes import classes_section
 
-        accepted, refused = [], []
-        for protocol in protocols:
-            try:
-                exposure.check_exercised(protocol)
-                accepted.append(protocol.label)
-            except InputError as error:
-                refused.append(f"{protocol.label}: {error.message}")
-        analytic = exposure.analytic_json()
-        tasks = exposure.WORKED_EXAMPLE["tasks"]
-        simulated = exposure.simulated_json(exposure.simulate(
-            accepted, seeds=min(seeds, EXPOSURE_REVIEW_TASKS), tasks=tasks)) if accepted else {}
-        return [{
-            "title": "Duplicate-effect exposure: the worked example",
-            "text": (f"The seed's worked example, the same for every design (not this design's workload, whose "
-                     f"numbers are above): {tasks:,} tasks x {exposure.WORKED_EXAMPLE['transitions']} keyed "
-                     "transitions of workflow generic:7; 4.1% of "
-                     "requests ambiguous, 60% of those already committed, 99.7% reconcilable. The arithmetic is "
-                     "exact; the simulation runs the model on "
-                     f"{min(seeds, EXPOSURE_REVIEW_TASKS):,} tasks per protocol and scales to {tasks:,}."),
-            "analytic": analytic,
-            "metrics": simulated,
-            "reference": {"duplicate_effects": analytic["already_committed"],
-                          "human_exceptions": analytic["human_exceptions"]},
-            "plot": ["duplicate_effects", "human_exceptions"],
-            "methods": dict(exposure.INTERVAL_METHODS),
-            "unit": f"per {tasks:,} tasks",
-            "not_simulated": refused,
-        }]
+        own, reference = exposure.review_sections(workload.base, protocols, min(seeds, EXPOSURE_REVIEW_TASKS))
+        return [own, classes_section(self, workload), reference]

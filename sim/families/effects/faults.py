@@ -56,6 +56,7 @@ FAULT_POINTS: dict[str, tuple[str, ...]] = {
     "unprovable": ("reconcile",),          # the reconciliation query cannot prove the outcome
     "compensation_fails": ("compensate",), # the compensation fails once (it must be retried)
     "postcondition_fails": ("after_receipt",),  # the verifier finds the effect wrong: the task aborts
+    "read_changes": BOUNDARIES,            # the outside world a read observes moves on (a new version)
 }
 FAULT_CLASSES = tuple(FAULT_POINTS)
 
@@ -75,10 +76,20 @@ class FaultEvent:
 def applies(fault: str, transition: Transition) -> bool:
     """Whether a fault class can do anything to this transition."""
     if fault == "slow_approval":
-        return transition.effect_class == "irreversible"
+        return transition.needs_approval
     if fault == "compensation_fails":
         return transition.compensation is not None
+    if fault == "postcondition_fails":
+        return transition.verified
+    if fault == "read_changes":
+        return transition.is_read
+    if fault in READ_IMMUNE:
+        return not transition.is_read
     return True
+
+
+#: Faults that do nothing to a read (it is never reconciled, its arguments carry no key, nothing can copy it).
+READ_IMMUNE = frozenset({"unprovable", "retry_changed", "foreign_object"})
 
 
 def parse_fault(text: Any, workflow: Workflow) -> FaultEvent:
@@ -194,6 +205,9 @@ class ExposureRates:
     committed_rate: float = 0.60
     reconcile_rate: float = 0.997
     worker_loss_share: float = 0.5
+    #: A healthy request the network also delivers twice (at-least-once delivery).  0 (the worked example's)
+    #: draws nothing, so the streams of the default are unchanged; above 0, a fifth uniform per transition.
+    duplicate_rate: float = 0.0
 
 
 def task_rng(seed: int) -> random.Random:
@@ -209,10 +223,13 @@ def exposure_schedule(task: str, transitions: list[str], rates: ExposureRates,
     the simulated counts compare with the worked example's arithmetic, which
     counts each logical request once.
     """
-    draws = [[rng.random() for _ in range(4)] for _ in transitions]
+    width = 5 if rates.duplicate_rate > 0 else 4
+    draws = [[rng.random() for _ in range(width)] for _ in transitions]
     entries: list[FaultEntry] = []
-    for name, (ambiguous, committed, lost, provable) in zip(transitions, draws):
+    for name, (ambiguous, committed, lost, provable, *copied) in zip(transitions, draws):
         if ambiguous >= rates.ambiguous_rate:
+            if copied and copied[0] < rates.duplicate_rate:
+                entries.append(FaultEntry(task, name, "after_dispatch", "duplicate"))
             continue
         if lost < rates.worker_loss_share:
             entries.append(FaultEntry(task, name, "after_dispatch", "terminate"))

@@ -15,9 +15,9 @@ from sim.families.effects.workflow import EFFECT_CLASSES
 #: host, the fault injector, the kernel and the script.
 OTHER_EVENTS = frozenset({
     "acked", "append_refused", "committed", "crashed", "deduplicated", "delivered", "fault_armed",
-    "foreign_created", "lease_busy", "lease_expired", "lease_granted", "redelivery_ignored", "rejected",
-    "request_duplicated", "request_lost", "response_delivered", "response_lost", "run_ended", "skipped",
-    "upgraded",
+    "foreign_created", "lease_busy", "lease_expired", "lease_granted", "observed", "read_changed",
+    "redelivery_ignored", "rejected", "request_duplicated", "request_lost", "response_delivered", "response_lost",
+    "run_ended", "skipped", "upgraded",
 })
 EVENTS = DURABLE_EVENTS | OTHER_EVENTS
 
@@ -25,8 +25,16 @@ TERMINAL_OUTCOMES = ("succeeded", "compensated", "failed")
 TIMEOUT_OUTCOMES = ("failed", "unknown")
 RECONCILE_RESULTS = ("found", "not_found", "unprovable")
 HUMAN_OUTCOMES = ("found", "not_found")
-#: What the external system answered a request with.
-RESPONSE_OUTCOMES = ("committed", "deduplicated", "rejected")
+#: What the external system answered a request with (``observed``: a read's answer).
+RESPONSE_OUTCOMES = ("committed", "deduplicated", "rejected", "observed")
+
+def read_version_pairs(value) -> str | None:
+    """``read_versions`` is a list of ``[read, version]`` pairs: a transition name and a whole number."""
+    if isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
+                                       and isinstance(p[1], int) and not isinstance(p[1], bool) for p in value):
+        return None
+    return "must be a list of [read, version] pairs (a transition name and a whole number)"
+
 
 SCHEMA = HistorySchema(
     events=EVENTS,
@@ -37,6 +45,7 @@ SCHEMA = HistorySchema(
         ("human_resolved", "outcome"): HUMAN_OUTCOMES,
         ("response_delivered", "outcome"): RESPONSE_OUTCOMES,
         ("committed", "effect_class"): EFFECT_CLASSES,
+        ("timed_out", "effect_class"): ("read",),
     },
-    shapes={"renamed": list_of_string_pairs, "completed": list_of_strings},
+    shapes={"renamed": list_of_string_pairs, "completed": list_of_strings, "read_versions": read_version_pairs},
 )

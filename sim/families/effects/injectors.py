@@ -79,5 +79,7 @@ def inject(driver, entry: FaultEntry, worker: str, task: str, name: str, request
         return False  # it acts when the human is asked (see the driver); reached here, it came too late
     if fault == "postcondition_fails":
         return rt.attempt(rt.fail, task, name)
+    if fault == "read_changes":
+        return rt.attempt(rt.read_changes, task, name)
     raise AssertionError(f"fault {fault!r} has no injector at {point}")
 

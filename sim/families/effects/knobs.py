@@ -53,6 +53,15 @@ TABLE = KnobTable(
              "on: irreversible endpoints honour idempotency keys too (a release keyed by its tag); off: they "
              "take none, so only approval, reconciliation and the lease fence protect them",
              ranks={"off": 0, "on": 1}),
+        Knob("ledger_dedupe", ("key", "off"), "key",
+             "key: an append (a usage charge) is deduplicated at the ledger by its idempotency key; off: the ledger "
+             "takes no key, so a repeated append is a second charge",
+             ranks={"off": 0, "key": 1}),
+        Knob("pin_reads", ("on", "off"), "on",
+             "on: a read records the version and content hash it observed, and every later step (and every worker "
+             "that resumes) acts on that pinned observation; off: a worker that lost what it read reads again and "
+             "acts on whatever the world holds now",
+             ranks={"off": 0, "on": 1}),
         Knob("key_retention", None, KEY_RETENTION_DEFAULT_S,
              "simulated seconds the external system keeps a key; a retry after that is a new request",
              convert=float, ladder=KEY_RETENTION_LADDER_S, unit="s"),
@@ -62,8 +71,32 @@ TABLE = KnobTable(
         "keyed": {"idempotency": "key", "on_timeout": "failed", "reconcile": "off"},
         "keyed-reconcile": {"idempotency": "key", "on_timeout": "unknown", "reconcile": "on"},
         "keyed-fingerprint-reconcile": {"idempotency": "key+fingerprint", "on_timeout": "unknown", "reconcile": "on"},
+        # The seed's four reliability classes ("use the smallest reliability class the effect requires"), each
+        # the mechanisms it turns on; every knob is set, so a class means the same whatever the defaults.
+        "ephemeral-call": {"idempotency": "none", "on_timeout": "failed", "reconcile": "off", "compensation": "off",
+                           "approval": "off", "checkpoint": "optimistic", "version_policy": "none",
+                           "lease_fence": "off", "receipt_check": "trusting", "ledger_dedupe": "off",
+                           "pin_reads": "off", "irreversible_keys": "off"},
+        "restartable-job": {"idempotency": "key", "on_timeout": "unknown", "reconcile": "off", "compensation": "off",
+                            "approval": "off", "checkpoint": "verified", "version_policy": "pinned",
+                            "lease_fence": "on", "receipt_check": "validated", "ledger_dedupe": "key",
+                            "pin_reads": "on", "irreversible_keys": "off"},
+        "durable-workflow": {"idempotency": "key+fingerprint", "on_timeout": "unknown", "reconcile": "on",
+                             "compensation": "off", "approval": "off", "checkpoint": "verified",
+                             "version_policy": "pinned", "lease_fence": "on", "receipt_check": "validated",
+                             "ledger_dedupe": "key", "pin_reads": "on", "irreversible_keys": "off"},
+        "governed-saga": {"idempotency": "key+fingerprint", "on_timeout": "unknown", "reconcile": "on",
+                          "compensation": "on", "approval": "on", "checkpoint": "verified", "version_policy": "pinned",
+                          "lease_fence": "on", "receipt_check": "validated", "ledger_dedupe": "key",
+                          "pin_reads": "on", "irreversible_keys": "off"},
     },
+    # A protocol spelt by knobs is labelled from the four protocol presets only, as it always was.
+    label_presets=("unkeyed-retry", "keyed", "keyed-reconcile", "keyed-fingerprint-reconcile"),
 )
 
-#: The presets in the order of the design's table (least to most careful).
-PRESETS = tuple(TABLE.presets)
+#: The seed's four protocol presets, in the order of the design's table (least to most careful): what a command
+#: runs when it is given no protocol.
+PRESETS = TABLE.label_presets
+#: The seed's four reliability classes, smallest first (presets too; a review finds the smallest each
+#: transition needs).
+RELIABILITY_CLASSES = ("ephemeral-call", "restartable-job", "durable-workflow", "governed-saga")

@@ -6,8 +6,9 @@ response, a duplicated request, and the worker's timeout."""
 from __future__ import annotations
 
 from sim.families.effects.state import Evidence, WorkerTask, fingerprint_of
-from sim.families.effects.external import Request
+from sim.families.effects.external import Observation, Request
 from sim.families.effects.system import Fenced, MODEL_CALL_UNITS, TOOL_CALL_UNITS
+from sim.families.effects.workflow import Transition
 
 
 class MomentOps:
@@ -22,8 +23,9 @@ class MomentOps:
         status = wt.view.status(name)
         if status != "pending":
             raise self.refused(line, f"{name} is already {status}", task)
-        if transition.effect_class == "irreversible" and self.approval and name not in wt.view.approved:
-            raise self.refused(line, f"{name} is irreversible and not approved", task)
+        if transition.needs_approval and self.approval and name not in wt.view.approved:
+            what = "irreversible" if transition.effect_class == "irreversible" else "gated by an approval"
+            raise self.refused(line, f"{name} is {what} and not approved", task)
         generation = wt.view.get(name).generation
         arguments = self.arguments(task, transition)
         record = self.worker_append(worker, task, "intent_recorded", transition=name, logical=transition.logical,
@@ -40,7 +42,7 @@ class MomentOps:
             raise self.refused(line, f"{name} is not in workflow version {wt.version}", task)
         status = wt.view.status(name)
         allowed = {"intent", "failed", "not_found"}
-        if self.protocol.reconcile == "off":
+        if self.protocol.reconcile == "off" or transition.is_read:  # a read is repeated, never reconciled
             allowed.add("unknown")
         if changed:
             allowed |= {"dispatched", "unknown"}
@@ -55,6 +57,7 @@ class MomentOps:
         if changed:
             arguments = dict(arguments, body_revision=view.attempts + 1)
         fingerprint = fingerprint_of(arguments)
+        acts_on = self._acts_on(worker, task, wt, transition)
         self.request_count += 1
         request_id = f"r{self.request_count}"
         record = self.worker_append(worker, task, "dispatched", transition=name, attempt=view.attempts + 1,
@@ -63,7 +66,7 @@ class MomentOps:
         self.last_dispatch_s[(task, name)] = self.env.now
         request = Request(request_id, worker, task, name, transition.logical, transition.object_kind,
                           view.generation, view.key, fingerprint, arguments["head"], view.attempts,
-                          transition.effect_class)
+                          transition.effect_class, self.honours_keys(transition), acts_on)
         self.in_flight.append(request)
         self.last_request = request
         if self.protocol.checkpoint == "optimistic":
@@ -78,6 +81,8 @@ class MomentOps:
         if request is None:
             raise self.refused(line, f"no request of {name} in flight", task)
         self.in_flight.remove(request)
+        if request.effect_class == "read":
+            return self._observe(task, name, request)
         outcome, obj = self.external.handle(request, self.env.now)
         common = dict(transition=name, logical=request.logical, generation=request.generation,
                       request=request.request_id,
@@ -85,8 +90,9 @@ class MomentOps:
                       fingerprint=request.fingerprint, effect=obj.effect, number=obj.number, head=obj.head)
         if outcome == "committed":
             transition = self._any_transition(name)
+            read_versions = [list(pair) for pair in request.read_versions] or None
             self._emit("git", "committed", task, effect_class=transition.effect_class,
-                       compensation=transition.compensation, **common)
+                       compensation=transition.compensation, read_versions=read_versions, **common)
         elif outcome == "deduplicated":
             self._emit("git", "deduplicated", task, stored_fingerprint=obj.fingerprint, **common)
         else:
@@ -113,7 +119,9 @@ class MomentOps:
         self._emit(request.worker, "response_delivered", task, transition=name, request=request.request_id,
                    outcome=outcome, effect=obj.effect, number=obj.number, late=late)
         if not late:
-            task_memory.evidence[name] = Evidence("response", outcome, obj.effect, request.request_id)
+            read = outcome == "observed"
+            task_memory.evidence[name] = Evidence("response", outcome, obj.effect, request.request_id,
+                                                  obj.number if read else None, obj.content_hash if read else None)
         waiting = task_memory.waiting.pop(request.request_id, None)
         if waiting is not None and not waiting.triggered:
             waiting.succeed()
@@ -150,7 +158,7 @@ class MomentOps:
         self.request_count += 1
         copy = Request(f"r{self.request_count}", original.worker, task, name, original.logical, original.kind,
                        original.generation, original.key, original.fingerprint, original.head, original.attempt,
-                       original.effect_class)
+                       original.effect_class, original.honours_keys, original.read_versions)
         self.in_flight.append(copy)
         self._emit("network", "request_duplicated", task, transition=name, request=copy.request_id,
                    original=original.request_id)
@@ -164,8 +172,10 @@ class MomentOps:
         waited = any(r.worker == worker and r.task == task and r.transition == name for r in self.in_flight) or any(
             r[0].worker == worker and r[0].task == task and r[0].transition == name for r in self.responses)
         outcome = self.protocol.on_timeout
+        read = self.transition(wt, name) is not None and self.transition(wt, name).is_read
         record = self.worker_append(worker, task, "timed_out", transition=name, outcome=outcome,
-                              reason="no_response" if waited else "in_doubt_on_resume")
+                              reason="no_response" if waited else "in_doubt_on_resume",
+                              effect_class="read" if read else None)
         self._verdict(record, name, outcome)
         return
 
@@ -178,8 +188,15 @@ class MomentOps:
         evidence = wt.evidence.get(name)
         if evidence is None or evidence.outcome == "rejected":
             raise self.refused(line, f"no response or lookup proves {name}", task)
+        observed = {}
+        if evidence.version is not None:  # a read records what it observed (pinned: with its content hash)
+            observed = dict(logical=self.transition(wt, name).logical, observed_version=evidence.version,
+                            content_hash=evidence.content_hash if self.pinned_reads else None)
         record = self.worker_append(worker, task, "receipt_recorded", transition=name, effect=evidence.effect,
-                              receipt=evidence.effect, source=evidence.source, request=evidence.request_id)
+                              receipt=evidence.effect, source=evidence.source, request=evidence.request_id,
+                              **observed)
+        if evidence.version is not None:
+            wt.observations[name] = evidence.version
         verdict = {"reconciliation": "done:reconciled", "response": "done"}[evidence.source]
         if evidence.outcome == "deduplicated":
             verdict = "done:deduplicated"
@@ -188,6 +205,41 @@ class MomentOps:
         if self.protocol.checkpoint == "verified":
             self._checkpoint(worker, task, wt)
         return
+
+    def _observe(self, task: str, name: str, request: Request) -> None:
+        """A read reaches the outside world: it observes the version there now (and creates nothing)."""
+        observation = self._observation(task, request.logical, request.kind)
+        self._emit("git", "observed", task, transition=name, logical=request.logical, request=request.request_id,
+                   effect=observation.effect, version=observation.number, content_hash=observation.content_hash)
+        self.responses.append((request, "observed", observation))
+
+    def _observation(self, task: str, logical: str, kind: str) -> Observation:
+        version = self.external.observe(task, logical)
+        return Observation(kind, version, fingerprint_of({"task": task, "read": logical, "version": version}))
+
+    def _acts_on(self, worker: str, task: str, wt: WorkerTask, transition: Transition) -> tuple[tuple[str, int], ...]:
+        """The observations a step's request is built from: each earlier read of the workflow.
+
+        With ``pin_reads=on`` the version the log recorded (fetched again by its content hash when the worker
+        no longer holds it).  With ``pin_reads=off`` what the worker still holds in memory; a worker that lost
+        it (it resumed after a crash or took the task over) reads again and acts on what the world holds now.
+        """
+        if transition.is_read:
+            return ()
+        acts_on = []
+        for read in self.workflows[wt.version].reads_before(transition.name):
+            if wt.view.status(read.name) != "done":
+                continue
+            version = wt.view.get(read.name).observed if self.pinned_reads else wt.observations.get(read.name)
+            if version is None:
+                observation = self._observation(task, read.logical, read.object_kind)
+                version = observation.number
+                self._emit("git", "observed", task, transition=read.name, logical=read.logical, worker=worker,
+                           effect=observation.effect, version=version, content_hash=observation.content_hash,
+                           reread=True)
+            wt.observations[read.name] = version
+            acts_on.append((read.logical, version))
+        return tuple(acts_on)
 
     def _checkpoint(self, worker: str, task: str, wt: WorkerTask, extra: str | None = None) -> None:
         completed = [n for n, v in wt.view.transitions.items() if v.status == "done"]

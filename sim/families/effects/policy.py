@@ -47,7 +47,7 @@ def decide(rt, worker: str, task: str) -> tuple[str, str | None] | None:
         if status == "done":
             continue
         if status == "pending":
-            if transition.effect_class == "irreversible" and name not in view.approved:
+            if transition.needs_approval and name not in view.approved:
                 if name not in view.approval_requested:
                     return "request_approval", name
                 if approval_wait_left(rt, view, name) is not None:
@@ -61,7 +61,7 @@ def decide(rt, worker: str, task: str) -> tuple[str, str | None] | None:
                 return ("escalate" if evidence.outcome == "rejected" else "receipt"), name
             return "timeout", name
         if status == "unknown":
-            if rt.protocol.reconcile == "on":
+            if rt.protocol.reconcile == "on" and not transition.is_read:  # a read is simply read again
                 return "reconcile", name
             # no way to prove the outcome: a blind retry under the same key
             return ("dispatch" if view.get(name).attempts < MAX_ATTEMPTS else "abort"), name

@@ -19,6 +19,8 @@ class RecoveryOps:
         if status not in ("unknown", "dispatched", "found"):
             raise self.refused(line, f"{name} is {status}: nothing to reconcile", task)
         transition = self.transition(wt, name)
+        if transition is not None and transition.is_read:
+            raise self.refused(line, f"{name} is a read: it created nothing to reconcile; read again", task)
         result, query, obj = self._lookup(wt, task, transition)
         since = self.last_dispatch_s.get((task, name))
         record = self.worker_append(worker, task, "reconciled", transition=name, result=result, query=query,
@@ -30,13 +32,20 @@ class RecoveryOps:
         return
 
     def _lookup(self, wt: WorkerTask, task: str, transition: Transition):
-        """The reconciler: query by key, then by task marker and head; prove or fail to prove."""
+        """The reconciler: query by key, then by task marker and head; prove or fail to prove.
+
+        What the endpoint can be queried by (``reconcile_by``) bounds it: by key then marker, by marker only, or
+        not at all -- then nothing can be proved and the outcome goes to a human."""
+        by = transition.queried_by
+        query = "key" if self.protocol.idempotency != "none" and by == "key" else "marker"
         if self.consume_fault(task, transition.logical, "unprovable"):
-            return "unprovable", "key" if self.protocol.idempotency != "none" else "marker", None
+            return "unprovable", query if by != "none" else "none", None
+        if by == "none":
+            return "unprovable", "none", None
         view = wt.view.get(transition.name)
         expected_head = self.arguments(task, transition)["head"]
         trusting = self.protocol.receipt_check == "trusting"
-        obj = self.external.by_key(view.key, self.env.now)
+        obj = self.external.by_key(view.key, self.env.now) if by == "key" else None
         if obj is not None:
             if trusting or (obj.fingerprint == view.fingerprint and obj.head == expected_head and obj.open):
                 return "found", "key", obj
@@ -47,7 +56,7 @@ class RecoveryOps:
             if (not candidate.foreign and candidate.generation == view.generation
                     and candidate.head == expected_head and candidate.open):
                 return "found", "marker", candidate
-        return "not_found", "key" if self.protocol.idempotency != "none" else "marker", None
+        return "not_found", query, None
 
     def escalate(self, worker: str, task: str, name: str) -> None:
         line = f"escalate {name} by {worker}"

@@ -45,7 +45,7 @@ def apply_op(rt: Runtime, op: ScriptOp, task: str) -> None:
     if name == "duplicate_request":
         rt.duplicate_request(task, op.transition, op.request_id)
         return None
-    if name in ("approve", "resolve", "fail", "foreign_object"):
+    if name in ("approve", "resolve", "fail", "foreign_object", "read_changes"):
         return getattr(rt, name)(task, op.transition)
     if name in ("compensation_fails", "unprovable"):
         return rt.arm(task, op.transition, name)

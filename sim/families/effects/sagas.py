@@ -101,6 +101,16 @@ class SagaOps:
         self._emit("faults", "fault_armed", task, transition=name, fault=kind)
         return
 
+    def read_changes(self, task: str, name: str) -> None:
+        """The outside world a read observes moves on: the next observation of T sees a new version."""
+        line = f"read_changes {name}"
+        transition = self._any_transition(name)
+        if transition is None or not transition.is_read:
+            raise self.refused(line, f"{name} is not a read: nothing it observes can change", task)
+        version = self.external.change_read(task, transition.logical)
+        self._emit("git", "read_changed", task, transition=name, logical=transition.logical, version=version)
+        return
+
     def foreign_object(self, task: str, name: str) -> None:
         """Someone else creates an object carrying T's task marker, but not its key or head."""
         transition = self._any_transition(name)

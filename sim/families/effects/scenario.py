@@ -46,17 +46,18 @@ from sim.core.workload import did_you_mean
 from sim.families.effects.faults import FaultEvent, parse_fault
 from sim.families.effects.knobs import FAMILY_NAME, TABLE
 from sim.families.effects.workflow import SAGA_TRANSITIONS, Workflow, parse_workflow, version_2
+from sim.families.effects.workflow_file import check_builtin_upgrade, parse_versions
 
 #: Operations and their argument shapes: T = transition, W = worker, R = optional request id.
 WORKER_OPS = ("intent", "dispatch", "retry_changed", "timeout", "reconcile", "receipt", "compensate",
               "request_approval", "escalate", "abort")
 EXTERNAL_OPS = ("commit", "respond", "lose_response", "lose_request", "duplicate_request")
-TRANSITION_OPS = ("approve", "resolve", "fail", "compensation_fails", "unprovable", "foreign_object")
+TRANSITION_OPS = ("approve", "resolve", "fail", "compensation_fails", "unprovable", "foreign_object", "read_changes")
 OTHER_OPS = ("accept", "lease", "lease_expire", "deliver", "duplicate", "crash", "upgrade", "close")
 ALL_OPS = WORKER_OPS + EXTERNAL_OPS + TRANSITION_OPS + OTHER_OPS
 
 KNOWN_KEYS = ("format", "family", "name", "description", "protocol", "task", "tenant", "workflow",
-              "arguments", "next_number", "events", "faults", "recover", "expect", "invariant", "seed", "commit",
+              "versions", "arguments", "next_number", "events", "faults", "recover", "expect", "invariant", "seed", "commit",
               "workload", "minimal", "cell")
 META_KEYS = ("invariant", "seed", "commit", "workload", "minimal", "cell")
 
@@ -282,7 +283,10 @@ def _common(data: dict, source: Source) -> RuntimeScenario:
     tenant = data.get("tenant", "acme")
     if not isinstance(tenant, str) or not _NAME.match(tenant):
         raise source.error(f"tenant must be a simple name (letters, digits, _ . -), not {_what(tenant)}", "tenant")
-    workflow = parse_workflow(data.get("workflow"), source.where("workflow"))
+    workflow = parse_workflow(data.get("workflow"), source)
+    if "versions" in data:
+        workflow = parse_versions(data["versions"], workflow, source)
+    check_builtin_upgrade(workflow, source)
     protocol = data.get("protocol")
     if protocol is not None and not isinstance(protocol, str):
         raise source.error(f"protocol must be a string such as \"keyed-reconcile\", not {_what(protocol)}",
@@ -358,12 +362,16 @@ def dump_scenario(scenario: RuntimeScenario) -> dict[str, Any]:
         out["tenant"] = scenario.tenant
     workflow = scenario.workflow
     saga_names = [t.name for t in SAGA_TRANSITIONS]
-    if workflow.name.startswith("generic:"):
+    if workflow.spec is not None:
+        out["workflow"] = workflow.spec
+    elif workflow.name.startswith("generic:"):
         out["workflow"] = workflow.name
     elif workflow.names() == saga_names:
         out["workflow"] = "saga"
     else:
         out["workflow"] = workflow.names()
+    if workflow.declared_upgrade is not None:
+        out["versions"] = {"2": workflow.declared_upgrade.spec}
     if scenario.next_number != 1:
         out["next_number"] = scenario.next_number
     if scenario.faults is not None:

@@ -33,7 +33,7 @@ def default_head(task: str) -> str:
 class TransitionView:
     """What the durable log says about one transition."""
 
-    __slots__ = ("status", "generation", "key", "fingerprint", "attempts", "effect", "compensated")
+    __slots__ = ("status", "generation", "key", "fingerprint", "attempts", "effect", "compensated", "observed")
 
     def __init__(self) -> None:
         self.status = "pending"
@@ -43,6 +43,7 @@ class TransitionView:
         self.attempts = 0
         self.effect: str | None = None
         self.compensated = False
+        self.observed: int | None = None  # a read: the version its receipt recorded
 
 
 class TaskView:
@@ -93,6 +94,8 @@ class TaskView:
             view = self.get(name)
             view.status = "done"
             view.effect = fields.get("effect")
+            if "observed_version" in fields:
+                view.observed = fields["observed_version"]
         elif event == "human_exception":
             self.get(name).status = "escalated"
         elif event == "human_resolved":
@@ -162,9 +165,11 @@ class Evidence:
     """What a worker holds as proof of a transition's outcome (lost on crash)."""
 
     source: str  # response | reconciliation
-    outcome: str  # committed | deduplicated | rejected | found
+    outcome: str  # committed | deduplicated | rejected | found | observed
     effect: str | None
     request_id: str | None = None
+    version: int | None = None  # a read's observed version
+    content_hash: str | None = None
 
 
 @dataclass
@@ -177,6 +182,7 @@ class WorkerTask:
     evidence: dict[str, Evidence] = field(default_factory=dict)
     fenced: bool = False
     waiting: dict[str, Any] = field(default_factory=dict)  # request id -> simpy Event (auto mode)
+    observations: dict[str, int] = field(default_factory=dict)  # read -> the version of what it holds (in memory)
 
 
 @dataclass

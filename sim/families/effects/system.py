@@ -70,6 +70,7 @@ class RuntimeBase:
         self.external = ExternalSystem(protocol.idempotency, float(protocol.key_retention), next_number,
                                        protocol.irreversible_keys == "on")
         self.approval = protocol.approval == "on"
+        self.pinned_reads = protocol.pin_reads == "on"
         self.workers: dict[str, WorkerMemory] = {}
         self.leases: dict[str, list] = {}  # task -> [holder, epoch]
         self.deliveries: dict[str, int] = {}
@@ -170,6 +171,10 @@ class RuntimeBase:
         """A transition's logical name (stable when version 2 renames it)."""
         transition = self._any_transition(name)
         return transition.logical if transition is not None else name
+
+    def honours_keys(self, transition: Transition) -> bool:
+        """Whether this transition's endpoint deduplicates by idempotency key (the protocol may send none)."""
+        return transition.honours_keys(self.protocol.irreversible_keys == "on", self.protocol.ledger_dedupe)
 
     def key_of(self, task: str, transition: Transition, generation: int) -> str:
         """``idempotency_key = tenant + task + transition + attempt_generation``."""

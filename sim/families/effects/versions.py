@@ -1,4 +1,7 @@
-"""Workflow versions: an upgrade mid-task, and how a task resumes under the version policy."""
+"""Workflow versions: an upgrade mid-task, and how a task resumes under the version policy.
+
+Version 2 is the one the scenario declares (``[versions.2]``: its transitions, renames that keep the
+logical step, inserted checks), else the built-in upgrade (:func:`sim.families.effects.workflow.version_2`)."""
 
 from __future__ import annotations
 
@@ -33,6 +36,6 @@ class VersionOps:
             raise self.refused(line, "only the upgrade from version 1 to 2 is modelled")
         self.code_version = 2
         self._emit("deploy", "upgraded", None, workflow_version=2,
-                   inserted=[t.name for t in self.workflows[2].transitions if t.logical.startswith("verify_")],
+                   inserted=list(self.workflows[2].inserted),
                    renamed=[list(p) for p in self.workflows[2].renamed])
         return

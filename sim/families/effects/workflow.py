@@ -1,45 +1,112 @@
-"""Workflows: the ordered transitions of a task, with their effect classes.
+"""Workflows: the ordered transitions of a task, with their effect classes and endpoint assumptions.
 
 A transition's *effect class* (the seed's table) decides how it recovers:
 ``idempotent`` (repeat after confirming the target), ``keyed_creation``
 (return the existing object for the same key), ``append`` (deduplicated at
-the ledger boundary) and ``irreversible`` (approval, stronger preconditions,
-no compensation).  ``logical`` is the transition's identity across workflow
-versions: version 2 may rename a transition, it stays the same logical step,
-so checks group effects by it.
+the ledger boundary), ``irreversible`` (approval, stronger preconditions,
+no compensation) and ``read`` (observes the outside world and creates
+nothing; what it saw may change between attempts).  ``logical`` is the
+transition's identity across workflow versions: version 2 may rename a
+transition, it stays the same logical step, so checks group effects by it.
+
+A transition may also declare what its endpoint can do (a user's workflow
+written as tables, :mod:`sim.families.effects.workflow_file`): whether it
+honours idempotency ``keys``, what it can be queried by (``reconcile_by``),
+whether it needs a human's ``approval``, its timeout class (``timeout_s``)
+and whether a verifier checks its ``postcondition``.  A field left ``None``
+is not declared and takes the default of its class (and, for the keys of an
+irreversible step, the ``irreversible_keys`` knob): the seed's saga and
+``generic:N`` declare nothing, so they behave as they always did.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from sim.core.errors import ScenarioError
 from sim.core.values import kind, shown
 from sim.core.workload import did_you_mean
 
-EFFECT_CLASSES = ("idempotent", "keyed_creation", "append", "irreversible")
-#: The largest ``generic:N`` workflow (a limit on everything).
+EFFECT_CLASSES = ("idempotent", "keyed_creation", "append", "irreversible", "read")
+#: What an endpoint can be queried by when an outcome is unknown: by key (then by task marker), by task marker
+#: only, or not at all (an unknown outcome then goes to a human).
+RECONCILE_BY = ("key", "marker", "none")
+#: The largest workflow (``generic:N`` or a list of transitions): a limit on everything.
 MAX_TRANSITIONS = 100
 
 
 @dataclass(frozen=True)
 class Transition:
+    """One logical step; the fields after ``logical`` are what its endpoint declares (None: not declared)."""
+
     name: str
     effect_class: str
     object_kind: str
     compensation: str | None
     logical: str
+    keys: bool | None = None
+    reconcile_by: str | None = None
+    approval: bool | None = None
+    timeout_s: float | None = None
+    postcondition: bool | None = None
+
+    @property
+    def is_read(self) -> bool:
+        return self.effect_class == "read"
+
+    @property
+    def needs_approval(self) -> bool:
+        """A human approves it before its intent: declared, else every irreversible step."""
+        return self.approval if self.approval is not None else self.effect_class == "irreversible"
+
+    @property
+    def verified(self) -> bool:
+        """Whether a verifier checks its postcondition (so ``postcondition_fails`` can strike it).  The
+        built-in workflows declare nothing: every step of theirs is checked."""
+        return self.postcondition is not False
+
+    @property
+    def queried_by(self) -> str:
+        return self.reconcile_by or "key"
+
+    def honours_keys(self, irreversible_keys: bool, ledger_dedupe: str) -> bool:
+        """Whether the endpoint deduplicates a request by its idempotency key (when the protocol sends keys).
+
+        ``keyed_creation``: unless it declares ``keys = false``.  ``append``: only at a ledger that
+        deduplicates (``ledger_dedupe=key``), and unless it declares ``keys = false``.  ``irreversible``:
+        as declared, else as the ``irreversible_keys`` knob says.  ``idempotent`` needs no key (repeating it
+        creates nothing new) and a ``read`` creates nothing."""
+        if self.effect_class == "keyed_creation":
+            return self.keys is not False
+        if self.effect_class == "append":
+            return self.keys is not False and ledger_dedupe == "key"
+        if self.effect_class == "irreversible":
+            return self.keys if self.keys is not None else irreversible_keys
+        return False
+
+    def renamed_to(self, name: str) -> "Transition":
+        """The same logical step under another name (a workflow version's renamed state)."""
+        return Transition(name, self.effect_class, self.object_kind, self.compensation, self.logical, self.keys,
+                          self.reconcile_by, self.approval, self.timeout_s, self.postcondition)
 
 
 @dataclass(frozen=True)
 class Workflow:
-    """One version of a workflow: transitions in order."""
+    """One version of a workflow: transitions in order.
+
+    ``renamed`` and ``inserted`` say how a version 2 differs from version 1; ``declared_upgrade`` is the
+    version 2 a scenario declares (``[versions.2]``), if any; ``spec`` is the workflow as the file wrote it
+    (kept to write it back; None for the built-in forms)."""
 
     name: str
     version: int
     transitions: tuple[Transition, ...]
     renamed: tuple[tuple[str, str], ...] = ()  # (old name, new name) relative to version 1
+    inserted: tuple[str, ...] = ()  # transitions version 2 adds
+    declared_upgrade: "Workflow | None" = None
+    spec: Any = field(default=None, compare=False, hash=False)
 
     def names(self) -> list[str]:
         return [t.name for t in self.transitions]
@@ -52,6 +119,20 @@ class Workflow:
 
     def index(self, name: str) -> int:
         return self.names().index(name)
+
+    def side_effecting(self) -> list[Transition]:
+        """The transitions that mutate the outside world (every one but the reads)."""
+        return [t for t in self.transitions if not t.is_read]
+
+    def reads_before(self, name: str) -> list[Transition]:
+        """The reads earlier in the workflow than ``name``: what a step acts on."""
+        out = []
+        for transition in self.transitions:
+            if transition.name == name:
+                break
+            if transition.is_read:
+                out.append(transition)
+        return out
 
 
 #: The seed's saga (T1..T4 with C1..C3; T4 has no honest inverse).
@@ -85,48 +166,58 @@ def generic(count: int) -> Workflow:
 
 
 def version_2(workflow: Workflow) -> Workflow:
-    """The upgraded workflow: a safety check before the irreversible step and one renamed state.
+    """The upgraded workflow: the one the scenario declares, else the built-in upgrade.
 
-    The check ``verify_<name>`` (idempotent) is inserted before the first
-    irreversible transition (or the last one, if none is irreversible); the
-    second transition is renamed (``open_pr`` -> ``open_pull_request``,
-    otherwise ``<name>_v2``).
+    The built-in upgrade inserts a check ``verify_<name>`` (idempotent) before the first irreversible
+    transition (or the last one, if none is irreversible) and renames the second transition
+    (``open_pr`` -> ``open_pull_request``, otherwise ``<name>_v2``).
     """
+    if workflow.declared_upgrade is not None:
+        return workflow.declared_upgrade
     transitions = list(workflow.transitions)
     renamed: list[tuple[str, str]] = []
     if len(transitions) >= 2:
         old = transitions[1]
         new_name = VERSION_2_RENAMES.get(old.name, f"{old.name}_v2")
-        transitions[1] = Transition(new_name, old.effect_class, old.object_kind, old.compensation, old.logical)
+        transitions[1] = old.renamed_to(new_name)
         renamed.append((old.name, new_name))
     gate = next((i for i, t in enumerate(transitions) if t.effect_class == "irreversible"), len(transitions) - 1)
     target = transitions[gate]
     check = Transition(f"verify_{target.name}", "idempotent", "check", None, f"verify_{target.logical}")
     transitions.insert(gate, check)
-    return Workflow(workflow.name, 2, tuple(transitions), tuple(renamed))
+    return Workflow(workflow.name, 2, tuple(transitions), tuple(renamed), (check.name,))
 
 
-def parse_workflow(spec, where: str) -> Workflow:
-    """A scenario's ``workflow`` value: ``"saga"``, ``"generic:N"`` or a list of saga transition names."""
+def parse_workflow(spec, where) -> Workflow:
+    """A scenario's ``workflow`` value: ``"saga"``, ``"generic:N"``, a list of saga transition names, or a list
+    of transition tables (``where`` is ``file:line`` text, or the file's :class:`~sim.core.files.Source`, which
+    lets a table's mistake name its own line)."""
     if spec is None or spec == "saga":
         return saga()
+    line = where if isinstance(where, str) else where.where("workflow")
     if isinstance(spec, str) and spec.startswith("generic:"):
         count = spec.split(":", 1)[1]
         if not _COUNT.fullmatch(count) or not 1 <= int(count) <= MAX_TRANSITIONS:
             raise ScenarioError(f"workflow {shown(spec)}: 'generic:N' needs a whole number N from 1 to "
-                                f"{MAX_TRANSITIONS}", where)
+                                f"{MAX_TRANSITIONS}", line)
         return generic(int(count))
     if isinstance(spec, list) and spec and all(isinstance(n, str) for n in spec):
         known = [t.name for t in SAGA_TRANSITIONS]
         for name in spec:
             if name not in known:
                 raise ScenarioError(f"unknown transition {shown(name)}{did_you_mean(name, known)} in workflow; "
-                                    f"transitions: {', '.join(known)}", where)
+                                    f"transitions: {', '.join(known)} (or describe your own as tables: "
+                                    "{ name = \"...\", class = \"...\", object = \"...\" })", line)
         if len(set(spec)) != len(spec):
-            raise ScenarioError("a transition is listed twice in workflow", where)
+            raise ScenarioError("a transition is listed twice in workflow", line)
         return saga(list(spec))
+    if isinstance(spec, list) and spec and any(isinstance(item, dict) for item in spec):
+        from sim.families.effects.workflow_file import parse_tables
+
+        return parse_tables(spec, where)
     raise ScenarioError(
-        f"workflow must be \"saga\", \"generic:N\" or a list of transition names, not {kind(spec)} {shown(spec)}", where
+        f"workflow must be \"saga\", \"generic:N\", a list of saga transition names or a list of transition "
+        f"tables, not {kind(spec)} {shown(spec)}", line
     )
 
 

@@ -87,7 +87,7 @@ def test_simulation_identical_across_processes():
 
 
 UNEXERCISED = {"compensation": "off", "approval": "off", "version_policy": "none", "lease_fence": "off",
-               "receipt_check": "trusting", "irreversible_keys": "on"}
+               "receipt_check": "trusting", "irreversible_keys": "on", "ledger_dedupe": "off", "pin_reads": "off"}
 
 
 @pytest.mark.parametrize("knob", sorted(UNEXERCISED))
@@ -101,8 +101,9 @@ def test_simulation_refuses_knobs_it_does_not_exercise(knob):
         simulate(presets=[protocol.label], seeds=2)
 
 
-def test_not_exercised_knobs_are_the_documented_six():
-    """compensation, approval, version_policy, lease_fence, receipt_check and irreversible_keys are refused."""
+def test_not_exercised_knobs_are_the_documented_eight():
+    """compensation, approval, version_policy, lease_fence, receipt_check, irreversible_keys, ledger_dedupe and
+    pin_reads are refused for the worked example."""
     assert set(NOT_EXERCISED) == set(UNEXERCISED)
     check_exercised(FAMILY.parse_protocol("keyed-fingerprint-reconcile,key_retention=3600"))
 
