@@ -7,12 +7,16 @@ from typing import Any, Hashable, Iterable, Sequence
 from sim.core.family import Cell, Family, Replay, ReviewPlan
 from sim.core.history import Event
 from sim.core.knobs import Protocol
-from sim.core.workload import Workload, build_workload, split_workload
-from sim.families.workspace import checks, claims, faults, replay as replaying
+from sim.core.workload import FAULT_KEYS, Workload, build_workload, split_workload, unknown_key_error
+from sim.families.workspace import checks, claims, faults, liveness, replay as replaying
 from sim.families.workspace.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.workspace.knobs import TABLE
 from sim.families.workspace.machine import WorkspaceMachine
 from sim.families.workspace.scenario import Action, WorkspaceScenario, build_scenario, parse_action, scenario_to_dict
+from sim.families.workspace.targets import read_targets
+
+#: Keys of a workspace workload's ``[faults]`` beyond the ones every family has.
+WORKSPACE_FAULT_KEYS = ("targets", "settle")
 
 
 class WorkspaceFamily(Family):
@@ -63,11 +67,26 @@ class WorkspaceFamily(Family):
         return scenario_to_dict(scenario)
 
     def load_workload(self, data: dict[str, Any], source) -> Workload:
+        """A workload: a scenario without events, ``[faults]`` (with this family's ``targets`` and
+        ``settle``) and ``[limits]``."""
         scenario_part, fault_table, limits = split_workload(data, source)
+        fault_table = dict(fault_table)
+        for key in fault_table:
+            if key not in FAULT_KEYS and key not in WORKSPACE_FAULT_KEYS:
+                raise unknown_key_error(source, "[faults]", key, FAULT_KEYS + WORKSPACE_FAULT_KEYS)
+        raw_targets = fault_table.pop("targets", None)
+        settle = fault_table.pop("settle", False)
         scenario_part.setdefault("events", [])
         base = build_scenario(scenario_part, source)
-        return build_workload(self.name, self.fault_classes, base, base.name, base.description,
-                              fault_table, limits, source)
+        workload = build_workload(self.name, self.fault_classes, base, base.name, base.description,
+                                  fault_table, limits, source)
+        if not isinstance(settle, bool):
+            raise source.error(f"settle must be true or false, not {settle!r}"[:200], "settle")
+        if settle:
+            workload.extra["settle"] = True
+        if raw_targets is not None:
+            workload.extra["targets"] = read_targets(raw_targets, base, workload.classes, source)
+        return workload
 
     # -- orders and runs ---------------------------------------------------------------
 
@@ -140,6 +159,34 @@ class WorkspaceFamily(Family):
                                     if e.event == "deliver" and e.get("verdict") == "applied"})
         return out
 
+    def extra_measures(self, replay: Replay) -> dict[str, float]:
+        """Per-run numbers of honest liveness and of the mechanisms issue 18 added, beside :meth:`measure`:
+        steps applied safely, compensations and checkpoint costs, journal size, client re-plans, and
+        which non-default mechanism acted (``fired_<knob>``).  See :mod:`sim.families.workspace.liveness`.
+
+        Kept apart from :meth:`measure` so that sweeps recorded before these numbers existed stay
+        byte-identical; a sweep adds them to each run's row beside :meth:`measure`'s."""
+        world = replay.state
+        if world is None:
+            return {}
+        return liveness.measures(replay.history, world.machine.protocol, world.state)
+
+    #: Honest liveness: (work done safely, work planned) among the names :meth:`extra_measures` and
+    #: :meth:`measure` return -- what the work-done figure and the advisor's cost should read.
+    safe_progress = ("steps_applied_safely", "steps_planned")
+
+    def never_fired(self, workload: Workload, protocol: Protocol | str, measures: dict[str, float]) -> list[dict]:
+        """The protocol's non-default mechanisms that never acted on the workload, given the measures of its
+        runs summed (``extra_measures``): ``[{"knob", "value", "line"}]``, e.g. ``overlap_check=on never
+        fired: no two steps share a hunk``."""
+        return liveness.never_fired(workload, self.parse_protocol(protocol), measures)
+
+    def identical_protocols(self, results: dict[str, Any]) -> list[list[str]]:
+        """Groups (two or more labels, in the order given) of protocols whose results are equal: a report
+        shows one section per group instead of repeating it.  ``results`` maps a label to anything
+        comparable (its counts, measures and counterexample orders)."""
+        return liveness.identical_groups(results)
+
     def claims(self, tallies: dict[str, dict], protocols: Sequence[Protocol]) -> list[dict]:
         return claims.judge(tallies, protocols)
 
@@ -155,6 +202,10 @@ class WorkspaceFamily(Family):
             text += f" {event.get('point', 'now')}"
         if event.event == "replan" and event.get("stale"):
             text += " stale"
+        if event.event == "tests_fail":
+            text += f" {event.get('path')}"
+        if event.event == "dispatch" and event.get("held"):
+            text += " (held back)"
         if event.get("verdict") and event.event not in ("ack", "lose_ack"):
             text += f" -> {event['verdict']}"
         return text
@@ -164,7 +215,7 @@ class WorkspaceFamily(Family):
         return sum(1 for event in order if event.kind in FAULT_KINDS)
 
     def is_fault(self, event: Event) -> bool:
-        return event.event in ("human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan")
+        return event.event in FAULT_KINDS
 
     def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Action],
                        meta: dict[str, Any]) -> WorkspaceScenario:
@@ -190,7 +241,7 @@ class WorkspaceFamily(Family):
 
 
 #: Event kinds that are faults in an order (a delivery of a re-sent copy is not one more fault).
-FAULT_KINDS = frozenset({"human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan"})
+FAULT_KINDS = frozenset({"human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan", "tests_fail"})
 #: Machines a family keeps (one per scenario and protocol of a sweep, in practice).
 MACHINES_KEPT = 256
 
