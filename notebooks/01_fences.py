@@ -25,9 +25,9 @@ import os
 import pandas as pd
 
 import sim
+import sim.figures
 from sim.core import stats
 from sim.families.workspace.matrix import matrix_frame
-from sim.report import figures
 
 SEEDS = int(os.environ.get("FENCESIM_NOTEBOOK_SEEDS", "400"))
 PRESETS = ["none", "plan", "step", "step-dedupe"]
@@ -59,10 +59,13 @@ for level in (1, 2, 4, 8):
 interference = pd.DataFrame(rows)
 interference
 
+# %% [markdown]
+# The same curves as the review draws them, from a fuzz result (`sim.figures` takes a sweep frame, a
+# fuzz result or a review):
+
 # %%
-curves = {p: [{"faults_per_run": r.faults_per_run, "share": {"value": r.share, "low": r.low, "high": r.high}}
-              for r in interference[interference.protocol == p].itertuples()] for p in PRESETS}
-figures.interference_curves(curves, "seed-fuzz: violating runs as faults per run grow")
+found = sim.fuzz(workload, PRESETS, seeds=SEEDS, workers=1, advise=False)
+sim.figures.interference(found, seeds=SEEDS)
 
 # %% [markdown]
 # ## Safety against availability
@@ -71,16 +74,7 @@ figures.interference_curves(curves, "seed-fuzz: violating runs as faults per run
 
 # %%
 frame = sim.sweep_frame(workload, PRESETS, seeds=SEEDS, workers=1)
-points = []
-for protocol, group in frame.groupby("protocol", sort=False):
-    points.append({
-        "protocol": protocol,
-        "violating": stats.share(int(group["violated"].sum()), len(group)).to_json(),
-        "progress": stats.share(int(group["steps_applied"].sum()), int(group["steps_planned"].sum())).to_json(),
-    })
-pd.DataFrame([{"protocol": p["protocol"], "violating_runs": p["violating"]["value"],
-               "steps_applied": p["progress"]["value"]} for p in points])
+frame.groupby("protocol", sort=False)[["violated", "steps_applied", "steps_planned", "spurious_rejections"]].sum()
 
 # %%
-figures.safety_vs_availability(points, f"seed-fuzz: safety against work done ({SEEDS} runs each)",
-                               "steps applied / steps planned")
+sim.figures.safety_vs_availability(frame)

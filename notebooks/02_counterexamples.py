@@ -22,7 +22,7 @@ import os
 import pandas as pd
 
 import sim
-from sim.report import figures
+import sim.figures
 
 SEEDS = int(os.environ.get("FENCESIM_NOTEBOOK_SEEDS", "400"))
 family = sim.family("workspace")
@@ -43,11 +43,7 @@ pd.DataFrame([{"invariant": c.invariant, "seed": c.seed, "events before": len(c.
 
 # %%
 example = found.counterexamples[0]
-replay = family.replay(workload.base, example.protocol, example.events)
-violating = {v.event_index for v in family.check(replay.history).safety_violations}
-lanes = [{"actor": e.actor, "label": family.describe(e), "fault": family.is_fault(e), "marked": e.index in violating}
-         for e in replay.history]
-figures.swimlane(family.lanes, lanes, f"{example.invariant} under {example.protocol.label}")
+sim.figures.swimlane(found, 0)
 
 # %% [markdown]
 # ## Replay with no seed

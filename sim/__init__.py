@@ -11,7 +11,8 @@ The Python API (the command line is a thin face over the same functions):
 >>> df = sim.sweep_frame("seed-fuzz", ["none", "step-dedupe"], seeds=200)  # doctest: +SKIP
 
 Families (``sim.FAMILIES``): ``workspace`` (revision-fenced steps, the
-default) and ``runtime`` (durable keyed effects).
+default) and ``runtime`` (durable keyed effects).  :mod:`sim.figures` draws
+every figure of a review from a sweep frame, a fuzz result or a review.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ from sim.core.knobs import Protocol
 
 __all__ = [
     "Event", "FAMILIES", "FencesimError", "History", "HistoryError", "InputError", "PRESETS", "Protocol",
-    "ProtocolError", "ScenarioError", "check_history", "compute_matrix", "conform_frame", "family", "fuzz",
-    "load_scenario",
-    "load_workload", "parse_protocol", "run_scenario", "sweep_frame",
+    "ProtocolError", "ScenarioError", "check_history", "compute_matrix", "conform_frame", "family", "figures",
+    "fuzz", "load_scenario", "load_workload", "parse_protocol", "review", "run_scenario", "sweep_frame",
 ]
 
 
@@ -37,6 +37,10 @@ def __getattr__(name: str) -> Any:
         return FAMILIES
     if name == "PRESETS":
         return family("workspace").knobs.preset_protocols()
+    if name == "figures":
+        import importlib
+
+        return importlib.import_module("sim.figures")
     raise AttributeError(f"module 'sim' has no attribute {name!r}")
 
 
@@ -119,6 +123,23 @@ def fuzz(workload, protocols, seeds: int = 1000, seed_start: int = 0, workers: i
     if isinstance(workload, str):
         workload = FAMILIES.load_workload(workload)
     return run(FAMILIES.family_for(workload), workload, list(protocols), seeds, seed_start, workers, advise=advise)
+
+
+def review(designs=None, seeds: int | None = None, budget_s: float | None = None, workers: int | None = None):
+    """A design review as data (what ``fencesim review`` writes as ``results.json``, with the in-memory parts
+    :mod:`sim.figures` draws from); ``designs``: design files (default: the seeds' designs).
+
+    >>> results = sim.review(seeds=200)                     # doctest: +SKIP
+    >>> [d["name"] for d in results["designs"]]             # doctest: +SKIP
+    ['seed-fuzz', 'effects-saga']
+    """
+    from sim.designs import default_designs, load_design
+    from sim.report.review import run_review
+
+    if isinstance(designs, (str, bytes)) or hasattr(designs, "__fspath__"):
+        designs = [designs]
+    chosen = [load_design(path, seeds) for path in designs] if designs else default_designs(seeds)
+    return run_review(chosen, budget_s, workers)
 
 
 def check_history(history, family_name: str | None = None):

@@ -181,8 +181,7 @@ def load_design(path: str | Path, seeds: int | None = None) -> Design:
         family_name = data.get("family", table.get("family", FAMILIES.default.name))
         table.setdefault("family", family_name)
         table.setdefault("name", name)
-        family = FAMILIES.family_of(table, source)
-        workload = family.load_workload(table, source)
+        workload = FAMILIES.workload_from(table, source)
     else:
         raise source.error(f"workload must be a name, a path, or a [workload] table, not {kind(raw)}", "workload")
     family = FAMILIES.get(workload.family)

@@ -7,3 +7,4 @@ from sim.cli import fuzz  # noqa: F401
 from sim.cli import effects  # noqa: F401
 from sim.cli import review  # noqa: F401
 from sim.cli import conform  # noqa: F401
+from sim.cli import map as _map  # noqa: F401,E402

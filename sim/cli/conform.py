@@ -12,7 +12,7 @@ import typer
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
 from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
-from sim.core.files import check_output_dir, check_output_file, write_atomically
+from sim.core.files import write_atomically
 
 DEFAULT_OUT = Path("counterexamples/conform")
 #: Disagreements shrunk per protocol (each distinct minimal order is exported); the rest are listed by seed.
@@ -34,19 +34,22 @@ def conform(
                                            help="The executor command (default: fencesim's reference executor, "
                                            "git + SQLite); see docs/real-executor.md for its interface."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Parallel runs (default: the core count)."),
-    out: Path = typer.Option(DEFAULT_OUT, "--out", help="Where disagreements are exported."),
+    out: Path = typer.Option(DEFAULT_OUT, "--out", help="Where disagreements are exported: a new or empty folder, "
+                             "or an earlier fencesim output folder."),
     shrink_seconds: float = typer.Option(120.0, "--shrink-seconds",
                                          help="Seconds one disagreement may take to shrink (each probe is a real run)."),
     record: Optional[Path] = typer.Option(None, "--record",
-                                          help="With --scenario and one protocol: write the real history here."),
+                                          help="With --scenario and one protocol: write the real history here (a "
+                                          "new file, or a history recorded before)."),
+    force: bool = typer.Option(False, "--force", help="Replace a --record file that is not a history, and write "
+                               "into an --out folder that holds other files (a file of yours there is never "
+                               "replaced)."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Conformance: run each order in the model and against a real executor (fresh git repository, SQLite
     journal, real SIGKILLs); the real history goes through fencesim check. Exit 0 when every run agrees,
     1 on any disagreement (each one shrunk and exported with both histories side by side)."""
-    from sim.real.conform import run_seeds, shrink_and_export, summarize
-    from sim.real.driver import parse_command
-    from sim.registry import FAMILIES
+    from sim.real.conform import summarize
     from sim.search.sweep import default_workers
 
     if seeds < 1:
@@ -55,86 +58,26 @@ def conform(
         raise InputError("--workers must be at least 1")
     if not shrink_seconds > 0:
         raise InputError(f"--shrink-seconds must be positive, not {shrink_seconds}")
-    check_output_dir(out, "--out")
-    if record is not None:
-        if scenario is None or (protocol and len(protocol) > 1):
-            raise InputError("--record needs --scenario and at most one --protocol")
-        check_output_file(record, "--record")
+    if record is not None and (scenario is None or (protocol and len(protocol) > 1)):
+        raise InputError("--record needs --scenario and at most one --protocol")
     if scenario is not None and workload is not None:
         raise InputError("give --workload or --scenario, not both")
-    try:
-        command = parse_command(executor)
-    except ValueError as error:
-        raise InputError(f"--executor {executor!r}: {error}") from None
-    if executor is not None and not command:
-        raise InputError("--executor is empty (leave it out for the reference executor)")
-    import shutil
-
-    if shutil.which(command[0]) is None:
-        raise InputError(f"--executor: {command[0]!r} is not a program on PATH or a file that can be run")
-    if shutil.which("git") is None:
-        raise InputError("conform needs the git command line (install git)")
-    if scenario is not None:
-        loaded = FAMILIES.load_scenario(scenario)
-        target = types.SimpleNamespace(base=loaded, name=loaded.name, family=getattr(loaded, "family", None))
-        family = FAMILIES.family_for(loaded)
-        default = [loaded.protocol] if getattr(loaded, "protocol", None) else ["step-dedupe"]
-    else:
-        target = FAMILIES.load_workload(workload or "tiny")
-        family = FAMILIES.family_for(target)
-        default = ["step-dedupe"]
-    if family.name != "workspace":
-        raise InputError(f"conform drives a real executor of the workspace family; {family.name} has none "
-                         "(its orders can be judged with fencesim check on a history your system records)")
-    protocols = [family.parse_protocol(p) for p in (protocol or default)]
-    console = human_console(json_out)
-    from sim.real.conform import preflight
-    from sim.real.driver import RealRunError
-
-    try:
-        preflight(family, target.base, protocols[0], command)
-    except RealRunError as error:
-        raise InputError(f"the executor does not work: {error}") from None
+    command = _command(executor)
+    family, target, protocols, inputs = _load(scenario, workload, protocol)
+    record_to = _check_outputs(out, record, inputs, force)
+    _preflight(family, target, protocols[0], command)
     seed_list = [None] if scenario is not None else list(range(seed_start, seed_start + seeds))
     events = tuple(target.base.events) if scenario is not None else None
     workers = 1 if scenario is not None else (workers or default_workers())
-    total = len(protocols) * len(seed_list)
-    done = [0]
     with Bar(progress_wanted(json_out)) as bar:
-        def tick(result) -> None:
-            done[0] += 1
-            bar("conform", done[0], total, f"{result.protocol}")
-
-        if scenario is not None:
-            from sim.real.conform import conform_seed
-
-            results = {p.label: [conform_seed(family, target, p, None, command, events)] for p in protocols}
-        else:
-            results = run_seeds(family, target, protocols, seed_list, workers, command, on_result=tick)
+        results = _run(family, target, protocols, seed_list, workers, command, events, bar)
         if record is not None:
             from sim.real.driver import run_real
 
             run = run_real(target.base, protocols[0], events, command=command)
-            write_atomically(record, run.replay.history.to_jsonl())
-        disagreements, unshrunk = [], []
-        for p in protocols:
-            orders: set[tuple[str, ...]] = set()
-            attempts = 0
-            for result in results[p.label]:
-                if result.agree:
-                    continue
-                attempts += 1
-                if attempts > MAX_SHRUNK:
-                    unshrunk.append(result)
-                    continue
-                bar(f"shrink {p.label} seed {result.seed}", 0, 1, "")
-                found = shrink_and_export(family, target, p, result, out, command, shrink_seconds, events,
-                                          skip_orders=orders)
-                if found is None:
-                    unshrunk.append(result)
-                else:
-                    orders.add(tuple(found.order))
-                    disagreements.append(found)
+            write_atomically(record_to, run.replay.history.to_jsonl())
+        disagreements, unshrunk = _shrink_all(family, target, protocols, results, out, command, shrink_seconds,
+                                              events, bar)
     summaries = [summarize(p.label, results[p.label]) for p in protocols]
     name = str(scenario) if scenario is not None else target.name
     who = "reference executor (git + SQLite)" if executor is None else shlex.join(command)
@@ -144,8 +87,115 @@ def conform(
                    "same_minimal_order_or_not_shrunk": [{"protocol": r.protocol, "seed": r.seed,
                                                          "differences": r.differences} for r in unshrunk],
                    "runs": [r.__dict__ | {"agree": r.agree} for p in protocols for r in results[p.label]]})
-    _print(console, name, who, len(seed_list), summaries, disagreements, unshrunk, record)
+    _print(human_console(json_out), name, who, len(seed_list), summaries, disagreements, unshrunk, record)
     return EXIT_VIOLATION if disagreements or unshrunk else EXIT_OK
+
+
+def _command(executor: str | None) -> list[str]:
+    """The executor's command line, checked: it parses, names a program that exists, and git is there."""
+    import shutil
+
+    from sim.real.driver import parse_command
+
+    try:
+        command = parse_command(executor)
+    except ValueError as error:
+        raise InputError(f"--executor {executor!r}: {error}") from None
+    if executor is not None and not command:
+        raise InputError("--executor is empty (leave it out for the reference executor)")
+    if shutil.which(command[0]) is None:
+        raise InputError(f"--executor: {command[0]!r} is not a program on PATH or a file that can be run")
+    if shutil.which("git") is None:
+        raise InputError("conform needs the git command line (install git)")
+    return command
+
+
+def _load(scenario: Path | None, workload: str | None, protocol: list[str] | None):
+    """The family, what to run (a scenario's order, or a workload's seeds), the protocols, and the input files."""
+    from sim.cli.fuzz import distinct_protocols
+    from sim.registry import FAMILIES
+
+    inputs = [("--scenario", scenario)] if scenario is not None else []
+    if scenario is not None:
+        loaded = FAMILIES.load_scenario(scenario)
+        target = types.SimpleNamespace(base=loaded, name=loaded.name, family=getattr(loaded, "family", None))
+        family = FAMILIES.family_for(loaded)
+        default = [loaded.protocol] if getattr(loaded, "protocol", None) else ["step-dedupe"]
+    else:
+        target = FAMILIES.load_workload(workload or "tiny")
+        family = FAMILIES.family_for(target)
+        default = ["step-dedupe"]
+        inputs += [("--workload", Path(target.path))] if target.path is not None else []
+    if family.name != "workspace":
+        raise InputError(f"conform drives a real executor of the workspace family; {family.name} has none "
+                         "(its orders can be judged with fencesim check on a history your system records)")
+    return family, target, distinct_protocols(family, list(protocol or default), "--protocol"), inputs
+
+
+def _preflight(family, target, protocol, command) -> None:
+    from sim.real.conform import preflight
+    from sim.real.driver import RealRunError
+
+    try:
+        preflight(family, target.base, protocol, command)
+    except RealRunError as error:
+        raise InputError(f"the executor does not work: {error}") from None
+
+
+def _run(family, target, protocols, seed_list, workers, command, events, bar) -> dict:
+    """Each protocol's runs: the scenario's order once, or every seed."""
+    from sim.real.conform import conform_seed, run_seeds
+
+    if seed_list == [None]:
+        return {p.label: [conform_seed(family, target, p, None, command, events)] for p in protocols}
+    total, done = len(protocols) * len(seed_list), [0]
+
+    def tick(result) -> None:
+        done[0] += 1
+        bar("conform", done[0], total, f"{result.protocol}")
+
+    return run_seeds(family, target, protocols, seed_list, workers, command, on_result=tick)
+
+
+def _shrink_all(family, target, protocols, results, out, command, shrink_seconds, events, bar):
+    """Shrink and export up to MAX_SHRUNK disagreements per protocol (each distinct order once)."""
+    from sim.real.conform import shrink_and_export
+
+    disagreements, unshrunk = [], []
+    for p in protocols:
+        orders: set[tuple[str, ...]] = set()
+        attempts = 0
+        for result in results[p.label]:
+            if result.agree:
+                continue
+            attempts += 1
+            if attempts > MAX_SHRUNK:
+                unshrunk.append(result)
+                continue
+            bar(f"shrink {p.label} seed {result.seed}", 0, 1, "")
+            found = shrink_and_export(family, target, p, result, out, command, shrink_seconds, events,
+                                      skip_orders=orders)
+            if found is None:
+                unshrunk.append(result)
+            else:
+                orders.add(tuple(found.order))
+                disagreements.append(found)
+    return disagreements, unshrunk
+
+
+def _check_outputs(out: Path, record: Path | None, inputs: list, force: bool) -> Path | None:
+    """Every output before any work: --out new, empty or fencesim's; --record a new file or a history; neither
+    an input nor the other output.  Returns the path to record to."""
+    from sim.core.outputs import Plan, check_file, check_folder
+
+    check_folder(out, "--out", force=force)
+    plan = Plan(inputs=[(option, Path(path)) for option, path in inputs], folders=[("--out", out, ())])
+    target = None
+    if record is not None:
+        target = check_file(record, "--record", "history", force)
+        plan.files.append(("--record", Path(record)))
+    plan.check()
+    return target
 
 
 def _print(console, name, who, seeds, summaries, disagreements, unshrunk, record) -> None:

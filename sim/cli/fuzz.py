@@ -2,61 +2,82 @@
 
 Long phases show a progress bar on stderr (a person only); ``--budget``
 bounds the whole run; the sweep's state is saved in ``--out`` after every
-chunk, so ``--resume DIR`` finishes an interrupted run with the same output
-as an uninterrupted one; ``--baseline`` lets known violations pass.
+chunk and on an interrupt, so ``--resume DIR`` finishes an interrupted run
+with every option it started with (the budget too: what is left of it);
+``--baseline`` lets known violations pass.  Every input is read and every
+output path checked before any work (:mod:`sim.core.outputs`): nothing of
+the user's is replaced, and a run never fails at its end for a path it
+could have refused at its start.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shlex
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, error_console, human_console
+from sim.cli.fuzz_state import STATE_FILE, check_against, read_state, resume_command, state_document
+from sim.cli.fuzz_state import load_workload as load_state_workload
 from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
-from sim.core.files import check_output_dir, check_output_file, read_text, write_atomically
+from sim.core.files import write_atomically
 
 DEFAULT_OUT = Path("counterexamples")
-STATE_FILE = "sweep-state.json"
-STATE_FORMAT = 1
-
-
-def _state_arguments(workload: str, protocols: list[str], seeds: int, seed_start: int, advise: bool,
-                     digest: str | None) -> dict:
-    return {"workload": workload, "protocols": protocols, "seeds": seeds, "seed_start": seed_start, "advise": advise,
-            "workload_digest": digest}
-
-
-def _workload_digest(workload) -> str | None:
-    """What a workload file holds, as a digest: a sweep resumed, or a baseline compared, must see the same."""
-    if workload.path is None:
-        return None
-    return hashlib.sha256(Path(workload.path).read_bytes()).hexdigest()[:16]
-
-
-def _read_state(folder: Path) -> dict:
-    path = folder / STATE_FILE
-    if not path.exists():
-        raise InputError(f"nothing to resume: {path} does not exist (it is written by a fuzz run with --out {folder})")
-    try:
-        data = json.loads(read_text(path, "sweep state"))
-    except json.JSONDecodeError as error:
-        raise InputError(f"corrupt sweep state ({error.msg}); delete it and run again", str(path)) from None
-    if not isinstance(data, dict) or data.get("format") != STATE_FORMAT or "arguments" not in data or "sweep" not in data:
-        raise InputError("not a sweep state of this fencesim; delete it and run again", str(path))
-    return data
-
 
 #: Options that define a sweep; ``--resume`` takes them from the sweep's state and refuses them if given.
 RUN_ARGUMENTS = (("workload", "--workload"), ("protocol", "--protocol"), ("seeds", "--seeds"),
                  ("seed_start", "--seed-start"), ("out", "--out"), ("advise", "--advise/--no-advise"),
-                 ("exhaustive", "--exhaustive"))
+                 ("exhaustive", "--exhaustive"), ("max_events", "--max-events"), ("budget", "--budget"),
+                 ("shrink_seconds", "--shrink-seconds"))
+
+
+@dataclass
+class FuzzOptions:
+    """Every option of one ``fencesim fuzz`` run (from the command line, or from a sweep state)."""
+
+    workload: str = "seed-fuzz"
+    protocol: list[str] | None = None
+    seeds: int = 1000
+    seed_start: int = 0
+    workers: int | None = None
+    backend: str = "local"
+    scheduler: str | None = None
+    out: Path = DEFAULT_OUT
+    junit: Path | None = None
+    budget: float | None = None
+    shrink_seconds: float = 30.0
+    baseline: Path | None = None
+    write_baseline: Path | None = None
+    resume: Path | None = None
+    check_determinism: bool = False
+    exhaustive: bool = False
+    max_events: int = 6
+    advise: bool = True
+    json_out: bool = False
+    force: bool = False
+    spent_s: float = 0.0  # seconds of the budget an interrupted run already spent
+
+
+@dataclass
+class Prepared:
+    """A fuzz run ready to start: its inputs read and its outputs checked."""
+
+    options: FuzzOptions
+    family: Any
+    workload: Any
+    protocols: list
+    digest: str
+    known: dict | None = None
+    state: dict | None = None
+    junit: Path | None = None
+    write_baseline: Path | None = None
+    summary: Path | None = None
+    last: dict = field(default_factory=dict)  # the last sweep state written
 
 
 @app.command()
@@ -73,154 +94,311 @@ def fuzz(
     scheduler: Optional[str] = typer.Option(None, "--scheduler",
                                             help="With --backend dask: the scheduler's address (default: a local "
                                             "cluster of --workers processes)."),
-    out: Path = typer.Option(DEFAULT_OUT, "--out", help="Where counterexamples (and the sweep's state) are written."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here."),
+    out: Path = typer.Option(DEFAULT_OUT, "--out", help="Where counterexamples (and the sweep's state) are written: "
+                             "a new or empty folder, or an earlier fencesim output folder."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here (a new file, or one fencesim "
+                                         "wrote)."),
     budget: Optional[float] = typer.Option(None, "--budget", help="Seconds of wall clock for the whole run."),
     shrink_seconds: float = typer.Option(30.0, "--shrink-seconds",
                                          help="Seconds one counterexample may take to shrink."),
     baseline: Optional[Path] = typer.Option(None, "--baseline",
                                             help="Known violations (a file of --write-baseline): they do not fail."),
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline",
-                                                  help="Write this run's counterexamples as a baseline file."),
+                                                  help="Write this run's counterexamples as a baseline file (a new "
+                                                  "file, or a baseline); exit 0 once written."),
     resume: Optional[Path] = typer.Option(None, "--resume",
-                                          help="Finish the interrupted run whose --out is this folder."),
+                                          help="Finish the interrupted run whose --out is this folder, with every "
+                                          "option it started with (and what is left of its --budget)."),
     check_determinism: bool = typer.Option(False, "--check-determinism",
                                            help="Rerun a sample of seeds in a fresh process (another hash seed) "
                                            "and compare history bytes."),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Enumerate every valid order up to --max-events."),
     max_events: int = typer.Option(6, "--max-events", help="Bound of --exhaustive."),
     advise: bool = typer.Option(True, "--advise/--no-advise", help="Run the counterfactual advisor on each counterexample."),
+    force: bool = typer.Option(False, "--force", help="Replace a --junit or --write-baseline file that fencesim did "
+                               "not write, and write into an --out folder that holds other files (a file of yours "
+                               "there is still never replaced)."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Hunt violations: sweep seeds, shrink each distinct violation, export it, print its replay command."""
-    from sim.registry import FAMILIES
-    from sim.search.budget import Deadline
+    options = FuzzOptions(workload, list(protocol) if protocol else None, seeds, seed_start, workers, backend,
+                          scheduler, out, junit, budget, shrink_seconds, baseline, write_baseline, resume,
+                          check_determinism, exhaustive, max_events, advise, json_out, force)
+    _check_numbers(options)
+    state = _resume_options(ctx, options) if options.resume is not None else None
+    run = _prepare(options, state)
+    if options.exhaustive:
+        from sim.search.budget import Deadline
 
-    if workers is not None and workers < 1:
-        raise InputError("--workers must be at least 1")
-    if budget is not None and not budget > 0:
-        raise InputError(f"--budget must be a positive number of seconds, not {budget}")
-    if not shrink_seconds > 0:
-        raise InputError(f"--shrink-seconds must be positive, not {shrink_seconds}")
-    if backend not in ("local", "dask"):
-        raise InputError(f"unknown backend {backend!r}; backends: local, dask")
-    if scheduler is not None and backend != "dask":
+        return _exhaustive(run.family, run.workload, run.protocols, options.max_events,
+                           human_console(options.json_out), options.json_out, Deadline(options.budget, "--budget"),
+                           options.workers or 1)
+    from sim.core.outputs import FolderLock
+
+    with FolderLock(options.out):
+        if state is None and (options.out / STATE_FILE).exists():
+            _refuse_unfinished(options.out)
+        return _execute(run)
+
+
+def _check_numbers(options: FuzzOptions) -> None:
+    if options.workers is not None and not 1 <= options.workers <= 4096:
+        raise InputError(f"--workers must be from 1 to 4096, not {options.workers}")
+    if options.budget is not None and not 0 < options.budget < 1e12:
+        raise InputError(f"--budget must be a positive number of seconds, not {options.budget}")
+    if not 0 < options.shrink_seconds < 1e12:
+        raise InputError(f"--shrink-seconds must be positive, not {options.shrink_seconds}")
+    if options.backend not in ("local", "dask"):
+        raise InputError(f"unknown backend {options.backend!r}; backends: local, dask")
+    if options.scheduler is not None and options.backend != "dask":
         raise InputError("--scheduler is the address of a Dask scheduler: give it with --backend dask")
-    state = None
-    if resume is not None:
-        given = [option for name, option in RUN_ARGUMENTS
-                 if ctx.get_parameter_source(name).name != "DEFAULT"]  # given, not defaulted
-        if given:
-            raise InputError(f"--resume continues a sweep with the arguments it started with; drop "
-                             f"{', '.join(given)}")
-        out = resume
-        state = _read_state(resume)
-        arguments = state["arguments"]
-        workload, protocol, seeds = arguments["workload"], arguments["protocols"], arguments["seeds"]
-        seed_start, advise = arguments["seed_start"], arguments["advise"]
-        kept = state.get("outputs", {})  # what the interrupted run was to write, unless given again
-        baseline = baseline if baseline is not None else _path(kept.get("baseline"))
-        junit = junit if junit is not None else _path(kept.get("junit"))
-        write_baseline = write_baseline if write_baseline is not None else _path(kept.get("write_baseline"))
-        check_determinism = check_determinism or bool(kept.get("check_determinism"))
-    # every output path is checked before any work starts: a sweep's results are never lost to a bad path
-    check_output_dir(out, "--out")
-    if resume is None and not exhaustive and (out / STATE_FILE).exists():
-        raise InputError(f"{out} holds an unfinished sweep ({STATE_FILE}): continue it with --resume {out}, or "
-                         f"delete that file to start afresh")
-    for path, what in ((junit, "--junit"), (write_baseline, "--write-baseline"),
-                       (os.environ.get("GITHUB_STEP_SUMMARY") or None, "GITHUB_STEP_SUMMARY")):
-        if path is not None:
-            check_output_file(path, what)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") or None  # set but empty: as if unset
-    if step_summary is not None and not Path(step_summary).parent.is_dir():
-        raise InputError(f"GITHUB_STEP_SUMMARY {step_summary}: folder {Path(step_summary).parent} does not exist "
-                         "(the summary is appended to a file there)")
-    from sim.report.baseline import read_baseline
 
-    known = read_baseline(baseline) if baseline is not None else None
-    loaded = FAMILIES.load_workload(workload)
+
+def _refuse_unfinished(out: Path) -> None:
+    raise InputError(f"{out} holds an unfinished sweep ({STATE_FILE}): continue it with "
+                     f"{resume_command(out, False)}, or delete that file to start afresh")
+
+
+def _resume_options(ctx: typer.Context, options: FuzzOptions) -> dict:
+    """Take every option of the interrupted run from its state (outputs and settings unless given again)."""
+    given = [option for name, option in RUN_ARGUMENTS if ctx.get_parameter_source(name).name != "DEFAULT"]
+    if given:
+        raise InputError(f"--resume continues a sweep with the arguments it started with; drop {', '.join(given)}")
+    from sim.core.outputs import resolve_link
+
+    resolve_link(options.resume, "--resume")  # a loop or a dangling link: one line, exit 4
+    options.out = options.resume
+    state = read_state(options.out)
+    arguments, outputs, settings = state["arguments"], state["outputs"], state["settings"]
+    options.workload, options.protocol, options.seeds = arguments["workload"], arguments["protocols"], arguments["seeds"]
+    options.seed_start, options.advise = arguments["seed_start"], arguments["advise"]
+    options.shrink_seconds, options.budget = arguments["shrink_seconds"], arguments["budget_s"]
+    options.spent_s = state["budget"]["spent_s"]
+    for name in ("baseline", "junit", "write_baseline"):
+        if getattr(options, name) is None and outputs[name] is not None:
+            setattr(options, name, Path(outputs[name]))
+    options.check_determinism = options.check_determinism or outputs["check_determinism"]
+    options.force = options.force or outputs["force"]
+    for name, option in (("workers", "--workers"), ("backend", "--backend"), ("scheduler", "--scheduler")):
+        if ctx.get_parameter_source(name).name == "DEFAULT":
+            setattr(options, name, settings[name])
+    _check_numbers(options)
+    return state
+
+
+def _prepare(options: FuzzOptions, state: dict | None) -> Prepared:
+    """Read every input (workload, protocols, baseline, sweep state) and check every output, before any work."""
+    from sim.registry import FAMILIES
+    from sim.report.baseline import read_baseline, workload_digest
+
+    known = read_baseline(options.baseline) if options.baseline is not None else None
+    loaded = FAMILIES.load_workload(options.workload) if state is None else \
+        load_state_workload(state, options.out / STATE_FILE)
     family = FAMILIES.family_for(loaded)
-    digest = _workload_digest(loaded)
-    if known is not None:
-        for key, ours in (("family", family.name), ("workload", loaded.name)):
-            if known.get(key) is not None and known[key] != ours:
-                raise InputError(f"--baseline {baseline} was written for {key} {known[key]!r}; this run fuzzes "
-                                 f"{ours!r} (write one for it with --write-baseline)")
-        if known.get("workload_digest") not in (None, digest):
-            raise InputError(f"--baseline {baseline} was written for another version of workload {loaded.name!r} "
-                             "(its file has changed since); write a new one with --write-baseline")
-        _check_baseline_entries(family, loaded, known["entries"], baseline)
-    protocols = [family.parse_protocol(p) for p in (protocol or list(family.presets))]
-    labels = [p.label for p in protocols]
-    twice = sorted({label for label in labels if labels.count(label) > 1})
-    if twice:
-        raise InputError(f"--protocol names {', '.join(twice)} more than once; give each protocol once")
-    console = human_console(json_out)
-    deadline = Deadline(budget, "--budget")
-    if exhaustive:
-        return _exhaustive(family, loaded, protocols, max_events, console, json_out, deadline, workers or 1)
-    from sim.report.fuzz import export_all, fuzz_document, timings
+    protocols = distinct_protocols(family, options.protocol or list(family.presets), "--protocol")
+    run = Prepared(options, family, loaded, protocols, workload_digest(family, loaded), known, state)
+    if state is not None:
+        if state["arguments"]["workload_digest"] != run.digest:
+            raise InputError(f"the workload {loaded.path or loaded.name} has changed since the sweep in "
+                             f"{options.resume} started; resuming would mix two workloads (delete "
+                             f"{options.resume / STATE_FILE} to start afresh)")
+        check_against(state, family, loaded, options.out / STATE_FILE)
+    _check_outputs(run)
+    return run
+
+
+def distinct_protocols(family, texts: list[str], option: str) -> list:
+    """Parse each protocol; the same protocol given twice, however it is spelled, is refused."""
+    protocols = [family.parse_protocol(text) for text in texts]
+    for position, protocol in enumerate(protocols):
+        for earlier in protocols[:position]:
+            if earlier == protocol:
+                same = (f"{earlier.label!r}" if earlier.label == protocol.label else
+                        f"the same protocol as {earlier.label!r} and {protocol.label!r} "
+                        f"({protocol.describe()})")
+                raise InputError(f"{option} names {same} more than once; give each protocol once")
+    return protocols
+
+
+def _check_outputs(run: Prepared) -> None:
+    """Every output path, before any work: never an input, never another output, never a file of the user's."""
+    from sim.core.outputs import Plan, check_file, check_folder, check_summary, check_will_write
+    from sim.report.export import counterexample_name, export_names
+
+    options = run.options
+    plan = Plan()
+    if run.workload.path is not None:
+        plan.inputs.append(("--workload", Path(run.workload.path)))
+    if options.baseline is not None:
+        plan.inputs.append(("--baseline", Path(options.baseline)))
+    if options.exhaustive:
+        plan.check()
+        return
+    check_folder(options.out, "--out", force=options.force)
+    names = [STATE_FILE] + [name for p in run.protocols for invariant in run.family.safety_invariants
+                            for name in export_names(counterexample_name(run.workload.name, p.label, invariant))]
+    check_will_write(options.out, names[1:], "--out")
+    plan.folders.append(("--out", options.out, tuple(names)))
+    if options.junit is not None:
+        run.junit = check_file(options.junit, "--junit", "junit", options.force)
+        plan.files.append(("--junit", Path(options.junit)))
+    if options.write_baseline is not None:
+        run.write_baseline = check_file(options.write_baseline, "--write-baseline", "baseline", options.force)
+        plan.files.append(("--write-baseline", Path(options.write_baseline)))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY") or None  # set but empty: as if unset
+    if summary is not None:
+        run.summary = check_summary(summary)
+        plan.files.append(("GITHUB_STEP_SUMMARY", Path(summary)))
+    plan.check()
+
+
+def _arguments(run: Prepared) -> dict:
+    options = run.options
+    return {"workload": str(run.workload.path or options.workload), "protocols": [p.label for p in run.protocols],
+            "seeds": options.seeds, "seed_start": options.seed_start, "advise": options.advise,
+            "workload_digest": run.digest, "shrink_seconds": options.shrink_seconds, "budget_s": options.budget}
+
+
+def _outputs(run: Prepared) -> dict:
+    options = run.options
+    text = lambda path: None if path is None else str(Path(path).resolve())  # noqa: E731
+    return {"baseline": text(options.baseline), "junit": text(options.junit),
+            "write_baseline": text(options.write_baseline), "check_determinism": options.check_determinism,
+            "force": options.force, "json": options.json_out}
+
+
+def _save(run: Prepared, deadline, sweep: dict | None = None) -> None:
+    """Write the sweep's state (the last one again when ``sweep`` is None): every option, and the budget spent."""
+    options = run.options
+    if sweep is not None:
+        run.last = sweep
+    settings = {"workers": options.workers, "backend": options.backend, "scheduler": options.scheduler}
+    write_atomically(options.out / STATE_FILE, json.dumps(state_document(
+        _arguments(run), _outputs(run), settings, deadline.spent(), run.last)) + "\n")
+
+
+def _sweep(run: Prepared, deadline):
+    """The pipeline, its state saved after every chunk; an interrupt keeps it and prints the resume command."""
     from sim.search.pipeline import fuzz as run_fuzz
     from sim.search.sweep import SweepState
 
-    arguments = _state_arguments(str(loaded.path or workload), [p.label for p in protocols], seeds, seed_start, advise,
-                                 digest)
-    if state is not None and state["arguments"].get("workload_digest") != digest:
-        raise InputError(f"the workload file {loaded.path} has changed since the sweep in {resume} started; "
-                         f"resuming would mix two workloads (delete {resume / STATE_FILE} to start afresh)")
-    if state is not None and state["arguments"] != arguments:
-        raise InputError(f"{resume / STATE_FILE} was written for other arguments")
-    outputs = {"baseline": _text(baseline), "junit": _text(junit), "write_baseline": _text(write_baseline),
-               "check_determinism": check_determinism}
-
-    def checkpoint(sweep_state: SweepState) -> None:
-        write_atomically(out / STATE_FILE, json.dumps({"format": STATE_FORMAT, "arguments": arguments,
-                                                        "outputs": outputs, "sweep": sweep_state.__dict__}) + "\n")
-
+    options, state = run.options, run.state
+    resume = SweepState(**state["sweep"]) if state is not None else None
+    run.last = state["sweep"] if state is not None else {"next_chunk": 0, "seeds_done": 0, "found": [],
+                                                         "tallies": _empty_tallies(run)}
     try:
-        with Bar(progress_wanted(json_out)) as bar:
-            result = run_fuzz(
-                family, loaded, protocols, seeds, seed_start, workers, advise=advise, deadline=deadline,
-                shrink_seconds=shrink_seconds, backend=backend, scheduler=scheduler,
-                resume=SweepState(**state["sweep"]) if state is not None else None, checkpoint=checkpoint,
+        with Bar(progress_wanted(options.json_out)) as bar:
+            return run_fuzz(
+                run.family, run.workload, run.protocols, options.seeds, options.seed_start, options.workers,
+                advise=options.advise, deadline=deadline, shrink_seconds=options.shrink_seconds,
+                backend=options.backend, scheduler=options.scheduler, resume=resume,
+                checkpoint=lambda sweep_state: _save(run, deadline, dict(sweep_state.__dict__)),
                 progress=lambda done, total, violating: bar("sweep", done, total, f"{violating} violating runs"),
                 shrink_progress=lambda what, length: bar(f"shrink {what}", 0, 1, f"{length} events"))
     except KeyboardInterrupt:
-        if (out / STATE_FILE).exists():
+        try:
+            _save(run, deadline)
+        except (KeyboardInterrupt, OSError):
+            pass
+        if (options.out / STATE_FILE).exists():
             error_console().print(f"fencesim: the sweep so far is kept: continue it with "
-                                  f"fencesim fuzz --resume {shlex.quote(str(out))}", markup=False)
+                                  f"{resume_command(options.out, options.json_out)}", markup=False)
         raise
-    document = fuzz_document(result, export_all(result, out))
-    (out / STATE_FILE).unlink(missing_ok=True)  # finished: nothing to resume
-    if check_determinism:
-        document["determinism"] = _check_determinism(family, loaded, protocols, seed_start, seeds, result)
+
+
+def _empty_tallies(run: Prepared) -> dict:
+    import dataclasses
+
+    from sim.search.sweep import ProtocolTally
+
+    return {p.label: dataclasses.asdict(ProtocolTally(run.family.safety_invariants, run.family.availability_columns))
+            for p in run.protocols}
+
+
+def _execute(run: Prepared) -> int:
+    """Sweep, shrink, advise; export; compare with the baseline; print; write the outputs."""
+    from sim.cli.fuzz_print import print_summary
+    from sim.report.fuzz import export_all, fuzz_document, timings
+    from sim.search.budget import Deadline
+
+    options = run.options
+    deadline = Deadline(options.budget, "--budget", spent_before=options.spent_s)
+    console = human_console(options.json_out)
+    if run.state is not None:
+        _print_resuming(console, run, deadline)
+    result = _sweep(run, deadline)
+    document = fuzz_document(result, export_all(result, options.out))
+    document["budget_s"], document["budget_stopped"] = options.budget, list(deadline.hit)
+    if run.state is not None and options.budget is not None:
+        document["budget_left_at_resume_s"] = round(max(0.0, options.budget - options.spent_s), 1)
+    (options.out / STATE_FILE).unlink(missing_ok=True)  # finished: nothing to resume
+    if options.check_determinism:
+        document["determinism"] = _check_determinism(run.family, run.workload, run.protocols, options.seed_start,
+                                                     options.seeds, result)
     exit_code = EXIT_VIOLATION if document["counterexamples"] else EXIT_OK
-    if known is not None:
-        from sim.report.baseline import compare
-
-        document["baseline"] = compare(document, known["entries"], str(baseline),
-                                       lambda entry: _still_violates(family, loaded, entry))
+    if run.known is not None:
+        document["baseline"] = _compare(run, document)
         exit_code = EXIT_VIOLATION if document["baseline"]["new"] else EXIT_OK
-    _print_summary(console, document)
-    if json_out:
+    print_summary(console, document)
+    if options.json_out:
         emit_json(document)
-    if write_baseline is not None:
-        from sim.report.baseline import baseline_document
-
-        write_atomically(write_baseline, json.dumps(baseline_document(document, digest), indent=2) + "\n")
-        console.print(f"baseline of {len(document['counterexamples'])} counterexample(s) written to {write_baseline}",
-                      markup=False)
-    if junit is not None:
+    if run.write_baseline is not None:
+        _write_baseline(run, document, console)
+        exit_code = EXIT_OK  # recording a baseline succeeded: what it recorded is in the file
+    if run.junit is not None:
         from sim.report.ci import junit_xml
 
-        write_atomically(junit, junit_xml(document, timings(result)))
-    if step_summary:
+        write_atomically(run.junit, junit_xml(document, timings(result)))
+    if run.summary is not None:
+        from sim.core.outputs import append_summary
         from sim.report.ci import markdown_summary
 
-        with open(step_summary, "a", encoding="utf-8") as handle:
-            handle.write(markdown_summary(document))
+        append_summary(run.summary, markdown_summary(document))
     return exit_code
+
+
+def _print_resuming(console, run: Prepared, deadline) -> None:
+    sweep, options = run.state["sweep"], run.options
+    line = (f"resuming the sweep in {options.out}: {sweep['seeds_done']} of {options.seeds} seeds per protocol done "
+            f"(seeds {options.seed_start}..{options.seed_start + options.seeds - 1} asked)")
+    if options.budget is not None:
+        left = max(0.0, options.budget - options.spent_s)
+        line += f"; --budget {options.budget:g} s: {options.spent_s:.1f} s spent, {left:.1f} s left"
+    console.print(line, markup=False)
+
+
+def _compare(run: Prepared, document: dict) -> dict:
+    from sim.report.baseline import BASELINE_MAX_WORK, compare, normalised_protocol, prepare
+    from sim.search.budget import work_of
+    from sim.search.pipeline import replay_orders
+
+    spent = [0]  # the bulk replays of this comparison share one work limit
+
+    def replayer(jobs, limited=True):
+        if not limited:
+            return replay_orders(run.family, run.workload.base, jobs, run.options.workers)
+        results = replay_orders(run.family, run.workload.base, jobs, run.options.workers,
+                                max(0, BASELINE_MAX_WORK - spent[0]))
+        spent[0] += sum(work_of(1, len(events)) for (_, events), done in zip(jobs, results) if done is not None)
+        return results
+
+    labels = {p.label: normalised_protocol(p) for p in run.protocols}
+    prepared = prepare(run.known, run.family, run.workload, str(run.options.baseline), run.digest,
+                       set(labels.values()), replayer)
+    return compare(document, prepared, lambda label: labels.get(label) or label, replayer)
+
+
+def _write_baseline(run: Prepared, document: dict, console) -> None:
+    from sim.report.baseline import baseline_document
+
+    written = baseline_document(document, {p.label: p for p in run.protocols}, run.digest)
+    write_atomically(run.write_baseline, json.dumps(written, indent=2) + "\n")
+    entries = written["entries"]
+    console.print(f"baseline written to {run.options.write_baseline}: {len(entries)} "
+                  f"entr{'y' if len(entries) == 1 else 'ies'} for workload {written['workload']}", markup=False)
+    for entry in entries:
+        console.print(f"  {entry['invariant']} under {entry['label']} ({len(entry['events'])} events"
+                      f"{'' if entry['one_minimal'] else ', not shrunk'})", markup=False)
 
 
 def _check_determinism(family, workload, protocols, seed_start: int, seeds: int, result) -> dict:
@@ -248,97 +426,6 @@ def _check_determinism(family, workload, protocols, seed_start: int, seeds: int,
         raise RuntimeError(f"nondeterminism: runs {', '.join(differing[:10])} gave other history bytes in a fresh "
                            "process")
     return {"runs": len(here), "identical": True, "hash_seed": env["PYTHONHASHSEED"]}
-
-
-def _path(text: str | None) -> Path | None:
-    return None if text is None else Path(text)
-
-
-def _text(path: Path | None) -> str | None:
-    return None if path is None else str(Path(path).resolve())
-
-
-def _check_baseline_entries(family, workload, entries: list[dict], path: Path) -> None:
-    """Every entry of a baseline names a protocol and events this family and workload know: exit 4 if not."""
-    from sim.core.errors import FencesimError
-
-    for position, entry in enumerate(entries):
-        try:
-            family.parse_protocol(entry["protocol"])
-            for text in entry["events"]:
-                family.parse_event(workload.base, text)
-        except (FencesimError, ValueError, KeyError) as error:
-            raise InputError(f"--baseline {path}: entry {position} ({entry['invariant']} under "
-                             f"{entry['protocol']}): {error}") from None
-
-
-def _still_violates(family, workload, entry: dict) -> bool | None:
-    """Replay a baseline entry's order under its protocol: does it still violate its invariant?"""
-    from sim.core.errors import FencesimError
-    from sim.search.oracle import evaluate
-
-    try:
-        protocol = family.parse_protocol(entry["protocol"])
-        events = [family.parse_event(workload.base, text) for text in entry["events"]]
-    except (FencesimError, ValueError, KeyError):
-        return None  # written for another design: cannot tell
-    return entry["invariant"] in evaluate(family, workload.base, protocol, events, (entry["invariant"],)).violated
-
-
-def _print_summary(console, document: dict) -> None:
-    from sim.report.ci import baseline_counts
-    from sim.report.render import advice_sentence
-
-    console.print(f"workload {document['workload']} ({document['family']} family): {document['runs']} runs, "
-                  f"{document['violating_runs']} violating", markup=False)
-    if document.get("stopped"):
-        console.print(f"{document['stopped']} stopped the sweep early; counts are of the seeds run",
-                      markup=False)
-    for label, tally in document["by_protocol"].items():
-        found = ", ".join(f"{k} {v}" for k, v in tally["violating_runs_by_invariant"].items() if v)
-        counted = "; ".join(f"{name.replace('_', ' ')} {tally[name]}" for name in document["availability"])
-        line = (f"  {label:<40} {tally['violating_runs']:>6} of {tally['runs']} runs violate ({found})" if found
-                else f"  {label:<40} {'no':>6} violating run in {tally['runs']}")
-        if "progress" in tally:
-            share = tally["progress"]["share"]["value"]
-            line += f"; {tally['progress']['what'].replace('_', ' ')} {share:.0%}" if share == share else ""
-            if tally["applies_nothing"]:
-                line += " -- APPLIES NOTHING: no violation because no work is done"
-        console.print(line + (f"; {counted}" if counted else ""), markup=False)
-    if document.get("claims"):
-        console.print("\nthe seed's claims, as this search found them:", markup=False)
-        for claim in document["claims"]:
-            console.print(f"  [{'holds' if claim['holds'] else 'FAILS'}] {claim['protocol']}: {claim['claim']} "
-                          f"-- {claim['evidence']}", markup=False)
-    for example in document["counterexamples"]:
-        shrink = example["shrink"]
-        proof = ("shortest possible" if shrink["shortest_proved"] else
-                 "1-minimal" if shrink["one_minimal"] else f"not minimal: the {shrink['end']} limit stopped it")
-        status = {"known": " [known: in the baseline]", "new": " [NEW]"}.get(example.get("baseline"), "")
-        kind = "minimal order" if shrink["one_minimal"] else "order"
-        count = len(example["events"])
-        console.print(f"\n{example['invariant']} under {example['protocol']}{status}: {kind} of "
-                      f"{count} event{'' if count == 1 else 's'} (from {example['original_events']}; {proof}):",
-                      markup=False)
-        console.print("  " + (" ; ".join(example["events"]) or "(no fault needed)"), markup=False)
-        advice = example.get("advice")
-        if advice and advice["recommended"]:
-            changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
-            cost = advice_sentence(advice, example["invariant"], " + ".join(document["availability"]))
-            console.print(f"  smallest fix: {changes} -> {advice['recommended']} ({cost})", markup=False)
-        elif advice:
-            console.print("  no change of up to two knobs removes it", markup=False)
-        console.print(f"  replay: {example['replay']}", markup=False)
-    if document.get("determinism"):
-        check = document["determinism"]
-        console.print(f"\ndeterminism: {check['runs']} sample runs gave identical history bytes in a fresh process "
-                      f"(PYTHONHASHSEED={check['hash_seed']})", markup=False)
-    baseline = document.get("baseline")
-    if baseline:
-        console.print(f"\nbaseline {baseline['file']}: {baseline_counts(baseline)}", markup=False)
-        for entry in baseline["fixed"]:
-            console.print(f"  fixed (its order no longer violates): {entry['invariant']} under {entry['protocol']}: "
-                          f"{' ; '.join(entry['events'])}", markup=False)
 
 
 def _exhaustive(family, workload, protocols, max_events: int, console, json_out: bool, deadline, workers: int) -> int:

@@ -12,7 +12,6 @@ from rich.table import Table
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
 from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
-from sim.core.files import check_output_dir
 
 DEFAULT_OUT = Path("reports/latest")
 
@@ -22,7 +21,8 @@ def review(
     design: Optional[List[Path]] = typer.Option(
         None, "--design", "-d", help="A design file (TOML: family, protocols, workload); repeat to review several. "
         "Default: the seeds' designs."),
-    out: Path = typer.Option(DEFAULT_OUT, "--out", help="The report folder (replaced only when complete)."),
+    out: Path = typer.Option(DEFAULT_OUT, "--out", help="The report folder: new, empty or an earlier report "
+                             "(replaced as a whole, only when complete)."),
     budget: Optional[float] = typer.Option(None, "--budget", help="Seconds of wall clock for the whole review; "
                                            "the report says where the budget stopped the search."),
     seeds: Optional[int] = typer.Option(None, "--seeds", min=1, help="Seeds per protocol (default: each design's)."),
@@ -37,9 +37,9 @@ def review(
 
     if budget is not None and not budget > 0:
         raise InputError(f"--budget must be a positive number of seconds, not {budget}")
-    check_output_dir(out, "--out")
     check_report_dir(out)
     designs = [load_design(path, seeds) for path in design] if design else default_designs(seeds)
+    check_report_dir(out, inputs=_inputs(designs))
     started = time.monotonic()
     with Bar(progress_wanted(json_out)) as bar:
         results = run_review(designs, budget, workers, progress=bar)
@@ -48,20 +48,8 @@ def review(
     console = human_console(json_out)
     violated = False
     for reviewed in results["designs"]:
-        table = Table(title=f"{reviewed['name']} ({reviewed['family']} family, {reviewed['seeds_done']} seeds each)",
-                      header_style="bold")
-        for column in ("protocol", "verdict", "violating runs", "minimal counterexamples (length)",
-                       reviewed["progress_label"]):
-            table.add_column(column)
-        for row in reviewed["protocols"]:
-            examples = [e for e in reviewed["counterexamples"] if e["protocol"] == row["protocol"]]
-            shown = ", ".join(f"{e['invariant']} ({len(e['events'])} event{'s' if len(e['events']) != 1 else ''})"
-                              for e in examples) or "-"
-            share = row["violating_runs"]["share"]
-            progress = f"{row['progress']['share']['value']:.0%}" if row["progress"] else "n/a"
-            table.add_row(row["protocol"], row["verdict"], f"{share['value']:.1%}", shown, progress)
-            violated = violated or row["violating_runs"]["count"] > 0
-        console.print(table)
+        console.print(_table(reviewed))
+        violated = violated or any(row["violating_runs"]["count"] > 0 for row in reviewed["protocols"])
     if results["budget_stopped"]:
         console.print(f"the budget stopped: {', '.join(results['budget_stopped'])} (see the report)", markup=False)
     console.print(f"review written to {out}/ in {seconds:.0f} s: open {out}/report.html or read {out}/summary.md",
@@ -71,3 +59,36 @@ def review(
         document["out"] = str(out)
         emit_json(document)
     return EXIT_VIOLATION if violated else EXIT_OK
+
+
+def _inputs(designs) -> list[tuple[str, Path]]:
+    """The files a review reads: each design's file, its workload's and its scenarios'."""
+    found: list[tuple[str, Path]] = []
+    for design in designs:
+        if design.source not in ("default", "", None) and Path(design.source).exists():
+            found.append(("--design", Path(design.source)))
+        if design.workload.path is not None:
+            found.append(("workload", Path(design.workload.path)))
+        found += [("scenario", Path(s.path)) for s in design.scenarios if getattr(s, "path", None)]
+    return found
+
+
+def _table(reviewed: dict) -> Table:
+    """One row per protocol: verdict, violating runs, the minimal counterexamples, the availability findings
+    (spurious rejections, human exceptions) per run and the share of work done."""
+    table = Table(title=f"{reviewed['name']} ({reviewed['family']} family, {reviewed['seeds_done']} seeds each)",
+                  header_style="bold")
+    availability = [name.replace("_", " ") for name in reviewed["availability"]]
+    for column in ("protocol", "verdict", "violating runs", "minimal counterexamples (length)",
+                   *(f"{name} per run" for name in availability), reviewed["progress_label"]):
+        table.add_column(column, overflow="fold")
+    for row in reviewed["protocols"]:
+        examples = [e for e in reviewed["counterexamples"] if e["protocol"] == row["protocol"]]
+        shown = ", ".join(f"{e['invariant']} ({len(e['events'])} event{'s' if len(e['events']) != 1 else ''})"
+                          for e in examples) or "-"
+        share = row["violating_runs"]["share"]
+        progress = f"{row['progress']['share']['value']:.0%}" if row["progress"] else "n/a"
+        found = [f"{row['availability'][name]['per_run']:.2f} ({row['availability'][name]['count']})"
+                 for name in reviewed["availability"]]
+        table.add_row(row["protocol"], row["verdict"], f"{share['value']:.1%}", shown, *found, progress)
+    return table

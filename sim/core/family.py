@@ -47,6 +47,7 @@ from sim.core.checks import CheckReport, CheckSpec, run_checks
 from sim.core.history import Event, History
 from sim.core.kernel import RunEnd
 from sim.core.knobs import KnobTable, Protocol
+from sim.core.ledger import Entry
 from sim.core.machine import Machine
 from sim.core.workload import Workload
 
@@ -254,6 +255,10 @@ class Family(abc.ABC):
     def is_fault(self, event: Event) -> bool:
         """Whether a history event is an injected fault (timelines mark it)."""
         return False
+
+    def effect_ledger(self, history: History) -> list[Entry]:
+        """What a run did to the world, named, and who must act (the blast radius; sim.core.ledger)."""
+        return []
 
     def fault_count(self, workload: Workload, order: Sequence[Any]) -> int:
         """How many events of an order are faults (default: every event, as in a fault list)."""

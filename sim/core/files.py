@@ -159,49 +159,20 @@ def check_format(data: dict[str, Any], source: Source) -> None:
             "format")
 
 
-def check_output_file(path: str | Path, what: str) -> Path:
-    """Fail fast, before any work, if ``path`` cannot take an output file."""
-    path = Path(path)
-    if str(path) == "" or path.name in ("", ".", ".."):
-        raise InputError(f"{what} needs a file name, not {str(path)!r}")
-    if path.is_dir():
-        raise InputError(f"{what} {path} is a directory; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
-    if parent.exists() and not parent.is_dir():
-        raise InputError(f"{what} {path}: {parent} is not a directory")
-    return path
+def check_output_file(path: str | Path, what: str, kind: str | None = None, force: bool = False) -> Path:
+    """Fail fast, before any work, if ``path`` cannot take an output file of ``kind``; return the path to
+    write (see :func:`sim.core.outputs.check_file`: a file of the user's is never replaced)."""
+    from sim.core.outputs import check_file
+
+    return check_file(path, what, kind, force)
 
 
-def check_output_dir(path: str | Path, what: str) -> Path:
-    """Fail fast, before any work, if ``path`` cannot be (or become) a folder."""
-    path = Path(path)
-    if str(path) == "":
-        raise InputError(f"{what} needs a folder name")
-    if path.is_symlink() and not path.exists():
-        raise InputError(f"{what} {path} is a symbolic link to nothing")
-    if path.exists() and not path.is_dir():
-        raise InputError(f"{what} {path} is a file, not a folder")
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise InputError(f"{what} {path}: {parent} is not a folder")
-            break
-    if not path.exists():  # prove the folder can be made, then leave no trace
-        made = []
-        try:
-            for folder in reversed([path, *path.parents]):
-                if not folder.exists():
-                    folder.mkdir()
-                    made.append(folder)
-        except OSError as error:
-            raise InputError(f"{what} {path} cannot be created: {error.strerror or error}") from None
-        finally:
-            for folder in reversed(made):
-                try:
-                    folder.rmdir()
-                except OSError:
-                    pass
-    return path
+def check_output_dir(path: str | Path, what: str, force: bool = False, contents: bool = True) -> Path:
+    """Fail fast, before any work, if ``path`` cannot be (or become) an output folder: it must be new, empty
+    or hold only fencesim's outputs (``contents=False``: any folder; ``force``: beside other files)."""
+    from sim.core.outputs import check_folder
+
+    return check_folder(path, what, force=force or not contents)
 
 
 def _umask() -> int:
@@ -210,6 +181,8 @@ def _umask() -> int:
     return mask
 
 
+#: Characters of a file's name kept in its temporary name (which stays short whatever the name).
+TEMPORARY_NAME_KEPT = 100
 #: The mode of every file fencesim writes: 0666 less the process's umask, as ``open()`` gives.
 _CREATE_MODE = 0o666 & ~_umask()
 
@@ -226,13 +199,24 @@ def write_atomically(path: str | Path, text: str) -> None:
 def write_files_atomically(files: dict[Path, str]) -> None:
     """Write several files as a unit: all are written and fsynced under temporary
     names first, then renamed one after the other; on any failure none is renamed
-    and every temporary file is removed."""
+    and every temporary file is removed.
+
+    A symbolic link is followed (the link is kept, its target replaced).  The
+    temporary name is short whatever the file's name, so a name the file
+    system accepts can always be written.  A failure is an ``OSError`` that is
+    also an :class:`~sim.core.errors.InputError`: one line naming the file.
+    """
+    from sim.core.outputs import WriteFailed
+
     temporaries: list[tuple[str, Path]] = []
+    current = None
     try:
         for path, text in files.items():
-            path = Path(path)
+            path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+            current = path
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            handle, temporary = tempfile.mkstemp(prefix=f".{path.name[:TEMPORARY_NAME_KEPT]}.", suffix=".tmp",
+                                                 dir=path.parent)
             temporaries.append((temporary, path))
             os.fchmod(handle, _CREATE_MODE)  # mkstemp makes 0600; a written file gets what open() would give
             with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -240,11 +224,15 @@ def write_files_atomically(files: dict[Path, str]) -> None:
                 out.flush()
                 os.fsync(out.fileno())
         for temporary, path in temporaries:
+            current = path
             os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         for temporary, _ in temporaries:
             try:
                 os.unlink(temporary)
             except FileNotFoundError:
                 pass
+        if isinstance(error, OSError) and not isinstance(error, WriteFailed):
+            reason = error.strerror or str(error)
+            raise WriteFailed(f"could not write {current}: {reason}") from None
         raise

@@ -15,6 +15,7 @@ from sim.core.errors import HistoryError, ScenarioError
 from sim.core.family import Family
 from sim.core.files import Source, read_toml
 from sim.core.history import invalid_lines
+from sim.core.coverage import parse_coverage
 from sim.core.schema import HistorySchema, validate
 from sim.core.values import shown
 from sim.core.workload import Workload, did_you_mean, resolve_workload
@@ -106,7 +107,15 @@ class Registry:
         wrong = other_file_kind(data, source, "workload")
         if wrong:
             raise wrong
-        return self.family_of(data, source).load_workload(data, source)
+        return self.workload_from(data, source)
+
+    def workload_from(self, data: dict[str, Any], source: Source) -> Workload:
+        """A workload from a parsed table: its family reads the rest, the registry reads ``[coverage]``."""
+        data = dict(data)
+        goals = parse_coverage(data.pop("coverage"), source) if "coverage" in data else ()
+        workload = self.family_of(data, source).load_workload(data, source)
+        workload.coverage = goals
+        return workload
 
     def family_for(self, thing: Any) -> Family:
         """The family of a scenario or workload object (by its ``family`` attribute)."""

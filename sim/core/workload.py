@@ -11,6 +11,9 @@ A workload file is a family's scenario without ``events`` plus::
     [limits]
     max_events = 64                                # a generated order never exceeds this
 
+    [coverage]
+    reach = ["deliver verdict=deduped"]            # goals every sweep reports as reached or never
+
 Everything is checked strictly: unknown keys are errors (with the closest
 known key), booleans are booleans, numbers are finite and in range, and at
 least one listed class has a positive weight.
@@ -51,6 +54,8 @@ class Workload:
     path: Path | None = None
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Goals every sweep of the workload reports as reached or never (``[coverage] reach``; sim.core.coverage).
+    coverage: tuple[Any, ...] = ()
 
     def weights(self) -> list[float]:
         return [self.rates[c] for c in self.classes]

@@ -60,10 +60,10 @@ class Side:
 def model_side(family: Family, scenario: Any, protocol: Protocol, events: Sequence[Any]) -> tuple[Side, Replay]:
     replay = family.replay(scenario, protocol, events)
     report = family.check(replay.history)
-    workspace = replay.state.workspace
+    world = replay.state
+    files = {path: dict(world.machine.file(world.state, path)) for path in world.machine.paths}
     violations = [(v.invariant, v.event_index, v.step) for v in report.safety_violations]
-    return Side(replay.history, violations, {p: dict(h) for p, h in workspace.files.items()}, workspace.rev,
-                unjudged=_unjudged(report)), replay
+    return Side(replay.history, violations, files, world.state.rev, unjudged=_unjudged(report)), replay
 
 
 def _unjudged(report) -> dict[str, str]:

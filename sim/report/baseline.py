@@ -1,9 +1,12 @@
 """Baselines for CI: violations a team already knows about do not fail the job.
 
-A baseline file (JSON, ``format = 1``) lists minimal counterexamples as
-``(protocol, invariant, events)``, with the family and workload it was
-written for.  ``fencesim fuzz --write-baseline FILE`` writes the
-counterexamples of a run; ``--baseline FILE`` compares a run with it:
+A baseline file (JSON, ``format = 1``) lists minimal counterexamples with the
+family and workload they were written for.  Entries are matched by meaning,
+not spelling: an entry's key is its *normalised* protocol (the preset
+expanded, every knob written out, sorted by name: ``step-dedupe`` and
+``fence=step,dedupe=journal`` are one protocol), its invariant and its
+order.  ``fencesim fuzz --write-baseline FILE`` writes the counterexamples
+of a run; ``--baseline FILE`` compares a run with it:
 
 * a counterexample whose (protocol, invariant, events) is in the baseline is
   *known*: reported, it does not fail the job;
@@ -19,81 +22,245 @@ counterexamples of a run; ``--baseline FILE`` compares a run with it:
 * a baseline entry not found again is replayed under its protocol: it is
   *fixed* only if its order no longer violates its invariant, *still
   violating* if it does (this sweep did not happen to draw it), and *not run*
-  when this run did not fuzz its protocol.
+  when this run did not fuzz its protocol; each distinct order is replayed
+  once, on several processes, within ``BASELINE_MAX_WORK`` -- an entry the
+  limit leaves is *unchecked* (neither fixed nor confirmed), so tens of
+  thousands of entries are compared in seconds.
+
+The workload is recorded by meaning too (:func:`workload_digest`: the parsed
+workload, without its name, description or comments), so an edit that
+leaves the parsed workload equal keeps the baseline as it was.  When the
+workload did change, every entry of a protocol this run fuzzes is
+re-validated by replaying its order on the new workload: still violating
+(kept), fixed, or no longer replayable (its events or protocol no longer
+read) -- reported per entry, never a refusal of the whole file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from sim.core.errors import InputError
+from sim.core.errors import FencesimError, InputError
+from sim.core.family import Family
 from sim.core.files import read_text
+from sim.core.knobs import Protocol
+from sim.core.workload import Workload, did_you_mean
 
 BASELINE_FORMAT = 1
+#: The most entries a baseline may hold, and events an entry's order may hold (limits on everything).
+MAX_BASELINE_ENTRIES = 100_000
+MAX_ENTRY_EVENTS = 10_000
+KEYS = ("format", "family", "workload", "workload_digest", "entries")
+ENTRY_KEYS = ("protocol", "label", "invariant", "events", "one_minimal")
+
+#: Replay work of the bulk replays of one comparison (runs and order events,
+#: :func:`sim.search.budget.work_of`; about 5 s on one core): entries past it are reported *unchecked*,
+#: neither fixed nor confirmed -- the same entries on every machine.
+BASELINE_MAX_WORK = 100_000
+
+#: ``replay(jobs, limited)``: for each (protocol, events) the safety invariants its order violates, or None
+#: for a job the replay limit left undone (only when ``limited``).
+Replayer = Callable[[Sequence[tuple[Protocol, tuple[Any, ...]]], bool], list[tuple[str, ...] | None]]
 
 
-def _key(entry: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
-    return entry["protocol"], entry["invariant"], tuple(entry["events"])
+def normalised_protocol(protocol: Protocol) -> str:
+    """Every knob of ``protocol`` as ``knob=value``, sorted by name: one spelling per protocol."""
+    table = protocol.table
+    return ",".join(f"{name}={table.knob(name).show(protocol.knobs[name])}" for name in sorted(protocol.knobs))
 
 
-def baseline_document(document: dict[str, Any], workload_digest: str | None = None) -> dict[str, Any]:
-    """The baseline of a fuzz document: its counterexamples, sorted, and the workload they hold for."""
-    entries = sorted(({"protocol": c["protocol"], "invariant": c["invariant"], "events": list(c["events"]),
-                       "one_minimal": c["shrink"]["one_minimal"]}
-                      for c in document["counterexamples"]), key=_key)
+def workload_digest(family: Family, workload: Workload) -> str:
+    """A short SHA-256 of what a workload *is* (its parsed scenario part, fault classes, weights and limits),
+    not of its file: a comment, the description or the key order can change without changing it."""
+    scenario = family.dump_scenario(workload.base)
+    if isinstance(scenario, dict):
+        scenario = {k: v for k, v in scenario.items() if k not in ("name", "description", "protocol", "expect")}
+    meaning = {"family": family.name, "scenario": scenario, "classes": list(workload.classes),
+               "rates": {k: float(v) for k, v in sorted(workload.rates.items())},
+               "per_run_max": workload.per_run_max, "swarm": workload.swarm, "max_events": workload.max_events,
+               "extra": workload.extra}
+    text = json.dumps(meaning, sort_keys=True, default=str, ensure_ascii=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def baseline_document(document: dict[str, Any], protocols: dict[str, Protocol],
+                      digest: str | None) -> dict[str, Any]:
+    """The baseline of a fuzz document: its counterexamples keyed by normalised protocol, sorted, and the
+    workload they hold for.  ``protocols`` maps the document's labels to their protocols."""
+    entries = [{"protocol": normalised_protocol(protocols[c["protocol"]]), "label": c["protocol"],
+                "invariant": c["invariant"], "events": list(c["events"]),
+                "one_minimal": c["shrink"]["one_minimal"]} for c in document["counterexamples"]]
+    entries.sort(key=lambda e: (e["protocol"], e["invariant"], e["events"]))
     return {"format": BASELINE_FORMAT, "family": document["family"], "workload": document["workload"],
-            "workload_digest": workload_digest, "entries": entries}
+            "workload_digest": digest, "entries": entries}
 
 
 def read_baseline(path: str | Path) -> dict[str, Any]:
-    """A baseline file (``family``, ``workload``, ``entries``); one clear line on anything malformed."""
+    """A baseline file, every field checked; one clear line (exit 4) on anything malformed."""
     text = read_text(path, "baseline file")
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
-        raise InputError(f"not a baseline (JSON): {error}", str(path)) from None
-    if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT or not isinstance(data.get("entries"), list):
+        data = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as error:
+        reason = getattr(error, "msg", None) or str(error).split(":")[0]
+        raise InputError(f"not a baseline (JSON): {reason}", str(path)) from None
+    if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT or not isinstance(data.get("entries"),
+                                                                                            list):
         raise InputError(f"not a baseline of format {BASELINE_FORMAT} (write one with --write-baseline)", str(path))
+    for key in data:
+        if key not in KEYS:
+            raise InputError(f"unknown key {key!r} in a baseline{did_you_mean(key, KEYS)}; keys: {', '.join(KEYS)}",
+                             str(path))
+    for key in ("family", "workload"):
+        if not isinstance(data.get(key), str):
+            raise InputError(f"a baseline's {key} must be a string, not {_shown(data.get(key))}", str(path))
+    if data.get("workload_digest") is not None and not isinstance(data["workload_digest"], str):
+        raise InputError("a baseline's workload_digest must be a string or null", str(path))
+    if len(data["entries"]) > MAX_BASELINE_ENTRIES:
+        raise InputError(f"a baseline holds {len(data['entries'])} entries; the limit is {MAX_BASELINE_ENTRIES}",
+                         str(path))
     for position, entry in enumerate(data["entries"]):
-        if (not isinstance(entry, dict) or not isinstance(entry.get("protocol"), str)
-                or not isinstance(entry.get("invariant"), str) or not isinstance(entry.get("events"), list)
-                or not all(isinstance(e, str) for e in entry["events"])
-                or not isinstance(entry.get("one_minimal", True), bool)):
-            raise InputError(f"baseline entry {position} needs protocol, invariant and events (strings)", str(path))
+        problem = _entry_problem(entry)
+        if problem:
+            raise InputError(f"baseline entry {position}: {problem}", str(path))
     return data
 
 
-def compare(document: dict[str, Any], entries: list[dict[str, Any]], path: str,
-            still_violates: Callable[[dict[str, Any]], bool | None] | None = None) -> dict[str, Any]:
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)[:60] if isinstance(value, (str, int, float, list, dict, bool)) or value is None \
+        else type(value).__name__
+    return text
+
+
+def _entry_problem(entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return f"must be an object with {', '.join(ENTRY_KEYS[:4])}, not {_shown(entry)}"
+    for key in entry:
+        if key not in ENTRY_KEYS:
+            return f"unknown key {key!r}{did_you_mean(key, ENTRY_KEYS)}; keys: {', '.join(ENTRY_KEYS)}"
+    for key in ("protocol", "invariant"):
+        if not isinstance(entry.get(key), str) or not entry[key] or len(entry[key]) > 10_000:
+            return f"{key} must be a non-empty string, not {_shown(entry.get(key))}"
+    if "label" in entry and not isinstance(entry["label"], str):
+        return f"label must be a string, not {_shown(entry['label'])}"
+    events = entry.get("events")
+    if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
+        return f"events must be a list of strings, not {_shown(events)}"
+    if len(events) > MAX_ENTRY_EVENTS:
+        return f"holds {len(events)} events; the limit is {MAX_ENTRY_EVENTS}"
+    if not isinstance(entry.get("one_minimal", True), bool):
+        return f"one_minimal must be true or false, not {_shown(entry['one_minimal'])}"
+    return None
+
+
+@dataclass
+class Known:
+    """One baseline entry, read: its normalised key and its parsed order."""
+
+    entry: dict[str, Any]
+    protocol: str  # normalised
+    parsed: Protocol
+    events: tuple[Any, ...]
+
+    @property
+    def key(self) -> tuple[str, str, tuple[str, ...]]:
+        return self.protocol, self.entry["invariant"], tuple(self.entry["events"])
+
+
+@dataclass
+class Prepared:
+    """A baseline read against this run's workload: entries still standing, and those the workload's
+    change settled (fixed) or left unreadable (``not_replayable``: entry and reason)."""
+
+    path: str
+    known: list[Known] = field(default_factory=list)
+    fixed: list[dict[str, Any]] = field(default_factory=list)
+    not_replayable: list[dict[str, Any]] = field(default_factory=list)
+    workload_changed: bool = False
+    violated: dict[tuple[str, tuple[str, ...]], tuple[str, ...] | None] = field(default_factory=dict)
+
+    def replay(self, replayer: Replayer, items: Sequence[Known], limited: bool = True) -> None:
+        """Replay the orders of ``items`` not replayed yet (each distinct order once); ``limited``: within the
+        replay limit (what it leaves undone stays unknown)."""
+        todo: dict[tuple[str, tuple[str, ...]], Known] = {}
+        for item in items:
+            key = (item.protocol, item.key[2])
+            if self.violated.get(key) is None and key not in todo:
+                todo[key] = item
+        if todo:
+            results = replayer([(item.parsed, item.events) for item in todo.values()], limited)
+            self.violated.update(zip(todo, results))
+
+    def status(self, item: Known) -> bool | None:
+        """True if the entry's order still violates its invariant, False if not, None if not replayed."""
+        violated = self.violated.get((item.protocol, item.key[2]))
+        return None if violated is None else item.entry["invariant"] in violated
+
+
+def prepare(known: dict[str, Any], family: Family, workload: Workload, path: str, digest: str,
+            run_protocols: set[str], replayer: Replayer) -> Prepared:
+    """Read each entry against this workload (see the module docstring); refuse only another family's or
+    another workload's baseline (exit 4).  ``run_protocols``: the normalised protocols this run fuzzes."""
+    for key, ours in (("family", family.name), ("workload", workload.name)):
+        if known.get(key) != ours:
+            raise InputError(f"--baseline {path} was written for {key} {known.get(key)!r}; this run fuzzes "
+                             f"{ours!r} (write one for it with --write-baseline)")
+    prepared = Prepared(path, workload_changed=known.get("workload_digest") != digest)
+    protocols: dict[str, Protocol | str] = {}
+    for entry in known["entries"]:
+        try:
+            if entry["protocol"] not in protocols:
+                try:
+                    protocols[entry["protocol"]] = family.parse_protocol(entry["protocol"])
+                except FencesimError as error:
+                    protocols[entry["protocol"]] = str(error)
+            parsed = protocols[entry["protocol"]]
+            if isinstance(parsed, str):
+                raise InputError(parsed)
+            if entry["invariant"] not in family.safety_invariants:
+                raise InputError(f"unknown invariant {entry['invariant']!r}; invariants: "
+                                 f"{', '.join(family.safety_invariants)}")
+            events = tuple(family.parse_event(workload.base, text) for text in entry["events"])
+        except (FencesimError, ValueError, KeyError, TypeError) as error:
+            prepared.not_replayable.append({**entry, "reason": str(error)[:300]})
+            continue
+        prepared.known.append(Known(entry, normalised_protocol(parsed), parsed, events))
+    if prepared.workload_changed:
+        ours = [item for item in prepared.known if item.protocol in run_protocols]
+        prepared.replay(replayer, ours)
+        prepared.fixed = [item.entry for item in ours if prepared.status(item) is False]
+        prepared.known = [item for item in prepared.known if prepared.status(item) is not False
+                          or item.protocol not in run_protocols]
+    return prepared
+
+
+def compare(document: dict[str, Any], prepared: Prepared, normalise: Callable[[str], str],
+            replayer: Replayer) -> dict[str, Any]:
     """Mark each counterexample known or new; sort the baseline entries no counterexample matched into fixed,
     still violating and not run.  Every counterexample is known or new, and every entry is matched or in
-    exactly one of the three lists.
+    exactly one list.  ``normalise(label)`` gives a document label's normalised protocol."""
+    by_pair: dict[tuple[str, str], list[Known]] = {}
+    for item in prepared.known:
+        by_pair.setdefault(item.key[:2], []).append(item)
+    taken: set[int] = set()
 
-    ``still_violates(entry)`` replays an entry's order under its protocol: True if it still violates its
-    invariant, False if not, None if it cannot tell.
-    """
-    unmatched = list(entries)
-    verdicts: dict[int, bool | None] = {}
-
-    def violates(entry: dict[str, Any]) -> bool | None:
-        if still_violates is None:
-            return None
-        if id(entry) not in verdicts:
-            verdicts[id(entry)] = still_violates(entry)
-        return verdicts[id(entry)]
-
-    def take(entry: dict[str, Any], how: str, example: dict[str, Any]) -> None:
-        unmatched.remove(entry)
+    def take(item: Known, how: str, example: dict[str, Any]) -> None:
+        taken.add(id(item))
         example["baseline"] = "known"
         example["baseline_match"] = how
 
     for example in document["counterexamples"]:
-        key = _key(example)
-        same_pair = [e for e in unmatched if _key(e)[:2] == key[:2]]
-        exact = next((e for e in same_pair if _key(e) == key), None)
-        loose = next((e for e in same_pair if not e.get("one_minimal", True)), None)
+        key = (normalise(example["protocol"]), example["invariant"], tuple(example["events"]))
+        same_pair = [item for item in by_pair.get(key[:2], []) if id(item) not in taken]
+        exact = next((item for item in same_pair if item.key == key), None)
+        loose = next((item for item in same_pair if not item.entry.get("one_minimal", True)), None)
         if exact is not None:
             take(exact, "order", example)
             continue
@@ -103,21 +270,30 @@ def compare(document: dict[str, Any], entries: list[dict[str, Any]], path: str,
         # equally short orders of one violation: which one the shrinker returns depends on where the sweep
         # first saw it, so a proved-shortest order as short as a baseline entry that still violates is that
         # known violation, not a new one (replayed only when it comes to this)
-        as_short = next((e for e in same_pair if len(e["events"]) == len(key[2]) and violates(e)), None) \
-            if example["shrink"]["shortest_proved"] else None
-        if as_short is not None:
-            take(as_short, "protocol, invariant and length (another shortest order)", example)
+        as_short = [item for item in same_pair if len(item.events) == len(key[2])] \
+            if example["shrink"]["shortest_proved"] else []
+        prepared.replay(replayer, as_short, limited=False)
+        match = next((item for item in as_short if prepared.status(item)), None)
+        if match is not None:
+            take(match, "protocol, invariant and length (another shortest order)", example)
         else:
             example["baseline"] = "new"
-    run = set(document["by_protocol"])
-    fixed, still, not_run = [], [], []
-    for entry in unmatched:
-        if entry["protocol"] not in run:
-            not_run.append(entry)
-        elif violates(entry) is False:
-            fixed.append(entry)
+    run = {normalise(label) for label in document["by_protocol"]}
+    unmatched = [item for item in prepared.known if id(item) not in taken]
+    prepared.replay(replayer, [item for item in unmatched if item.protocol in run])
+    fixed, still, not_run, unchecked = list(prepared.fixed), [], [], []
+    for item in unmatched:
+        status = prepared.status(item)
+        if item.protocol not in run:
+            not_run.append(item.entry)
+        elif status is None:
+            unchecked.append(item.entry)
+        elif status:
+            still.append(item.entry)
         else:
-            still.append(entry)
-    return {"file": path, "known": sum(c["baseline"] == "known" for c in document["counterexamples"]),
+            fixed.append(item.entry)
+    return {"file": prepared.path, "known": sum(c["baseline"] == "known" for c in document["counterexamples"]),
             "new": sum(c["baseline"] == "new" for c in document["counterexamples"]), "fixed": fixed,
-            "still_violating": still, "not_run": not_run}
+            "still_violating": still, "not_run": not_run, "not_replayable": prepared.not_replayable,
+            "unchecked": unchecked, "workload_changed": prepared.workload_changed}
+

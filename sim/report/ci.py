@@ -10,7 +10,24 @@ and advice of its counterexample, or the protocol's share of the sweep.
 
 from __future__ import annotations
 
-from xml.sax.saxutils import escape, quoteattr
+import re
+from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
+
+#: Characters XML 1.0 cannot hold (control characters, lone surrogates, U+FFFE/U+FFFF).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` with every character XML cannot hold written as ``\\xNN`` / ``\\uNNNN``."""
+    return _NOT_XML.sub(lambda m: repr(m.group())[1:-1], str(text))
+
+
+def escape(text: str) -> str:
+    return _escape(_xml_text(text))
+
+
+def quoteattr(text: str) -> str:
+    return _quoteattr(_xml_text(text))
 
 
 def _events(count: int) -> str:
@@ -68,6 +85,8 @@ def junit_xml(document: dict, timings: dict | None = None) -> str:
         properties = "\n".join([
             _property("family", document["family"]), _property("workload", document["workload"]),
             _property("protocol", protocol), _property("seeds", seeds),
+            _property("budget_s", "none" if document.get("budget_s") is None else f"{document['budget_s']:g}"),
+            _property("budget_stopped", ", ".join(document.get("budget_stopped") or []) or "nothing"),
             _property("commit", meta.get("commit", "unknown")),
             _property("fencesim_version", meta.get("fencesim_version", "unknown")),
         ])
@@ -83,9 +102,21 @@ def junit_xml(document: dict, timings: dict | None = None) -> str:
 
 def baseline_counts(baseline: dict) -> str:
     """The comparison with a baseline in one line of plain words."""
-    return (f"{baseline['new']} new, {baseline['known']} known; of the baseline's other entries "
+    text = (f"{baseline['new']} new, {baseline['known']} known; of the baseline's other entries "
             f"{len(baseline['fixed'])} fixed, {len(baseline['still_violating'])} still violating (not drawn by "
             f"this sweep), {len(baseline['not_run'])} of protocols not fuzzed")
+    if baseline.get("unchecked"):
+        text += f", {len(baseline['unchecked'])} unchecked (the replay limit stopped before them)"
+    if baseline.get("not_replayable"):
+        text += f", {len(baseline['not_replayable'])} no longer replayable"
+    if baseline.get("workload_changed"):
+        text += " (the workload changed since the baseline was written: each entry was replayed on it)"
+    return text
+
+
+def _seed_range(document: dict) -> str:
+    done = document.get("seeds_done", document["seeds"])
+    return f"{document['seed_start']}..{document['seed_start'] + done - 1}"
 
 
 def markdown_summary(document: dict) -> str:
@@ -94,8 +125,9 @@ def markdown_summary(document: dict) -> str:
     availability = document.get("availability", [])
     lines = [f"## fencesim fuzz: workload `{document['workload']}` ({document['family']} family)", "",
              f"{document['runs']} runs, {document['violating_runs']} violating "
-             f"(seeds from {document['seed_start']}, {document['seeds']} per protocol asked"
-             + (f"; {document['stopped']} stopped the sweep early" if document.get("stopped") else "") + ").", "",
+             f"(seeds {_seed_range(document)} per protocol, {document['seeds']} asked"
+             + (f"; {document['stopped']} stopped the sweep early" if document.get("stopped") else "")
+             + (f"; budget {document['budget_s']:g} s" if document.get("budget_s") is not None else "") + ").", "",
              "| protocol | runs | violating runs | " + " | ".join(invariants + availability) + " | work done |",
              "|---|---|---|" + "---|" * len(invariants + availability) + "---|"]
     for protocol, tally in document["by_protocol"].items():
@@ -110,8 +142,13 @@ def markdown_summary(document: dict) -> str:
         lines += ["", f"Baseline `{baseline['file']}`: {baseline_counts(baseline)}."]
     if document.get("claims"):
         lines += ["", "**The seed's claims, as the search found them**", ""]
-        lines += [f"- {'holds' if c['holds'] else '**FAILS**'} `{c['protocol']}`: {c['claim']} -- {c['evidence']}"
-                  for c in document["claims"]]
+        lines += [f"- **FAILS** `{c['protocol']}`: {c['claim']} -- {c['evidence']}"
+                  for c in document["claims"] if not c["holds"]]
+        holding = [c for c in document["claims"] if c["holds"]]
+        if holding:
+            lines += ["", f"<details><summary>{len(holding)} claim(s) hold</summary>", ""]
+            lines += [f"- holds `{c['protocol']}`: {c['claim']} -- {c['evidence']}" for c in holding]
+            lines += ["", "</details>"]
     for example in document["counterexamples"]:
         status = f" ({example['baseline']})" if "baseline" in example else ""
         lines += ["", f"**{example['invariant']}** under `{example['protocol']}`{status} "

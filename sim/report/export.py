@@ -22,6 +22,7 @@ import tomli_w
 from sim.core.family import Family
 from sim.core.files import write_files_atomically
 from sim.core.history import History
+from sim.core.outputs import COUNTEREXAMPLE_MARK, PYTEST_MARK, check_will_write
 
 def current_commit() -> str:
     """The commit of the fencesim source tree, or "unknown" outside a git checkout."""
@@ -74,7 +75,8 @@ def counterexample_name(workload: str, protocol: str, invariant: str) -> str:
 
 
 def scenario_toml(family: Family, scenario: Any) -> str:
-    return tomli_w.dumps(family.dump_scenario(scenario), multiline_strings=False)
+    """A scenario as a file of its family, marked as fencesim's own (an output fencesim may replace)."""
+    return COUNTEREXAMPLE_MARK + "\n" + tomli_w.dumps(family.dump_scenario(scenario), multiline_strings=False)
 
 
 def timeline(family: Family, history: History, marked: Iterable[int] = ()) -> str:
@@ -106,7 +108,8 @@ def _time(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-PYTEST_TEMPLATE = '''"""Regression: {description}
+PYTEST_TEMPLATE = PYTEST_MARK + '''
+"""Regression: {description}
 
 Kept the right way round: the first test holds once the design is fixed
 (it asserts {holds_what}); the second documents that the protocol under
@@ -149,6 +152,12 @@ def pytest_file(name: str, description: str, protocol: str, invariant: str, toml
     )
 
 
+def export_names(name: str) -> tuple[str, str, str]:
+    """The files :func:`export` writes for a counterexample named ``name``."""
+    stem = slug(name, limit=NAME_LIMIT)
+    return f"{stem}.toml", f"{stem}.timeline.txt", f"test_{stem}.py"
+
+
 @dataclass
 class Exported:
     scenario: Path
@@ -158,10 +167,13 @@ class Exported:
 
 def export(family: Family, scenario: Any, history: History, out_dir: Path, marked: Iterable[int] = (),
            fix: str | None = None) -> Exported:
-    """Write ``NAME.toml``, ``NAME.timeline.txt`` and ``test_NAME.py`` as a unit; return their paths."""
+    """Write ``NAME.toml``, ``NAME.timeline.txt`` and ``test_NAME.py`` as a unit; return their paths.
+
+    A file of the user's with one of these names is never replaced (refused, nothing written)."""
     out_dir = Path(out_dir)
     name = slug(scenario.name, limit=NAME_LIMIT)
     paths = Exported(out_dir / f"{name}.toml", out_dir / f"{name}.timeline.txt", out_dir / f"test_{name}.py")
+    check_will_write(out_dir, export_names(scenario.name), "--out")
     invariant = scenario.meta.get("invariant", "")
     write_files_atomically({
         paths.scenario: scenario_toml(family, scenario),

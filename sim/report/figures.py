@@ -5,14 +5,22 @@ No global state: every function builds its own ``Figure`` (never
 report writes it as PNG and SVG.  Each figure is titled and labelled with
 its units; intervals come from :mod:`sim.core.stats` and never go below
 zero.
+
+Every figure reads on a 1400-pixel screen and on paper: no figure is wider
+than ``MAX_WIDTH_IN`` (so the report never scales it down), no text is
+smaller than ``MIN_FONT_PT`` (10.7 CSS pixels at full size), and no label
+is cut -- long protocol names wrap at their commas.  (:mod:`sim.figures`
+builds the same figures from a DataFrame or a result, for notebooks.)
 """
 
 from __future__ import annotations
 
 import io
+import textwrap
 from typing import Any, Iterable, Sequence
 
 import matplotlib
+import matplotlib.patches
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
@@ -23,16 +31,49 @@ MARK_COLOUR = "#c44e52"
 EVENT_COLOUR = "#4c72b0"
 
 
-def _short(text: str, width: int = 28) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+#: The widest figure (inches; 72 points each, drawn at 96 CSS pixels): inside a 1400-pixel page's text column.
+MAX_WIDTH_IN = 11.0
+#: The smallest text of any figure (points): 10.7 CSS pixels when the figure is shown at its size.
+MIN_FONT_PT = 8.0
+
+
+def wrap_label(text: str, width: int = 24) -> str:
+    """A label on several lines, broken after commas, ``|`` and spaces (never cut): protocol names stay whole.
+
+    >>> wrap_label("keyed-fingerprint-reconcile,receipt_check=trusting", 30)
+    'keyed-fingerprint-reconcile,\\nreceipt_check=trusting'
+    """
+    parts = text.replace(",", ",\x00").replace(" | ", " |\x00").split("\x00")
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + len(part) <= width:
+            lines[-1] += part
+        else:
+            lines.append(part)
+    out = []
+    for line in lines:
+        for piece in textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False) or [line]:
+            out += _split_long(piece, width)
+    return "\n".join(out)
+
+
+def _split_long(word: str, width: int) -> list[str]:
+    """A word longer than ``width`` broken after ``=``, then ``_``, then ``-`` (the knob's name stays readable)."""
+    if len(word) <= width:
+        return [word]
+    for mark in ("=", "_", "-"):
+        cut = word.rfind(mark, 0, width)
+        if cut > 0:
+            return [word[:cut + 1]] + _split_long(word[cut + 1:], width)
+    return [word]
 
 
 
-#: Height of one label line in the safety/availability figure, in data units of its y axis, with room (7 pt text
+#: Height of one label line in the safety/availability figure, in data units of its y axis, with room (8 pt text
 #: on an axis about 300 pt tall spanning 1.1).
-_LINE = 0.045
-#: Width of one label character as a share of that figure's axis width (7 pt text, about 560 pt wide).
-_CHAR = 0.0075
+_LINE = 0.05
+#: Width of one label character as a share of that figure's axis width (8 pt text, about 560 pt wide).
+_CHAR = 0.0086
 
 
 def _spread_labels(labels: list[tuple[float, float, list[str], str, float]]
@@ -54,27 +95,47 @@ def _spread_labels(labels: list[tuple[float, float, list[str], str, float]]
 
 def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, str], tuple[str, str]],
                     title: str, labels: Sequence[str] | None = None) -> Figure:
-    """Protocol x scenario: green where the protocol holds, red where it violates an invariant.
+    """Scenario x protocol: green where the protocol holds, red where it violates an invariant.
 
-    ``cells[(row, column)]`` is ``(status, text)``: status ``"ok"``, ``"violated"`` or ``"none"`` (not run).
+    ``rows`` are protocols, ``columns`` scenarios and minimal counterexamples (``labels``: how to show
+    them); ``cells[(row, column)]`` is ``(status, text)``: status ``"ok"``, ``"violated"`` or ``"none"``
+    (not run).  Drawn with one row per scenario and one column per protocol, so many counterexamples make
+    the figure taller, never wider than ``MAX_WIDTH_IN``.
     """
-    height = 1.4 + 0.42 * len(rows)
-    width = max(6.0, 2.8 + 1.25 * len(columns))
-    figure = Figure(figsize=(width, height), layout="constrained")
+    shown = list(labels or columns)
+    cell_width = min(1.3, (MAX_WIDTH_IN - 3.0) / max(1, len(rows)))
+    per_line = max(8, int(cell_width * 72 / (MIN_FONT_PT * 0.6)))
+    texts = {(r, c): textwrap.fill(cells.get((r, c), ("none", "-"))[1].replace("_", " "), per_line)
+             for r in rows for c in columns}
+    lines = [max([t.count("\n") + 1 for (r, c), t in texts.items() if c == column] + [label.count("\n") + 1])
+             for column, label in zip(columns, shown)]
+    heights = [0.2 + 0.17 * n for n in lines]
+    width = 3.0 + cell_width * len(rows)
+    head = max([wrap_label(r, per_line).count("\n") + 1 for r in rows] + [1])
+    figure = Figure(figsize=(width, 1.0 + 0.17 * head + sum(heights)), layout="constrained")
     ax = figure.subplots()
     code = {"ok": 0, "violated": 1, "none": 2}
-    grid = [[code[cells.get((r, c), ("none", ""))[0]] for c in columns] for r in rows]
-    ax.imshow(grid, cmap=ListedColormap(VERDICT_COLOURS), vmin=0, vmax=2, aspect="auto")
-    for i, row in enumerate(rows):
-        for j, column in enumerate(columns):
-            text = cells.get((row, column), ("none", "-"))[1]
-            ax.text(j, i, _short(text.replace("_", " "), 18), ha="center", va="center", fontsize=6.5,
-                    color="white" if grid[i][j] == 1 else "black")
-    ax.set_xticks(range(len(columns)), list(labels or [_short(c, 30) for c in columns]), rotation=0, fontsize=6.5)
-    ax.set_yticks(range(len(rows)), [_short(r, 46) for r in rows], fontsize=8)
+    colours = ListedColormap(VERDICT_COLOURS)
+    top = 0.0
+    for column, height in zip(columns, heights):
+        for j, row in enumerate(rows):
+            status = code[cells.get((row, column), ("none", ""))[0]]
+            ax.add_patch(matplotlib.patches.Rectangle((j - 0.5, top), 1, height, facecolor=colours(status),
+                                                      edgecolor="white", linewidth=1.0))
+            ax.text(j, top + height / 2, texts[(row, column)], ha="center", va="center", fontsize=MIN_FONT_PT,
+                    color="white" if status == 1 else "black")
+        top += height
+    centres = [sum(heights[:i]) + h / 2 for i, h in enumerate(heights)]
+    ax.set_xlim(-0.5, len(rows) - 0.5)
+    ax.set_ylim(top, 0)
+    ax.set_yticks(centres, shown, fontsize=MIN_FONT_PT)
+    ax.set_xticks(range(len(rows)), [wrap_label(r, per_line) for r in rows], fontsize=MIN_FONT_PT)
+    ax.xaxis.tick_top()
     ax.set_title(title, fontsize=10)
-    ax.set_xlabel("scenario or minimal counterexample, replayed with no seed (green: holds; red: violates)",
-                  fontsize=8)
+    ax.set_xlabel("each scenario and minimal counterexample replayed with no seed (green: holds; red: violates)",
+                  fontsize=MIN_FONT_PT + 1)
+    for side in ax.spines.values():
+        side.set_visible(False)
     return figure
 
 
@@ -95,12 +156,12 @@ def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progres
                     xerr=[[x["value"] - x["low"]], [x["high"] - x["value"]]],
                     yerr=[[y["value"] - y["low"]], [y["high"] - y["value"]]],
                     fmt="o", capsize=3, color=f"C{index % 10}")
-        lines = [_short(m["protocol"], 64) for m in members]
+        lines = [m["protocol"] for m in members]
         labels.append((x["value"], y["value"], lines, f"C{index % 10}", max(x["value"] + 0.025, x["high"] + 0.01)))
     lowest, right = -0.05, 1.1
     for x, y, text_y, lines, colour, text_x in _spread_labels(labels):
         moved = abs(text_y - y) > 1e-9
-        ax.annotate("\n".join(lines), (x, y), xytext=(text_x, text_y), textcoords="data", fontsize=7,
+        ax.annotate("\n".join(lines), (x, y), xytext=(text_x, text_y), textcoords="data", fontsize=MIN_FONT_PT,
                     color=colour, va="center",
                     arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 0.5} if moved else None)
         lowest = min(lowest, text_y - len(lines) * _LINE / 2 - 0.01)
@@ -109,6 +170,7 @@ def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progres
     ax.set_xlim(-0.03, right)  # room on the right for the labels
     ax.set_xticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_ylim(lowest, 1.05)
+    ax.tick_params(labelsize=MIN_FONT_PT + 1)
     ax.set_xlabel(f"{progress_label} (share, 95% Wilson interval)", fontsize=9)
     ax.set_ylabel("runs violating a safety invariant (share, 95% Wilson)", fontsize=9)
     ax.set_title(title, fontsize=10)
@@ -117,7 +179,9 @@ def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progres
     return figure
 
 
-def interference_curves(curves: dict[str, list[dict[str, Any]]], title: str, bound: int | None = None) -> Figure:
+def interference_curves(curves: dict[str, list[dict[str, Any]]], title: str, bound: int | None = None,
+                        xlabel: str = "faults injected per run (at most; the curves go past the design's bound on "
+                                      "purpose)") -> Figure:
     """Violating-run share against faults per run, one line per protocol, with 95% Wilson bands; protocols
     with the same curve share one line.  ``bound``: the design's own faults per run, marked.
 
@@ -126,85 +190,136 @@ def interference_curves(curves: dict[str, list[dict[str, Any]]], title: str, bou
     for protocol, points in curves.items():
         merged.setdefault(tuple((p["faults_per_run"], p["share"]["value"]) for p in points), []).append(protocol)
     curves = {" | ".join(names): curves[names[0]] for names in merged.values()}
-    figure = Figure(figsize=(9.0, 4.8), layout="constrained")
+    figure = Figure(figsize=(9.0, 5.0 + 0.16 * sum(len(k.split(" | ")) for k in curves)), layout="constrained")
     ax = figure.subplots()
     for index, (protocol, points) in enumerate(curves.items()):
         xs = [p["faults_per_run"] for p in points]
         ys = [p["share"]["value"] for p in points]
-        ax.plot(xs, ys, marker="o", color=f"C{index % 10}", label=_short(protocol, 90))
+        ax.plot(xs, ys, marker="o", color=f"C{index % 10}", label=protocol.replace(" | ", "\n"))
         ax.fill_between(xs, [p["share"]["low"] for p in points], [p["share"]["high"] for p in points],
                         color=f"C{index % 10}", alpha=0.15)
     if bound is not None:
         ax.axvline(bound, color="#777777", linestyle="--", linewidth=0.8,
                    label=f"this design's bound: {bound} faults per run")
-    ax.set_xlabel("faults injected per run (at most; the curves go past the design's bound on purpose)",
-                  fontsize=9)
+    ax.set_xlabel(xlabel, fontsize=9)
     ax.set_ylabel("runs violating a safety invariant (share)", fontsize=9)
+    ax.tick_params(labelsize=MIN_FONT_PT + 1)
     ax.set_ylim(-0.03, 1.03)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    figure.legend(fontsize=MIN_FONT_PT, loc="outside lower center", ncols=2, frameon=False,
+                  title="protocols (one line per protocol; protocols with the same curve share a colour)",
+                  title_fontsize=MIN_FONT_PT)
     ax.grid(alpha=0.3)
     return figure
 
 
+#: The exposure panels: (metric, the worked example's figure it is drawn beside, its legend).
+EXPOSURE_PANELS = (("duplicate_effects", "already_committed", "arithmetic: already committed (unkeyed)"),
+                   ("human_exceptions", "human_exceptions", "arithmetic: human exceptions"))
+#: An exposure panel is drawn only when its widest 95% interval is at most this share of the scale it is read
+#: against (the larger of the worked example's figure and the largest simulated value).
+EXPOSURE_INFORMATIVE_WIDTH = 0.5
+
+
+def informative_panels(simulated: dict[str, dict[str, dict[str, float]]], analytic: dict[str, Any]
+                       ) -> tuple[list[str], list[str]]:
+    """Which exposure panels carry intervals narrow enough to read, and why each other one is left out."""
+    kept, reasons = [], []
+    for metric, reference, _ in EXPOSURE_PANELS:
+        cells = [simulated[p][metric] for p in simulated if metric in simulated[p]]
+        values = [c["value"] or 0.0 for c in cells]
+        widths = [(c["ci_high"] or 0.0) - (c["ci_low"] or 0.0) for c in cells if c["ci_high"] is not None]
+        scale = max([float(analytic.get(reference, 0) or 0)] + values)
+        if cells and widths and scale > 0 and max(widths) <= EXPOSURE_INFORMATIVE_WIDTH * scale:
+            kept.append(metric)
+        elif cells:
+            reasons.append(f"{metric.replace('_', ' ')}: its 95% intervals are up to {max(widths or [0]):,.1f} wide "
+                           f"against values of at most {scale:,.1f}, too wide to read as bars (simulate more "
+                           "tasks to narrow them); the table above gives the numbers")
+    return kept, reasons
+
+
 def exposure_bars(simulated: dict[str, dict[str, dict[str, float]]], analytic: dict[str, Any],
-                  tasks: int) -> Figure:
+                  tasks: int, metrics: Sequence[str] | None = None) -> Figure:
     """Duplicate effects and human exceptions per ``tasks`` tasks for each protocol (exact Poisson
-    intervals, never below zero), beside the worked example's arithmetic."""
-    figure = Figure(figsize=(10, 4.2), layout="constrained")
-    axes = figure.subplots(1, 2)
+    intervals, never below zero), beside the worked example's arithmetic; ``metrics``: the panels to draw
+    (default: those :func:`informative_panels` keeps, else both)."""
+    if metrics is None:
+        metrics = informative_panels(simulated, analytic)[0] or [m for m, _, _ in EXPOSURE_PANELS]
+    panels = [panel for panel in EXPOSURE_PANELS if panel[0] in metrics]
     protocols = list(simulated)
-    for ax, metric, reference, label in (
-        (axes[0], "duplicate_effects", analytic["already_committed"], "arithmetic: already committed (unkeyed)"),
-        (axes[1], "human_exceptions", analytic["human_exceptions"], "arithmetic: human exceptions"),
-    ):
+    panel_in = min((MAX_WIDTH_IN - 0.5) / len(panels), max(4.5, 1.2 * len(protocols) + 1.0))
+    figure = Figure(figsize=(0.5 + panel_in * len(panels), 4.8), layout="constrained")
+    axes = figure.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (metric, reference, label) in zip(axes, panels):
         values = [simulated[p][metric]["value"] or 0.0 for p in protocols]
         low = [max(0.0, v - (simulated[p][metric]["ci_low"] or 0.0)) for p, v in zip(protocols, values)]
         high = [max(0.0, (simulated[p][metric]["ci_high"] or 0.0) - v) for p, v in zip(protocols, values)]
         ax.bar(range(len(protocols)), values, yerr=[low, high], capsize=4, color=EVENT_COLOUR)
-        ax.axhline(float(reference), color=MARK_COLOUR, linestyle="--", label=label)
-        ax.set_xticks(range(len(protocols)), [_short(p, 30) for p in protocols], rotation=20, ha="right",
-                      fontsize=8)
-        ax.set_ylabel(f"per {tasks:,} tasks (95% exact Poisson)", fontsize=8)
+        ax.axhline(float(analytic[reference]), color=MARK_COLOUR, linestyle="--", label=label)
+        per_bar = max(8, int((panel_in - 1.0) / max(1, len(protocols)) * 72 / (MIN_FONT_PT * 0.62)))
+        ax.set_xticks(range(len(protocols)), [wrap_label(p, per_bar) for p in protocols], fontsize=MIN_FONT_PT)
+        ax.tick_params(axis="y", labelsize=MIN_FONT_PT + 1)
+        ax.set_ylabel(f"per {tasks:,} tasks (95% exact Poisson)", fontsize=9)
         ax.set_title(metric.replace("_", " "), fontsize=10)
         ax.set_ylim(bottom=0)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=MIN_FONT_PT)
     figure.suptitle("Duplicate-effect exposure, simulated, beside the worked example's arithmetic", fontsize=10)
     return figure
 
 
-#: Event columns of room kept right of the last event of a swimlane, so its slanted label is not cut.
-SWIMLANE_LABEL_ROOM = 2.2
+#: Width of the swimlane's first column (the event number and time), inches.
+SWIMLANE_INDEX_IN = 0.5
+#: Height of one line of a swimlane label, inches.
+SWIMLANE_LINE_IN = 0.17
 
 
 def swimlane(lanes: Sequence[str], events: Iterable[dict[str, Any]], title: str) -> Figure:
-    """One lane per actor, one column per event in order; faults in orange, the violating event in red.
+    """One column per actor, one row per event, top to bottom (the layout of the text timeline); faults in
+    orange, the violating event in red.  However many events, the figure is as wide as its lanes allow
+    (``MAX_WIDTH_IN`` at most) and grows downwards; every label is whole, wrapped to its lane.
 
     ``events``: ``{"actor", "label", "fault": bool, "marked": bool}`` in history order.
     """
     events = list(events)
     lanes = [lane for lane in lanes if any(e["actor"] == lane for e in events)]
-    width = max(6.0, 1.0 + 0.55 * (len(events) + SWIMLANE_LABEL_ROOM))
-    figure = Figure(figsize=(min(width, 26.0), 1.2 + 0.7 * len(lanes)), layout="constrained")
+    lanes += sorted({e["actor"] for e in events} - set(lanes))
+    lane_in = min(2.6, (MAX_WIDTH_IN - SWIMLANE_INDEX_IN - 0.3) / max(1, len(lanes)))
+    column = {lane: i for i, lane in enumerate(lanes)}
+
+    def width(actor: str) -> int:  # one event per row: a label may run over the lanes to its right
+        return max(10, int(((len(lanes) - column[actor]) * lane_in - 0.2) * 72 / (MIN_FONT_PT * 0.62)))
+
+    wrapped = [textwrap.fill(e["label"], width(e["actor"]), break_long_words=False, break_on_hyphens=False)
+               for e in events]
+    heights = [SWIMLANE_LINE_IN * (text.count("\n") + 1) + 0.08 for text in wrapped]
+    total = sum(heights)
+    figure = Figure(figsize=(SWIMLANE_INDEX_IN + 0.3 + lane_in * len(lanes), 1.1 + total), layout="constrained")
     ax = figure.subplots()
-    row = {lane: len(lanes) - 1 - i for i, lane in enumerate(lanes)}
-    for lane, y in row.items():
-        ax.axhline(y, color="#cccccc", linewidth=0.8, zorder=0)
-    for x, event in enumerate(events):
-        y = row[event["actor"]]
+    for lane, x in column.items():
+        ax.axvline(x, color="#cccccc", linewidth=0.8, zorder=0)
+    y = 0.0
+    for number, (event, text, height) in enumerate(zip(events, wrapped, heights)):
+        centre = y + height / 2
+        x = column[event["actor"]]
         colour = MARK_COLOUR if event["marked"] else (FAULT_COLOUR if event["fault"] else EVENT_COLOUR)
-        ax.scatter([x], [y], s=90 if event["marked"] else 40, color=colour, zorder=3,
+        ax.scatter([x], [centre], s=70 if event["marked"] else 30, color=colour, zorder=3,
                    edgecolors="black" if event["marked"] else "none")
-        ax.annotate(_short(event["label"], 34), (x, y), xytext=(0, 7), textcoords="offset points", rotation=35,
-                    fontsize=6.5, ha="left", va="bottom", color=colour if event["marked"] else "black")
-    ax.set_yticks(list(row.values()), list(row.keys()), fontsize=8)
-    ax.set_xticks(range(len(events)), [str(i) for i in range(len(events))], fontsize=6)
-    ax.set_xlabel("event, in history order (orange: injected fault; red: the violating event)", fontsize=8)
-    ax.set_ylim(-0.6, len(lanes) - 0.2 + 0.9)
-    ax.set_xlim(-0.6, len(events) - 0.4 + SWIMLANE_LABEL_ROOM)  # room for the last labels, slanted right
-    ax.set_title(title, fontsize=9)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+        ax.text(x + 0.06, centre, text, fontsize=MIN_FONT_PT, va="center", ha="left",
+                color=colour if event["marked"] else "black", fontweight="bold" if event["marked"] else "normal",
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.3, "alpha": 0.85})
+        ax.text(-0.5, centre, str(number), fontsize=MIN_FONT_PT, va="center", ha="right", color="#555555")
+        y += height
+    ax.set_xlim(-0.55, len(lanes) - 0.05)
+    ax.set_ylim(total, 0)
+    ax.set_xticks(range(len(lanes)), lanes, fontsize=MIN_FONT_PT + 1)
+    ax.xaxis.tick_top()
+    ax.set_yticks([])
+    ax.set_xlabel("events in history order, top to bottom (orange: injected fault; red: the violating event)",
+                  fontsize=MIN_FONT_PT + 1)
+    ax.set_title(title, fontsize=10)
+    for side in ax.spines.values():
+        side.set_visible(False)
     return figure
 
 

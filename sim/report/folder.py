@@ -16,9 +16,10 @@ import shlex
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from sim.core.errors import InputError
+from sim.core.files import check_output_dir
 from sim.report import figures as plots
 from sim.report.export import current_commit, export, fencesim_version, file_stem, timeline
 from sim.report.render import markdown, to_html
@@ -64,61 +65,107 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
             drawn[names[example["name"]]["swimlane"]] = plots.swimlane(
                 family.lanes, events, f"{example['invariant']} under {example['protocol']}")
         for index, section in enumerate(design["sections"]):
-            if section["metrics"]:
+            if not section["metrics"]:
+                continue
+            panels, reasons = plots.informative_panels(section["metrics"], section["analytic"])
+            section["figure_left_out"] = reasons  # an interval too wide to read is a table, not a bar
+            if panels:
                 section["_figure"] = f"section_{stem}_{index}"
                 drawn[section["_figure"]] = plots.exposure_bars(
-                    section["metrics"], section["analytic"], int(section["unit"].split()[1].replace(",", "")))
+                    section["metrics"], section["analytic"], int(section["unit"].split()[1].replace(",", "")),
+                    panels)
     return names, drawn
 
 
-#: What a report folder holds: a folder holding anything else is not a report and is never replaced.
-REPORT_ENTRIES = frozenset({"summary.md", "report.html", "results.json", "figures", "counterexamples"})
 #: Caches that running a report's exported tests leaves behind; replaced with the folder.
 CACHES = frozenset({"__pycache__", ".pytest_cache"})
-#: What each subfolder of a report holds (file name endings).
-REPORT_FILES = {"figures": (".svg", ".png"), "counterexamples": (".toml", ".timeline.txt", ".py")}
 
 
-def check_report_dir(out_dir: str | Path, what: str = "--out") -> Path:
-    """Fail fast, before any work, unless ``out_dir`` is new, empty, or an earlier fencesim report.
+def check_report_dir(out_dir: str | Path, what: str = "--out", inputs: Sequence[tuple[str, Path]] = ()) -> Path:
+    """Fail fast, before any work, unless ``out_dir`` is new, empty, or an earlier fencesim report holding
+    only the files that report wrote.
 
     Writing a review replaces the whole folder, so a folder with anything else in it (source files, a
-    design file, the folder a user works in) is refused rather than lost.
+    design file, the folder a user works in, a file a user added to an earlier report's ``figures/`` or
+    ``counterexamples/``) is refused rather than lost; so is a folder holding one of the review's
+    ``inputs`` (``(option, path)``: design, workload and scenario files).
     """
     out_dir = Path(out_dir)
+    check_output_dir(out_dir, what, contents=False)
     here = Path.cwd().resolve()
     target = out_dir.resolve()
     if target == here or target in here.parents:
         raise InputError(f"{what} {out_dir} is the current folder or holds it; a review replaces its whole "
                          "folder, so give a folder of its own (for example reports/latest)")
+    for option, path in inputs:
+        source = Path(path).resolve()
+        if source == target or target in source.parents:
+            raise InputError(f"{what} {out_dir} holds the {option} file {path}, which this review reads; a review "
+                             "replaces its whole folder, so give a folder of its own")
     if not out_dir.is_dir():
         return out_dir
-    entries = sorted(entry.name for entry in out_dir.iterdir() if entry.name not in CACHES)
-    if not entries:
+    present = _present(out_dir)
+    if not present:
         return out_dir
-    strangers = [name for name in entries if name not in REPORT_ENTRIES]
-    for folder, endings in REPORT_FILES.items():
-        if (out_dir / folder).is_dir():
-            strangers += [f"{folder}/{entry.name}" for entry in sorted((out_dir / folder).iterdir())
-                          if entry.name not in CACHES and not (entry.is_file() and entry.name.endswith(endings))]
-    if not strangers and _is_report(out_dir / "results.json"):
+    written = _written(out_dir / "results.json")
+    strangers = sorted(set(present) - written) if written is not None else sorted(present)
+    if not strangers:
         return out_dir
-    shown = ", ".join(strangers[:5] or entries[:5]) + (", ..." if len(strangers or entries) > 5 else "")
-    raise InputError(f"{what} {out_dir} already holds files that are not a fencesim report ({shown}); a review "
-                     "replaces its whole folder, so give a new or empty folder")
+    shown = ", ".join(strangers[:5]) + (", ..." if len(strangers) > 5 else "")
+    earlier = "an earlier fencesim report, but also " if written is not None else ""
+    raise InputError(f"{what} {out_dir} holds {earlier}files a review did not write ({shown}); a review "
+                     "replaces its whole folder, so move them away or give a new or empty folder")
 
 
-def _is_report(path: Path) -> bool:
+def _present(out_dir: Path) -> list[str]:
+    """Every file under ``out_dir`` (relative, ``/``-separated), caches aside; a folder counts as a name."""
+    found = []
+    for root, folders, files in os.walk(out_dir):
+        folders[:] = [f for f in folders if f not in CACHES]
+        relative = Path(root).relative_to(out_dir)
+        for name in files:
+            found.append(str((relative / name).as_posix()))
+        if not files and not folders and Path(root) != out_dir:
+            found.append(str(relative.as_posix()) + "/")
+    return found
+
+
+def _written(path: Path) -> set[str] | None:
+    """The files the report whose ``results.json`` this is wrote, or None when it is not a report."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(document, dict) and "designs" in document and "fencesim_version" in document.get("meta", {})
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(document, dict) or "designs" not in document or not isinstance(document.get("meta"), dict) \
+            or "fencesim_version" not in document["meta"]:
+        return None
+    if isinstance(document.get("files"), list):
+        return {str(name) for name in document["files"]}
+    return _derived_files(document)
+
+
+def _derived_files(document: dict) -> set[str]:
+    """The files of a report written before results.json listed them: what its designs name."""
+    names = {"summary.md", "report.html", "results.json"}
+    try:
+        for design in document["designs"]:
+            figures = list(design.get("figures", {}).values())
+            stem = file_stem(str(design["name"]))
+            figures += [f"figures/section_{stem}_{i}.svg" for i in range(len(design.get("sections", [])))]
+            for example in design.get("counterexamples", []):
+                figures.append(example["figure"])
+                names.update(example["files"].values())
+            for figure in figures:
+                names.update({figure, str(Path(figure).with_suffix(".png"))})
+    except (KeyError, TypeError, AttributeError):
+        return names
+    return names
 
 
 def write_review(results: dict[str, Any], out_dir: Path, seconds: float) -> Path:
     """Write the review folder at ``out_dir`` (built under a temporary name, then renamed); an existing
-    folder is replaced only if :func:`check_report_dir` accepts it."""
+    folder is replaced only if :func:`check_report_dir` accepts it (checked again: a file added since the
+    review began is never lost)."""
     out_dir = check_report_dir(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     building = out_dir.parent / f".{out_dir.name}.building-{os.getpid()}"
@@ -177,6 +224,7 @@ def _build(results: dict[str, Any], folder: Path, seconds: float) -> None:
         for example in design["counterexamples"]:
             example["figure"] = f"figures/{names[example['name']]['swimlane']}.svg"
     document["meta"] = meta
+    document["files"] = sorted(set(_present(folder)) | {"summary.md", "report.html", "results.json"})
     (folder / "results.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (folder / "summary.md").write_text(markdown(results, meta, names), encoding="utf-8")
     (folder / "report.html").write_text(to_html(results, meta, names, svgs), encoding="utf-8")

@@ -8,7 +8,7 @@ from typing import Any
 
 from sim.core import stats
 from sim.report.export import counterexample_name, current_commit, export, fencesim_version, shown_path
-from sim.report.review import APPLIES_NOTHING_BELOW
+from sim.report.review import APPLIES_NOTHING_BELOW, advice_document
 from sim.search.pipeline import FuzzResult
 
 
@@ -42,15 +42,7 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
             "replay": f"fencesim run {shlex.quote(shown_path(paths.scenario))}",
         }
         if example.advice is not None:
-            advice = example.advice
-            entry["advice"] = {
-                "recommended": advice.recommended, "changes": advice.changes,
-                "changes_needed": advice.changes_needed, "progress_share": advice.progress_share,
-                "availability_per_run": advice.availability_per_run,
-                "sample_violating_runs": advice.sample_violating_runs, "sample_seeds": advice.sample_seeds,
-                "sample_runs_violating_it": advice.sample_runs_violating_it,
-                "sample_runs_violating_it_before": advice.sample_runs_violating_it_before,
-            }
+            entry["advice"] = advice_document(example.advice)
         examples.append(entry)
     return examples
 
@@ -74,6 +66,7 @@ def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[st
         "workload": result.workload.name,
         "seed_start": summary.seed_start,
         "seeds": summary.seeds,
+        "seeds_done": summary.seeds_done,
         "invariants": list(result.family.safety_invariants),
         "availability": list(result.family.availability_columns),
         "runs": summary.runs,

@@ -20,20 +20,42 @@ def share_text(interval: dict[str, float] | None) -> str:
 
 
 def headline_rows(design: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """The headline table of one design: a row per protocol."""
-    invariants = design["invariants"]
-    columns = ["protocol", "verdict", "violating runs (95% Wilson)", *invariants, *design["availability"],
-               design["progress_label"]]
+    """The headline table of one design: a row per protocol, as narrow as its content allows (the
+    invariants a protocol violates in one cell, so a family of eleven invariants still fits a page)."""
+    availability = [name.replace("_", " ") for name in design["availability"]]
+    columns = ["protocol", "verdict", "violating runs (95% Wilson)", "violating runs per invariant",
+               *(f"{name} (per run)" for name in availability), design["progress_label"]]
     rows = []
     for row in design["protocols"]:
-        counts = [str(row["by_invariant"][name]["violating_runs"]) for name in invariants]
-        counted = [f"{row['availability'][name]['count']} ({row['availability'][name]['per_run']}/run)"
+        found = ", ".join(f"{name} {row['by_invariant'][name]['violating_runs']}" for name in design["invariants"]
+                          if row["by_invariant"][name]["violating_runs"]) or "none"
+        counted = [f"{row['availability'][name]['count']} ({row['availability'][name]['per_run']})"
                    for name in design["availability"]]
         progress = share_text(row["progress"]["share"]) if row["progress"] else "n/a"
         verdict = row["verdict"].upper() if row["verdict"] != "no safety violation found" else row["verdict"]
-        rows.append([row["protocol"], verdict, share_text(row["violating_runs"]["share"]), *counts, *counted,
+        rows.append([row["protocol"], verdict, share_text(row["violating_runs"]["share"]), found, *counted,
                      progress])
     return columns, rows
+
+
+def matrix_rows(design: dict[str, Any]) -> tuple[list[str], list[list[str]], list[list[str]]]:
+    """The verdict matrix with one row per scenario or minimal counterexample and one column per protocol
+    (so many counterexamples make it longer, never wider): columns, rows, and each cell's class."""
+    matrix = design["matrix"]
+    names = {e["name"]: f"{e['invariant']} under {e['protocol']}" for e in design["counterexamples"]}
+    rows, classes = [], []
+    for column in matrix["columns"]:
+        cells = [matrix["cells"][f"{r}\t{column}"] for r in matrix["rows"]]
+        label = f"minimal order: {names[column]}" if column in names else f"scenario {column}"
+        rows.append([label, *(cell["text"] for cell in cells)])
+        classes.append(["", *("bad" if cell["violated"] else "good" for cell in cells)])
+    return ["scenario or counterexample", *matrix["rows"]], rows, classes
+
+
+def sorted_claims(design: dict[str, Any]) -> tuple[list[dict], list[dict]]:
+    """The claims that fail (shown first, each in full) and those that hold (folded)."""
+    claims = design["claims"] or []
+    return [c for c in claims if not c["holds"]], [c for c in claims if c["holds"]]
 
 
 def _md_table(columns: list[str], rows: list[list[str]]) -> list[str]:
@@ -44,29 +66,71 @@ def _md_table(columns: list[str], rows: list[list[str]]) -> list[str]:
             + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows])
 
 
+def _runs(count: int) -> str:
+    return f"{count} run" if count == 1 else f"{count} runs"
+
+
+def advice_verdict(advice: dict[str, Any]) -> str:
+    """``fix``, ``partial improvement`` or ``unverified`` (``none`` when nothing was recommended)."""
+    if not advice or not advice.get("recommended"):
+        return "none"
+    if advice.get("fixes") is True:
+        return "fix"
+    if advice.get("fixes") is False:
+        return "partial improvement"
+    return "unverified"
+
+
 def advice_sentence(advice: dict[str, Any], invariant: str, availability: str = "availability findings") -> str:
-    """What the advisor's recommendation costs and buys, measured on its sample (plain text)."""
+    """What the advisor's recommendation buys and costs, on the seeds it was measured on (plain text).
+
+    A count is compared only with a count of the same seeds: verified advice states the sweep's own
+    seeds, unverified advice its sample, and never a "was" it did not measure."""
     parts = []
-    after, before = advice.get("sample_runs_violating_it"), advice.get("sample_runs_violating_it_before")
-    if after is not None and before is not None:
-        parts.append(f"{invariant} in {after} runs (was {before})")
-    others = advice["sample_violating_runs"]
-    if others is not None:
-        parts.append(f"{others} runs violating any safety invariant")
+    verified = advice.get("verified_seeds") or 0
+    if advice.get("runs_violating_it") is not None and verified:
+        start = advice.get("seed_start", 0)
+        span = f"seeds {start}..{start + verified - 1}"
+        whole = "" if verified >= advice.get("seeds", verified) else f" of the {advice['seeds']} the sweep ran"
+        where = f"on the sweep's own {span}{whole} and the exported order"
+        was = advice.get("runs_violating_it_before")
+        parts.append(f"{invariant} in {advice['runs_violating_it']} of {verified} runs"
+                     + ("" if was is None else f" (was {was})"))
+        if advice.get("violating_runs") is not None:
+            parts.append(f"{_runs(advice['violating_runs'])} violating any safety invariant")
+    else:
+        where = f"in a {advice['sample_seeds']}-seed sample (not verified on the sweep's seeds)"
+        if advice.get("sample_runs_violating_it") is not None:
+            parts.append(f"{invariant} in {_runs(advice['sample_runs_violating_it'])}")
+        if advice.get("sample_violating_runs") is not None:
+            parts.append(f"{_runs(advice['sample_violating_runs'])} violating any safety invariant")
     parts.append(f"{advice['availability_per_run']} {availability} per run")
-    if advice["progress_share"] is not None:
+    if advice.get("progress_share") is not None:
         parts.append(f"work done {advice['progress_share']:.0%}")
-    return f"in a {advice['sample_seeds']}-seed sample: " + ", ".join(parts)
+    stopped = f"; {advice['stopped']} stopped the advisor" if advice.get("stopped") else ""
+    return f"{where}: " + ", ".join(parts) + stopped
+
+
+def advice_line(advice: dict[str, Any] | None, invariant: str, availability: str, code: str = "") -> str:
+    """The advisor's answer in one line: a fix, a partial improvement (with its residual), or none."""
+    if advice is None:
+        return "advisor not run"
+    if not advice.get("recommended"):
+        stopped = f" ({advice['stopped']} stopped the search)" if advice.get("stopped") else ""
+        return f"no change of up to two knobs removes it{stopped}"
+    changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
+    change = f"{code}{changes}{code} (giving {code}{advice['recommended']}{code})"
+    cost = advice_sentence(advice, invariant, availability)
+    verdict = advice_verdict(advice)
+    if verdict == "fix":
+        return f"smallest fix: {change}; verified {cost}"
+    if verdict == "partial improvement":
+        return f"partial improvement, not a fix (it leaves runs violating {invariant}): {change}; {cost}"
+    return f"unverified proposal: {change}; {cost}"
 
 
 def _advice_text(advice: dict[str, Any] | None, invariant: str, availability: list[str]) -> str:
-    if advice is None:
-        return "advisor not run"
-    if not advice["recommended"]:
-        return "no change of up to two knobs removes it"
-    changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
-    cost = advice_sentence(advice, invariant, " + ".join(a.replace("_", " ") for a in availability))
-    return f"`{changes}` (giving `{advice['recommended']}`); {cost}"
+    return advice_line(advice, invariant, " + ".join(a.replace("_", " ") for a in availability), "`")
 
 
 def _proof_text(example: dict[str, Any]) -> str:
@@ -87,54 +151,59 @@ def markdown(results: dict[str, Any], meta: dict[str, Any], figures: dict[str, d
         out += [f"**A budget of {results['budget_s']} s stopped part of this review** "
                 f"({', '.join(results['budget_stopped'])}); see each design's *not covered*.", ""]
     for design in results["designs"]:
-        key = design["name"]
-        out += [f"## {design['name']} ({design['family']} family: {design['family_title']})", ""]
-        if design["description"]:
-            out += [design["description"], ""]
-        out += [f"Workload `{design['workload']['name']}`: fault classes {', '.join(design['workload']['classes'])}; "
-                f"{design['seeds_done']} seeds per protocol.", ""]
-        out += ["### Safety and availability", ""]
-        out += _md_table(*headline_rows(design)) + [""]
-        nothing = [r["protocol"] for r in design["protocols"] if r["applies_nothing"]]
-        if nothing:
-            out += [f"**Applies nothing:** {', '.join(nothing)} -- no safety violation, because no work is done.", ""]
-        out += [f"![safety versus availability](figures/{figures[key]['safety']}.svg)", ""]
-        out += ["### Verdict matrix", "",
-                "Every protocol replays every scripted scenario and every minimal counterexample with no seed.", ""]
-        matrix = design["matrix"]
-        out += _md_table(["protocol", *matrix["columns"]],
-                         [[r, *(matrix["cells"][f"{r}\t{c}"]["text"] for c in matrix["columns"])]
-                          for r in matrix["rows"]]) + [""]
-        out += [f"![verdict matrix](figures/{figures[key]['heatmap']}.svg)", ""]
-        out += ["### Violations against interference", "",
-                f"![interference](figures/{figures[key]['interference']}.svg)", ""]
-        out += ["### The seed's claims, as the search found them", ""]
-        for claim in design["claims"] or []:
-            out.append(f"- **{'holds' if claim['holds'] else 'FAILS'}** `{claim['protocol']}`: {claim['claim']} "
-                       f"-- {claim['evidence']}")
-        if not design["claims"]:
-            out.append("- (no claim applies to these protocols)")
-        out += ["", "### Minimal counterexamples", ""]
-        if not design["counterexamples"]:
-            out += ["None found.", ""]
-        for example in design["counterexamples"]:
-            out += [f"#### `{example['invariant']}` under `{example['protocol']}`", "",
-                    f"{len(example['events'])} event(s), {_proof_text(example)}, from seed {example['seed']} "
-                    f"({example['original_events']} events before shrinking): "
-                    f"`{' ; '.join(example['events']) or '(no fault needed)'}`", "",
-                    f"What breaks: {example['detail']}", "",
-                    "Smallest fix: " + _advice_text(example["advice"], example["invariant"], design["availability"]),
-                    "",
-                    f"Replay (from this report's folder): `{example['replay']}`", "",
-                    f"![swimlane](figures/{figures[example['name']]['swimlane']}.svg)", "",
-                    "```", example["timeline"].rstrip(), "```", ""]
-        for section in design["sections"]:
-            out += _md_section(section)
-        out += ["### Not covered", ""] + [f"- {line}" for line in design["not_covered"]]
-        if design["budget_stopped"]:
-            out.append(f"- the budget stopped: {', '.join(design['budget_stopped'])}")
-        out.append("")
+        out += _md_design(design, figures)
     return "\n".join(out) + "\n"
+
+
+def _md_design(design: dict[str, Any], figures: dict[str, dict[str, str]]) -> list[str]:
+    key = design["name"]
+    out = [f"## {design['name']} ({design['family']} family: {design['family_title']})", ""]
+    if design["description"]:
+        out += [design["description"], ""]
+    out += [f"Workload `{design['workload']['name']}`: fault classes {', '.join(design['workload']['classes'])}; "
+            f"{design['seeds_done']} seeds per protocol.", ""]
+    out += ["### Safety and availability", ""]
+    out += _md_table(*headline_rows(design)) + [""]
+    nothing = [r["protocol"] for r in design["protocols"] if r["applies_nothing"]]
+    if nothing:
+        out += [f"**Applies nothing:** {', '.join(nothing)} -- no safety violation, because no work is done.", ""]
+    out += [f"![safety versus availability](figures/{figures[key]['safety']}.svg)", ""]
+    out += ["### Verdict matrix", "",
+            "Every protocol replays every scripted scenario and every minimal counterexample with no seed.", ""]
+    columns, rows, _ = matrix_rows(design)
+    out += _md_table(columns, rows) + [""]
+    out += [f"![verdict matrix](figures/{figures[key]['heatmap']}.svg)", ""]
+    out += ["### Violations against interference", "",
+            f"![interference](figures/{figures[key]['interference']}.svg)", ""]
+    out += ["### The seed's claims, as the search found them", ""]
+    fails, holds = sorted_claims(design)
+    out += [f"- **FAILS** `{c['protocol']}`: {c['claim']} -- {c['evidence']}" for c in fails]
+    if holds:
+        out += ["", f"<details><summary>{len(holds)} claim(s) hold</summary>", ""]
+        out += [f"- holds `{c['protocol']}`: {c['claim']} -- {c['evidence']}" for c in holds]
+        out += ["", "</details>"]
+    if not design["claims"]:
+        out.append("- (no claim applies to these protocols)")
+    out += ["", "### Minimal counterexamples", ""]
+    if not design["counterexamples"]:
+        out += ["None found.", ""]
+    for example in design["counterexamples"]:
+        out += [f"#### `{example['invariant']}` under `{example['protocol']}`", "",
+                f"{len(example['events'])} event(s), {_proof_text(example)}, from seed {example['seed']} "
+                f"({example['original_events']} events before shrinking): "
+                f"`{' ; '.join(example['events']) or '(no fault needed)'}`", "",
+                f"What breaks: {example['detail']}", "",
+                "Advisor: " + _advice_text(example["advice"], example["invariant"], design["availability"]), "",
+                f"Replay (from this report's folder): `{example['replay']}`", "",
+                f"![swimlane](figures/{figures[example['name']]['swimlane']}.svg)", "",
+                "```", example["timeline"].rstrip(), "```", ""]
+    for section in design["sections"]:
+        out += _md_section(section)
+    out += ["### Not covered", ""] + [f"- {line}" for line in design["not_covered"]]
+    if design["budget_stopped"]:
+        out.append(f"- the budget stopped: {', '.join(design['budget_stopped'])}")
+    out.append("")
+    return out
 
 
 def _section_rows(section: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -163,7 +232,9 @@ def _md_section(section: dict[str, Any]) -> list[str]:
     if section["metrics"]:
         out += [f"Simulated, {section['unit']}, 95% intervals:", ""]
         out += _md_table(*_section_rows(section)) + [""]
-        out += [f"![{section['title']}](figures/{section['_figure']}.svg)", ""]
+        if section.get("_figure"):
+            out += [f"![{section['title']}](figures/{section['_figure']}.svg)", ""]
+        out += [f"- no figure for {reason}" for reason in section.get("figure_left_out", [])]
     for line in section.get("not_simulated", []):
         out.append(f"- not simulated: {line}")
     methods = sorted(set(section["methods"].values()))
@@ -177,30 +248,50 @@ STYLE = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1200px;
        color: #222; line-height: 1.45; padding: 0 1em; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 2px solid #4c72b0; padding-bottom: .2em; margin-top: 2em; }
-table { border-collapse: collapse; margin: .8em 0; font-size: .85em; }
-th, td { border: 1px solid #ccc; padding: .3em .5em; text-align: left; vertical-align: top; }
-th { background: #f0f3f8; }
+table { border-collapse: collapse; margin: .8em 0; font-size: .85em; max-width: 100%; }
+table.wide { width: 100%; }
+th, td { border: 1px solid #ccc; padding: .3em .5em; text-align: left; vertical-align: top;
+         overflow-wrap: anywhere; }
+th { background: #f0f3f8; position: sticky; top: 0; z-index: 1; }
 td.bad { background: #f6d5d6; } td.good { background: #dcefe2; } td.none { background: #eee; }
-pre { background: #f7f7f7; padding: .6em; overflow-x: auto; font-size: .78em; }
-code { background: #f3f3f3; padding: 0 .2em; }
-figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
+pre { background: #f7f7f7; padding: .6em; overflow-x: auto; font-size: .8em; }
+code { background: #f3f3f3; padding: 0 .2em; overflow-wrap: anywhere; }
+figure { margin: 1em 0; max-width: 100%; } figure svg { max-width: 100%; height: auto; }
+figcaption { font-size: .9em; color: #555; }
+details summary { cursor: pointer; }
 .note { background: #fff6e0; border-left: 4px solid #dd8452; padding: .5em .8em; }
+@media print {
+  body { max-width: none; margin: 0; padding: 0; font-size: 10pt; }
+  h2 { break-before: page; } h3, h4 { break-after: avoid; }
+  figure, tr { break-inside: avoid; } thead { display: table-header-group; } th { position: static; }
+  pre { white-space: pre-wrap; overflow: visible; }
+  details > * { display: block; } details::details-content { content-visibility: visible; display: block; }
+}
 """
 
 
+def _breakable(text: str) -> str:
+    """Escaped text with a break opportunity after commas, underscores, ``=`` and ``:`` (long protocol and
+    counterexample names wrap there instead of widening a table)."""
+    out = html.escape(str(text))
+    for mark in (",", "_", "=", ":", "|"):
+        out = out.replace(mark, mark + "<wbr>")
+    return out
+
+
 def _html_table(columns: list[str], rows: list[list[str]], table_id: str | None = None,
-                classes: list[list[str]] | None = None) -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+                classes: list[list[str]] | None = None, wide: bool = False) -> str:
+    head = "".join(f"<th>{_breakable(c)}</th>" for c in columns)
     body = []
     for i, row in enumerate(rows):
         cells = []
         for j, value in enumerate(row):
             css = classes[i][j] if classes else ""
-            cells.append(f'<td class="{css}">{html.escape(str(value))}</td>' if css
-                         else f"<td>{html.escape(str(value))}</td>")
+            cells.append(f'<td class="{css}">{_breakable(value)}</td>' if css else f"<td>{_breakable(value)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     ident = f' id="{table_id}"' if table_id else ""
-    return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    kind = ' class="wide"' if wide else ""
+    return f"<table{ident}{kind}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def _figure(svg: str, caption: str, name: str) -> str:
@@ -213,6 +304,7 @@ def to_html(results: dict[str, Any], meta: dict[str, Any], figures: dict[str, di
             svgs: dict[str, str]) -> str:
     """``report.html``: the same content as ``summary.md``, one file, figures inline."""
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
              "<title>fencesim design review</title>", f"<style>{STYLE}</style></head><body>",
              "<h1>fencesim design review</h1>",
              f"<p>fencesim {html.escape(meta['fencesim_version'])} at commit <code>{html.escape(meta['commit'])}</code>; "
@@ -222,64 +314,93 @@ def to_html(results: dict[str, Any], meta: dict[str, Any], figures: dict[str, di
         parts.append(f'<p class="note">A budget of {results["budget_s"]} s stopped part of this review '
                      f"({html.escape(', '.join(results['budget_stopped']))}).</p>")
     for design in results["designs"]:
-        key = design["name"]
-        parts.append(f"<h2>{html.escape(design['name'])} <small>({html.escape(design['family'])} family: "
-                     f"{html.escape(design['family_title'])})</small></h2>")
-        if design["description"]:
-            parts.append(f"<p>{html.escape(design['description'])}</p>")
-        parts.append("<h3>Safety and availability</h3>")
-        columns, rows = headline_rows(design)
-        parts.append(_html_table(columns, rows, f"headline-{key}"))
-        nothing = [r["protocol"] for r in design["protocols"] if r["applies_nothing"]]
-        if nothing:
-            parts.append(f'<p class="note">Applies nothing: {html.escape(", ".join(nothing))} -- no safety '
-                         "violation, because no work is done.</p>")
-        parts.append(_figure(svgs[figures[key]["safety"]], "Safety versus availability", figures[key]["safety"]))
-        parts.append("<h3>Verdict matrix</h3>")
-        matrix = design["matrix"]
-        m_rows, m_classes = [], []
-        for r in matrix["rows"]:
-            cells = [matrix["cells"][f"{r}\t{c}"] for c in matrix["columns"]]
-            m_rows.append([r, *(cell["text"] for cell in cells)])
-            m_classes.append(["", *("bad" if cell["violated"] else "good" for cell in cells)])
-        parts.append(_html_table(["protocol", *matrix["columns"]], m_rows, f"verdict-matrix-{key}", m_classes))
-        parts.append(_figure(svgs[figures[key]["heatmap"]], "Verdict matrix", figures[key]["heatmap"]))
-        parts.append("<h3>Violations against interference</h3>")
-        parts.append(_figure(svgs[figures[key]["interference"]], "Violating runs as faults per run grow",
-                             figures[key]["interference"]))
-        parts.append("<h3>The seed's claims, as the search found them</h3><ul>")
-        for claim in design["claims"] or []:
-            parts.append(f"<li><b>{'holds' if claim['holds'] else 'FAILS'}</b> <code>{html.escape(claim['protocol'])}"
-                         f"</code>: {html.escape(claim['claim'])} -- {html.escape(claim['evidence'])}</li>")
-        parts.append("</ul><h3>Minimal counterexamples</h3>")
-        if not design["counterexamples"]:
-            parts.append("<p>None found.</p>")
-        for example in design["counterexamples"]:
-            parts.append(f"<h4><code>{html.escape(example['invariant'])}</code> under "
-                         f"<code>{html.escape(example['protocol'])}</code></h4>")
-            parts.append(f"<p>{len(example['events'])} event(s), {_proof_text(example)}, from seed {example['seed']}: "
-                         f"<code>{html.escape(' ; '.join(example['events']) or '(no fault needed)')}</code></p>")
-            parts.append(f"<p>What breaks: {html.escape(example['detail'])}</p>")
-            fix = _advice_text(example["advice"], example["invariant"], design["availability"]).replace("`", "")
-            parts.append(f"<p>Smallest fix: {html.escape(fix)}</p>")
-            parts.append(f"<p>Replay (from this report's folder): <code>{html.escape(example['replay'])}</code></p>")
-            parts.append(_figure(svgs[figures[example["name"]]["swimlane"]], f"Swimlane of {example['name']}",
-                                 figures[example["name"]]["swimlane"]))
-            parts.append(f"<pre>{html.escape(example['timeline'])}</pre>")
-        for section in design["sections"]:
-            parts.append(f"<h3>{html.escape(section['title'])}</h3><p>{html.escape(section['text'])}</p>")
-            if section.get("analytic"):
-                parts.append(_html_table(["quantity (arithmetic, exact)", "value"],
-                                         [[k, f"{v:,}"] for k, v in section["analytic"].items()]))
-            if section["metrics"]:
-                parts.append(_html_table(*_section_rows(section)))
-                parts.append(_figure(svgs[section["_figure"]], section["title"], section["_figure"]))
-            for line in section.get("not_simulated", []):
-                parts.append(f"<p>not simulated: {html.escape(line)}</p>")
-        parts.append("<h3>Not covered</h3><ul>")
-        for line in design["not_covered"] + ([f"the budget stopped: {', '.join(design['budget_stopped'])}"]
-                                             if design["budget_stopped"] else []):
-            parts.append(f"<li>{html.escape(line)}</li>")
-        parts.append("</ul>")
+        parts += _html_design(design, figures, svgs)
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _html_design(design: dict[str, Any], figures: dict[str, dict[str, str]], svgs: dict[str, str]) -> list[str]:
+    key = design["name"]
+    parts = [f"<h2>{html.escape(design['name'])} <small>({html.escape(design['family'])} family: "
+             f"{html.escape(design['family_title'])})</small></h2>"]
+    if design["description"]:
+        parts.append(f"<p>{html.escape(design['description'])}</p>")
+    parts.append("<h3>Safety and availability</h3>")
+    columns, rows = headline_rows(design)
+    parts.append(_html_table(columns, rows, f"headline-{key}", wide=True))
+    nothing = [r["protocol"] for r in design["protocols"] if r["applies_nothing"]]
+    if nothing:
+        parts.append(f'<p class="note">Applies nothing: {html.escape(", ".join(nothing))} -- no safety '
+                     "violation, because no work is done.</p>")
+    parts.append(_figure(svgs[figures[key]["safety"]], "Safety versus availability", figures[key]["safety"]))
+    parts.append("<h3>Verdict matrix</h3><p>Every protocol replays every scripted scenario and every minimal "
+                 "counterexample with no seed.</p>")
+    columns, rows, classes = matrix_rows(design)
+    parts.append(_html_table(columns, rows, f"verdict-matrix-{key}", classes, wide=True))
+    parts.append(_figure(svgs[figures[key]["heatmap"]], "Verdict matrix", figures[key]["heatmap"]))
+    parts.append("<h3>Violations against interference</h3>")
+    parts.append(_figure(svgs[figures[key]["interference"]], "Violating runs as faults per run grow",
+                         figures[key]["interference"]))
+    parts += _html_claims(design)
+    parts.append("<h3>Minimal counterexamples</h3>")
+    if not design["counterexamples"]:
+        parts.append("<p>None found.</p>")
+    for example in design["counterexamples"]:
+        parts += _html_example(example, design, figures, svgs)
+    for section in design["sections"]:
+        parts += _html_section(section, svgs)
+    parts.append("<h3>Not covered</h3><ul>")
+    for line in design["not_covered"] + ([f"the budget stopped: {', '.join(design['budget_stopped'])}"]
+                                         if design["budget_stopped"] else []):
+        parts.append(f"<li>{html.escape(line)}</li>")
+    parts.append("</ul>")
+    return parts
+
+
+def _html_claims(design: dict[str, Any]) -> list[str]:
+    """FAILS lines first, each in full; the claims that hold folded under one line."""
+    fails, holds = sorted_claims(design)
+    parts = ["<h3>The seed's claims, as the search found them</h3><ul class=\"claims\">"]
+    parts += [f"<li><b>FAILS</b> <code>{html.escape(c['protocol'])}</code>: {html.escape(c['claim'])} -- "
+              f"{html.escape(c['evidence'])}</li>" for c in fails]
+    parts.append("</ul>")
+    if holds:
+        parts.append(f"<details><summary>{len(holds)} claim(s) hold</summary><ul>")
+        parts += [f"<li>holds <code>{html.escape(c['protocol'])}</code>: {html.escape(c['claim'])} -- "
+                  f"{html.escape(c['evidence'])}</li>" for c in holds]
+        parts.append("</ul></details>")
+    if not design["claims"]:
+        parts.append("<p>(no claim applies to these protocols)</p>")
+    return parts
+
+
+def _html_example(example: dict[str, Any], design: dict[str, Any], figures: dict[str, dict[str, str]],
+                  svgs: dict[str, str]) -> list[str]:
+    fix = _advice_text(example["advice"], example["invariant"], design["availability"]).replace("`", "")
+    return [f"<h4><code>{html.escape(example['invariant'])}</code> under "
+            f"<code>{html.escape(example['protocol'])}</code></h4>",
+            f"<p>{len(example['events'])} event(s), {_proof_text(example)}, from seed {example['seed']}: "
+            f"<code>{html.escape(' ; '.join(example['events']) or '(no fault needed)')}</code></p>",
+            f"<p>What breaks: {html.escape(example['detail'])}</p>",
+            f"<p>Advisor: {html.escape(fix)}</p>",
+            f"<p>Replay (from this report's folder): <code>{html.escape(example['replay'])}</code></p>",
+            _figure(svgs[figures[example["name"]]["swimlane"]], f"Swimlane of {example['name']}",
+                    figures[example["name"]]["swimlane"]),
+            f"<pre>{html.escape(example['timeline'])}</pre>"]
+
+
+def _html_section(section: dict[str, Any], svgs: dict[str, str]) -> list[str]:
+    parts = [f"<h3>{html.escape(section['title'])}</h3><p>{html.escape(section['text'])}</p>"]
+    if section.get("analytic"):
+        parts.append(_html_table(["quantity (arithmetic, exact)", "value"],
+                                 [[k, f"{v:,}"] for k, v in section["analytic"].items()]))
+    if section["metrics"]:
+        parts.append(f"<p>Simulated, {html.escape(section['unit'])}, 95% intervals:</p>")
+        parts.append(_html_table(*_section_rows(section), wide=True))
+        if section.get("_figure"):
+            parts.append(_figure(svgs[section["_figure"]], section["title"], section["_figure"]))
+        for reason in section.get("figure_left_out", []):
+            parts.append(f'<p class="note">No figure for {html.escape(reason)}.</p>')
+    for line in section.get("not_simulated", []):
+        parts.append(f"<p>not simulated: {html.escape(line)}</p>")
+    return parts

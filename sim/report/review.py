@@ -53,6 +53,20 @@ def _progress_label(family: Family) -> str:
     return f"{done.replace('_', ' ')} / {planned.replace('_', ' ')}"
 
 
+#: The advisor's answer as documents give it (``fencesim fuzz --json`` and ``results.json``).
+ADVICE_KEYS = ("recommended", "changes", "changes_needed", "fixes", "progress_share", "availability_per_run",
+               "seed_start", "seeds", "verified_seeds", "runs_violating_it", "runs_violating_it_before",
+               "violating_runs", "sample_violating_runs", "sample_seeds", "sample_runs_violating_it",
+               "sample_runs_violating_it_before", "stopped")
+
+
+def advice_document(advice) -> dict[str, Any]:
+    """The advisor's answer: its recommendation, whether it is a verified fix, and the counts behind it."""
+    out = {key: getattr(advice, key) for key in ADVICE_KEYS}
+    out["changes"] = {k: str(v) for k, v in advice.changes.items()}
+    return out
+
+
 def protocol_rows(result: FuzzResult) -> list[dict[str, Any]]:
     """Safety, availability and liveness of each protocol, with intervals."""
     family = result.family
@@ -106,14 +120,7 @@ def counterexample_rows(result: FuzzResult, design_name: str) -> list[dict[str, 
             "shrink_end": example.shrunk.reason,
             "violating_events": marked,
             "detail": next((v.detail for v in report.safety_violations), ""),
-            "advice": None if advice is None else {
-                "recommended": advice.recommended, "changes": {k: str(v) for k, v in advice.changes.items()},
-                "changes_needed": advice.changes_needed, "availability_per_run": advice.availability_per_run,
-                "progress_share": advice.progress_share, "sample_violating_runs": advice.sample_violating_runs,
-                "sample_seeds": advice.sample_seeds,
-                "sample_runs_violating_it": advice.sample_runs_violating_it,
-                "sample_runs_violating_it_before": advice.sample_runs_violating_it_before,
-            },
+            "advice": None if advice is None else advice_document(advice),
             "_history": replay.history,
             "_events": example.events,
         })
@@ -131,7 +138,7 @@ def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Proto
     columns, labels, cells = [], [], {}
     for scenario in scenarios:
         columns.append(scenario.name)
-        labels.append(scenario.name.replace("_", "\n", 1) if len(scenario.name) > 14 else scenario.name)
+        labels.append(scenario.name)
         for protocol in protocols:
             evaluation = evaluate(family, scenario, protocol, scenario.events)
             outcome = family.outcome(evaluation.replay) or "-"
@@ -141,7 +148,7 @@ def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Proto
     for example in examples:
         columns.append(example["name"])
         protocol_lines = example["protocol"].replace(",", ",\n")
-        labels.append(f"{example['invariant']}\nunder\n{protocol_lines}")
+        labels.append(f"{example['invariant']} under\n{protocol_lines}")
         for protocol in protocols:
             evaluation = evaluate(family, workload.base, protocol, example["_events"])
             cells[(protocol.label, example["name"])] = {
@@ -236,6 +243,18 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     }
 
 
+def _distinct_protocols(design) -> None:
+    """A design compares distinct protocols: the same one spelled twice (``step-dedupe`` and
+    ``fence=step,dedupe=journal``) would be reviewed twice and its findings doubled."""
+    for position, protocol in enumerate(design.protocols):
+        for earlier in design.protocols[:position]:
+            if earlier == protocol:
+                same = (f"{earlier.label!r}" if earlier.label == protocol.label else
+                        f"the same protocol as {earlier.label!r} and {protocol.label!r} ({protocol.describe()})")
+                raise InputError(f"design {design.name!r} ({design.source}) names {same} more than once; give "
+                                 "each protocol once")
+
+
 def run_review(designs, budget_s: float | None = None, workers: int | None = None,
                progress: Progress | None = None) -> dict[str, Any]:
     """Review every design within ``budget_s`` seconds of wall clock (None: no budget).
@@ -249,6 +268,7 @@ def run_review(designs, budget_s: float | None = None, workers: int | None = Non
             raise InputError(f"two designs have {same}: {design.name!r}; give each design file its own "
                              "name = \"...\"")
         seen[key] = design.name
+        _distinct_protocols(design)
     deadline = Deadline(budget_s, "--budget")
     reviewed = [review_design(design, workers, deadline, progress) for design in designs]
     return {

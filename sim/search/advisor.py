@@ -1,21 +1,32 @@
 """The counterfactual advisor: the smallest change to the design under review that
-removes a violation, and what it costs.
+removes a violation, what it costs, and whether it really is a fix.
 
 Starting from the protocol that was fuzzed, the advisor tries every change
 of one knob, then of two, ... (up to ``ADVISOR_MAX_CHANGES``), where each
 changed knob moves to a value of equal or higher rank in the family's knob
 table: it never proposes dropping a mechanism the design has.  A candidate
 *removes* the violation when the minimal counterexample replays under it
-with no safety violation at all.  At the smallest number of changes that
-has such candidates, the candidates are priced by a sample sweep of the same
-workload beside the design's own -- runs still violating the invariant, runs
-violating another invariant beyond what the design already did, work done,
-availability findings (spurious rejections, human exceptions) per run -- and
-the recommendation is the one that never shows the invariant in its sample,
-then adds no new violation, then does the most work (the family's progress
-share: steps applied, tasks completed -- a fix that applies nothing is no
-fix), then has the fewest availability findings.  The
-advice is what the search measured, not a claim of safety.
+with no safety violation at all.
+
+The candidates that remove it are priced on a sample of the sweep's own
+seeds (the first ``ADVISOR_SAMPLE_SEEDS``): runs still violating the
+invariant, runs violating another invariant beyond what the design already
+did, work done (a fix that applies nothing is no fix), availability
+findings (spurious rejections, human exceptions) per run.  The best priced
+candidates are then *verified* on every seed the sweep ran: a candidate is
+offered as a **fix** only when no run of those seeds violates the invariant
+under it (and the exported order replays cleanly).  A candidate that leaves
+runs violating it is a *partial improvement*, labelled as one with the
+residual count; the advisor then looks one knob further for a true fix
+before settling for it.  Every count it states is of the same seeds as the
+count it is compared with, so it never says "was 0" of a violation the
+sweep found.
+
+Everything is bounded: ``ADVISOR_MAX_WORK`` units of replay work per advice
+(runs and order events: it stops at the same point on every machine, so
+the advice never depends on the machine's speed) and the run's ``--budget``,
+at least one candidate priced; whatever stopped it is named in
+:attr:`Advice.stopped`.
 """
 
 from __future__ import annotations
@@ -27,14 +38,22 @@ from typing import Any, Sequence
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
-from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.budget import NO_DEADLINE, Deadline, WorkLimit, work_of
 from sim.search.oracle import evaluate
 
-#: How many knobs a proposal may change, seeds of the sample sweep that prices each
-#: candidate, and how many candidates are priced.
+#: How many knobs a proposal may change, seeds of the sample that prices each candidate, how many
+#: candidates are priced and how many of those are verified on every seed of the sweep.
 ADVISOR_MAX_CHANGES = 2
 ADVISOR_SAMPLE_SEEDS = 200
 ADVISOR_CANDIDATES_PRICED = 6
+ADVISOR_CANDIDATES_VERIFIED = 3
+#: Replay work of one advice (runs and order events, :func:`sim.search.budget.work_of`; a limit on
+#: everything that stops at the same point on every machine: about 12 s on one core, a workload at its
+#: largest limits included).
+ADVISOR_MAX_WORK = 250_000
+#: Seeds swept at a time while pricing (the limit is looked at between pieces).
+ADVISOR_PIECE_SEEDS = 25
+ADVISOR_LIMIT_NAME = "the advisor's work limit"
 
 
 @dataclass
@@ -53,6 +72,16 @@ class Advice:
     sample_runs_violating_it: int | None = None  # ... violating this invariant, under the recommendation
     sample_runs_violating_it_before: int | None = None  # ... and under the protocol as given
     priced: list[dict] = field(default_factory=list)
+    #: True: verified on every seed of the sweep, no run violates the invariant (a fix); False: some still
+    #: do (a partial improvement); None: nothing recommended or not verified.
+    fixes: bool | None = None
+    seed_start: int = 0
+    verified_seeds: int = 0  # seeds of the sweep the recommendation was verified on (a prefix if stopped)
+    seeds: int = 0  # seeds the sweep ran
+    runs_violating_it: int | None = None  # of the verified seeds, under the recommendation
+    runs_violating_it_before: int | None = None  # of the same seeds, under the protocol as given
+    violating_runs: int | None = None  # of the verified seeds, violating any safety invariant
+    stopped: str | None = None  # the limit that cut the advice short
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -81,53 +110,201 @@ def rank_gain(candidate: Protocol, base: Protocol) -> float:
     return sum(k.rank(candidate.knobs[k.name]) - k.rank(base.knobs[k.name]) for k in base.table.knobs)
 
 
-def advise(family: Family, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
-           sample_seeds: int = ADVISOR_SAMPLE_SEEDS, workers: int = 1,
-           max_changes: int = ADVISOR_MAX_CHANGES, deadline: Deadline = NO_DEADLINE) -> Advice:
-    """The smallest change to ``protocol`` under which ``events`` is clean, priced on the workload.
+class Tallies:
+    """Sweeps of candidate protocols over the first seeds of a range, grown piece by piece so a limit
+    can stop them between pieces (``ADVISOR_PIECE_SEEDS``); the run's own sweep tallies (for protocols it
+    fuzzed) and what earlier advice measured are reused.  Shared by every advice of a run."""
 
-    ``deadline``: once it expires no further candidate is priced (at least one always is), and the
-    advisor is noted among the phases the budget stopped."""
-    from sim.search.sweep import sweep
+    def __init__(self, family: Family, workload: Workload, seed_start: int, seeds: int, workers: int | None = 1,
+                 known: dict[Protocol, Any] | None = None):
+        self.family, self.workload, self.seed_start, self.seeds = family, workload, seed_start, seeds
+        self.workers = workers
+        self.full: dict[Protocol, Any] = dict(known or {})  # tallies over every seed
+        self.prefix: dict[Protocol, Any] = {}  # tallies over the first seeds (their ``runs`` say how many)
 
-    advice = Advice(protocol.label, invariant, [str(e) for e in events], None, [], None, sample_seeds=sample_seeds)
-    for count in range(1, max_changes + 1):
-        clean = [c for c in candidates(protocol, count)
-                 if not evaluate(family, workload.base, c, events).violated]
-        if not clean:
-            continue
-        clean.sort(key=lambda c: (rank_gain(c, protocol), c.label))
-        advice.changes_needed = count
-        advice.removed_by = [c.label for c in clean]
-        base, _ = sweep(family, workload, [protocol], sample_seeds, workers=workers)
-        before = base.tallies[protocol.label].by_invariant
-        for candidate in clean[:ADVISOR_CANDIDATES_PRICED]:
-            if advice.priced and deadline.expired():
-                deadline.note("advisor")
+    def get(self, protocol: Protocol, seeds: int, limit: WorkLimit | None = None) -> Any:
+        """The tally of ``protocol`` over the first ``seeds`` seeds, or over fewer when ``limit`` stops it
+        (at least one piece; its ``runs`` say how many).  A copy: later growth never changes it."""
+        import copy
+
+        from sim.search.sweep import CHUNK_SEEDS, sweep
+
+        seeds = min(seeds, self.seeds)
+        if protocol in self.full and seeds >= self.seeds:
+            return self.full[protocol]
+        tally = self.prefix.get(protocol)
+        while tally is None or tally.runs < seeds:
+            done = 0 if tally is None else tally.runs
+            if tally is not None and limit is not None and limit.expired():
                 break
-            summary, _ = sweep(family, workload, [candidate], sample_seeds, workers=workers)
-            tally = summary.tallies[candidate.label]
-            found = sum(tally.counted.values())
-            progress = family.progress_share(tally.measures)
-            advice.priced.append({
-                "protocol": candidate.label, "changes": candidate.changes_from(protocol),
-                "availability_per_run": round(found / max(1, tally.runs), 4),
-                "progress_share": None if progress is None else round(progress, 4),
-                "sample_violating_runs": tally.violating_runs,
-                "sample_runs_violating_it": tally.by_invariant[invariant],
-                "sample_new_violations": sum(max(0, n - before[name]) for name, n in tally.by_invariant.items()
-                                             if name != invariant),
-            })
-        best = min(advice.priced, key=lambda p: (p["sample_runs_violating_it"] > 0, p["sample_runs_violating_it"],
-                                                  p["sample_new_violations"] > 0, p["sample_new_violations"],
-                                                  -(p["progress_share"] or 0.0), p["availability_per_run"],
-                                                  p["protocol"]))
-        advice.recommended = best["protocol"]
-        advice.changes = best["changes"]
-        advice.availability_per_run = best["availability_per_run"]
-        advice.progress_share = best["progress_share"]
-        advice.sample_violating_runs = best["sample_violating_runs"]
-        advice.sample_runs_violating_it = best["sample_runs_violating_it"]
-        advice.sample_runs_violating_it_before = before[invariant]
-        break
+            piece = min(ADVISOR_PIECE_SEEDS, seeds - done)
+            if done >= ADVISOR_SAMPLE_SEEDS and tally is not None:
+                # as many seeds as the work left allows, judged by the runs so far (the same on every machine)
+                per_run = max(1, work_of(tally.runs, tally.events) // max(1, tally.runs))
+                allowed = seeds - done if limit is None else limit.left() // per_run
+                piece = max(ADVISOR_PIECE_SEEDS, min(seeds - done, allowed // CHUNK_SEEDS * CHUNK_SEEDS or allowed))
+                piece = min(piece, seeds - done)
+            deadline = NO_DEADLINE if limit is None or tally is None else limit.deadline
+            summary, _ = sweep(self.family, self.workload, [protocol], piece, self.seed_start + done,
+                               self.workers if piece > CHUNK_SEEDS else 1, deadline=deadline)
+            grown = summary.tallies[protocol.label]
+            if limit is not None:
+                limit.charge(grown.runs, grown.events)
+            if tally is None:
+                tally = grown
+            else:
+                tally.merge(grown)
+            self.prefix[protocol] = tally
+        if tally.runs >= self.seeds:
+            self.full[protocol] = tally
+        return copy.deepcopy(tally)
+
+
+def advise(family: Family, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
+           sample_seeds: int = ADVISOR_SAMPLE_SEEDS, workers: int = 1, max_changes: int = ADVISOR_MAX_CHANGES,
+           deadline: Deadline = NO_DEADLINE, seed_start: int = 0, seeds: int | None = None,
+           tallies: Tallies | None = None, max_work: int = ADVISOR_MAX_WORK) -> Advice:
+    """The smallest change to ``protocol`` under which ``events`` is clean, priced on a sample of the
+    sweep's seeds and verified on all of them (``seed_start``, ``seeds``: the seeds the sweep ran; by
+    default the sample alone).  ``tallies`` shares sweeps between the advice of one run.
+
+    ``max_work`` (replay work, the same on every machine) and ``deadline`` (a ``--budget``) bound it: once
+    either is spent nothing more is priced or verified (at least one candidate always is), and
+    ``stopped`` names the limit."""
+    seeds = sample_seeds if seeds is None else seeds
+    tallies = tallies or Tallies(family, workload, seed_start, seeds, workers)
+    limit = WorkLimit(max_work, ADVISOR_LIMIT_NAME, deadline)
+    advice = Advice(protocol.label, invariant, [str(e) for e in events], None, [], None,
+                    sample_seeds=min(sample_seeds, seeds), seed_start=seed_start, seeds=seeds)
+    partial: tuple[int, list[str], dict] | None = None  # the best partial improvement, with its size
+    for count in range(1, max_changes + 1):
+        clean = _removers(family, workload, protocol, events, count, limit, advice)
+        if not clean:
+            if advice.stopped:
+                break
+            continue
+        removed_by = [c.label for c in clean]
+        priced = _price(family, protocol, invariant, clean, tallies, advice.sample_seeds, limit, advice)
+        fix = _verify(family, protocol, invariant, priced, tallies, limit, advice)
+        if fix is not None:
+            _recommend(advice, count, removed_by, fix)
+            return advice
+        verified = [p for p in priced if "runs_violating_it" in p]
+        best = min(verified, key=lambda p: (p["runs_violating_it"], p["protocol"])) if verified else priced[0]
+        if partial is None or (verified and (partial[2].get("runs_violating_it") is None
+                                             or best["runs_violating_it"] < partial[2]["runs_violating_it"])):
+            partial = (count, removed_by, best)
+        if advice.stopped:
+            break
+    if partial is not None:
+        _recommend(advice, *partial)
     return advice
+
+
+def _removers(family, workload, protocol, events, count, limit, advice) -> list[Protocol]:
+    """Candidates of ``count`` changes under which the order replays with no safety violation."""
+    clean = []
+    for candidate in candidates(protocol, count):
+        if limit.expired():
+            advice.stopped = limit.name
+            limit.note("advisor")
+            break
+        limit.charge(1, len(events))
+        if not evaluate(family, workload.base, candidate, events).violated:
+            clean.append(candidate)
+    clean.sort(key=lambda c: (rank_gain(c, protocol), c.label))
+    return clean
+
+
+def _price(family, protocol, invariant, clean, tallies, sample, limit, advice) -> list[dict]:
+    """Price up to ``ADVISOR_CANDIDATES_PRICED`` candidates on the same first seeds (the sample, or fewer
+    when the limit stops it); best first."""
+    before = tallies.get(protocol, sample, limit)
+    if before.runs < sample:
+        advice.stopped = limit.name
+    advice.sample_seeds = before.runs
+    advice.sample_runs_violating_it_before = before.by_invariant[invariant]
+    priced = []
+    for candidate in clean[:ADVISOR_CANDIDATES_PRICED]:
+        if priced and limit.expired():
+            advice.stopped = limit.name
+            limit.note("advisor")
+            break
+        tally = tallies.get(candidate, before.runs, limit)
+        entry = _measured(family, candidate, protocol, invariant, tally, before)
+        entry["_protocol"] = candidate
+        priced.append(entry)
+    priced.sort(key=lambda p: (p["sample_runs_violating_it"] > 0, p["_share_it"],
+                               p["sample_new_violations"] > 0, p["_share_new"],
+                               -(p["progress_share"] or 0.0), p["availability_per_run"], p["protocol"]))
+    advice.priced = [{k: v for k, v in p.items() if not k.startswith("_")} for p in priced]
+    return priced
+
+
+def _measured(family, candidate, protocol, invariant, tally, before) -> dict:
+    progress = family.progress_share(tally.measures)
+    runs = max(1, tally.runs)
+    scale = runs / max(1, before.runs)  # the protocol as given, on as many seeds
+    new = sum(max(0.0, n - before.by_invariant[name] * scale) for name, n in tally.by_invariant.items()
+              if name != invariant)
+    return {
+        "protocol": candidate.label, "changes": candidate.changes_from(protocol), "sample_seeds": tally.runs,
+        "availability_per_run": round(sum(tally.counted.values()) / runs, 4),
+        "progress_share": None if progress is None else round(progress, 4),
+        "sample_violating_runs": tally.violating_runs,
+        "sample_runs_violating_it": tally.by_invariant[invariant],
+        "sample_new_violations": round(new),
+        "_share_it": tally.by_invariant[invariant] / runs, "_share_new": new / runs,
+    }
+
+
+def _verify(family, protocol, invariant, priced, tallies, limit, advice) -> dict | None:
+    """Verify the best priced candidates on every seed of the sweep; the first that leaves no run violating
+    the invariant, or None.  Each verified entry gets the counts over the seeds it was verified on."""
+    for entry in priced[:ADVISOR_CANDIDATES_VERIFIED]:
+        first = entry is priced[0]
+        if entry["sample_runs_violating_it"] and not first:
+            continue  # its sample already violates the invariant: not a fix
+        if limit.expired() and not first:
+            advice.stopped = limit.name
+            limit.note("advisor")
+            break
+        tally = tallies.get(entry["_protocol"], tallies.seeds, limit)
+        # the protocol as given, on the same seeds: the sweep's own tally when every seed was verified
+        before = None
+        if tally.runs >= tallies.seeds:
+            before = tallies.get(protocol, tally.runs, None if protocol in tallies.full else limit)
+        if before is not None and before.runs != tally.runs:
+            before = None  # the limit stopped it short: no count of the same seeds to compare with
+        entry["_full"] = _measured(family, entry["_protocol"], protocol, invariant, tally,
+                                   before or tallies.get(protocol, advice.sample_seeds, limit))
+        entry.update(runs_violating_it=tally.by_invariant[invariant], verified_seeds=tally.runs,
+                     runs_violating_it_before=None if before is None else before.by_invariant[invariant],
+                     violating_runs=tally.violating_runs)
+        if tally.runs < tallies.seeds:
+            advice.stopped = limit.name
+            limit.note("advisor")
+        if entry["runs_violating_it"] == 0:
+            return entry
+        if advice.stopped:
+            break
+    return None
+
+
+def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict) -> None:
+    advice.changes_needed = count
+    advice.removed_by = removed_by
+    advice.recommended = entry["protocol"]
+    advice.changes = entry["changes"]
+    advice.sample_violating_runs = entry["sample_violating_runs"]
+    advice.sample_runs_violating_it = entry["sample_runs_violating_it"]
+    advice.availability_per_run = entry["availability_per_run"]
+    advice.progress_share = entry["progress_share"]
+    if "runs_violating_it" in entry:  # verified: its numbers are of the sweep's own seeds
+        advice.verified_seeds = entry["verified_seeds"]
+        advice.runs_violating_it = entry["runs_violating_it"]
+        advice.runs_violating_it_before = entry["runs_violating_it_before"]
+        advice.violating_runs = entry["violating_runs"]
+        advice.fixes = entry["runs_violating_it"] == 0
+        advice.availability_per_run = entry["_full"]["availability_per_run"]
+        advice.progress_share = entry["_full"]["progress_share"]

@@ -11,10 +11,10 @@ from typing import Any, Callable, Sequence
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
-from sim.search.advisor import Advice, advise as run_advisor
-from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.advisor import Advice, Tallies, advise as run_advisor
+from sim.search.budget import NO_DEADLINE, Deadline, work_of
 from sim.search.shrink import SHRINK_SECONDS_DEFAULT, ShrinkResult, shrink
-from sim.search.sweep import SweepState, SweepSummary, sweep
+from sim.search.sweep import SweepState, SweepSummary, default_workers, sweep
 
 
 @dataclass
@@ -60,36 +60,112 @@ def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str]
 
     ``deadline`` bounds the whole run: the sweep stops early (after at most
     ``SWEEP_SHARE`` of the budget, so what it found is still shrunk), shrinking
-    returns the best order so far, the advisor prices fewer candidates or is
-    skipped -- each says so.
+    returns the best order so far, the advisor prices and verifies fewer
+    candidates or is skipped -- each says so.  The advisor verifies its fixes
+    on the seeds this sweep ran, reusing the sweep's own tallies.
     """
     protocols = [family.parse_protocol(p) for p in protocols]
     started = time.monotonic()
-    # The sweep may spend SWEEP_SHARE of what is left, so the violations it finds still get shrunk.
-    sweep_deadline = deadline if deadline.end is None else deadline.within(deadline.remaining() * SWEEP_SHARE,
-                                                                           deadline.name)
     summary, _ = sweep(family, workload, protocols, seeds, seed_start, workers, progress=progress,
-                       deadline=sweep_deadline,
-                       backend=backend, scheduler=scheduler, resume=resume, checkpoint=checkpoint)
+                       deadline=sweep_deadline(deadline), backend=backend, scheduler=scheduler, resume=resume,
+                       checkpoint=checkpoint)
     result = FuzzResult(family, workload, protocols, summary, sweep_seconds=time.monotonic() - started)
     by_label = {p.label: p for p in protocols}
+    tallies = Tallies(family, workload, seed_start, summary.seeds_done, workers,
+                      known={p: summary.tallies[p.label] for p in protocols})
     found_items = sorted(summary.found.items())
     for position, ((label, invariant), found) in enumerate(found_items):
         protocol = by_label[label]
         began = time.monotonic()
         if shrink_progress is not None:
             shrink_progress(f"{label} / {invariant}", len(found.order))
-        # Under a budget each violation left gets an equal share of what remains, so none goes unshrunk.
+        # Under a budget each violation left gets an equal share of what remains (to shrink it, then to
+        # advise on it), so none goes unshrunk.
         share = deadline if deadline.end is None else deadline.within(
             deadline.remaining() / (len(found_items) - position), deadline.name)
         shrunk = shrink(family, workload, protocol, found.order, invariant, deadline=share,
                         max_seconds=shrink_seconds)
         example = Counterexample(protocol, invariant, found.seed, found.run, found.order, shrunk)
-        if advise and deadline.expired():
+        if advise and share.expired():
             deadline.note("advisor")
         elif advise:
-            example.advice = run_advisor(family, workload, protocol, invariant, shrunk.events, deadline=deadline)
+            example.advice = run_advisor(family, workload, protocol, invariant, shrunk.events, deadline=share,
+                                         workers=workers or default_workers(), seed_start=seed_start, seeds=summary.seeds_done,
+                                         tallies=tallies)
         example.seconds = time.monotonic() - began
         result.counterexamples.append(example)
     result.claims = family.claims({label: t.to_json() for label, t in summary.tallies.items()}, protocols)
     return result
+
+
+def sweep_deadline(deadline: Deadline) -> Deadline:
+    """What the sweep may spend of a budget: ``SWEEP_SHARE`` of the whole budget, less what an interrupted
+    run already spent (``deadline.spent_before``), so a resumed run ends its sweep where the uninterrupted
+    one would have."""
+    if deadline.end is None:
+        return deadline
+    whole = deadline.remaining() + deadline.spent_before
+    return deadline.within(max(0.0, whole * SWEEP_SHARE - deadline.spent_before), deadline.name)
+
+
+def replay_orders(family: Family, scenario: Any, jobs: Sequence[tuple[Protocol, tuple[Any, ...]]],
+                  workers: int | None = None, max_work: int | None = None) -> list[tuple[str, ...] | None]:
+    """The safety invariants each ``(protocol, events)`` violates when replayed on ``scenario``, in order;
+    many jobs run on ``workers`` processes (a baseline's thousands of entries).  ``max_work``: the replay
+    work (:func:`~sim.search.budget.work_of`) to spend at most, in job order -- the jobs past it are None,
+    the same ones on every machine."""
+    from sim.search.oracle import evaluate
+
+    workers = workers or default_workers()
+    results: list[tuple[str, ...] | None] = [None] * len(jobs)
+    if max_work is not None:
+        spent, kept = 0, 0
+        for _, events in jobs:
+            spent += work_of(1, len(events))
+            if spent > max_work and kept:
+                break
+            kept += 1
+        jobs = list(jobs)[:kept]
+    if workers <= 1 or len(jobs) < REPLAY_PARALLEL_FROM or not _can_fork():
+        for index, (protocol, events) in enumerate(jobs):
+            results[index] = evaluate(family, scenario, protocol, events).violated
+        return results
+    import multiprocessing
+
+    _JOBS.update(family=family, scenario=scenario, jobs=list(jobs))
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_quiet_worker)
+    try:
+        for index, violated in enumerate(pool.imap(_replay_job, range(len(jobs)), chunksize=REPLAY_BATCH)):
+            results[index] = violated
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+        _JOBS.clear()
+    return results
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+#: Jobs below this count are replayed in this process (a pool costs more than it saves); jobs per batch.
+REPLAY_PARALLEL_FROM = 400
+REPLAY_BATCH = 50
+_JOBS: dict[str, Any] = {}
+
+
+def _quiet_worker() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _replay_job(index: int) -> tuple[str, ...]:
+    from sim.search.oracle import evaluate
+
+    protocol, events = _JOBS["jobs"][index]
+    return evaluate(_JOBS["family"], _JOBS["scenario"], protocol, events).violated

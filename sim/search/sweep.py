@@ -25,9 +25,11 @@ from typing import Any, Callable, Iterator
 
 import pandas as pd
 
+from sim.core.coverage import Coverage
 from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
+from sim.core.ledger import LedgerTally
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.oracle import evaluate
@@ -65,10 +67,16 @@ class ProtocolTally:
     counted: dict[str, int] = field(default_factory=dict)
     measures: dict[str, float] = field(default_factory=dict)
     events: int = 0
+    coverage: Coverage = field(default_factory=Coverage)
+    ledger: LedgerTally = field(default_factory=LedgerTally)
 
     def __post_init__(self) -> None:
         self.by_invariant = {n: self.by_invariant.get(n, 0) for n in self.invariants}
         self.counted = {n: self.counted.get(n, 0) for n in self.availability}
+        if isinstance(self.coverage, dict):  # read back from a sweep's saved state
+            self.coverage = Coverage(**self.coverage)
+        if isinstance(self.ledger, dict):
+            self.ledger = LedgerTally(**self.ledger)
 
     def add(self, row: dict[str, Any], measure_names: tuple[str, ...]) -> None:
         self.runs += 1
@@ -92,12 +100,18 @@ class ProtocolTally:
             self.counted[name] += count
         for name, value in other.measures.items():
             self.measures[name] = self.measures.get(name, 0) + value
+        self.coverage.merge(other.coverage)
+        self.ledger.runs += other.ledger.runs
+        for kind, count in other.ledger.counts.items():
+            self.ledger.counts[kind] = self.ledger.counts.get(kind, 0) + count
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"runs": self.runs, "violating_runs": self.violating_runs,
                                "violating_runs_by_invariant": dict(self.by_invariant)}
         out.update(self.counted)
         out["measures"] = dict(self.measures)
+        out["coverage"] = self.coverage.to_json()
+        out["blast_radius"] = self.ledger.to_json()
         return out
 
 
@@ -114,6 +128,8 @@ class SweepSummary:
     found: dict[tuple[str, str], Found]
     seeds_done: int = 0
     stopped: str | None = None  # the budget's name if it stopped the sweep early
+    #: The saturation curve: after each chunk, (seeds run, {protocol: distinct behaviours so far}).
+    saturation: list[tuple[int, dict[str, int]]] = field(default_factory=list)
 
     @property
     def runs(self) -> int:
@@ -131,11 +147,15 @@ class SweepSummary:
         return out
 
 
-def run_row(family: Family, workload: Workload, protocol: Protocol, seed: int, index: int
-            ) -> tuple[dict[str, Any], tuple[Any, ...], tuple[str, ...]]:
-    """One run of a sweep: (flat row, valid order, safety invariants violated)."""
+def run_row(family: Family, workload: Workload, protocol: Protocol, seed: int, index: int,
+            tally: ProtocolTally | None = None) -> tuple[dict[str, Any], tuple[Any, ...], tuple[str, ...]]:
+    """One run of a sweep: (flat row, valid order, safety invariants violated); ``tally`` counts what the run
+    reached (coverage) and, for a run that violates safety, what it did to the world (its effect ledger)."""
     order = family.generate(workload, seed)
     result = evaluate(family, workload.base, protocol, order)
+    if tally is not None:
+        tally.coverage.add_run(result.replay.history)
+        tally.ledger.add(family.effect_ledger(result.replay.history) if result.violated else ())
     replay, report = result.replay, result.report
     valid = replay.valid_order()
     row: dict[str, Any] = {"run": index, "seed": seed, "protocol": protocol.label, "events": len(valid),
@@ -150,6 +170,11 @@ def run_row(family: Family, workload: Workload, protocol: Protocol, seed: int, i
     row["violated"] = bool(result.violated)
     row.update(family.measure(replay))
     return row, valid, result.violated
+
+
+def new_tally(family: Family, workload: Workload) -> ProtocolTally:
+    return ProtocolTally(family.safety_invariants, family.availability_columns,
+                         coverage=Coverage(tuple(workload.coverage)))
 
 
 # Worker state, set once per process by the pool initialiser.
@@ -167,7 +192,7 @@ def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTall
     """Runs ``count`` consecutive seeds: the chunk's tallies, its rows if asked, its first violations."""
     first_index, count, seed_start, keep_rows = task
     family, workload, protocols = _STATE["family"], _STATE["workload"], _STATE["protocols"]
-    tallies = {p.label: ProtocolTally(family.safety_invariants, family.availability_columns) for p in protocols}
+    tallies = {p.label: new_tally(family, workload) for p in protocols}
     rows: list[dict] | None = [] if keep_rows else None
     firsts = []
     seen: set[tuple[str, str]] = set()
@@ -175,7 +200,7 @@ def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTall
     for index in range(first_index, first_index + count):
         seed = seed_start + index
         for protocol in protocols:
-            row, order, violated = run_row(family, workload, protocol, seed, index)
+            row, order, violated = run_row(family, workload, protocol, seed, index, tallies[protocol.label])
             if measure_names is None:
                 measure_names = _measure_names(family, row)
             tallies[protocol.label].add(row, measure_names)
@@ -267,6 +292,7 @@ class SweepState:
     seeds_done: int
     tallies: dict[str, dict[str, Any]]
     found: list[dict[str, Any]]
+    saturation: list[Any] = field(default_factory=list)
 
 
 def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], seeds: int, seed_start: int = 0,
@@ -291,12 +317,13 @@ def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], s
         raise InputError(f"--seed-start must be 0 or more, got {seed_start}")
     if backend not in ("local", "dask"):
         raise InputError(f"unknown backend {backend!r}; backends: local, dask")
-    availability = family.availability_columns
-    tallies = {p.label: ProtocolTally(family.safety_invariants, availability) for p in protocols}
+    tallies = {p.label: new_tally(family, workload) for p in protocols}
     found: dict[tuple[str, str], Found] = {}
     done, first_chunk = 0, 0
+    saturation: list[tuple[int, dict[str, int]]] = []
     if resume is not None:
         first_chunk, done = resume.next_chunk, resume.seeds_done
+        saturation = [(int(n), dict(counts)) for n, counts in resume.saturation]
         for label, data in resume.tallies.items():
             tallies[label] = ProtocolTally(**data)
         for item in resume.found:
@@ -319,11 +346,13 @@ def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], s
             if all_rows is not None:
                 all_rows.extend(rows)
             done += min(CHUNK_SEEDS, seeds - starts[number])
+            saturation.append((done, {k: t.coverage.sketch.count() for k, t in tallies.items()}))
             if checkpoint is not None:
                 checkpoint(SweepState(number + 1, done, {k: dataclasses.asdict(t) for k, t in tallies.items()},
                                       [{"protocol": f.protocol, "invariant": f.invariant, "run": f.run,
                                         "seed": f.seed, "order": [str(e) for e in f.order]}
-                                       for f in found.values()]))
+                                       for f in found.values()],
+                                      [[n, counts] for n, counts in saturation]))
             if progress:
                 progress(done, seeds, sum(t.violating_runs for t in tallies.values()))
             if deadline.expired() and done < seeds:
@@ -333,7 +362,7 @@ def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], s
     finally:
         chunks.close()
     summary = SweepSummary(family.name, workload.name, seed_start, seeds, [p.label for p in protocols], tallies,
-                           dict(sorted(found.items())), done, stopped)
+                           dict(sorted(found.items())), done, stopped, saturation)
     return summary, all_rows
 
 

@@ -303,3 +303,16 @@ def test_out_naming_a_file_is_an_input_error(tmp_path):
     out = _fencesim("fuzz", "--workload", "tiny", "-p", "none", "--seeds", 5, "--no-advise", "--out", blocker)
     assert out.returncode == 4, out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_the_terminal_table_gives_spurious_rejections_and_work_done(cli, tmp_path):
+    """Per protocol: violating runs, spurious rejections per run and the share of steps applied; the seed's
+    claims that fail come before those that hold; the seed range that ran is stated."""
+    out = cli("fuzz", "-w", "seed-fuzz", "-p", "plan", "-p", "step-dedupe", "--seeds", "100", "--workers", "1",
+              "--no-advise", "--out", tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert "spurious rejections (per run)" in out.stdout and "steps applied / steps planned" in out.stdout
+    assert "seeds 0..99 ran per protocol" in out.stdout
+    claims = [line for line in out.stdout.splitlines() if line.strip().startswith(("[FAILS]", "[holds]"))]
+    assert claims and claims[0].strip().startswith("[FAILS]")
+    assert [c.strip()[:7] for c in claims] == sorted((c.strip()[:7] for c in claims), key=lambda t: t != "[FAILS]")

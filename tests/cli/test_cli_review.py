@@ -109,7 +109,7 @@ def test_out_holding_other_files_is_refused_and_kept(cli, tmp_path):
     (folder / "design.toml").write_text('workload = "tiny"\nprotocols = ["none"]\nseeds = 20\n')
     done = cli("review", "--design", folder / "design.toml", "--out", folder)
     assert done.returncode == 4, done.stderr
-    assert "not a fencesim report (code.py, design.toml)" in done.stderr and "Traceback" not in done.stderr
+    assert "files a review did not write (code.py, design.toml)" in done.stderr and "Traceback" not in done.stderr
     assert sorted(p.name for p in folder.iterdir()) == ["code.py", "design.toml"]
     assert (folder / "code.py").read_text() == "print('mine')\n"
 
@@ -163,3 +163,47 @@ def test_a_design_naming_a_protocol_twice_is_refused(cli, tmp_path):
     (tmp_path / "design.toml").write_text('workload = "tiny"\nprotocols = ["none", "none"]\nseeds = 20\n')
     done = cli("review", "--design", tmp_path / "design.toml", "--out", tmp_path / "out")
     assert done.returncode == 4 and "design.toml:2" in done.stderr and "more than once" in done.stderr, done.stderr
+
+
+def test_files_named_like_report_files_inside_an_earlier_report_stay(cli, tmp_path):
+    """A file a user added to an earlier report is kept even when its name ends like a report's files (a
+    test module in counterexamples/, a picture in figures/): the review is refused and the files are
+    byte-identical; the report itself is untouched."""
+    (tmp_path / "design.toml").write_text('workload = "tiny"\nprotocols = ["none"]\nseeds = 20\n')
+    out = tmp_path / "report"
+    assert cli("review", "--design", tmp_path / "design.toml", "--out", out, timeout=300).returncode == 1
+    planted = {out / "counterexamples" / "test_my_own.py": "def test_mine():\n    pass\n",
+               out / "figures" / "my_plot.png": "not really a png\n",
+               out / "counterexamples" / "notes.toml": "mine = true\n"}
+    for path, text in planted.items():
+        path.write_text(text)
+    before = (out / "results.json").read_bytes()
+    done = cli("review", "--design", tmp_path / "design.toml", "--out", out)
+    assert done.returncode == 4 and "counterexamples/notes.toml" in done.stderr, done.stderr
+    assert all(path.read_text() == text for path, text in planted.items())
+    assert (out / "results.json").read_bytes() == before
+
+
+def test_a_folder_holding_the_design_is_refused(cli, tmp_path):
+    """--out holding the design file being reviewed is refused (it would be replaced with the folder)."""
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "design.toml").write_text('workload = "tiny"\nprotocols = ["none"]\nseeds = 20\n')
+    done = cli("review", "--design", out / "design.toml", "--out", out)
+    assert done.returncode == 4 and "design.toml" in done.stderr, done.stderr
+    assert (out / "design.toml").exists()
+
+
+def test_one_protocol_spelled_two_ways_is_refused(cli, tmp_path):
+    """step-dedupe and fence=step,dedupe=journal are one protocol: a design naming both is refused."""
+    (tmp_path / "design.toml").write_text('workload = "tiny"\nprotocols = ["step-dedupe", '
+                                          '"fence=step,dedupe=journal"]\nseeds = 20\n')
+    done = cli("review", "--design", tmp_path / "design.toml", "--out", tmp_path / "out")
+    assert done.returncode == 4 and "the same protocol" in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_terminal_table_gives_availability_and_work_done(reviewed):
+    """The cost question comes first: spurious rejections per run and the share of steps applied."""
+    done, _ = reviewed
+    assert "spurious rejections per run" in done.stderr and "steps applied / steps planned" in done.stderr

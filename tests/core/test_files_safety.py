@@ -76,3 +76,69 @@ def test_files_written_as_a_unit_are_all_or_none(tmp_path, monkeypatch):
         write_files_atomically({path: "new" for path in paths})
     assert [p.read_text() for p in paths] == ["old"] * 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt", "c.txt"]
+
+
+def test_a_long_name_is_written_under_a_short_temporary_name(tmp_path):
+    """A name the file system accepts is always writable: its temporary name stays short (a 250-byte name's
+    temporary name would otherwise pass the 255-byte limit)."""
+    target = tmp_path / ("n" * 250)
+    write_atomically(target, "x")
+    assert target.read_text() == "x" and [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_a_failed_write_is_one_line_naming_the_file(tmp_path, monkeypatch):
+    """A write that fails (a full disk) is an InputError (one line, exit 4) that is still an OSError."""
+    from sim.core.errors import InputError
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(InputError) as caught:
+        write_atomically(tmp_path / "out.txt", "new")
+    assert isinstance(caught.value, OSError) and "out.txt" in str(caught.value) and "No space" in str(caught.value)
+
+
+def test_writing_through_a_symbolic_link_keeps_the_link(tmp_path):
+    target, link = tmp_path / "real.txt", tmp_path / "link.txt"
+    target.write_text("old")
+    link.symlink_to(target)
+    write_atomically(link, "new")
+    assert link.is_symlink() and target.read_text() == "new"
+
+
+def test_every_kind_fencesim_writes_is_recognised_as_its_own(tmp_path):
+    """Each exported file, a JUnit file, a baseline, a sweep state and a history is fencesim's; a file of
+    the user's with the same name is not."""
+    import sim
+    from sim.core.outputs import fencesim_file, foreign_entries
+    from sim.report.ci import junit_xml
+    from sim.report.fuzz import export_all, fuzz_document
+    from sim.search.pipeline import fuzz
+
+    result = fuzz(sim.family("workspace"), sim.load_workload("tiny"), ["none"], 20, workers=1, advise=False)
+    document = fuzz_document(result, export_all(result, tmp_path))
+    (tmp_path / "fuzz.xml").write_text(junit_xml(document))
+    (tmp_path / "base.json").write_text('{"format": 1, "family": "workspace", "workload": "tiny", "entries": []}')
+    (tmp_path / "run.jsonl").write_text(result.family.replay(result.workload.base, result.protocols[0],
+                                                             result.counterexamples[0].events).history.to_jsonl())
+    assert foreign_entries(tmp_path) == []
+    assert all(fencesim_file(p) for p in tmp_path.iterdir())
+    for path in list(tmp_path.iterdir()):
+        path.write_text("the user's own text\n")
+        assert fencesim_file(path) is None, path.name
+    assert len(foreign_entries(tmp_path)) == len(list(tmp_path.iterdir()))
+
+
+def test_a_folder_lock_admits_one_holder(tmp_path):
+    """While one run holds an output folder, a second is refused; after it ends, the folder is free."""
+    from sim.core.outputs import FolderLock, OutputError
+
+    with FolderLock(tmp_path / "out"):
+        code = ("import sys; sys.path.insert(0, %r)\nfrom sim.core.outputs import FolderLock, OutputError\n"
+                "try:\n    FolderLock(%r).__enter__()\nexcept OutputError:\n    sys.exit(7)\n"
+                % (str(Path(__file__).resolve().parents[2]), str(tmp_path / "out")))
+        assert subprocess.run([sys.executable, "-c", code]).returncode == 7
+    with FolderLock(tmp_path / "out"):
+        pass
+    assert OutputError

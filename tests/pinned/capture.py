@@ -1,9 +1,9 @@
 """The pinned results: a fixed set of commands of all three families, run with ``--json``.
 
 ``python tests/pinned/capture.py`` prints the digest of every command's normalised output as JSON;
-``--write`` records them in ``tests/pinned/digests.json`` (done once, before a change that must not
-alter results; the test ``tests/test_pinned.py`` then compares).  ``--dump DIR`` writes each
-normalised output whole, to diff when a digest differs.
+``--write`` records the outputs in ``tests/pinned/outputs.json.gz`` and their digests in
+``tests/pinned/digests.json`` (done once, before a change that must not alter results; the test
+``tests/test_pinned.py`` then compares).  ``--dump DIR`` writes each normalised output whole, to diff.
 
 Normalising drops only what is not a result: the commit and version in ``meta``, and the folder
 of written files (their names are kept).
@@ -11,6 +11,7 @@ of written files (their names are kept).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -22,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 DIGESTS = HERE / "digests.json"
+OUTPUTS = HERE / "outputs.json.gz"
 REGISTER = "register_family:FAMILY"
 REGISTER_WORKLOAD = """format = 1
 family = "register"
@@ -138,6 +140,38 @@ def digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def recorded() -> dict[str, object]:
+    with gzip.open(OUTPUTS, "rb") as file:
+        return json.loads(file.read().decode("utf-8"))
+
+
+def changed(old, new, path: str = "") -> str | None:
+    """Where ``new`` changes a value of ``old`` (None: every recorded value is there, unchanged).
+
+    A result may gain fields (a later feature adds a key); no recorded key may change or vanish, and lists
+    keep their length and order.
+    """
+    if isinstance(old, dict):
+        if not isinstance(new, dict):
+            return path or "/"
+        for key, value in old.items():
+            if key not in new:
+                return f"{path}/{key} (gone)"
+            where = changed(value, new[key], f"{path}/{key}")
+            if where:
+                return where
+        return None
+    if isinstance(old, list):
+        if not isinstance(new, list) or len(new) != len(old):
+            return f"{path} (length {len(old)} -> {len(new) if isinstance(new, list) else '-'})"
+        for index, (a, b) in enumerate(zip(old, new)):
+            where = changed(a, b, f"{path}[{index}]")
+            if where:
+                return where
+        return None
+    return None if old == new and type(old) is type(new) else f"{path}: {old!r} -> {new!r}"
+
+
 def main() -> None:
     args = sys.argv[1:]
     results = run_all()
@@ -149,6 +183,9 @@ def main() -> None:
             (folder / f"{key}.json").write_text(json.dumps(value, indent=1, sort_keys=True), encoding="utf-8")
     if "--write" in args:
         DIGESTS.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        data = json.dumps(results, sort_keys=True, separators=(",", ":")).encode("utf-8")
+        with gzip.GzipFile(OUTPUTS, "wb", mtime=0) as file:
+            file.write(data)
     print(json.dumps(digests, indent=1, sort_keys=True))
 
 

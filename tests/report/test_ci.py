@@ -67,3 +67,22 @@ def test_report_ci_compiles_on_the_oldest_supported_python():
     """sim/report/ci.py compiles on every Python that pyproject's requires-python admits (3.11 included)."""
     source = (ROOT / "sim" / "report" / "ci.py").read_text()
     compile(source, "sim/report/ci.py", "exec")
+
+
+def test_junit_stays_well_formed_xml_with_control_characters_in_names():
+    """A workload or protocol name holding control characters (or a lone surrogate) is written escaped, so
+    the JUnit file still parses."""
+    import xml.etree.ElementTree as ET
+
+    from sim.report.ci import junit_xml
+
+    document = {"family": "workspace", "workload": "w\x01\x1b[31m", "seed_start": 0, "seeds": 1,
+                "invariants": ["lost_update"], "counterexamples": [],
+                "by_protocol": {"none\x07": {"runs": 1, "violating_runs": 0,
+                                             "violating_runs_by_invariant": {"lost_update": 0}}},
+                "budget_s": None}
+    root = ET.fromstring(junit_xml(document).encode("utf-8"))
+    names = [suite.get("name") for suite in root.iter("testsuite")]
+    assert names == ["fencesim fuzz none\\x07"]
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert props["workload"] == "w\\x01\\x1b[31m" and props["budget_s"] == "none"

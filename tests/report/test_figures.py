@@ -53,3 +53,38 @@ def test_protocols_on_one_spot_share_one_label():
     figure = figures.safety_vs_availability([_point("step", 0.9, 0.3), _point("step-dedupe", 0.9, 0.3)],
                                             "shared", "steps applied / steps planned")
     assert [text for text, _ in _boxes(figure)] == ["step\nstep-dedupe"]
+
+
+def test_exposure_bar_labels_are_whole_and_never_overlap():
+    """Long protocol names under the exposure bars wrap (at commas, then inside the name) and keep apart."""
+    protocols = ["unkeyed-retry", "keyed", "keyed-reconcile", "keyed-fingerprint-reconcile",
+                 "keyed-fingerprint-reconcile,key_retention=5"]
+    cell = {"value": 10.0, "ci_low": 8.0, "ci_high": 12.0}
+    simulated = {p: {"duplicate_effects": cell, "human_exceptions": cell} for p in protocols}
+    figure = figures.exposure_bars(simulated, {"already_committed": 10, "human_exceptions": 10}, 10_000,
+                                   ["duplicate_effects"])
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    labels = figure.axes[0].get_xticklabels()
+    assert [label.get_text().replace("\n", "") for label in labels] == protocols
+    for a, b in itertools.combinations(labels, 2):
+        assert not a.get_window_extent(renderer).overlaps(b.get_window_extent(renderer)), (a.get_text(), b.get_text())
+
+
+def test_no_figure_is_wider_than_the_page_nor_has_small_text():
+    """A swimlane of a hundred events and a heatmap of twenty counterexamples stay within MAX_WIDTH_IN, with
+    no text under MIN_FONT_PT."""
+    events = [{"actor": ["queue", "w1", "git"][i % 3], "label": f"event {i} with a rather long label " * 2,
+               "fault": i % 7 == 0, "marked": i == 50} for i in range(100)]
+    columns = [f"counterexample_{i}" for i in range(20)]
+    rows = ["none", "plan", "step", "step-dedupe", "step-dedupe,journal_write=after_write",
+            "fence=step,stamp_at=apply", "fence=step,dedupe=memory", "step-dedupe,drift_check=reject"]
+    cells = {(r, c): ("violated", "lost_update, duplicate_effect") for r in rows for c in columns}
+    for figure in (figures.swimlane(["queue", "w1", "git"], events, "long"),
+                   figures.verdict_heatmap(rows, columns, cells, "wide")):
+        assert figure.get_figwidth() <= figures.MAX_WIDTH_IN
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        sizes = [t.get_fontsize() for t in figure.findobj(Text) if t.get_text().strip()]
+        assert min(sizes) >= figures.MIN_FONT_PT

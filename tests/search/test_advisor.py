@@ -177,3 +177,74 @@ def test_nothing_within_the_change_limit_leaves_no_recommendation():
     assert isinstance(one, Advice) and (one.changes_needed, one.recommended, one.removed_by) == (None, None, [])
     two = advise(EFFECTS, workload, reviewed, "duplicate_effect", order, sample_seeds=10, max_changes=2)
     assert two.changes_needed == 2 and two.recommended in two.removed_by
+
+
+@functools.cache
+def _retention_case():
+    """A sweep of keyed-fingerprint-reconcile,key_retention=5 on effects-saga and its counterexamples."""
+    from sim.search.pipeline import fuzz
+
+    return fuzz(EFFECTS, sim.load_workload("effects-saga"), ["keyed-fingerprint-reconcile,key_retention=5"], 300,
+                workers=1, advise=False)
+
+
+def _example(result, invariant):
+    return next(c for c in result.counterexamples if c.invariant == invariant)
+
+
+def test_a_fix_is_offered_only_when_no_run_of_the_sweep_violates_it():
+    """Restoring key_retention alone leaves runs duplicating effects: it is labelled a partial improvement
+    with its residual count, never offered as a fix (it was, with 12 violating runs in its sample)."""
+    result = _retention_case()
+    example = _example(result, "duplicate_effect")
+    one = advise(EFFECTS, result.workload, example.protocol, "duplicate_effect", example.events, max_changes=1,
+                 seeds=300, tallies=None)
+    assert one.recommended and one.fixes is False and one.runs_violating_it > 0
+    from sim.report.render import advice_line
+
+    line = advice_line({**one.to_json(), "changes": {k: str(v) for k, v in one.changes.items()}},
+                       "duplicate_effect", "human exceptions")
+    assert line.startswith("partial improvement, not a fix")
+    assert f"duplicate_effect in {one.runs_violating_it} of 300 runs (was " in line
+    two = advise(EFFECTS, result.workload, example.protocol, "duplicate_effect", example.events, seeds=300)
+    assert two.fixes is True and two.runs_violating_it == 0 and two.verified_seeds == 300
+    assert not evaluate_violates(two.recommended, result, example.events)
+
+
+def evaluate_violates(label, result, events):
+    from sim.search.oracle import evaluate
+
+    return evaluate(EFFECTS, result.workload.base, EFFECTS.parse_protocol(label), events).violated
+
+
+def test_the_count_before_is_the_sweeps_own_never_a_sample_zero():
+    """The 'was' count is of the same seeds as the count it is compared with: the sweep's own count of the
+    violation (never 0 for a violation the sweep found)."""
+    result = _retention_case()
+    tally = result.summary.tallies["keyed-fingerprint-reconcile,key_retention=5"]
+    for example in result.counterexamples:
+        advice = advise(EFFECTS, result.workload, example.protocol, example.invariant, example.events, seeds=300)
+        if advice.runs_violating_it_before is not None:
+            assert advice.runs_violating_it_before == tally.by_invariant[example.invariant] > 0
+
+
+def test_the_advisor_at_the_largest_limits_stops_at_its_work_limit():
+    """A workload at its documented maxima (1,000 faults per run, 10,000 events): the advisor stops at its
+    work limit well inside 30 s, says so, still answers -- and answers the same on a second try (the limit
+    counts replayed runs and events, not seconds)."""
+    import dataclasses
+    import time
+
+    from sim.search.oracle import evaluate
+
+    workload = dataclasses.replace(sim.load_workload("effects-saga"), per_run_max=1000, max_events=10_000)
+    protocol = EFFECTS.parse_protocol("unkeyed-retry")
+    order = EFFECTS.generate(workload, 0)
+    invariant = evaluate(EFFECTS, workload.base, protocol, order).violated[0]
+    started = time.monotonic()
+    advice = advise(EFFECTS, workload, protocol, invariant, order, seeds=1000)
+    assert time.monotonic() - started < 30
+    assert advice.stopped == "the advisor's work limit" and advice.recommended is not None
+    again = advise(EFFECTS, workload, protocol, invariant, order, seeds=1000, max_work=60_000)
+    assert again.to_json() == advise(EFFECTS, workload, protocol, invariant, order, seeds=1000,
+                                     max_work=60_000).to_json()

@@ -1,3 +1,4 @@
+# Written by fencesim: a regression test of a minimal counterexample.
 """Regression: Minimal order violating duplicate_effect under keyed-fingerprint-reconcile,receipt_check=trusting, found by the review of effects-saga (seed 26).
 
 Kept the right way round: the first test holds once the design is fixed

@@ -1,3 +1,4 @@
+# Written by fencesim: a regression test of a minimal counterexample.
 """Regression: Minimal order violating lost_success under keyed, found by the review of effects-saga (seed 20).
 
 Kept the right way round: the first test holds once the design is fixed

@@ -1,3 +1,4 @@
+# Written by fencesim: a regression test of a minimal counterexample.
 """Regression: Minimal order violating fingerprint_conflict under keyed-reconcile, found by the review of effects-saga (seed 103).
 
 Kept the right way round: the first test holds once the design is fixed

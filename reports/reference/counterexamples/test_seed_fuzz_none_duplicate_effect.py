@@ -1,3 +1,4 @@
+# Written by fencesim: a regression test of a minimal counterexample.
 """Regression: Minimal order violating duplicate_effect under none, found by the review of seed-fuzz (seed 0).
 
 Kept the right way round: the first test holds once the design is fixed

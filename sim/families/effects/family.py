@@ -8,6 +8,7 @@ from sim.core.family import Cell, Family, Replay, ReviewPlan
 from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload, build_workload, split_workload
+from sim.families.effects import ledger
 from sim.families.effects import checks, claims, cruel, faults, runner
 from sim.families.effects.faults import FaultEvent
 from sim.families.effects.history_schema import SCHEMA as HISTORY_SCHEMA
@@ -154,6 +155,9 @@ class EffectsFamily(Family):
             if event.get("zombie"):
                 text += " (zombie)"
         return text
+
+    def effect_ledger(self, history) -> list:
+        return ledger.ledger(history)
 
     def is_fault(self, event: Event) -> bool:
         if event.event == "transition_failed":

@@ -8,7 +8,7 @@ from sim.core.family import Cell, Family, Replay, ReviewPlan
 from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.workload import FAULT_KEYS, Workload, build_workload, split_workload, unknown_key_error
-from sim.families.workspace import checks, claims, faults, liveness, replay as replaying
+from sim.families.workspace import checks, claims, faults, ledger, liveness, replay as replaying
 from sim.families.workspace.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.workspace.knobs import TABLE
 from sim.families.workspace.machine import WorkspaceMachine
@@ -213,6 +213,9 @@ class WorkspaceFamily(Family):
     def fault_count(self, workload: Workload, order: Sequence[Action]) -> int:
         """Events beyond the fault-free plan-dispatch-deliver-ack: interference, lost acks, re-sends."""
         return sum(1 for event in order if event.kind in FAULT_KINDS)
+
+    def effect_ledger(self, history) -> list:
+        return ledger.ledger(history)
 
     def is_fault(self, event: Event) -> bool:
         return event.event in FAULT_KINDS

@@ -1,0 +1,57 @@
+"""Blast radius: what a run did to the world, in the customer's words, and who must act.
+
+A counterexample names an order of events; a design review asks what the
+customer sees afterwards -- the human edit that vanished, the step applied
+twice, the pull request opened twice, the preview nobody deletes -- and who
+cleans up.  A family turns a history into a ledger of such *entries*, read
+from event fields only (like a check, so it works on a recorded history
+too).  A sweep's ledgers aggregate into rates per 10,000 plans or tasks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from sim.core import stats
+
+#: Runs the rates of a review are scaled to.
+PER_RUNS = 10_000
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing the run did to the world: its kind, what it is (named), who must act, where it shows."""
+
+    kind: str  # e.g. "human_edit_overwritten", "step_applied_twice", "object_duplicated"
+    what: str  # "the edit of api/handlers.py#auth by human at event 2"
+    who_acts: str  # "the human who made the edit: redo it"
+    event_index: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "what": self.what, "who_acts": self.who_acts}
+        if self.event_index is not None:
+            out["event_index"] = self.event_index
+        return out
+
+
+@dataclass
+class LedgerTally:
+    """Entries of many runs counted per kind, with an exact Poisson interval per ``PER_RUNS`` runs."""
+
+    runs: int = 0
+    counts: dict[str, int] = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        self.counts = dict(self.counts or {})
+
+    def add(self, entries: Iterable[Entry]) -> None:
+        self.runs += 1
+        for entry in entries:
+            self.counts[entry.kind] = self.counts.get(entry.kind, 0) + 1
+
+    def to_json(self, per: int = PER_RUNS) -> dict[str, Any]:
+        return {"runs": self.runs, "per_runs": per,
+                "kinds": {kind: {"count": count, "rate": stats.count(count, self.runs, per).to_json(3)}
+                          for kind, count in sorted(self.counts.items())},
+                "method": stats.METHODS["count"]}

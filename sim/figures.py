@@ -1,0 +1,250 @@
+"""Every figure a review draws, for a notebook: built from what the API returns, never from hand-built dicts.
+
+Each function takes what you have -- a sweep DataFrame (:func:`sim.sweep_frame`), a fuzz result
+(:func:`sim.fuzz`), or a review (:func:`sim.review`, or one of its designs) -- and returns a matplotlib
+``Figure`` (shown by a notebook, saved with ``figure.savefig``):
+
+>>> import sim, sim.figures                                                    # doctest: +SKIP
+>>> df = sim.sweep_frame("seed-fuzz", ["none", "step-dedupe"], seeds=300)      # doctest: +SKIP
+>>> sim.figures.safety_vs_availability(df)                                     # doctest: +SKIP
+>>> found = sim.fuzz("tiny", ["none", "plan"], seeds=200)                      # doctest: +SKIP
+>>> sim.figures.swimlane(found, "lost_update")                                 # doctest: +SKIP
+>>> sim.figures.verdict_matrix(found)                                          # doctest: +SKIP
+
+The figures are the report's own (:mod:`sim.report.figures`): the same sizes, labels and intervals.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from sim.core import stats
+from sim.core.errors import InputError
+
+__all__ = ["exposure", "interference", "review", "safety_vs_availability", "swimlane", "verdict_matrix"]
+
+#: Names a sweep frame's per-run fault count may have.
+FAULT_COUNT_COLUMNS = ("faults", "fault_count", "faults_per_run")
+
+
+def _is_frame(data: Any) -> bool:
+    return hasattr(data, "columns") and hasattr(data, "groupby")
+
+
+def _is_result(data: Any) -> bool:
+    return hasattr(data, "summary") and hasattr(data, "counterexamples") and hasattr(data, "family")
+
+
+def _is_design(data: Any) -> bool:
+    return isinstance(data, dict) and "protocols" in data and "matrix" in data
+
+
+def _family_of_frame(frame) -> Any:
+    """The family whose invariant columns the frame has."""
+    from sim.registry import FAMILIES
+
+    for name in FAMILIES.names():
+        family = FAMILIES.get(name)
+        if all(f"violations_{invariant}" in frame.columns for invariant in family.safety_invariants):
+            return family
+    raise InputError("this DataFrame is not a sweep of a known family (make it with sim.sweep_frame)")
+
+
+def _kind_error(what: str, data: Any) -> InputError:
+    return InputError(f"{what} draws from a sweep DataFrame (sim.sweep_frame), a fuzz result (sim.fuzz) or a "
+                      f"review design (sim.review()['designs'][i]), not {type(data).__name__}")
+
+
+def _frame_points(frame) -> tuple[list[dict], str]:
+    family = _family_of_frame(frame)
+    points = []
+    label = "work done"
+    for protocol, runs in frame.groupby("protocol", sort=False):
+        violating = stats.share(int(runs["violated"].sum()), len(runs)).to_json()
+        progress = {"value": 0.0, "low": 0.0, "high": 0.0}
+        if family.progress is not None:
+            done, planned = family.progress
+            progress = stats.share(int(runs[done].sum()), int(runs[planned].sum())).to_json()
+            label = f"{done.replace('_', ' ')} / {planned.replace('_', ' ')}"
+        points.append({"protocol": protocol, "violating": violating, "progress": progress})
+    return points, label
+
+
+def _result_design(result) -> dict[str, Any]:
+    """What the review computes from a fuzz result: its protocol rows and counterexamples."""
+    from sim.report.review import counterexample_rows, protocol_rows
+
+    name = result.workload.name
+    return {"name": name, "protocols": protocol_rows(result), "seeds_done": result.summary.seeds_done,
+            "counterexamples": counterexample_rows(result, name), "_family": result.family}
+
+
+def safety_vs_availability(data: Any, title: str | None = None):
+    """Share of runs violating safety against share of work done, one point per protocol (Wilson intervals).
+
+    >>> sim.figures.safety_vs_availability(sim.sweep_frame("tiny", ["none", "plan"], seeds=200))  # doctest: +SKIP
+    """
+    from sim.report import figures
+
+    if _is_frame(data):
+        points, label = _frame_points(data)
+        runs = int(data.groupby("protocol").size().max())
+    elif _is_result(data) or _is_design(data):
+        design = _result_design(data) if _is_result(data) else data
+        points = [{"protocol": r["protocol"], "violating": r["violating_runs"]["share"],
+                   "progress": r["progress"]["share"] if r["progress"] else {"value": 0, "low": 0, "high": 0}}
+                  for r in design["protocols"]]
+        family = design.get("_family")
+        label = design.get("progress_label") or (
+            " / ".join(n.replace("_", " ") for n in family.progress) if family and family.progress else "work done")
+        runs = design["seeds_done"]
+    else:
+        raise _kind_error("safety_vs_availability", data)
+    return figures.safety_vs_availability(points, title or f"safety against work done ({runs} runs per protocol)",
+                                          label)
+
+
+def interference(data: Any, title: str | None = None, seeds: int | None = None):
+    """Share of runs violating safety as faults per run grow, one curve per protocol (Wilson bands).
+
+    From a sweep DataFrame with a per-run fault count (grouped by the exact count), from a fuzz result (the
+    review's sweeps at 1, 2, 4 and 8 faults per run at most, ``seeds`` each), or from a review design.
+
+    >>> sim.figures.interference(sim.fuzz("seed-fuzz", ["none", "step-dedupe"], seeds=200))  # doctest: +SKIP
+    """
+    from sim.report import figures
+
+    if _is_frame(data):
+        column = next((c for c in FAULT_COUNT_COLUMNS if c in data.columns), None)
+        if column is None:
+            raise InputError("this DataFrame has no per-run fault count column "
+                             f"({', '.join(FAULT_COUNT_COLUMNS)}); draw from a fuzz result instead")
+        curves: dict[str, list[dict]] = {}
+        for (protocol, faults), runs in data.groupby(["protocol", column], sort=True):
+            curves.setdefault(protocol, []).append({
+                "faults_per_run": int(faults), "runs": len(runs), "violating_runs": int(runs["violated"].sum()),
+                "share": stats.share(int(runs["violated"].sum()), len(runs)).to_json()})
+        order = list(dict.fromkeys(data["protocol"]))
+        return figures.interference_curves({p: curves[p] for p in order if p in curves},
+                                           title or "violating runs by the faults each run drew",
+                                           xlabel="faults injected in the run")
+    if _is_result(data):
+        from sim.report.review import interference as curves_of
+        from sim.search.budget import NO_DEADLINE
+
+        curves = curves_of(data.family, data.workload, data.protocols, seeds or data.summary.seeds_done, 1,
+                           NO_DEADLINE)
+        return figures.interference_curves(curves, title or f"{data.workload.name}: violating runs as faults per "
+                                           "run grow", data.workload.per_run_max)
+    if _is_design(data):
+        return figures.interference_curves(data["interference"], title or f"{data['name']}: violating runs as "
+                                           "faults per run grow", data["workload"]["per_run_max"])
+    raise _kind_error("interference", data)
+
+
+def verdict_matrix(data: Any, scenarios: Sequence[Any] = (), title: str | None = None):
+    """Every scenario and minimal counterexample replayed under every protocol (green holds, red violates).
+
+    >>> sim.figures.verdict_matrix(sim.fuzz("tiny", ["none", "plan"], seeds=200),
+    ...                            [sim.load_scenario("scenarios/seed/concurrent_edit.toml")])  # doctest: +SKIP
+    """
+    from sim.report import figures
+
+    if _is_result(data):
+        from sim.report.review import verdict_matrix as matrix_of
+
+        design = _result_design(data)
+        matrix = matrix_of(data.family, data.workload, data.protocols, list(scenarios), design["counterexamples"])
+        name = data.workload.name
+    elif _is_design(data):
+        matrix, name = data["matrix"], data["name"]
+    else:
+        raise _kind_error("verdict_matrix", data)
+    cells = {tuple(key.split("\t")): ("violated" if value["violated"] else "ok", value["text"])
+             for key, value in matrix["cells"].items()}
+    return figures.verdict_heatmap(matrix["rows"], matrix["columns"], cells,
+                                   title or f"{name}: protocol x scenario (red: an invariant is violated)",
+                                   matrix.get("labels"))
+
+
+def swimlane(data: Any, which: int | str | tuple[str, str] = 0, title: str | None = None):
+    """One minimal counterexample as a swimlane (one column per actor, events top to bottom).
+
+    ``which``: the counterexample's position, its invariant, or ``(protocol, invariant)``.
+
+    >>> sim.figures.swimlane(sim.fuzz("tiny", ["none"], seeds=100), "lost_update")  # doctest: +SKIP
+    """
+    from sim.report import figures
+
+    if _is_result(data):
+        family = data.family
+        examples = [{"protocol": c.protocol.label, "invariant": c.invariant, "_counterexample": c}
+                    for c in data.counterexamples]
+    elif _is_design(data) and "_family" in data:
+        family, examples = data["_family"], data["counterexamples"]
+    else:
+        raise InputError("swimlane draws from a fuzz result (sim.fuzz) or a design of sim.review(), not "
+                         f"{type(data).__name__}")
+    example = _pick(examples, which)
+    if "_history" in example:
+        history, marked = example["_history"], set(example["violating_events"])
+    else:
+        chosen = example["_counterexample"]
+        replay = family.replay(data.workload.base, chosen.protocol, chosen.events)
+        report = family.check(replay.history, (chosen.invariant,))
+        history, marked = replay.history, {v.event_index for v in report.safety_violations}
+    events = [{"actor": e.actor, "label": family.describe(e), "fault": family.is_fault(e), "marked": e.index in marked}
+              for e in history if not e.get("skipped") and e.actor != "script"]
+    return figures.swimlane(family.lanes, events, title or f"{example['invariant']} under {example['protocol']}")
+
+
+def _pick(examples: list[dict], which: int | str | tuple[str, str]) -> dict:
+    if not examples:
+        raise InputError("no counterexample to draw: the search found no violation")
+    if isinstance(which, int):
+        if not -len(examples) <= which < len(examples):
+            raise InputError(f"counterexample {which} of {len(examples)}: give 0 to {len(examples) - 1}")
+        return examples[which]
+    for example in examples:
+        if which in (example["invariant"], (example["protocol"], example["invariant"])):
+            return example
+    known = ", ".join(f"{e['invariant']} under {e['protocol']}" for e in examples)
+    raise InputError(f"no counterexample {which!r}; there are: {known}")
+
+
+def exposure(data: Any, seeds: int | None = None):
+    """The effects family's exposure bars (duplicate effects, human exceptions per N tasks, exact Poisson
+    intervals) beside the worked example's arithmetic: from a fuzz result of the effects family (simulated
+    on ``seeds`` tasks), a review design, or one of its sections.
+
+    >>> sim.figures.exposure(sim.fuzz("effects-saga", ["unkeyed-retry", "keyed"], seeds=100))  # doctest: +SKIP
+    """
+    from sim.report import figures
+
+    if _is_result(data):
+        sections = data.family.review_sections(data.workload, data.protocols, seeds or data.summary.seeds_done)
+    elif _is_design(data):
+        sections = data["sections"]
+    elif isinstance(data, dict) and "metrics" in data:
+        sections = [data]
+    else:
+        raise _kind_error("exposure", data)
+    section = next((s for s in sections if s.get("metrics")), None)
+    if section is None:
+        raise InputError("no exposure to draw: only the effects family simulates exposure")
+    tasks = int(section["unit"].split()[1].replace(",", ""))
+    return figures.exposure_bars(section["metrics"], section["analytic"], tasks)
+
+
+def review(results: dict[str, Any]) -> dict[str, Any]:
+    """Every figure of a review (:func:`sim.review`), by the name of its file in a report folder.
+
+    >>> figures = sim.figures.review(sim.review(seeds=200))       # doctest: +SKIP
+    >>> sorted(figures)[:2]                                       # doctest: +SKIP
+    ['interference_effects-saga', 'interference_seed-fuzz']
+    """
+    from sim.report.folder import draw
+
+    if not isinstance(results, dict) or "designs" not in results:
+        raise InputError("review() draws the figures of sim.review()'s results")
+    return draw(results)[1]

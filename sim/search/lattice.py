@@ -1,0 +1,359 @@
+"""The design-space map: every combination of a family's mechanisms on one workload, classified.
+
+A *lattice* is the product of the values of the chosen knobs (the others at
+their defaults).  Every protocol in it is explored exhaustively to a bound
+and classified, per safety invariant and as a whole:
+
+* *proved safe within N events* -- the search completed and found no order
+  of up to N events that violates it;
+* *violated* -- with the shortest length and the first violating order the
+  search found (a replayable witness);
+* *not decided* -- a budget or the state limit stopped the search first
+  (said so, never counted as safe).
+
+From the classification the map derives:
+
+* the **minimal safe designs**: safe protocols none of whose weakenings
+  (a knob moved to a value of lower rank, the others unchanged) is safe;
+* the **Pareto front** of safety against cost over every protocol -- share of
+  violating runs, availability findings per run (spurious rejections, human
+  exceptions), share of work done -- each measured by a seed sweep;
+* a **certificate** per invariant: the condition over knob values under which
+  the invariant is proved absent, as a small disjunction of products of
+  value sets, exact on the lattice (every protocol it admits was proved safe,
+  every one it excludes was shown violated or is named undecided), each
+  clause backed by a protocol proved safe and each excluded corner by a
+  witness order;
+* **monotonicity findings**: a protocol proved safe whose strengthening (one
+  knob to a higher rank) violates.  Nothing is pruned by monotonicity: every
+  protocol of the lattice is explored, and such a pair is reported as a
+  finding.
+
+The map sees a family only through its contract (knob table, exhaustive
+search, sweep), like every search.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from sim.core.errors import InputError
+from sim.core.family import Family
+from sim.core.knobs import Knob, Protocol
+from sim.core.stats import share as share_interval
+from sim.core.workload import Workload
+from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.exhaustive import ExhaustiveResult, explore
+from sim.search.sweep import sweep
+
+#: Protocols one map may classify (a larger lattice is refused: name fewer knobs with --knobs).
+LATTICE_PROTOCOLS_MAX = 512
+#: Seeds per protocol of the cost sweep, by default.
+COST_SEEDS_DEFAULT = 300
+#: Distinct states exhaustive search may keep per depth, per protocol of a map.
+MAP_STATES_MAX = 200_000
+
+SAFE = "safe"
+VIOLATED = "violated"
+UNDECIDED = "not decided"
+
+
+@dataclass
+class Point:
+    """One protocol of the lattice: its knob values, classification and costs."""
+
+    protocol: Protocol
+    values: dict[str, Any]
+    search: ExhaustiveResult
+    runs: int = 0
+    violating_runs: int = 0
+    availability: dict[str, float] = field(default_factory=dict)  # findings per run, per column
+    progress: float | None = None
+
+    def status(self, invariant: str | None = None) -> str:
+        """safe / violated / not decided, for one invariant or for every safety invariant together."""
+        names = [invariant] if invariant else list(self.search.invariants)
+        if any(name in self.search.minimal_orders for name in names):
+            return VIOLATED
+        return SAFE if self.search.complete else UNDECIDED
+
+    def signature(self) -> tuple:
+        search = self.search.to_json()
+        search.pop("protocol")
+        return (repr(sorted(search.items())), self.runs, self.violating_runs, tuple(sorted(self.availability.items())),
+                self.progress)
+
+    def witness(self, invariant: str) -> list[str] | None:
+        orders = self.search.minimal_orders.get(invariant)
+        return [str(e) for e in orders[0]] if orders else None
+
+    def cost(self) -> tuple[float, ...]:
+        """What the Pareto front minimises: violating share, findings per run, work not done."""
+        share = self.violating_runs / self.runs if self.runs else 0.0
+        return (share, sum(self.availability.values()), 1.0 - (self.progress if self.progress is not None else 1.0))
+
+    def to_json(self) -> dict[str, Any]:
+        share = share_interval(self.violating_runs, self.runs).to_json() if self.runs else None
+        return {
+            "protocol": self.protocol.label, "knobs": {k: _shown(v) for k, v in self.values.items()},
+            "status": self.status(), "end": self.search.reason, "max_events": self.search.max_events,
+            "distinct_states": self.search.distinct_states,
+            "invariants": {name: {"status": self.status(name),
+                                  **({"shortest_events": self.search.shortest[name], "witness": self.witness(name)}
+                                     if name in self.search.shortest else {})}
+                           for name in self.search.invariants},
+            "runs": self.runs, "violating_runs": self.violating_runs,
+            "violating_share": share, "availability_per_run": dict(self.availability), "progress_share": self.progress,
+        }
+
+
+@dataclass
+class Clause:
+    """One product of value sets, ``knob in {values}`` for the knobs it constrains."""
+
+    sets: dict[str, tuple[Any, ...]]
+    example: str  # a protocol it admits, proved safe
+
+    def words(self, knobs: Sequence[Knob]) -> str:
+        parts = []
+        for knob in knobs:
+            values = self.sets.get(knob.name)
+            if values is None:
+                continue
+            others = [v for v in knob.candidates() if v not in values]
+            if len(values) == 1:
+                parts.append(f"{knob.name}={_shown(values[0])}")
+            elif len(others) == 1:
+                parts.append(f"{knob.name} is not {_shown(others[0])}")
+            else:
+                parts.append(f"{knob.name} in {{{', '.join(_shown(v) for v in values)}}}")
+        return " and ".join(parts) or "any design"
+
+    def to_json(self, knobs: Sequence[Knob]) -> dict[str, Any]:
+        return {"condition": self.words(knobs), "knobs": {k: [_shown(v) for v in vs] for k, vs in self.sets.items()},
+                "proved_safe_example": self.example}
+
+
+@dataclass
+class Certificate:
+    """When one invariant is proved absent on the lattice, in words, with witnesses."""
+
+    invariant: str
+    clauses: list[Clause]
+    excluded: list[dict[str, Any]]  # violated protocols at the boundary, each with its witness order
+    undecided: list[str]
+
+    def words(self, workload: str, max_events: int, knobs: Sequence[Knob]) -> str:
+        if not self.clauses:
+            condition = "no design of this lattice"
+        else:
+            condition = " or ".join(f"({c.words(knobs)})" if len(self.clauses) > 1 else c.words(knobs)
+                                    for c in self.clauses)
+        text = f"on {workload}, within {max_events} events, no {self.invariant} iff {condition}"
+        if self.undecided:
+            text += f" (not decided: {', '.join(self.undecided)})"
+        return text
+
+
+@dataclass
+class DesignMap:
+    family: Family
+    workload: Workload
+    knobs: list[Knob]
+    max_events: int
+    points: list[Point]
+    stopped: str | None = None
+    _groups: list[list[Point]] | None = field(default=None, repr=False)
+
+    @property
+    def invariants(self) -> tuple[str, ...]:
+        return self.family.safety_invariants
+
+    def groups(self) -> list[list[Point]]:
+        """Points that behave alike -- the same classification, states, shortest violations and costs -- in
+        lattice order, the one with the shortest label first (a knob that does not matter where it is set,
+        such as ``stamp_at`` beside ``fence=plan``, makes such groups)."""
+        if self._groups is None:
+            grouped: dict[Any, list[Point]] = {}
+            for point in self.points:
+                grouped.setdefault(point.signature(), []).append(point)
+            order = {id(p): i for i, p in enumerate(self.points)}
+            self._groups = [sorted(g, key=lambda p: (len(p.protocol.label.split(",")), order[id(p)]))
+                            for g in grouped.values()]
+        return self._groups
+
+    def representative(self, point: Point) -> Point:
+        return next(g[0] for g in self.groups() if any(p is point for p in g))
+
+    def minimal_safe(self) -> list[Point]:
+        """Safe groups (by representative) none of whose members' one-knob weakenings leads to another safe
+        group."""
+        out = []
+        for group in self.groups():
+            if group[0].status() != SAFE:
+                continue
+            weaker = [q for p in group for q in self.weakenings(p) if q not in group]
+            if not any(q.status() == SAFE for q in weaker):
+                out.append(group[0])
+        return out
+
+    def weakenings(self, point: Point) -> list[Point]:
+        return [q for q in self.points if self._one_step(q, point)]
+
+    def _one_step(self, weaker: Point, stronger: Point) -> bool:
+        """``weaker`` differs from ``stronger`` in one knob, set to a value of lower rank."""
+        diff = [k for k in self.knobs if weaker.values[k.name] != stronger.values[k.name]]
+        return len(diff) == 1 and diff[0].rank(weaker.values[diff[0].name]) < diff[0].rank(stronger.values[diff[0].name])
+
+    def pareto(self) -> list[Point]:
+        """Groups (by representative) no other group beats on every cost (violating share, findings per run,
+        work not done)."""
+        costs = [(g[0], g[0].cost()) for g in self.groups()]
+        return [p for p, c in costs
+                if not any(all(o <= m for o, m in zip(d, c, strict=True)) and d != c for _, d in costs)]
+
+    def monotonicity_findings(self) -> list[dict[str, Any]]:
+        """Safe protocols whose one-knob strengthening violates an invariant (a stronger value that breaks
+        safety: reported, never pruned away)."""
+        found = []
+        for weaker in self.points:
+            for stronger in self.points:
+                if not self._one_step(weaker, stronger):
+                    continue
+                for name in self.invariants:
+                    if weaker.status(name) == SAFE and stronger.status(name) == VIOLATED:
+                        found.append({"invariant": name, "safe": weaker.protocol.label,
+                                      "stronger_violates": stronger.protocol.label,
+                                      "witness": stronger.witness(name)})
+        return found
+
+    def certificates(self) -> list[Certificate]:
+        return [self.certificate(name) for name in self.invariants]
+
+    def certificate(self, invariant: str) -> Certificate:
+        status = {self._coordinates(p): (p, p.status(invariant)) for p in self.points}
+        safe = {c for c, (_, s) in status.items() if s == SAFE}
+        chosen = _cover(safe, [k.candidates() for k in self.knobs])
+        clauses = []
+        for box in chosen:
+            example = next(status[c][0].protocol.label for c in itertools.product(*box))
+            sets = {k.name: tuple(values) for k, values in zip(self.knobs, box, strict=True)
+                    if len(values) < len(k.candidates())}
+            clauses.append(Clause(sets, example))
+        violated = [p for p in self.points if p.status(invariant) == VIOLATED]
+        boundary = [p for p in violated if not any(q.status(invariant) == VIOLATED and self._one_step(p, q)
+                                                   for q in self.points)]
+        excluded = [{"protocol": p.protocol.label, "shortest_events": p.search.shortest[invariant],
+                     "witness": p.witness(invariant)} for p in boundary]
+        undecided = [p.protocol.label for p in self.points if p.status(invariant) == UNDECIDED]
+        return Certificate(invariant, clauses, excluded, undecided)
+
+    def _coordinates(self, point: Point) -> tuple[Any, ...]:
+        return tuple(point.values[k.name] for k in self.knobs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "family": self.family.name, "workload": self.workload.name, "max_events": self.max_events,
+            "knobs": [k.name for k in self.knobs],
+            "protocols": [dict(p.to_json(), same_as=self.representative(p).protocol.label) for p in self.points],
+            "minimal_safe": [p.protocol.label for p in self.minimal_safe()],
+            "pareto_front": [p.protocol.label for p in self.pareto()],
+            "certificates": [{"invariant": c.invariant,
+                              "words": c.words(self.workload.name, self.max_events, self.knobs),
+                              "clauses": [cl.to_json(self.knobs) for cl in c.clauses],
+                              "excluded": c.excluded, "undecided": c.undecided} for c in self.certificates()],
+            "monotonicity_findings": self.monotonicity_findings(),
+            "pruned": 0, "stopped": self.stopped,
+        }
+
+
+def _shown(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Box = tuple[tuple[Any, ...], ...]
+
+
+def _cover(safe: set[tuple[Any, ...]], values: list[tuple[Any, ...]]) -> list[Box]:
+    """A small set of boxes (one value set per knob, every cell of the product safe) covering every safe cell:
+    each safe cell grown to a maximal box (one value at a time, in table order), then a greedy cover."""
+    def grow(cell: tuple[Any, ...]) -> Box:
+        box = [[v] for v in cell]
+        grown = True
+        while grown:
+            grown = False
+            for i, candidates in enumerate(values):
+                for value in candidates:
+                    if value in box[i]:
+                        continue
+                    trial = [list(b) for b in box]
+                    trial[i] = [v for v in candidates if v in box[i] or v == value]
+                    if all(c in safe for c in itertools.product(*trial)):
+                        box, grown = trial, True
+        return tuple(tuple(b) for b in box)
+
+    boxes = list(dict.fromkeys(grow(cell) for cell in sorted(safe, key=repr)))
+    cells = {box: set(itertools.product(*box)) for box in boxes}
+    left, chosen = set(safe), []
+    while left:
+        best = max(boxes, key=lambda b: (len(cells[b] & left), -sum(len(v) for v in b)))
+        chosen.append(best)
+        left -= cells[best]
+    return sorted(chosen, key=lambda b: [[values[i].index(v) for v in vs] for i, vs in enumerate(b)])
+
+
+def lattice(family: Family, knob_names: Sequence[str] | None = None) -> tuple[list[Knob], list[Protocol]]:
+    """The chosen knobs (default: every knob of the family) and every protocol of their product."""
+    table = family.knobs
+    names = list(knob_names) if knob_names else list(table.names())
+    knobs = []
+    for name in names:
+        knob = table.knob(name)
+        if knob in knobs:
+            raise InputError(f"--knobs names {name!r} twice")
+        if not knob.candidates():
+            raise InputError(f"knob {name!r} has no values to walk")
+        knobs.append(knob)
+    size = 1
+    for knob in knobs:
+        size *= len(knob.candidates())
+    if size > LATTICE_PROTOCOLS_MAX:
+        raise InputError(f"the lattice of {', '.join(k.name for k in knobs)} has {size:,} protocols; a map "
+                         f"classifies at most {LATTICE_PROTOCOLS_MAX} (name fewer knobs with --knobs)")
+    protocols = [table.build({k.name: v for k, v in zip(knobs, values, strict=True)})
+                 for values in itertools.product(*(k.candidates() for k in knobs))]
+    return knobs, protocols
+
+
+def design_map(family: Family, workload: Workload, knob_names: Sequence[str] | None, max_events: int,
+               seeds: int = COST_SEEDS_DEFAULT, workers: int = 1, deadline: Deadline = NO_DEADLINE,
+               max_states: int = MAP_STATES_MAX,
+               progress: Callable[[int, int, str], None] | None = None) -> DesignMap:
+    """Classify every protocol of the lattice (see the module docstring); ``progress(done, total, label)``."""
+    knobs, protocols = lattice(family, knob_names)
+    points: list[Point] = []
+    stopped = None
+    for done, protocol in enumerate(protocols):
+        if progress is not None:
+            progress(done, len(protocols), protocol.label)
+        search = explore(family, workload, protocol, max_events, max_states=max_states, deadline=deadline,
+                         workers=workers)
+        point = Point(protocol, {k.name: protocol.knobs[k.name] for k in knobs}, search)
+        if seeds and not deadline.expired():
+            _measure(family, workload, point, seeds, workers, deadline)
+        points.append(point)
+        if deadline.expired():
+            stopped = deadline.name
+    if progress is not None:
+        progress(len(protocols), len(protocols), "")
+    return DesignMap(family, workload, knobs, max_events, points, stopped)
+
+
+def _measure(family: Family, workload: Workload, point: Point, seeds: int, workers: int, deadline: Deadline) -> None:
+    summary, _ = sweep(family, workload, [point.protocol], seeds, workers=workers, deadline=deadline)
+    tally = summary.tallies[point.protocol.label]
+    point.runs, point.violating_runs = tally.runs, tally.violating_runs
+    point.availability = {name: count / tally.runs for name, count in tally.counted.items()} if tally.runs else {}
+    point.progress = family.progress_share(tally.measures)
