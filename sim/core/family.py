@@ -219,6 +219,11 @@ class Family(abc.ABC):
         The safe default is False."""
         return False
 
+    def independent_under(self, protocol: Any, first: Any, second: Any) -> bool:
+        """:meth:`independent` for one protocol (a mechanism a knob switches on may make two events
+        interfere that commute without it); the default asks :meth:`independent`."""
+        return self.independent(first, second)
+
     @abc.abstractmethod
     def state_key(self, replay: Replay) -> Hashable:
         """Everything that decides what can happen next (exhaustive search merges equal keys)."""

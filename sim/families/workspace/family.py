@@ -138,6 +138,13 @@ class WorkspaceFamily(Family):
             return False
         return kinds <= {"ack", "lose_ack", "human_edit", "preempt", "retry", "duplicate"}
 
+    def independent_under(self, protocol: Protocol, first: Action, second: Action) -> bool:
+        """With a client that reacts to an answer (``on_reject=replan`` re-plans from the current files,
+        ``journal_gc`` drops keys) an ``ack`` reads and writes what the others touch: it commutes with none."""
+        if "ack" in (first.kind, second.kind) and (protocol.on_reject != "stop" or protocol.journal_gc != "never"):
+            return False
+        return self.independent(first, second)
+
     # -- judgement ------------------------------------------------------------------------
 
     def verdicts(self, replay: Replay) -> list[dict[str, Any]]:
@@ -157,15 +164,15 @@ class WorkspaceFamily(Family):
         out["steps_planned"] = len(world.machine.plan_specs) if world is not None else 0
         out["steps_applied"] = len({e.get("step") for e in replay.history
                                     if e.event == "deliver" and e.get("verdict") == "applied"})
+        out.update(self.extra_measures(replay))
         return out
 
     def extra_measures(self, replay: Replay) -> dict[str, float]:
-        """Per-run numbers of honest liveness and of the mechanisms issue 18 added, beside :meth:`measure`:
+        """Per-run numbers of honest liveness and of the platform mechanisms (scopes, recovery, checkpoints, the
+        bounded journal):
         steps applied safely, compensations and checkpoint costs, journal size, client re-plans, and
         which non-default mechanism acted (``fired_<knob>``).  See :mod:`sim.families.workspace.liveness`.
-
-        Kept apart from :meth:`measure` so that sweeps recorded before these numbers existed stay
-        byte-identical; a sweep adds them to each run's row beside :meth:`measure`'s."""
+        :meth:`measure` returns them after its own (a sweep's tallies sum them like the others)."""
         world = replay.state
         if world is None:
             return {}

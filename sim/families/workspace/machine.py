@@ -328,10 +328,25 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
                 return state.snapshot_revs[self.position[step.path]], step.claimed_pre_hash
             return state.plan_base_rev, step.claimed_pre_hash
         if self.stamp_at == "dispatch":
+            if self.file_scope and not self.pipeline_off:
+                return self.chained_stamp(state, step, current_hash)
             return self.rev_of(state, step.path), current_hash
         if self.stamp_at == "plan":
             return step.claimed_base_rev, step.claimed_pre_hash
         return None, None  # stamp_at=apply: the executor reads rev and hash at apply
+
+    def chained_stamp(self, state: State, step: Step, current_hash: str) -> tuple[int, str]:
+        """rev_scope=file, pipeline=on: the revision and hash the step's file will have once the plan's
+        earlier steps on it that are sent and still without a verdict have applied (what the client sent
+        is what it expects to land first); with none in flight, the file's as read now."""
+        content, pending = self.file(state, step.path), 0
+        for earlier in state.steps[:self.order[step.step_id]]:
+            if (earlier.path == step.path and earlier.step_id not in state.verdict_steps
+                    and state.sent_message(earlier.step_id) is not None):
+                content, pending = patched(content, earlier.patch), pending + 1
+        if not pending:
+            return self.rev_of(state, step.path), current_hash
+        return self.rev_of(state, step.path) + pending, content_hash(content)
 
     def dispatch(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """The client stamps the step per the protocol and sends it (or refuses it for drift); with
