@@ -71,7 +71,7 @@ class ClientRecovery:
     def rebase(self: Any, state: State, step_id: str, verdict: str, records: list[Record]) -> State:
         """Re-plan ``step_id`` and the steps after it not yet sent from the current workspace, and send it."""
         if state.replans >= MAX_REPLANS:
-            records.append(("planner", "rebase", dict(step=step_id, verdict=verdict, replans=state.replans,
+            records.append(("planner", "rebase", dict(step=step_id, after=verdict, replans=state.replans,
                                                       stopped=f"max_replans ({MAX_REPLANS}) reached")))
             return state
         position = self.order[step_id]
@@ -84,7 +84,7 @@ class ClientRecovery:
             snapshot_rev=state.rev, plan_base_rev=state.rev, snapshot_revs=state.file_revs, replans=number,
             refused=state.refused - {step_id}, verdict_steps=state.verdict_steps - {step_id})
         records.append(("planner", "rebase", dict(
-            step=step_id, verdict=verdict, steps=list(ids), model=rebased[step_id].model.value, replans=number,
+            step=step_id, after=verdict, steps=list(ids), model=rebased[step_id].model.value, replans=number,
             snapshot_rev=state.rev, snapshot_revs=self.revs_shown(state.file_revs))))
         state, sent = self.send(state, state.steps[position], number)
         records.extend(sent)

@@ -413,3 +413,35 @@ def test_same_inputs_give_the_same_history_bytes(protocol):
     assert [e.to_json() if hasattr(e, "to_json") else repr(e) for e in one.history] == \
         [e.to_json() if hasattr(e, "to_json") else repr(e) for e in two.history]
 
+
+
+# -- 8. the seed's section-10 verdict table ----------------------------------------------------------------
+
+def test_the_verdict_table_has_the_seeds_five_rows_and_the_platform_matches_each(cli):
+    """--table verdicts --json: five rows with the seed's correct verdicts; the presets' cells that differ say
+    why; the design with the platform's mechanisms on gives the seed's verdict in every row."""
+    import json
+
+    out = cli("matrix", "--table", "verdicts", "--json")
+    assert out.returncode == 0, out.stderr
+    document = json.loads(out.stdout)
+    assert [row["correct_verdict"] for row in document["rows"]] == [
+        "reject, re-plan from current rev", "replay the stored result", "compensate to the checkpoint",
+        "accept if re-stamped and preconditions hold", "reject the plan at admission"]
+    assert document["protocols"] == ["none", "plan", "step", "step-dedupe", document["platform"]]
+    for row in document["rows"]:
+        cells = {cell["protocol"]: cell for cell in row["cells"]}
+        assert cells[document["platform"]]["matches"], row["row"]
+        assert all(cell.get("why") for cell in row["cells"] if not cell["matches"])
+    journal = {c["protocol"]: c for c in document["rows"][1]["cells"]}
+    assert journal["step-dedupe"]["verdict"] == "applied, then deduped" and journal["step-dedupe"]["matches"]
+    assert journal["none"]["violations"] == ["duplicate_effect", "lost_update"] or \
+        "duplicate_effect" in journal["none"]["violations"]
+    assert document["cells_differing"] == sum(not c["matches"] for r in document["rows"] for c in r["cells"])
+
+
+def test_the_verdict_table_is_printed_and_an_unknown_table_is_refused(cli):
+    out = cli("matrix", "--table", "verdicts")
+    assert out.returncode == 0 and "compensate to the" in out.stdout and "(differs)" in out.stdout
+    bad = cli("matrix", "--table", "verdict")
+    assert bad.returncode == 4 and "did you mean 'verdicts'" in bad.stderr and "Traceback" not in bad.stderr
