@@ -445,3 +445,29 @@ def test_the_verdict_table_is_printed_and_an_unknown_table_is_refused(cli):
     assert out.returncode == 0 and "compensate to the" in out.stdout and "(differs)" in out.stdout
     bad = cli("matrix", "--table", "verdict")
     assert bad.returncode == 4 and "did you mean 'verdicts'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# -- 5 and 10 in the reports ---------------------------------------------------------------------------------
+
+def test_fuzz_reports_applied_safely_mechanisms_that_never_fired_and_identical_protocols(cli, tmp_path):
+    """fuzz --json: safe_progress beside progress; overlap_check=on named as never firing (no two steps share
+    a hunk), and a protocol differing only by it grouped with the one without it; the terminal says so."""
+    import json
+
+    workload, path = load(tmp_path, '"api/handlers.py#auth" = 10')
+    args = ("fuzz", "--workload", str(path), "-p", "step-dedupe", "-p", "step-dedupe,overlap_check=on",
+            "--seeds", "40", "--workers", "1", "--no-advise")
+    out = cli(*args, "--json", "--out", tmp_path / "a")
+    assert out.returncode in (0, 1), out.stderr
+    document = json.loads(out.stdout)
+    tally = document["by_protocol"]["step-dedupe"]
+    assert tally["safe_progress"]["what"] == "steps_applied_safely / steps_planned"
+    assert tally["safe_progress"]["done"] <= tally["progress"]["done"]
+    never = document["mechanisms"]["never_fired"]
+    assert never == {"step-dedupe,overlap_check=on": ["overlap_check=on never fired: no two steps share a hunk"]}
+    assert document["mechanisms"]["identical"] == [["step-dedupe", "step-dedupe,overlap_check=on"]]
+    text = cli(*args, "--out", tmp_path / "b")
+    assert "applied safely" in text.stdout and "overlap_check=on never fired" in text.stdout
+    assert "identical results: step-dedupe, step-dedupe,overlap_check=on" in text.stdout
+    if document["counterexamples"]:
+        assert "the same order and results under: step-dedupe,overlap_check=on" in text.stdout
