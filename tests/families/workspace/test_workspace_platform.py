@@ -471,3 +471,23 @@ def test_fuzz_reports_applied_safely_mechanisms_that_never_fired_and_identical_p
     assert "identical results: step-dedupe, step-dedupe,overlap_check=on" in text.stdout
     if document["counterexamples"]:
         assert "the same order and results under: step-dedupe,overlap_check=on" in text.stdout
+
+
+def test_a_restore_over_a_later_edit_is_found_by_fuzzing_and_shrunk(tmp_path):
+    """Human edits and test failures, under a design otherwise free of lost updates (a drift check): with
+    checkpoint=per_step a restore over a later edit is found and shrunk to an order ending in tests_fail;
+    with checkpoint=none nothing is."""
+    from sim.registry import FAMILIES
+
+    path = tmp_path / "tf.toml"
+    path.write_text(WORKLOAD.replace('classes = ["human_edit", "retry", "lose_ack"]',
+                                     'classes = ["human_edit", "tests_fail"]').replace("TARGETS", ""),
+                    encoding="utf-8")
+    workload = FAMILIES.load_workload(str(path))
+    labels = ["step-dedupe,drift_check=reject", "step-dedupe,drift_check=reject,checkpoint=per_step"]
+    summary, _ = sweep(FAMILY, workload, labels, 300, workers=1)
+    assert summary.tallies[labels[0]].by_invariant["lost_update"] == 0
+    first = summary.found[(labels[1], "lost_update")]
+    shrunk = shrink(FAMILY, workload, FAMILY.parse_protocol(labels[1]), first.order, "lost_update")
+    assert shrunk.shortest_proved and shrunk.events[-1].kind == "tests_fail"
+    assert any(e.kind == "human_edit" for e in shrunk.events)
