@@ -73,7 +73,8 @@ def mechanisms_document(result: FuzzResult) -> dict[str, Any]:
     """Per protocol, the non-default mechanisms that never acted on the workload, and the groups of
     protocols whose counts and measures are identical (a report names a group once)."""
     family, summary = result.family, result.summary
-    never = {p.label: [item["line"] for item in family.never_fired(result.workload, p, summary.tallies[p.label].measures)]
+    never = {p.label: [item["line"] for item in
+                       family.never_fired(result.workload, p, summary.tallies[p.label].measures)]
              for p in result.protocols if p.label in summary.tallies}
     results = {label: json.dumps(tally.to_json(), sort_keys=True, default=str)
                for label, tally in summary.tallies.items()}

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from sim.core.files import Source
 from sim.core.result import run_scenario as run
 from sim.families.workspace import FAMILY
 from sim.families.workspace.family import WorkspaceFamily
