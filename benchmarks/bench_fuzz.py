@@ -39,7 +39,8 @@ from sim.families.workspace import FAMILY  # noqa: E402
 from sim.families.workspace.faults import PREEMPT_CHOICES  # noqa: E402
 from sim.registry import FAMILIES  # noqa: E402
 from sim.search.shrink import shrink  # noqa: E402
-from sim.search.sweep import CHUNK_SEEDS, sweep as family_sweep  # noqa: E402
+from sim.search.sweep import CHUNK_SEEDS  # noqa: E402
+from sim.search.sweep import sweep as family_sweep
 
 parse_protocol = FAMILY.parse_protocol
 load_workload = FAMILIES.load_workload

@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import dataclasses
 import pstats
-import resource
 import statistics
 import subprocess
 import sys
@@ -39,6 +37,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from bare_model import bare_sweep  # noqa: E402
+
 from sim.core.workload import Workload  # noqa: E402
 from sim.families.workspace.scenario import build_scenario  # noqa: E402
 from sim.registry import FAMILIES  # noqa: E402

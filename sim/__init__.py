@@ -134,7 +134,7 @@ def review(designs=None, seeds: int | None = None, budget_s: float | None = None
     ['seed-fuzz', 'effects-saga']
     """
     from sim.designs import default_designs, load_design
-    from sim.report.review import run_review
+    from sim.reviewing import run_review
 
     if isinstance(designs, (str, bytes)) or hasattr(designs, "__fspath__"):
         designs = [designs]

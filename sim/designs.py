@@ -11,6 +11,7 @@ A design file (TOML, ``format = 1``) is what an architect brings to
     seeds = 1000                             # optional (the command's --seeds wins)
     workload = "seed-fuzz"                   # a workload name or a path relative to this file ...
     scenarios = ["stories/*.toml"]           # optional scripted scenarios for the verdict matrix
+    map = { knobs = ["fence", "dedupe"], max_events = 6, seeds = 200 }   # optional: a design-map section
 
     [workload]                               # ... or the workload inline (a workload file's keys)
     files = { "app.py" = "v0" }
@@ -38,7 +39,8 @@ from sim.core.values import kind, name_problem, shown, text_problem
 from sim.core.workload import Workload, did_you_mean, resolve_workload
 from sim.registry import FAMILIES
 
-FILE_KEYS = ("format", "name", "description", "family", "protocols", "seeds", "workload", "scenarios")
+FILE_KEYS = ("format", "name", "description", "family", "protocols", "seeds", "workload", "scenarios", "map")
+MAP_KEYS = ("knobs", "max_events", "seeds")
 #: The most seeds a design may ask for (a limit on everything).
 SEEDS_LIMIT = 1_000_000
 #: The most scenario files a design's patterns may match.
@@ -57,6 +59,49 @@ class Design:
     seeds: int = 1000
     description: str = ""
     source: str = "default"
+    map: "MapRequest | None" = None
+
+
+@dataclass(frozen=True)
+class MapRequest:
+    """A design's ``map`` table: the knobs whose lattice the review maps, the depth, the seeds of its costs."""
+
+    knobs: tuple[str, ...]
+    max_events: int = 6
+    seeds: int = 200
+
+
+def _map_request(raw: Any, family: Family, source: Source) -> MapRequest | None:
+    """The design's ``map`` table, checked against the family's knobs and the map's limits."""
+    from sim.core.errors import InputError
+    from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX
+    from sim.search.lattice import lattice
+
+    if raw is None:
+        return None
+
+    def fail(message: str) -> ScenarioError:
+        table = "[map]" in source.text
+        return source.error(message, "[map]") if table else source.error(message, "map", after_key="map")
+
+    if not isinstance(raw, dict):
+        raise fail(f"map must be a table (knobs, max_events, seeds), not {kind(raw)}")
+    for key in raw:
+        if key not in MAP_KEYS:
+            raise fail(f"unknown key {shown(key)} in map{did_you_mean(key, MAP_KEYS)}; map keys: "
+                       f"{', '.join(MAP_KEYS)}")
+    knobs = raw.get("knobs")
+    if not isinstance(knobs, list) or not knobs or not all(isinstance(k, str) for k in knobs):
+        raise fail(f"map.knobs must be a non-empty list of knob names, not {shown(knobs)}")
+    depth, seeds = raw.get("max_events", 6), raw.get("seeds", 200)
+    for name, value, low, high in (("max_events", depth, 1, EXHAUSTIVE_DEPTH_MAX), ("seeds", seeds, 0, SEEDS_LIMIT)):
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise fail(f"map.{name} must be a whole number from {low} to {high}, not {shown(value)}")
+    try:
+        lattice(family, knobs)
+    except (InputError, ProtocolError) as error:
+        raise fail(f"map: {error}") from None
+    return MapRequest(tuple(knobs), depth, seeds)
 
 
 def repository_root() -> Path:
@@ -202,4 +247,5 @@ def load_design(path: str | Path, seeds: int | None = None) -> Design:
             raise source.error(f"scenario {scenario.name!r} belongs to another family than the design's "
                                f"({family.name})", "scenarios")
     return Design(name=name, family=family, workload=workload, protocols=protocols, scenarios=scenarios,
-                  seeds=seeds or chosen_seeds, description=description, source=str(path))
+                  seeds=seeds or chosen_seeds, description=description, source=str(path),
+                  map=_map_request(data.get("map"), family, source))

@@ -129,7 +129,7 @@ def interference(data: Any, title: str | None = None, seeds: int | None = None):
                                            title or "violating runs by the faults each run drew",
                                            xlabel="faults injected in the run")
     if _is_result(data):
-        from sim.report.review import interference as curves_of
+        from sim.reviewing import interference as curves_of
         from sim.search.budget import NO_DEADLINE
 
         curves = curves_of(data.family, data.workload, data.protocols, seeds or data.summary.seeds_done, 1,
@@ -151,7 +151,7 @@ def verdict_matrix(data: Any, scenarios: Sequence[Any] = (), title: str | None =
     from sim.report import figures
 
     if _is_result(data):
-        from sim.report.review import verdict_matrix as matrix_of
+        from sim.reviewing import verdict_matrix as matrix_of
 
         design = _result_design(data)
         matrix = matrix_of(data.family, data.workload, data.protocols, list(scenarios), design["counterexamples"])

@@ -10,7 +10,6 @@ why in its commit; ``--dump DIR`` writes the outputs whole to diff against an ol
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 

@@ -26,7 +26,7 @@ def conform(
                                            "(default: tiny)."),
     protocol: Optional[List[str]] = typer.Option(None, "--protocol", "-p",
                                                  help="Repeat for several; default: step-dedupe."),
-    seeds: int = typer.Option(200, "--seeds", help="Seeds per protocol."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", help="Seeds per protocol (default 200)."),
     seed_start: int = typer.Option(0, "--seed-start", help="Run i uses seed seed_start + i."),
     scenario: Optional[Path] = typer.Option(None, "--scenario",
                                             help="Run this scenario's own order instead of seeds."),
@@ -44,6 +44,16 @@ def conform(
     force: bool = typer.Option(False, "--force", help="Replace a --record file that is not a history, and write "
                                "into an --out folder that holds other files (a file of yours there is never "
                                "replaced)."),
+    runtime: Optional[str] = typer.Option(None, "--runtime",
+                                          help="Compare the effects family with a real durable runtime instead: "
+                                          "dbos, temporal, or your worker's command line (docs/real-runtimes.md)."),
+    cells: str = typer.Option("cruel", "--cells", help="With --runtime: the cells to play (cruel: every cell of "
+                              "the workload's cruel grid the runtime can express)."),
+    cell: Optional[List[str]] = typer.Option(None, "--cell", help="With --runtime: only this cell, written "
+                                             "'fault transition boundary' (repeat for several)."),
+    plant: Optional[List[str]] = typer.Option(None, "--plant", help="With --runtime: a bug the reference worker "
+                                              "carries (receipt_before_call, new_key_on_retry, skip_reconcile), "
+                                              "to see conform find it."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Conformance: run each order in the model and against a real executor (fresh git repository, SQLite
@@ -52,6 +62,12 @@ def conform(
     from sim.real.conform import summarize
     from sim.search.sweep import default_workers
 
+    if runtime is not None:
+        return _runtime(runtime, workload, protocol, seeds, scenario, executor, record, workers, cells, cell or [],
+                        out, force, plant or [], json_out)
+    if cell or plant:
+        raise InputError("--cell and --plant go with --runtime")
+    seeds = 200 if seeds is None else seeds
     if seeds < 1:
         raise InputError(f"--seeds must be at least 1, not {seeds}")
     if workers is not None and workers < 1:
@@ -89,6 +105,19 @@ def conform(
                    "runs": [r.__dict__ | {"agree": r.agree} for p in protocols for r in results[p.label]]})
     _print(human_console(json_out), name, who, len(seed_list), summaries, disagreements, unshrunk, record)
     return EXIT_VIOLATION if disagreements or unshrunk else EXIT_OK
+
+
+def _runtime(runtime, workload, protocol, seeds, scenario, executor, record, workers, cells, cell, out, force,
+             plant, json_out) -> int:
+    """``--runtime``: the cruel grid on a real durable runtime (sim.cli.conform_runtime)."""
+    from sim.cli.conform_runtime import conform_runtime
+
+    given = [name for name, value in (("--seeds", seeds), ("--scenario", scenario), ("--executor", executor),
+                                      ("--record", record), ("--workers", workers)) if value is not None]
+    if given:
+        raise InputError(f"{given[0]} does not go with --runtime (a real runtime plays the cruel grid's cells "
+                         "one at a time; pick cells with --cell)")
+    return conform_runtime(workload, protocol, runtime, cells, cell, out, force, plant, json_out)
 
 
 def _command(executor: str | None) -> list[str]:

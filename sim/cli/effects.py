@@ -13,7 +13,6 @@ from sim.core.errors import InputError
 from sim.core.files import check_output_dir
 from sim.core.knobs import refuse_duplicates
 
-
 #: What a cell of the cruel grid shows when ``--budget`` stopped the grid before it ran.
 NOT_RUN = "not_run"
 
@@ -178,7 +177,8 @@ def exposure(
         table.add_row(name, f"{value:,}")
     console.print(table)
     if simulate:
-        from sim.families.effects.exposure import simulate as run_simulation, simulated_json
+        from sim.families.effects.exposure import simulate as run_simulation
+        from sim.families.effects.exposure import simulated_json
 
         count = seeds or tasks
         errors = human_console(True)

@@ -70,6 +70,8 @@ def print_summary(console, document: dict) -> None:
         _print_example(console, example, availability)
         if others:
             console.print(f"  the same order and results under: {', '.join(others)}", markup=False)
+    for warning in document.get("coverage_warnings", []):
+        console.print(f"warning: {warning}", markup=False)
     if document.get("determinism"):
         check = document["determinism"]
         console.print(f"\ndeterminism: {check['runs']} sample runs gave identical history bytes in a fresh process "
@@ -110,6 +112,8 @@ def _print_example(console, example: dict, availability: str) -> None:
     console.print("  " + (" ; ".join(example["events"]) or "(no fault needed)"), markup=False)
     if "advice" in example:
         console.print("  " + advice_line(example["advice"], example["invariant"], availability), markup=False)
+    for entry in example.get("ledger", [])[:4]:
+        console.print(f"  blast radius: {entry['what']} -- {entry['who_acts']}", markup=False)
     console.print(f"  replay: {example['replay']}", markup=False)
 
 

@@ -8,10 +8,18 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
+from sim.cli.app import (
+    EXIT_NOT_EVALUABLE,
+    EXIT_NOTHING_RAN,
+    EXIT_OK,
+    EXIT_VIOLATION,
+    JSON_HELP,
+    app,
+    emit_json,
+    human_console,
+)
 from sim.core.knobs import refuse_duplicates
 from sim.core.values import cut
-from sim.cli.app import (EXIT_NOT_EVALUABLE, EXIT_NOTHING_RAN, EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json,
-                         human_console)
 
 
 def _about(violation) -> str:

@@ -8,7 +8,10 @@ this interface, the way a model checker sees a model only through its
 ``init / actions / next_state / properties``: the search never looks inside
 a model and a model never knows how it is searched.
 
-The contract, in the order a fuzz run uses it:
+The contract has three parts, each a base class of :class:`Family`:
+:class:`Model` (what the search needs), :class:`Codec` (files) and
+:class:`Presentation` (how reports show it); each lists its required and
+optional members.  In the order a fuzz run uses them:
 
 * identity: ``name`` (spelled in files and on the command line), ``aliases``,
   ``title``; the knob table ``knobs`` with its presets;
@@ -41,7 +44,8 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Hashable, Iterable, Mapping, Sequence, runtime_checkable
+from typing import Protocol as TypingProtocol
 
 from sim.core.checks import CheckReport, CheckSpec, run_checks
 from sim.core.history import Event, History
@@ -96,23 +100,31 @@ class Cell:
     events: tuple[Any, ...]
 
 
-class Family(abc.ABC):
-    """A protocol family (see the module docstring for the whole contract)."""
+@runtime_checkable
+class Scenario(TypingProtocol):
+    """What every family's scenario offers the layers above: a name and its own order of events.
+
+    A family's scenario class has more -- files, a plan, a workflow -- that only the family reads; the
+    search, the reports and the CLI read only these."""
+
+    name: str
+    events: Any
+
+
+class Model(abc.ABC):
+    """The model: identity, knobs, orders, runs and their judgement -- all the search needs.
+
+    Required: :meth:`generate`, :meth:`alphabet`, :meth:`replay`, :meth:`state_key`, :meth:`verdicts`,
+    and the attributes ``name``, ``knobs`` and ``checks``.  Optional (each with a safe default):
+    :meth:`machine` with :meth:`final_state`, :meth:`independent`, :meth:`alphabets`, :meth:`measure`,
+    :meth:`claims`, :meth:`outcome`, :meth:`effect_ledger`, :meth:`fault_count`."""
 
     name: str = ""
     aliases: tuple[str, ...] = ()
     title: str = ""
     knobs: KnobTable
-    lanes: tuple[str, ...] = ()
     fault_classes: tuple[str, ...] = ()
-    #: Event names this family's histories hold (``fencesim check`` infers a history's family from them).
-    history_events: frozenset[str] = frozenset()
-    #: What a recorded history of the family may hold -- events, values, shapes (checked when one is read);
-    #: None: only ``history_events`` is checked.
-    history_schema: Any = None
     checks: tuple[CheckSpec, ...] = ()
-    #: The types of the event fields the checks read (a recorded history is checked against them).
-    field_types: Mapping[str, tuple[type, ...]] = {}
     #: The protocol a scenario without one runs under.
     default_protocol: str = ""
     #: Liveness: the :meth:`measure` names of (work done, work planned) -- the share of planned
@@ -121,12 +133,6 @@ class Family(abc.ABC):
     #: Honest liveness: the :meth:`measure` names of (work done safely, work planned) -- work that did what
     #: its author meant, once -- reported beside :attr:`progress` (None: the family does not tell them apart).
     safe_progress: tuple[str, str] | None = None
-    #: The seed's designs, reviewed by ``fencesim review`` without ``--design``.
-    review_plan: ReviewPlan | None = None
-    #: Labels of a single-fault grid's cell, outermost first.
-    grid_labels: tuple[str, ...] = ()
-
-    # -- identity and protocols -----------------------------------------------
 
     def parse_protocol(self, text: str | Protocol) -> Protocol:
         if isinstance(text, Protocol):
@@ -152,40 +158,9 @@ class Family(abc.ABC):
         done, planned = (measures.get(name, 0) for name in self.progress)
         return done / planned if planned else None
 
-    def validate_history(self, history: History) -> list[tuple[int, str]]:
-        """(event index, what is wrong) for every field of a known name with the wrong type."""
-        problems = []
-        for event in history:
-            for name, value in event.fields.items():
-                allowed = self.field_types.get(name)
-                if allowed and (not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed)):
-                    kinds = " or ".join(t.__name__ for t in allowed)
-                    problems.append((event.index, f"'{name}' must be {kinds}, not {value!r}"[:200]))
-        return problems
-
     def check(self, history: History, only: Sequence[str] | None = None) -> CheckReport:
         specs = self.checks if only is None else [c for c in self.checks if c.name in only]
         return run_checks(specs, history)
-
-    # -- files ------------------------------------------------------------------
-
-    @abc.abstractmethod
-    def load_scenario(self, data: dict[str, Any], source) -> Any:
-        """Validate a parsed scenario table; raise ScenarioError with file:line."""
-
-    @abc.abstractmethod
-    def dump_scenario(self, scenario: Any) -> dict[str, Any]:
-        """The TOML table of a scenario; always writes ``format`` and ``family``."""
-
-    @abc.abstractmethod
-    def load_workload(self, data: dict[str, Any], source) -> Workload:
-        """Validate a parsed workload table (a scenario without events plus [faults], [limits])."""
-
-    # -- orders and runs ----------------------------------------------------------
-
-    def parse_event(self, scenario: Any, text: str) -> Any:
-        """The event a line of a scenario file names (``str(event)`` gives it back); raise ScenarioError."""
-        raise NotImplementedError(f"the {self.name} family cannot read events back from text")
 
     @abc.abstractmethod
     def generate(self, workload: Workload, seed: int) -> tuple[Any, ...]:
@@ -236,8 +211,6 @@ class Family(abc.ABC):
     def state_key(self, replay: Replay) -> Hashable:
         """Everything that decides what can happen next (exhaustive search merges equal keys)."""
 
-    # -- judgement --------------------------------------------------------------------
-
     def measure(self, replay: Replay) -> dict[str, float]:
         """Per-run numbers beside the checks (liveness: steps applied, tasks completed...)."""
         return {}
@@ -256,7 +229,72 @@ class Family(abc.ABC):
         verdicts = self.verdicts(replay)
         return verdicts[-1]["verdict"] if verdicts else None
 
-    # -- presentation -------------------------------------------------------------------
+    def effect_ledger(self, history: History) -> list[Entry]:
+        """What a run did to the world, named, and who must act (the blast radius; sim.core.ledger)."""
+        return []
+
+    def fault_count(self, workload: Workload, order: Sequence[Any]) -> int:
+        """How many events of an order are faults (default: every event, as in a fault list)."""
+        return len(order)
+
+
+class Codec(abc.ABC):
+    """Files: scenarios, workloads, events as text, exported counterexamples, recorded histories.
+
+    Required: :meth:`load_scenario`, :meth:`dump_scenario`, :meth:`load_workload`, :meth:`parse_event`
+    (``--resume``, ``--baseline`` and the exports read events back from text) and :meth:`counterexample`.
+    Optional: ``history_events``, ``history_schema`` and ``field_types`` (what a recorded history may hold)."""
+
+    #: Event names this family's histories hold (``fencesim check`` infers a history's family from them).
+    history_events: frozenset[str] = frozenset()
+    #: What a recorded history of the family may hold -- events, values, shapes (checked when one is read);
+    #: None: only ``history_events`` is checked.
+    history_schema: Any = None
+    #: The types of the event fields the checks read (a recorded history is checked against them).
+    field_types: Mapping[str, tuple[type, ...]] = {}
+
+    @abc.abstractmethod
+    def load_scenario(self, data: dict[str, Any], source) -> Any:
+        """Validate a parsed scenario table; raise ScenarioError with file:line."""
+
+    @abc.abstractmethod
+    def dump_scenario(self, scenario: Any) -> dict[str, Any]:
+        """The TOML table of a scenario; always writes ``format`` and ``family``."""
+
+    @abc.abstractmethod
+    def load_workload(self, data: dict[str, Any], source) -> Workload:
+        """Validate a parsed workload table (a scenario without events plus [faults], [limits])."""
+
+    @abc.abstractmethod
+    def parse_event(self, scenario: Any, text: str) -> Any:
+        """The event a line of a scenario file names (``str(event)`` gives it back); raise ScenarioError."""
+
+    @abc.abstractmethod
+    def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
+                       meta: dict[str, Any]) -> Any:
+        """A scenario holding a minimal order, replayable with no seed."""
+
+    def validate_history(self, history: History) -> list[tuple[int, str]]:
+        """(event index, what is wrong) for every field of a known name with the wrong type."""
+        problems = []
+        for event in history:
+            for name, value in event.fields.items():
+                allowed = self.field_types.get(name)
+                if allowed and (not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed)):
+                    kinds = " or ".join(t.__name__ for t in allowed)
+                    problems.append((event.index, f"'{name}' must be {kinds}, not {value!r}"[:200]))
+        return problems
+
+
+class Presentation:
+    """How the reports show the family: timeline columns, event cells, single-fault grids, review
+    sections.  Nothing here is required; every member has a default."""
+
+    lanes: tuple[str, ...] = ()
+    #: The seed's designs, reviewed by ``fencesim review`` without ``--design``.
+    review_plan: ReviewPlan | None = None
+    #: Labels of a single-fault grid's cell, outermost first.
+    grid_labels: tuple[str, ...] = ()
 
     def describe(self, event: Event) -> str:
         """A history event as a timeline cell."""
@@ -269,19 +307,6 @@ class Family(abc.ABC):
         """Whether a history event is an injected fault (timelines mark it)."""
         return False
 
-    def effect_ledger(self, history: History) -> list[Entry]:
-        """What a run did to the world, named, and who must act (the blast radius; sim.core.ledger)."""
-        return []
-
-    def fault_count(self, workload: Workload, order: Sequence[Any]) -> int:
-        """How many events of an order are faults (default: every event, as in a fault list)."""
-        return len(order)
-
-    @abc.abstractmethod
-    def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
-                       meta: dict[str, Any]) -> Any:
-        """A scenario holding a minimal order, replayable with no seed."""
-
     def single_faults(self, workload: Workload) -> list[Cell]:
         """The cells of a single-fault grid over the workload (empty if the family has none)."""
         return []
@@ -293,3 +318,8 @@ class Family(abc.ABC):
         "reference": {metric: value}, "plot": [metric, ...], "methods": {metric: method}, "unit": str}``.
         """
         return []
+
+
+class Family(Model, Codec, Presentation):
+    """A protocol family: its :class:`Model`, its :class:`Codec` and its :class:`Presentation`
+    (see the module docstring for the whole contract)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sim.core.errors import InputError, ScenarioError
+from sim.core.errors import ScenarioError
 from sim.core.values import MAX_NESTING, plain_problem, shown
 
 #: Format versions this fencesim reads.  A file without ``format`` is current.

@@ -196,8 +196,8 @@ class History:
 
     @classmethod
     def read(cls, path: str | Path) -> "History":
-        from sim.core.files import read_text
         from sim.core.errors import ScenarioError
+        from sim.core.files import read_text
 
         try:
             text = read_text(path, "history file (JSON lines)")

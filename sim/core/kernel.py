@@ -14,12 +14,12 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import simpy
 
 #: Default limits.  A run that reaches one ends with the named reason.
-MAX_EVENTS_DEFAULT = 100_000
+KERNEL_STEPS_MAX = 100_000
 MAX_TIME_S_DEFAULT = 1_000_000.0
 
 END_COMPLETED = "completed"
@@ -72,7 +72,7 @@ class Kernel:
 
     def run(
         self,
-        max_events: int = MAX_EVENTS_DEFAULT,
+        max_events: int = KERNEL_STEPS_MAX,
         max_time_s: float = MAX_TIME_S_DEFAULT,
     ) -> RunEnd:
         """Step the environment until it is empty or a limit is reached.

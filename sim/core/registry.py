@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from sim.core.coverage import parse_coverage
 from sim.core.errors import HistoryError, ScenarioError
 from sim.core.family import Family
 from sim.core.files import Source, read_toml
 from sim.core.history import invalid_lines
-from sim.core.coverage import parse_coverage
 from sim.core.schema import HistorySchema, validate
 from sim.core.values import shown
 from sim.core.workload import Workload, did_you_mean, resolve_workload
-
 
 #: Keys only a design file has, and keys only a workload has (``[faults]`` as a table, ``[limits]``).
 DESIGN_KEYS = ("protocols", "scenarios", "seeds")

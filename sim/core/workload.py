@@ -33,8 +33,8 @@ from sim.core.values import kind, shown
 PER_RUN_MAX_DEFAULT = 4
 #: Limits on what a workload may ask for.
 PER_RUN_MAX_LIMIT = 1_000
-MAX_EVENTS_DEFAULT = 64
-MAX_EVENTS_LIMIT = 10_000
+ORDER_EVENTS_DEFAULT = 64
+ORDER_EVENTS_MAX = 10_000
 FAULT_KEYS = ("classes", "rates", "per_run_max", "swarm")
 LIMIT_KEYS = ("max_events",)
 
@@ -50,7 +50,7 @@ class Workload:
     rates: dict[str, float]
     per_run_max: int = PER_RUN_MAX_DEFAULT
     swarm: bool = False
-    max_events: int = MAX_EVENTS_DEFAULT
+    max_events: int = ORDER_EVENTS_DEFAULT
     path: Path | None = None
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -132,8 +132,8 @@ def build_workload(family: str, fault_classes: tuple[str, ...], base: Any, name:
         raise source.error(f"swarm must be true or false, not {shown(swarm)}", "swarm")
     per_run_max = whole_number(faults.get("per_run_max", PER_RUN_MAX_DEFAULT), "per_run_max", source, 1,
                                PER_RUN_MAX_LIMIT)
-    max_events = whole_number(limits.get("max_events", MAX_EVENTS_DEFAULT), "max_events", source, 1,
-                              MAX_EVENTS_LIMIT)
+    max_events = whole_number(limits.get("max_events", ORDER_EVENTS_DEFAULT), "max_events", source, 1,
+                              ORDER_EVENTS_MAX)
     return Workload(name=name, family=family, base=base, classes=tuple(classes), rates=weights,
                     per_run_max=per_run_max, swarm=swarm, max_events=max_events,
                     path=Path(source.path), description=description)

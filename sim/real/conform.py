@@ -40,7 +40,7 @@ DELIVERY_FIELDS = ("step", "verdict", "preempted", "origin", "copy", "fence", "d
                    "stamped_pre_hash", "rev_at_apply", "hash_before", "hunks_before", "hash_after", "rev_after",
                    "journal_key", "incarnation", "expected_prior_hash", "expected_prior_hunks", "domain")
 #: Wall-clock seconds one disagreement may take to shrink (each probe is a real run).
-SHRINK_SECONDS_DEFAULT = 120.0
+CONFORM_SHRINK_SECONDS_MAX = 120.0
 #: Differences kept per run (the first ones tell the story).
 MAX_DIFFERENCES = 12
 
@@ -299,7 +299,7 @@ class Disagreement:
 
 
 def shrink_and_export(family: Family, workload: Workload, protocol: Protocol, result: SeedResult, out_dir: Path,
-                      command: list[str] | None = None, seconds: float = SHRINK_SECONDS_DEFAULT,
+                      command: list[str] | None = None, seconds: float = CONFORM_SHRINK_SECONDS_MAX,
                       events: Sequence[Any] | None = None,
                       skip_orders: set[tuple[str, ...]] = frozenset()) -> Disagreement | None:
     """Shrink one disagreement to a 1-minimal order (within ``seconds``) and write it out; None (nothing

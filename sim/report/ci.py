@@ -11,7 +11,8 @@ and advice of its counterexample, or the protocol's share of the sweep.
 from __future__ import annotations
 
 import re
-from xml.sax.saxutils import escape as _escape, quoteattr as _quoteattr
+from xml.sax.saxutils import escape as _escape
+from xml.sax.saxutils import quoteattr as _quoteattr
 
 #: Characters XML 1.0 cannot hold (control characters, lone surrogates, U+FFFE/U+FFFF).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -82,6 +83,16 @@ def junit_xml(document: dict, timings: dict | None = None) -> str:
                          "    </testcase>")
         else:
             cases.append(case + "/>")
+        coverage = tally.get("coverage") or {}
+        if coverage.get("goals"):
+            never = coverage.get("never") or []
+            reached = "\n".join(f"{goal}: {'never' if goal in never else count}"
+                                 for goal, count in coverage["goals"].items())
+            case = f'    <testcase classname={classname} name="coverage" time="0.000"'
+            cases.append(case + f">\n      <system-out>{escape(reached)}</system-out>\n"
+                         + (f"      <system-err>{escape('never reached: ' + ', '.join(never))}</system-err>\n"
+                            if never else "") + "    </testcase>")
+        curve = [f"{seeds_run}:{counts.get(protocol, 0)}" for seeds_run, counts in document.get("saturation", [])]
         properties = "\n".join([
             _property("family", document["family"]), _property("workload", document["workload"]),
             _property("protocol", protocol), _property("seeds", seeds),
@@ -89,6 +100,9 @@ def junit_xml(document: dict, timings: dict | None = None) -> str:
             _property("budget_stopped", ", ".join(document.get("budget_stopped") or []) or "nothing"),
             _property("commit", meta.get("commit", "unknown")),
             _property("fencesim_version", meta.get("fencesim_version", "unknown")),
+            _property("coverage_never", ", ".join(coverage.get("never") or []) or "nothing"),
+            _property("distinct_behaviours", coverage.get("distinct_behaviours", "unknown")),
+            _property("saturation", " ".join(curve) or "none"),
         ])
         suites.append(f'  <testsuite name={quoteattr("fencesim fuzz " + protocol)} tests="{len(cases)}" '
                       f'failures="{failures}" errors="0" skipped="0" time="{sweep_share:.3f}">\n'
@@ -137,6 +151,8 @@ def markdown_summary(document: dict) -> str:
         done = "n/a" if not progress else f"{progress['share']['value']:.0%}" + (
             " (applies nothing)" if tally.get("applies_nothing") else "")
         lines.append(f"| `{protocol}` | {tally['runs']} | {tally['violating_runs']} | {counts} | {done} |")
+    for warning in document.get("coverage_warnings", []):
+        lines += ["", f"> **Warning**: {warning}"]
     baseline = document.get("baseline")
     if baseline:
         lines += ["", f"Baseline `{baseline['file']}`: {baseline_counts(baseline)}."]

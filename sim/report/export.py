@@ -8,12 +8,12 @@ counterexample are written as a unit (all or none).
 
 from __future__ import annotations
 
-import os
 import hashlib
+import os
 import re
 import subprocess
-from importlib import metadata
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -23,6 +23,7 @@ from sim.core.family import Family
 from sim.core.files import write_files_atomically
 from sim.core.history import History
 from sim.core.outputs import COUNTEREXAMPLE_MARK, PYTEST_MARK, check_will_write
+
 
 def current_commit() -> str:
     """The commit of the fencesim source tree, or "unknown" outside a git checkout."""

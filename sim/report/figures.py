@@ -213,6 +213,31 @@ def interference_curves(curves: dict[str, list[dict[str, Any]]], title: str, bou
     return figure
 
 
+def saturation_curve(points: Sequence[Sequence[Any]], title: str) -> Figure:
+    """Distinct run behaviours against seeds run, one line per protocol (protocols with the same curve share
+    one): where a line flattens, more seeds stopped finding new behaviour.
+
+    ``points``: ``[[seeds_run, {protocol: distinct behaviours so far}], ...]`` (a sweep's saturation)."""
+    protocols = list(points[-1][1]) if points else []
+    merged: dict[tuple, list[str]] = {}
+    for protocol in protocols:
+        merged.setdefault(tuple(counts.get(protocol, 0) for _, counts in points), []).append(protocol)
+    figure = Figure(figsize=(9.0, 4.6 + 0.16 * len(protocols)), layout="constrained")
+    ax = figure.subplots()
+    xs = [seeds_run for seeds_run, _ in points]
+    for index, (ys, names) in enumerate(merged.items()):
+        label = "\n".join(wrap_label(name, 60) for name in names)
+        ax.plot(xs, list(ys), marker="o", markersize=3, color=f"C{index % 10}", label=label)
+    ax.set_xlabel("seeds run per protocol", fontsize=9)
+    ax.set_ylabel("distinct run behaviours (estimated)", fontsize=9)
+    ax.tick_params(labelsize=MIN_FONT_PT + 1)
+    ax.set_title(title, fontsize=10)
+    if merged:
+        figure.legend(fontsize=MIN_FONT_PT, loc="outside lower center", ncols=2, frameon=False)
+    ax.grid(alpha=0.3)
+    return figure
+
+
 #: The exposure panels: (metric, the worked example's figure it is drawn beside, its legend).
 EXPOSURE_PANELS = (("duplicate_effects", "already_committed", "arithmetic: already committed (unkeyed)"),
                    ("human_exceptions", "human_exceptions", "arithmetic: human exceptions"))

@@ -42,7 +42,7 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
         heat_cells = {tuple(k.split("\t")): ("violated" if v["violated"] else "ok", v["text"])
                       for k, v in matrix["cells"].items()}
         names[key] = {"heatmap": f"verdict_matrix_{stem}", "safety": f"safety_vs_availability_{stem}",
-                      "interference": f"interference_{stem}"}
+                      "interference": f"interference_{stem}", "saturation": f"saturation_{stem}"}
         drawn[names[key]["heatmap"]] = plots.verdict_heatmap(
             matrix["rows"], matrix["columns"], heat_cells,
             f"{key}: protocol x scenario (red: an invariant is violated)", matrix["labels"])
@@ -55,6 +55,13 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
         drawn[names[key]["interference"]] = plots.interference_curves(
             design["interference"], f"{key}: violating runs as faults per run grow",
             design["workload"]["per_run_max"])
+        if design.get("map"):
+            from sim.report.maps import pareto_figure
+
+            names[key]["pareto"] = f"pareto_{stem}"
+            drawn[names[key]["pareto"]] = pareto_figure(design["map"])
+        drawn[names[key]["saturation"]] = plots.saturation_curve(
+            design.get("saturation", []), f"{key}: distinct behaviours against seeds (saturation)")
         for example in design["counterexamples"]:
             history = example["_history"]
             marked = set(example["violating_events"])

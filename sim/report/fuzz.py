@@ -10,7 +10,7 @@ from typing import Any
 
 from sim.core import stats
 from sim.report.export import counterexample_name, current_commit, export, fencesim_version, shown_path
-from sim.report.review import APPLIES_NOTHING_BELOW, advice_document
+from sim.report.review import advice_document
 from sim.search.pipeline import FuzzResult
 
 
@@ -45,6 +45,7 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
         }
         if example.advice is not None:
             entry["advice"] = advice_document(example.advice)
+        entry["ledger"] = [e.to_json() for e in family.effect_ledger(replay.history)]
         examples.append(entry)
     return examples
 
@@ -53,10 +54,8 @@ def protocol_document(family, tally) -> dict[str, Any]:
     """One protocol's counts, with its liveness beside its safety (work done, and whether it did any)."""
     out = tally.to_json()
     if family.progress is not None:
-        done, planned = (int(tally.measures.get(name, 0)) for name in family.progress)
-        out["progress"] = {"done": done, "planned": planned, "share": stats.share(done, planned).to_json(),
-                           "what": f"{family.progress[0]} / {family.progress[1]}"}
-        out["applies_nothing"] = planned > 0 and done / planned < APPLIES_NOTHING_BELOW
+        out["progress"] = tally.progress(family)
+        out["applies_nothing"] = tally.applies_nothing(family)
     if family.safe_progress is not None:
         out["safe_progress"] = safe_progress(family, tally)
     return out
@@ -108,9 +107,21 @@ def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[st
         "counterexamples": examples,
         "mechanisms": mechanisms_document(result),
         "claims": result.claims,
+        "coverage_warnings": coverage_warnings(summary.tallies),
+        "saturation": [[seeds, dict(counts)] for seeds, counts in summary.saturation],
         "stopped": summary.stopped,
         "meta": {"commit": current_commit(), "fencesim_version": fencesim_version()},
     }
+
+
+def coverage_warnings(tallies: dict[str, Any]) -> list[str]:
+    """One line per declared coverage goal a protocol's sweep never reached (a CI job warns on each)."""
+    lines = []
+    for label, tally in tallies.items():
+        runs = tally.runs
+        for goal in tally.coverage.never():
+            lines.append(f"coverage goal {goal!r} never reached under {label} ({runs} run{'' if runs == 1 else 's'})")
+    return lines
 
 
 def timings(result: FuzzResult) -> dict[Any, float]:

@@ -44,7 +44,7 @@ from sim.search.budget import NO_DEADLINE, Deadline
 
 #: Limits: distinct states kept per depth, and the deepest bound accepted.
 MAX_STATES_DEFAULT = 1_000_000
-MAX_EVENTS_LIMIT = 12
+EXHAUSTIVE_DEPTH_MAX = 12
 
 
 @dataclass
@@ -240,8 +240,8 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     ``accelerate=False`` replays every candidate from scratch and prunes nothing
     (the law suite's reference; the result is the same).
     """
-    if not 1 <= max_events <= MAX_EVENTS_LIMIT:
-        raise InputError(f"--max-events must be between 1 and {MAX_EVENTS_LIMIT}, got {max_events}")
+    if not 1 <= max_events <= EXHAUSTIVE_DEPTH_MAX:
+        raise InputError(f"--max-events must be between 1 and {EXHAUSTIVE_DEPTH_MAX}, got {max_events}")
     result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants)
     events = list(family.alphabet(workload) if alphabet is None else alphabet)
     context = _Context(family, workload, protocol, events, accelerate)

@@ -11,9 +11,10 @@ from typing import Any, Callable, Sequence
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
-from sim.search.advisor import Advice, Tallies, advise as run_advisor
+from sim.search.advisor import Advice, Tallies
+from sim.search.advisor import advise as run_advisor
 from sim.search.budget import NO_DEADLINE, Deadline, work_of
-from sim.search.shrink import SHRINK_SECONDS_DEFAULT, ShrinkResult, shrink
+from sim.search.shrink import SHRINK_SECONDS_MAX, ShrinkResult, shrink
 from sim.search.sweep import SweepState, SweepSummary, default_workers, sweep
 
 
@@ -52,7 +53,7 @@ SWEEP_SHARE = 0.5
 def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str], seeds: int, seed_start: int = 0,
          workers: int | None = None, progress: Callable[[int, int], None] | None = None,
          advise: bool = True, deadline: Deadline = NO_DEADLINE,
-         shrink_seconds: float | None = SHRINK_SECONDS_DEFAULT, backend: str = "local",
+         shrink_seconds: float | None = SHRINK_SECONDS_MAX, backend: str = "local",
          scheduler: str | None = None, resume: SweepState | None = None,
          checkpoint: Callable[[SweepState], None] | None = None,
          shrink_progress: Callable[[str, int], None] | None = None) -> FuzzResult:

@@ -19,12 +19,11 @@ no example database, so the same call gives the same answer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
-
-from typing import Any
 
 from sim.core.errors import InputError
 from sim.core.family import Family

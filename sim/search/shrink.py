@@ -45,7 +45,7 @@ from sim.search.oracle import Oracle
 
 MAX_SHRINK_REPLAYS = 20_000
 #: Wall-clock seconds one counterexample may take to shrink (``--shrink-seconds``).
-SHRINK_SECONDS_DEFAULT = 30.0
+SHRINK_SECONDS_MAX = 30.0
 #: Orders up to this length are checked for a shorter one by exhaustive search.
 EXHAUSTIVE_TIGHTEN_MAX_EVENTS = 7
 EXHAUSTIVE_TIGHTEN_MAX_STATES = 20_000
@@ -147,7 +147,7 @@ def _tighten(family: Family, workload: Workload, protocol: Protocol, invariant: 
 
 def shrink(family: Family, workload: Workload, protocol: Protocol, events, invariant: str,
            max_replays: int = MAX_SHRINK_REPLAYS, tighten: bool = True, deadline: Deadline = NO_DEADLINE,
-           max_seconds: float | None = SHRINK_SECONDS_DEFAULT, accelerate: bool = True) -> ShrinkResult:
+           max_seconds: float | None = SHRINK_SECONDS_MAX, accelerate: bool = True) -> ShrinkResult:
     """Shrink a violating order (see the module's contract).
 
     Bounded by ``max_replays``, by ``max_seconds`` of wall clock

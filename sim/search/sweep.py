@@ -25,7 +25,8 @@ from typing import Any, Callable, Iterator
 
 import pandas as pd
 
-from sim.core.coverage import Coverage
+from sim.core import stats
+from sim.core.coverage import Coverage, Sketch
 from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
@@ -36,6 +37,8 @@ from sim.search.oracle import evaluate
 
 #: Seeds per task handed to a worker.
 CHUNK_SEEDS = 250
+#: Below this share of work done, a protocol is flagged as doing (almost) nothing.
+APPLIES_NOTHING_BELOW = 0.01
 #: The largest sweep a single call accepts (a limit on everything).
 MAX_SEEDS = 10_000_000
 
@@ -104,6 +107,21 @@ class ProtocolTally:
         self.ledger.runs += other.ledger.runs
         for kind, count in other.ledger.counts.items():
             self.ledger.counts[kind] = self.ledger.counts.get(kind, 0) + count
+
+    def progress(self, family: Family) -> dict[str, Any] | None:
+        """Work done against work planned (the family's ``progress`` measures), with its interval; None when
+        the family has no such measure."""
+        if family.progress is None:
+            return None
+        done, planned = (int(self.measures.get(name, 0)) for name in family.progress)
+        return {"done": done, "planned": planned, "share": stats.share(done, planned).to_json(),
+                "what": f"{family.progress[0]} / {family.progress[1]}"}
+
+    def applies_nothing(self, family: Family) -> bool:
+        """Whether the protocol did (almost) no work: no safety violation then means nothing."""
+        progress = self.progress(family)
+        return progress is not None and progress["planned"] > 0 and (
+            progress["done"] / progress["planned"] < APPLIES_NOTHING_BELOW)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"runs": self.runs, "violating_runs": self.violating_runs,
@@ -188,13 +206,23 @@ def _init_worker(family: Family, workload: Workload, protocols: list[Protocol]) 
     _STATE.update(family=family, workload=workload, protocols=protocols)
 
 
-def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTally], list[dict] | None, list]:
-    """Runs ``count`` consecutive seeds: the chunk's tallies, its rows if asked, its first violations."""
+def saturation_mark(runs: int) -> bool:
+    """Whether the saturation curve gets a point after ``runs`` seeds inside a chunk: 1, 2, 5, 10, 20, 50, ...
+    (every chunk's end is a point too), so that a short sweep still draws a curve."""
+    while runs >= 10 and runs % 10 == 0:
+        runs //= 10
+    return runs in (1, 2, 5)
+
+
+def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTally], list[dict] | None, list, list]:
+    """Runs ``count`` consecutive seeds: the chunk's tallies, its rows if asked, its first violations, and
+    the distinct-behaviour sketches at the saturation points inside it (``saturation_mark``)."""
     first_index, count, seed_start, keep_rows = task
     family, workload, protocols = _STATE["family"], _STATE["workload"], _STATE["protocols"]
     tallies = {p.label: new_tally(family, workload) for p in protocols}
     rows: list[dict] | None = [] if keep_rows else None
     firsts = []
+    marks: list[tuple[int, dict[str, list[int]]]] = []
     seen: set[tuple[str, str]] = set()
     measure_names: tuple[str, ...] | None = None
     for index in range(first_index, first_index + count):
@@ -211,7 +239,9 @@ def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTall
                 if (protocol.label, invariant) not in seen:
                     seen.add((protocol.label, invariant))
                     firsts.append((protocol.label, invariant, index, seed, order))
-    return tallies, rows, firsts
+        if index + 1 < first_index + count and saturation_mark(index + 1):
+            marks.append((index + 1, {k: list(t.coverage.sketch.registers) for k, t in tallies.items()}))
+    return tallies, rows, firsts, marks
 
 
 def _run_chunk_with(task, state):
@@ -336,7 +366,11 @@ def sweep(family: Family, workload: Workload, protocols: list[Protocol | str], s
     stopped = None
     chunks = iter_chunks(family, workload, protocols, tasks, workers or default_workers(), backend, scheduler)
     try:
-        for number, (chunk_tallies, rows, firsts) in enumerate(chunks, start=first_chunk):
+        for number, (chunk_tallies, rows, firsts, marks) in enumerate(chunks, start=first_chunk):
+            for runs, registers in marks:  # points inside the chunk: the sweep so far with the chunk's part
+                saturation.append((runs, {k: Sketch([max(a, b) for a, b in zip(t.coverage.sketch.registers,
+                                                                                registers[k])]).count()
+                                          for k, t in tallies.items()}))
             for label, tally in chunk_tallies.items():
                 tallies[label].merge(tally)
             for label, invariant, index, seed, order in firsts:

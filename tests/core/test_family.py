@@ -42,6 +42,9 @@ class Counter(Family):
     def generate(self, workload, seed):
         return ()
 
+    def parse_event(self, scenario, text):
+        return text
+
     def alphabet(self, workload):
         return ["tick", "boom"]
 

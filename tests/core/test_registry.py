@@ -35,6 +35,9 @@ class ToyFamily(Family):
     def generate(self, workload, seed):
         return ()
 
+    def parse_event(self, scenario, text):
+        return text
+
     def alphabet(self, workload):
         return []
 

@@ -7,8 +7,18 @@ import datetime
 
 import pytest
 
-from sim.core.values import (MAX_NAME_CHARS, MAX_NESTING, MAX_SHOWN_CHARS, cut, kind, name_from_path, name_problem,
-                             plain_problem, shown, text_problem)
+from sim.core.values import (
+    MAX_NAME_CHARS,
+    MAX_NESTING,
+    MAX_SHOWN_CHARS,
+    cut,
+    kind,
+    name_from_path,
+    name_problem,
+    plain_problem,
+    shown,
+    text_problem,
+)
 
 
 def test_a_long_string_is_cut_and_counted():

@@ -3,7 +3,8 @@
 ``python tests/pinned/capture.py`` prints the digest of every command's normalised output as JSON;
 ``--write`` records the outputs in ``tests/pinned/outputs.json.gz`` and their digests in
 ``tests/pinned/digests.json`` (done once, before a change that must not alter results; the test
-``tests/test_pinned.py`` then compares).  ``--dump DIR`` writes each normalised output whole, to diff.
+``tests/test_pinned.py`` then compares).  ``--rerecord KEY,KEY`` replaces only those outputs, after a
+change meant to alter them (say which and why in the commit).  ``--dump DIR`` writes each normalised output whole, to diff.
 
 Normalising drops only what is not a result: the commit and version in ``meta``, and the folder
 of written files (their names are kept).
@@ -181,6 +182,17 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         for key, value in results.items():
             (folder / f"{key}.json").write_text(json.dumps(value, indent=1, sort_keys=True), encoding="utf-8")
+    if "--rerecord" in args:  # replace the named outputs only, after a change meant to alter them
+        keys = args[args.index("--rerecord") + 1].split(",")
+        with gzip.open(OUTPUTS, "rb") as file:
+            recorded = json.loads(file.read())
+        unknown = sorted(set(keys) - set(recorded))
+        if unknown:
+            raise SystemExit(f"no pinned output named {unknown[0]!r}")
+        recorded.update({key: results[key] for key in keys})
+        results = recorded
+        digests = {key: digest(value) for key, value in results.items()}
+        args.append("--write")
     if "--write" in args:
         DIGESTS.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         data = json.dumps(results, sort_keys=True, separators=(",", ":")).encode("utf-8")

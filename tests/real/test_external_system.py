@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from sim.families.effects.state import default_head, fingerprint_of as model_fingerprint
+from sim.families.effects.state import default_head
+from sim.families.effects.state import fingerprint_of as model_fingerprint
 from sim.real import external_system
 from sim.real.runtimes import worker_kit
 from sim.real.runtimes.processes import ExternalProcess, Inbox

@@ -10,8 +10,7 @@ import pytest
 
 import sim
 from sim.core.errors import InputError
-from sim.report.baseline import BASELINE_MAX_WORK, compare, normalised_protocol, prepare, read_baseline
-from sim.report.baseline import workload_digest
+from sim.report.baseline import BASELINE_MAX_WORK, compare, normalised_protocol, prepare, read_baseline, workload_digest
 from sim.search.budget import work_of
 from sim.search.pipeline import replay_orders
 
@@ -70,7 +69,7 @@ def _document(protocols, examples=()):
 def test_a_33000_entry_baseline_is_compared_within_seconds():
     """Every entry is read, matched and (not being found again) replayed; identical orders are replayed once,
     the rest on two processes within the replay limit (what it leaves is reported unchecked, every entry
-    counted once): well inside 30 s for 33,000 entries of the slower family."""
+    counted once), for 33,000 entries of the slower family."""
     workload = sim.load_workload("effects-saga")
     spellings = ["keyed", "keyed-fingerprint-reconcile,lease_fence=off", "unkeyed-retry"]
     entries = []
@@ -96,7 +95,9 @@ def test_a_33000_entry_baseline_is_compared_within_seconds():
     counted = (len(compared["fixed"]) + len(compared["still_violating"]) + len(compared["not_run"])
                + len(compared["not_replayable"]) + len(compared["unchecked"]))
     assert counted == len(entries) and len(compared["not_run"]) == 11_000
-    assert elapsed < 30, elapsed
+    one = max(work_of(1, len(e["events"])) for e in entries)  # the limit is looked at before each replay
+    assert 0 < spent[0] <= BASELINE_MAX_WORK + one, "the replays stay within the named replay limit"
+    del elapsed  # speed is measured by benchmarks, never asserted here
 
 
 def test_the_replay_limit_stops_at_the_same_entry_on_every_machine():

@@ -230,10 +230,9 @@ def test_the_count_before_is_the_sweeps_own_never_a_sample_zero():
 
 def test_the_advisor_at_the_largest_limits_stops_at_its_work_limit():
     """A workload at its documented maxima (1,000 faults per run, 10,000 events): the advisor stops at its
-    work limit well inside 30 s, says so, still answers -- and answers the same on a second try (the limit
+    work limit, says so, still answers -- and answers the same on a second try (the limit
     counts replayed runs and events, not seconds)."""
     import dataclasses
-    import time
 
     from sim.search.oracle import evaluate
 
@@ -241,9 +240,7 @@ def test_the_advisor_at_the_largest_limits_stops_at_its_work_limit():
     protocol = EFFECTS.parse_protocol("unkeyed-retry")
     order = EFFECTS.generate(workload, 0)
     invariant = evaluate(EFFECTS, workload.base, protocol, order).violated[0]
-    started = time.monotonic()
     advice = advise(EFFECTS, workload, protocol, invariant, order, seeds=1000)
-    assert time.monotonic() - started < 30
     assert advice.stopped == "the advisor's work limit" and advice.recommended is not None
     again = advise(EFFECTS, workload, protocol, invariant, order, seeds=1000, max_work=60_000)
     assert again.to_json() == advise(EFFECTS, workload, protocol, invariant, order, seeds=1000,

@@ -12,7 +12,7 @@ from sim.core.errors import InputError
 from sim.families.effects import FAMILY as EFFECTS
 from sim.families.workspace import FAMILY
 from sim.search import exhaustive
-from sim.search.exhaustive import MAX_EVENTS_LIMIT
+from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX
 
 
 @functools.cache
@@ -103,9 +103,9 @@ def test_state_limit_ends_with_a_named_reason():
     assert result.to_json()["proved_absent"] == []
 
 
-@pytest.mark.parametrize("bound", [0, MAX_EVENTS_LIMIT + 1])
+@pytest.mark.parametrize("bound", [0, EXHAUSTIVE_DEPTH_MAX + 1])
 def test_out_of_range_bound_is_refused(bound):
-    """A bound outside 1..MAX_EVENTS_LIMIT raises InputError."""
+    """A bound outside 1..EXHAUSTIVE_DEPTH_MAX raises InputError."""
     with pytest.raises(InputError):
         explore(_tiny(), parse_protocol("none"), bound)
 

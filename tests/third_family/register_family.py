@@ -24,7 +24,6 @@ from typing import Any, Hashable, Iterable, NamedTuple, Sequence
 from sim.core.checks import CheckResult, CheckSpec, Violation
 from sim.core.errors import ScenarioError
 from sim.core.family import Family, Replay
-from sim.core.history import History
 from sim.core.kernel import END_COMPLETED, RunEnd
 from sim.core.knobs import Knob, KnobTable, Protocol
 from sim.core.machine import Machine, Record, drive

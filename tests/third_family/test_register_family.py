@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from register_family import FAMILY, Op
+
 from sim.core.files import read_toml
 from sim.core.registry import Registry
 from sim.registry import SHIPPED

@@ -45,12 +45,35 @@ from sim.core.history import History
 from sim.real import external_system
 from sim.real.external_system import Clock
 from sim.real.runtimes import worker_kit
-from sim.real.runtimes.cells import (BOUNDARIES, CRUEL_FAULTS, FAULT_POINTS, FENCES, NOT_APPLICABLE, REAL_POINTS,
-                                     REQUEST_BOUNDARIES, SAGA, TASK_DEFAULT, CellFault, NotApplicable,
-                                     check_applicable, resolve_protocol, workflow_data)
-from sim.real.runtimes.processes import (RECORD_TIMEOUT_S, STARTUP_TIMEOUT_S, STOP_TIMEOUT_S, ExternalProcess, Inbox,
-                                         RealEffectsError, TemporalServer, WorkerProcess, dbos_command,
-                                         temporal_command, temporal_program)
+from sim.real.runtimes.cells import (
+    BOUNDARIES,
+    CRUEL_FAULTS,
+    FAULT_POINTS,
+    FENCES,
+    NOT_APPLICABLE,
+    REAL_POINTS,
+    REQUEST_BOUNDARIES,
+    SAGA,
+    TASK_DEFAULT,
+    CellFault,
+    NotApplicable,
+    check_applicable,
+    resolve_protocol,
+    workflow_data,
+)
+from sim.real.runtimes.processes import (
+    RECORD_TIMEOUT_S,
+    STARTUP_TIMEOUT_S,
+    STOP_TIMEOUT_S,
+    ExternalProcess,
+    Inbox,
+    RealEffectsError,
+    TemporalServer,
+    WorkerProcess,
+    dbos_command,
+    temporal_command,
+    temporal_program,
+)
 
 #: The public names, for a caller that imports everything from here.
 __all__ = ["ACK_TIMEOUT_S", "BOUNDARIES", "CRUEL_FAULTS", "FAULT_POINTS", "FENCES", "NOT_APPLICABLE", "REAL_POINTS",

@@ -1,0 +1,182 @@
+"""The model against a real durable runtime, cell by cell of the cruel grid.
+
+For each protocol and each cell -- transition x boundary x fault -- the
+model's run (the effects family's replay of that one-fault list) and a real
+run (:func:`~sim.real.runtimes.harness.run_real_effects` against DBOS,
+Temporal or a user's worker) are compared on what both can observe:
+
+* the effects each logical transition created, and so the duplicates;
+* the receipts recorded per transition;
+* the compensations run;
+* the task's terminal outcome;
+* the safety invariants each history violates (the same checks as
+  ``fencesim check``).
+
+Event order, times, request ids and object numbers are not compared: the
+real system numbers its objects in its own commit order and its workers
+take their own paths to the same outcome.  A cell the runtime cannot
+express is *not applicable*, with the runtime's reason, and never counted
+as agreement.  A disagreement keeps both histories, so it can be exported
+side by side; a one-fault cell is its own shortest order.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from sim.core.history import History
+
+#: Fields of an observation, in the order a disagreement lists them.
+OBSERVED = ("effects", "duplicates", "receipts", "compensations", "outcome", "violations")
+
+
+def observe(family, history: History) -> dict[str, Any]:
+    """What a run shows that both the model and a real runtime record."""
+    effects: dict[str, list[str]] = {}
+    receipts: dict[str, int] = {}
+    compensations: set[str] = set()
+    outcomes: list[str] = []
+    for event in history:
+        fields = event.fields
+        logical = fields.get("logical", fields.get("transition"))
+        if event.event == "committed":
+            effects.setdefault(logical, [])
+            if fields.get("effect") not in effects[logical]:
+                effects[logical].append(fields.get("effect"))
+        elif event.event == "receipt_recorded":
+            receipts[fields.get("transition")] = receipts.get(fields.get("transition"), 0) + 1
+        elif event.event == "compensated":
+            compensations.add(fields.get("transition"))
+        elif event.event == "task_terminal":
+            outcomes.append(fields.get("outcome"))
+    violated = sorted({v.invariant for v in family.check(history).safety_violations})
+    return {"effects": {k: len(v) for k, v in sorted(effects.items())},
+            "duplicates": {k: len(v) - 1 for k, v in sorted(effects.items()) if len(v) > 1},
+            "receipts": dict(sorted(receipts.items())), "compensations": sorted(compensations),
+            "outcome": outcomes, "violations": violated}
+
+
+@dataclass
+class CellComparison:
+    """One cell under one protocol: both observations, or why the runtime cannot play it."""
+
+    protocol: str
+    labels: tuple[str, ...]  # (transition, boundary, fault)
+    model: dict[str, Any] | None = None
+    real: dict[str, Any] | None = None
+    not_applicable: str | None = None
+    seconds: float = 0.0
+    kills: int = 0
+    freezes: int = 0
+    model_history: History | None = field(default=None, repr=False)
+    real_history: History | None = field(default=None, repr=False)
+    failed: str | None = None  # the real run failed or hung: a disagreement, with its partial history
+
+    @property
+    def applicable(self) -> bool:
+        return self.not_applicable is None
+
+    @property
+    def agrees(self) -> bool:
+        return self.applicable and self.failed is None and self.model == self.real
+
+    def differences(self) -> list[str]:
+        if self.failed is not None:
+            return [f"the real run failed: {self.failed}"]
+        if not self.applicable or self.model is None or self.real is None:
+            return []
+        return [f"{name}: model {self.model[name]} / real {self.real[name]}" for name in OBSERVED
+                if self.model[name] != self.real[name]]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"protocol": self.protocol, "cell": "/".join(self.labels)}
+        if not self.applicable:
+            out["not_applicable"] = self.not_applicable
+            return out
+        out.update(agrees=self.agrees, model=self.model, real=self.real, differences=self.differences(),
+                   seconds=round(self.seconds, 3), kills=self.kills, freezes=self.freezes)
+        if self.failed is not None:
+            out["failed"] = self.failed
+        return out
+
+
+def compare_cell(family, workload, protocol, cell, runtime: str = "dbos", command: list[str] | None = None,
+                 plant: tuple[str, ...] = ()) -> CellComparison:
+    """Play one cruel cell in the model and against the real runtime; compare what both observe."""
+    from sim.real.runtimes.harness import NotApplicable, RealEffectsError, run_real_effects
+
+    transition, boundary, fault = cell.labels
+    result = CellComparison(protocol.label, tuple(cell.labels))
+    model_run = family.replay(workload.base, protocol, cell.events)
+    result.model_history = model_run.history
+    result.model = observe(family, model_run.history)
+    started = time.monotonic()
+    try:
+        real = run_real_effects(workload.base.workflow, protocol, f"{fault} {transition} {boundary}",
+                                runtime=runtime, command=command, task=workload.base.task, plant=plant)
+    except NotApplicable as reason:
+        result.not_applicable = str(reason)
+        return result
+    except RealEffectsError as error:
+        result.seconds = time.monotonic() - started
+        result.failed, result.real_history = str(error), getattr(error, "history", None)
+        return result
+    result.seconds = time.monotonic() - started
+    result.kills, result.freezes, result.real_history = real.kills, real.freezes, real.history
+    result.real = observe(family, real.history)
+    return result
+
+
+@dataclass
+class ConformTable:
+    """Every cell compared, per protocol: runs, agreeing, not applicable, real kills, wall time."""
+
+    runtime: str
+    cells: list[CellComparison] = field(default_factory=list)
+
+    def by_protocol(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for cell in self.cells:
+            row = out.setdefault(cell.protocol, {"cells": 0, "applicable": 0, "agreeing": 0, "not_applicable": 0,
+                                                 "kills": 0, "freezes": 0, "seconds": 0.0})
+            row["cells"] += 1
+            if cell.applicable:
+                row["applicable"] += 1
+                row["agreeing"] += cell.agrees
+                row["kills"] += cell.kills
+                row["freezes"] += cell.freezes
+                row["seconds"] = round(row["seconds"] + cell.seconds, 3)
+            else:
+                row["not_applicable"] += 1
+        return out
+
+    @property
+    def disagreements(self) -> list[CellComparison]:
+        return [c for c in self.cells if c.applicable and not c.agrees]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runtime": self.runtime, "by_protocol": self.by_protocol(),
+                "disagreements": [c.to_json() for c in self.disagreements],
+                "not_applicable": sorted({(c.protocol, c.not_applicable) for c in self.cells if not c.applicable}),
+                "cells": [c.to_json() for c in self.cells]}
+
+
+def conform_cells(family, workload, protocols: Sequence[Any], runtime: str = "dbos",
+                  command: list[str] | None = None, only: Callable[[Any], bool] | None = None,
+                  progress: Callable[[int, int, str], None] | None = None, deadline=None,
+                  plant: tuple[str, ...] = ()) -> ConformTable:
+    """Every cruel cell of the workload under every protocol (``only`` picks cells), in grid order."""
+    cells = [c for c in family.single_faults(workload) if only is None or only(c)]
+    table = ConformTable(runtime)
+    total = len(cells) * len(protocols)
+    for p_index, protocol in enumerate(protocols):
+        for c_index, cell in enumerate(cells):
+            if deadline is not None and deadline.expired():
+                deadline.note("conform")
+                return table
+            if progress is not None:
+                progress(p_index * len(cells) + c_index, total, f"{protocol.label}: {'/'.join(cell.labels)}")
+            table.cells.append(compare_cell(family, workload, protocol, cell, runtime, command, plant))
+    return table

@@ -1,0 +1,218 @@
+"""The design review as work: every number a room needs about one or more designs, as one document.
+
+For each design (a family, a workload, the protocols to compare) the review
+runs, through the family contract only:
+
+1. the fuzz pipeline -- a seed sweep, each distinct violation shrunk to a
+   minimal order, the advisor's smallest fix and its cost;
+2. safety and availability per protocol: violating runs per invariant with
+   Wilson intervals, availability findings, the share of work done (steps
+   applied, tasks completed) -- a protocol that does nothing is flagged,
+   never summarised as "no safety violation";
+3. the verdict matrix: every protocol against every scripted scenario and
+   every minimal counterexample, replayed with no seed;
+4. interference curves: the violating-run share as the faults per run grow;
+5. coverage and blast radius: the saturation curve of distinct behaviours
+   against seeds, declared goals never reached, and the effect ledger of the
+   violating runs per 10,000 plans or tasks;
+6. the family's own sections (the effects family's exposure tables);
+7. what the review did not cover, and where a budget stopped it.
+
+:func:`run_review` returns the results as plain data (``results.json``);
+:mod:`sim.report` turns them into rows (:mod:`sim.report.review`) and writes
+the report folder (:mod:`sim.report.folder`) -- the report layer runs nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Sequence
+
+from sim.core import stats
+from sim.core.errors import InputError
+from sim.core.family import Family
+from sim.core.knobs import Protocol
+from sim.core.workload import Workload
+from sim.report.export import file_stem
+from sim.report.review import (
+    RESULTS_FORMAT,
+    Progress,
+    counterexample_rows,
+    coverage_rows,
+    progress_label,
+    protocol_rows,
+)
+from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.oracle import evaluate
+from sim.search.pipeline import FuzzResult, fuzz
+from sim.search.sweep import sweep
+
+#: Faults per run (at most) of the interference curves, and the share of a design's seeds each level gets.
+INTERFERENCE_LEVELS = (1, 2, 4, 8)
+INTERFERENCE_SEED_SHARE = 0.25
+
+
+def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Protocol], scenarios: Sequence[Any],
+                   examples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Every protocol against every scripted scenario and minimal counterexample.
+
+    A scenario's cell is its outcome (the last verdict) and the invariants it
+    violates; a counterexample's cell is the invariants its order violates
+    under that protocol, or ``ok``.
+    """
+    columns, labels, cells = [], [], {}
+    for scenario in scenarios:
+        columns.append(scenario.name)
+        labels.append(scenario.name)
+        for protocol in protocols:
+            evaluation = evaluate(family, scenario, protocol, scenario.events)
+            outcome = family.outcome(evaluation.replay) or "-"
+            cells[(protocol.label, scenario.name)] = {
+                "outcome": outcome, "violated": list(evaluation.violated),
+                "text": ", ".join(evaluation.violated) or (outcome if outcome != "-" else "ok")}
+    for example in examples:
+        columns.append(example["name"])
+        protocol_lines = example["protocol"].replace(",", ",\n")
+        labels.append(f"{example['invariant']} under\n{protocol_lines}")
+        for protocol in protocols:
+            evaluation = evaluate(family, workload.base, protocol, example["_events"])
+            cells[(protocol.label, example["name"])] = {
+                "outcome": family.outcome(evaluation.replay), "violated": list(evaluation.violated),
+                "text": ", ".join(evaluation.violated) or "ok"}
+    return {"rows": [p.label for p in protocols], "columns": columns, "labels": labels,
+            "cells": {f"{r}\t{c}": v for (r, c), v in cells.items()}}
+
+
+def interference(family: Family, workload: Workload, protocols: Sequence[Protocol], seeds: int, workers: int | None,
+                 deadline: Deadline) -> dict[str, list[dict[str, Any]]]:
+    """Violating-run share per protocol as the faults per run grow (Wilson intervals)."""
+    curves: dict[str, list[dict[str, Any]]] = {p.label: [] for p in protocols}
+    per_level = max(20, int(seeds * INTERFERENCE_SEED_SHARE))
+    for level in INTERFERENCE_LEVELS:
+        if deadline.expired():
+            deadline.note("interference curves")
+            break
+        levelled = dataclasses.replace(workload, per_run_max=level)
+        summary, _ = sweep(family, levelled, list(protocols), per_level, workers=workers, deadline=deadline)
+        for protocol in protocols:
+            tally = summary.tallies[protocol.label]
+            curves[protocol.label].append({
+                "faults_per_run": level, "runs": tally.runs, "violating_runs": tally.violating_runs,
+                "share": stats.share(tally.violating_runs, tally.runs).to_json()})
+    return curves
+
+
+def not_covered(family: Family, workload: Workload, protocols: Sequence[Protocol], seeds: int,
+                result: FuzzResult) -> list[str]:
+    """What the review did not look at, in plain words."""
+    out = []
+    missing = [c for c in family.fault_classes if c not in workload.classes]
+    if missing:
+        out.append(f"fault classes not drawn by workload {workload.name}: {', '.join(missing)}")
+    held = [k.name for k in family.knobs.knobs if len({str(p.knobs[k.name]) for p in protocols}) == 1]
+    if held:
+        values = ", ".join(f"{k}={family.knobs.knob(k).show(protocols[0].knobs[k])}" for k in held)
+        out.append(f"knobs held at one value across the protocols compared: {values}")
+    out.append(f"seeds {result.summary.seed_start}..{result.summary.seed_start + result.summary.seeds_done - 1} "
+               f"per protocol ({result.summary.seeds_done} runs each); each generated order held at most "
+               f"{workload.per_run_max} faults and {workload.max_events} events (the events of the order the search "
+               "draws, not of the whole run); orders outside these bounds were not tried")
+    unproved = [e for e in result.counterexamples if e.shrunk.one_minimal and not e.shrunk.shortest_proved]
+    if unproved:
+        out.append(f"{len(unproved)} counterexample(s) are 1-minimal but not proved shortest (the exhaustive "
+                   "bound or a limit stopped the proof)")
+    unshrunk = [e for e in result.counterexamples if not e.shrunk.one_minimal]
+    if unshrunk:
+        limits = ", ".join(sorted({e.shrunk.reason for e in unshrunk}))
+        out.append(f"{len(unshrunk)} counterexample(s) are not minimal: shrinking was stopped by {limits}, so "
+                   "they may hold events that do not matter")
+    return out
+
+
+def review_design(design, workers: int | None = None, deadline: Deadline = NO_DEADLINE,
+                  progress: Progress | None = None) -> dict[str, Any]:
+    """The review of one design, as data (see the module docstring)."""
+    family, workload, protocols, seeds = design.family, design.workload, design.protocols, design.seeds
+    started = time.monotonic()
+
+    def sweep_progress(done: int, total: int, violating: int = 0) -> None:
+        if progress is not None:
+            progress(f"{design.name}: sweep", done, total)
+
+    result = fuzz(family, workload, protocols, seeds, workers=workers, progress=sweep_progress, deadline=deadline)
+    if progress is not None:
+        progress(f"{design.name}: interference curves", 0, 1)
+    examples = counterexample_rows(result, design.name)
+    curves = interference(family, workload, protocols, seeds, workers, deadline)
+    matrix = verdict_matrix(family, workload, protocols, design.scenarios, examples)
+    sections = [] if deadline.expired() else family.review_sections(workload, protocols, seeds)
+    drawn_map = None
+    if getattr(design, "map", None) is not None and not deadline.expired():
+        from sim.search.lattice import design_map
+
+        if progress is not None:
+            progress(f"{design.name}: design map", 0, 1)
+        request = design.map
+        drawn_map = design_map(family, workload, request.knobs, request.max_events, seeds=request.seeds,
+                               workers=workers or 1, deadline=deadline).to_json()
+    return {
+        "name": design.name, "family": family.name, "family_title": family.title,
+        "description": design.description, "source": design.source,
+        "workload": {"name": workload.name, "classes": list(workload.classes), "per_run_max": workload.per_run_max,
+                     "max_events": workload.max_events, "swarm": workload.swarm},
+        "seeds": seeds, "seeds_done": result.summary.seeds_done,
+        "invariants": list(family.safety_invariants), "availability": list(family.availability_columns),
+        "progress_label": progress_label(family),
+        "protocols": protocol_rows(result),
+        "counterexamples": examples,
+        "claims": result.claims,
+        "matrix": matrix,
+        "interference": curves,
+        "coverage": coverage_rows(result),
+        "saturation": [[seeds_run, dict(counts)] for seeds_run, counts in result.summary.saturation],
+        "sections": sections,
+        "map": drawn_map,
+        "not_covered": not_covered(family, workload, protocols, seeds, result),
+        "budget_stopped": list(deadline.hit) if deadline.hit else [],
+        "_family": family,
+        "_workload": workload,
+        "_seconds": round(time.monotonic() - started, 1),
+    }
+
+
+def _distinct_protocols(design) -> None:
+    """A design compares distinct protocols: the same one spelled twice (``step-dedupe`` and
+    ``fence=step,dedupe=journal``) would be reviewed twice and its findings doubled."""
+    for position, protocol in enumerate(design.protocols):
+        for earlier in design.protocols[:position]:
+            if earlier == protocol:
+                same = (f"{earlier.label!r}" if earlier.label == protocol.label else
+                        f"the same protocol as {earlier.label!r} and {protocol.label!r} ({protocol.describe()})")
+                raise InputError(f"design {design.name!r} ({design.source}) names {same} more than once; give "
+                                 "each protocol once")
+
+
+def run_review(designs, budget_s: float | None = None, workers: int | None = None,
+               progress: Progress | None = None) -> dict[str, Any]:
+    """Review every design within ``budget_s`` seconds of wall clock (None: no budget).
+
+    Designs must have distinct names: a name keys the design's section, figures and files."""
+    seen: dict[str, str] = {}
+    for design in designs:
+        key = file_stem(design.name)
+        if key in seen:
+            same = "the same name" if seen[key] == design.name else f"names that make the same files ({seen[key]!r})"
+            raise InputError(f"two designs have {same}: {design.name!r}; give each design file its own "
+                             "name = \"...\"")
+        seen[key] = design.name
+        _distinct_protocols(design)
+    deadline = Deadline(budget_s, "--budget")
+    reviewed = [review_design(design, workers, deadline, progress) for design in designs]
+    return {
+        "format": RESULTS_FORMAT,
+        "budget_s": budget_s,
+        "budget_stopped": list(deadline.hit),
+        "statistics": dict(stats.METHODS),
+        "designs": reviewed,
+    }

@@ -1,0 +1,28 @@
+"""``fencesim explore``: the exhaustive search as its own command, the same answer as ``fuzz --exhaustive``."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_explore_gives_the_same_document_as_fuzz_exhaustive_and_exit_1_on_a_violation(cli):
+    explored = cli("explore", "-w", "tiny", "-p", "none", "-p", "plan", "--depth", "5", "--json")
+    fuzzed = cli("fuzz", "-w", "tiny", "-p", "none", "-p", "plan", "--exhaustive", "--max-events", "5", "--json")
+    assert explored.returncode == fuzzed.returncode == 1, explored.stderr
+    assert explored.stdout == fuzzed.stdout
+    document = json.loads(explored.stdout)
+    by_protocol = {row["protocol"]: row for row in document["protocols"]}
+    assert by_protocol["none"]["violations"]["lost_update"]["shortest_events"] == 4
+    assert not by_protocol["plan"]["violations"] and by_protocol["plan"]["complete"]
+
+
+def test_explore_exits_0_when_every_invariant_is_proved(cli):
+    done = cli("explore", "-w", "tiny", "-p", "plan", "--depth", "4")
+    assert done.returncode == 0, done.stderr
+    assert "proved by enumeration" in done.stderr + done.stdout
+
+
+def test_a_depth_out_of_range_is_one_line_and_exit_4(cli):
+    done = cli("explore", "--depth", "13")
+    assert done.returncode == 4 and "--depth must be between 1 and 12" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
