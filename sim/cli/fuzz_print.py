@@ -45,6 +45,9 @@ def protocol_table(document: dict) -> Table:
             done = f"{value:.0%} {progress['what'].replace('_', ' ')}" if value == value else "n/a"
             if tally.get("applies_nothing"):
                 done += " -- APPLIES NOTHING: no violation because no work is done"
+        safe = tally.get("safe_progress")
+        if safe and safe["share"]["value"] == safe["share"]["value"]:
+            done += f"; {safe['share']['value']:.0%} applied safely"
         table.add_row(label, str(runs), share, found, *counted, done)
     return table
 
@@ -57,9 +60,16 @@ def print_summary(console, document: dict) -> None:
         console.print(f"{document['stopped']} stopped the sweep early; counts are of the seeds run", markup=False)
     console.print(protocol_table(document))
     _print_claims(console, document.get("claims") or [])
+    _print_mechanisms(console, document.get("mechanisms") or {})
     availability = " + ".join(name.replace("_", " ") for name in document["availability"])
+    alike = _identical_examples(document)
     for example in document["counterexamples"]:
+        others = alike.get(id(example))
+        if others is None:
+            continue  # shown under the first protocol of its group
         _print_example(console, example, availability)
+        if others:
+            console.print(f"  the same order and results under: {', '.join(others)}", markup=False)
     for warning in document.get("coverage_warnings", []):
         console.print(f"warning: {warning}", markup=False)
     if document.get("determinism"):
@@ -105,3 +115,32 @@ def _print_example(console, example: dict, availability: str) -> None:
     for entry in example.get("ledger", [])[:4]:
         console.print(f"  blast radius: {entry['what']} -- {entry['who_acts']}", markup=False)
     console.print(f"  replay: {example['replay']}", markup=False)
+
+
+def _print_mechanisms(console, mechanisms: dict) -> None:
+    """The non-default mechanisms that never acted, per protocol, and the protocols with identical results."""
+    never = mechanisms.get("never_fired") or {}
+    if never:
+        console.print("\nmechanisms that never acted on this workload (their numbers are the protocol's without "
+                      "them):", markup=False)
+        for label, lines in never.items():
+            for line in lines:
+                console.print(f"  {label}: {line}", markup=False)
+    for group in mechanisms.get("identical") or []:
+        console.print(f"identical results: {', '.join(group)}", markup=False)
+
+
+def _identical_examples(document: dict) -> dict[int, list[str]]:
+    """id(example) -> the other protocols of its identical-results group with the same minimal order (shown
+    once, under the first); an example absent from the map is one of those others."""
+    groups = {label: tuple(group) for group in (document.get("mechanisms") or {}).get("identical", [])
+              for label in group}
+    shown: dict[tuple, list[str]] = {}
+    out: dict[int, list[str]] = {}
+    for example in document["counterexamples"]:
+        key = (groups.get(example["protocol"], example["protocol"]), example["invariant"], tuple(example["events"]))
+        if key in shown:
+            shown[key].append(example["protocol"])
+            continue
+        shown[key] = out[id(example)] = []
+    return out

@@ -50,6 +50,10 @@ def review(
     violated = False
     for reviewed in results["designs"]:
         console.print(_table(reviewed))
+        never = _never_fired_lines(reviewed)
+        if never:
+            console.print("mechanisms that never acted on this workload (their numbers are the design's without "
+                          "them):\n" + "\n".join(never), markup=False)
         violated = violated or any(row["violating_runs"]["count"] > 0 for row in reviewed["protocols"])
     if results["budget_stopped"]:
         console.print(f"the budget stopped: {', '.join(results['budget_stopped'])} (see the report)", markup=False)
@@ -80,8 +84,10 @@ def _table(reviewed: dict) -> Table:
     table = Table(title=f"{reviewed['name']} ({reviewed['family']} family, {reviewed['seeds_done']} seeds each)",
                   header_style="bold")
     availability = [name.replace("_", " ") for name in reviewed["availability"]]
+    safe = any("safe_progress" in row for row in reviewed["protocols"])
     for column in ("protocol", "verdict", "violating runs", "minimal counterexamples (length)",
-                   *(f"{name} per run" for name in availability), reviewed["progress_label"]):
+                   *(f"{name} per run" for name in availability), reviewed["progress_label"],
+                   *(["applied safely / planned"] if safe else [])):
         table.add_column(column, overflow="fold")
     for row in reviewed["protocols"]:
         examples = [e for e in reviewed["counterexamples"] if e["protocol"] == row["protocol"]]
@@ -91,5 +97,12 @@ def _table(reviewed: dict) -> Table:
         progress = f"{row['progress']['share']['value']:.0%}" if row["progress"] else "n/a"
         found = [f"{row['availability'][name]['per_run']:.2f} ({row['availability'][name]['count']})"
                  for name in reviewed["availability"]]
-        table.add_row(row["protocol"], row["verdict"], f"{share['value']:.1%}", shown, *found, progress)
+        safely = [f"{row['safe_progress']['share']['value']:.0%}" if "safe_progress" in row else "n/a"] if safe else []
+        table.add_row(row["protocol"], row["verdict"], f"{share['value']:.1%}", shown, *found, progress, *safely)
     return table
+
+
+def _never_fired_lines(reviewed: dict) -> list[str]:
+    """Each protocol's mechanisms that never acted on the design's workload (its numbers equal the design
+    without them there)."""
+    return [f"  {row['protocol']}: {line}" for row in reviewed["protocols"] for line in row.get("never_fired", [])]

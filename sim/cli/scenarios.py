@@ -27,9 +27,28 @@ def _about(violation) -> str:
     return f" ({violation.step})" if violation.step is not None else ""
 
 
+#: Tables ``fencesim matrix --table`` computes besides the default one.
+MATRIX_TABLES = ("verdicts",)
+
+
+def _matrix_table(value: str | None) -> str | None:
+    if value is not None and value not in MATRIX_TABLES:
+        from sim.core.workload import did_you_mean
+
+        raise typer.BadParameter(f"unknown table {cut(value)!r}{did_you_mean(value, MATRIX_TABLES)}; tables: "
+                                 f"{', '.join(MATRIX_TABLES)}")
+    return value
+
+
 @app.command()
-def matrix(json_out: bool = typer.Option(False, "--json", help=JSON_HELP)) -> int:
+def matrix(json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+           table_name: str | None = typer.Option(
+               None, "--table", callback=_matrix_table,
+               help="verdicts: the seed's section-10 table (reject, replay or compensate), one scripted "
+                    "scenario per row, under each preset and the platform design.")) -> int:
     """The seed's verdict table computed by the model, beside the seed code's answers."""
+    if table_name == "verdicts":
+        return _verdicts_table(json_out)
     from sim.families.workspace.matrix import SEED_SCENARIOS, compute_matrix
 
     document = compute_matrix()
@@ -58,6 +77,32 @@ def matrix(json_out: bool = typer.Option(False, "--json", help=JSON_HELP)) -> in
                       f" -- {d['why']}", markup=False)
     for note in document["footnotes"]:
         console.print(f"  note: {note}", markup=False)
+    return EXIT_OK
+
+
+def _verdicts_table(json_out: bool) -> int:
+    """``fencesim matrix --table verdicts``: the seed's correct verdict per row beside each protocol's."""
+    from sim.families.workspace.verdicts import verdict_table
+
+    document = verdict_table()
+    if json_out:
+        emit_json(document)
+    console = human_console(json_out)
+    table = Table(title="The seed's verdicts (section 10): correct verdict, and what each protocol does")
+    table.add_column("event order")
+    table.add_column("correct verdict")
+    for label in document["protocols"]:
+        table.add_column("platform" if label == document["platform"] else label)
+    for row in document["rows"]:
+        cells = [cell["verdict"] + ("" if cell["matches"] else " (differs)") for cell in row["cells"]]
+        table.add_row(row["event_order"], row["correct_verdict"], *cells)
+    console.print(table)
+    console.print(f"platform = {document['platform']}", markup=False)
+    console.print(f"{document['cells_differing']} cells differ from the seed's verdict:", markup=False)
+    for row in document["rows"]:
+        for cell in row["cells"]:
+            if not cell["matches"]:
+                console.print(f"  {row['row']} / {cell['protocol']}: {cell['verdict']} -- {cell['why']}", markup=False)
     return EXIT_OK
 
 

@@ -130,6 +130,9 @@ class Model(abc.ABC):
     #: Liveness: the :meth:`measure` names of (work done, work planned) -- the share of planned
     #: steps applied, of tasks completed.  A protocol that does nothing is flagged by it.
     progress: tuple[str, str] | None = None
+    #: Honest liveness: the :meth:`measure` names of (work done safely, work planned) -- work that did what
+    #: its author meant, once -- reported beside :attr:`progress` (None: the family does not tell them apart).
+    safe_progress: tuple[str, str] | None = None
 
     def parse_protocol(self, text: str | Protocol) -> Protocol:
         if isinstance(text, Protocol):
@@ -193,6 +196,16 @@ class Model(abc.ABC):
         violations, either order); exhaustive search then tries only one of the two orders.
         The safe default is False."""
         return False
+
+    def never_fired(self, workload: Any, protocol: Any, measures: Mapping[str, float]) -> list[dict[str, str]]:
+        """The protocol's non-default mechanisms that never acted on the workload, given its runs' measures
+        summed: ``[{"knob", "value", "line"}]`` (a report prints ``line``).  The default knows of none."""
+        return []
+
+    def independent_under(self, protocol: Any, first: Any, second: Any) -> bool:
+        """:meth:`independent` for one protocol (a mechanism a knob switches on may make two events
+        interfere that commute without it); the default asks :meth:`independent`."""
+        return self.independent(first, second)
 
     @abc.abstractmethod
     def state_key(self, replay: Replay) -> Hashable:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import shlex
 from pathlib import Path
 from typing import Any
 
+from sim.core import stats
 from sim.report.export import counterexample_name, current_commit, export, fencesim_version, shown_path
 from sim.report.review import advice_document
 from sim.search.pipeline import FuzzResult
@@ -53,7 +56,37 @@ def protocol_document(family, tally) -> dict[str, Any]:
     if family.progress is not None:
         out["progress"] = tally.progress(family)
         out["applies_nothing"] = tally.applies_nothing(family)
+    if family.safe_progress is not None:
+        out["safe_progress"] = safe_progress(family, tally)
     return out
+
+
+def safe_progress(family, tally) -> dict[str, Any]:
+    """Work done safely of one protocol's runs (``Family.safe_progress``), as ``progress`` gives work done."""
+    done, planned = (int(tally.measures.get(name, 0)) for name in family.safe_progress)
+    return {"done": done, "planned": planned, "share": stats.share(done, planned).to_json(),
+            "what": f"{family.safe_progress[0]} / {family.safe_progress[1]}"}
+
+
+def mechanisms_document(result: FuzzResult) -> dict[str, Any]:
+    """Per protocol, the non-default mechanisms that never acted on the workload, and the groups of
+    protocols whose counts and measures are identical (a report names a group once)."""
+    family, summary = result.family, result.summary
+    never = {p.label: [item["line"] for item in
+                       family.never_fired(result.workload, p, summary.tallies[p.label].measures)]
+             for p in result.protocols if p.label in summary.tallies}
+    results = {label: json.dumps(tally.to_json(), sort_keys=True, default=str)
+               for label, tally in summary.tallies.items()}
+    groups: list[list[str]] = []
+    for label, value in results.items():
+        for group in groups:
+            if results[group[0]] == value:
+                group.append(label)
+                break
+        else:
+            groups.append([label])
+    return {"never_fired": {label: lines for label, lines in never.items() if lines},
+            "identical": [group for group in groups if len(group) > 1]}
 
 
 def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[str, Any]:
@@ -72,6 +105,7 @@ def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[st
         "violating_runs_by_invariant": summary.by_invariant(),
         "by_protocol": {label: protocol_document(result.family, t) for label, t in summary.tallies.items()},
         "counterexamples": examples,
+        "mechanisms": mechanisms_document(result),
         "claims": result.claims,
         "coverage_warnings": coverage_warnings(summary.tallies),
         "saturation": [[seeds, dict(counts)] for seeds, counts in summary.saturation],

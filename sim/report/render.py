@@ -23,8 +23,10 @@ def headline_rows(design: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """The headline table of one design: a row per protocol, as narrow as its content allows (the
     invariants a protocol violates in one cell, so a family of eleven invariants still fits a page)."""
     availability = [name.replace("_", " ") for name in design["availability"]]
+    safe = any("safe_progress" in row for row in design["protocols"])
     columns = ["protocol", "verdict", "violating runs (95% Wilson)", "violating runs per invariant",
-               *(f"{name} (per run)" for name in availability), design["progress_label"]]
+               *(f"{name} (per run)" for name in availability), design["progress_label"],
+               *(["applied safely / planned"] if safe else [])]
     rows = []
     for row in design["protocols"]:
         found = ", ".join(f"{name} {row['by_invariant'][name]['violating_runs']}" for name in design["invariants"]
@@ -33,8 +35,9 @@ def headline_rows(design: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                    for name in design["availability"]]
         progress = share_text(row["progress"]["share"]) if row["progress"] else "n/a"
         verdict = row["verdict"].upper() if row["verdict"] != "no safety violation found" else row["verdict"]
+        safely = [share_text(row["safe_progress"]["share"]) if "safe_progress" in row else "n/a"] if safe else []
         rows.append([row["protocol"], verdict, share_text(row["violating_runs"]["share"]), found, *counted,
-                     progress])
+                     progress, *safely])
     return columns, rows
 
 
@@ -169,6 +172,10 @@ def _md_design(design: dict[str, Any], figures: dict[str, dict[str, str]]) -> li
     nothing = [r["protocol"] for r in design["protocols"] if r["applies_nothing"]]
     if nothing:
         out += [f"**Applies nothing:** {', '.join(nothing)} -- no safety violation, because no work is done.", ""]
+    never = [f"- {r['protocol']}: {line}" for r in design["protocols"] for line in r.get("never_fired", [])]
+    if never:
+        out += ["**Mechanisms that never acted on this workload** (their numbers are the design's without "
+                "them):", "", *never, ""]
     out += [f"![safety versus availability](figures/{figures[key]['safety']}.svg)", ""]
     out += ["### Verdict matrix", "",
             "Every protocol replays every scripted scenario and every minimal counterexample with no seed.", ""]
@@ -409,6 +416,11 @@ def _html_design(design: dict[str, Any], figures: dict[str, dict[str, str]], svg
     if nothing:
         parts.append(f'<p class="note">Applies nothing: {html.escape(", ".join(nothing))} -- no safety '
                      "violation, because no work is done.</p>")
+    never = [f"{r['protocol']}: {line}" for r in design["protocols"] for line in r.get("never_fired", [])]
+    if never:
+        parts.append('<p class="note">Mechanisms that never acted on this workload (their numbers are the '
+                     "design's without them):</p><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in never)
+                     + "</ul>")
     parts.append(_figure(svgs[figures[key]["safety"]], "Safety versus availability", figures[key]["safety"]))
     parts.append("<h3>Verdict matrix</h3><p>Every protocol replays every scripted scenario and every minimal "
                  "counterexample with no seed.</p>")

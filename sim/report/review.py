@@ -73,6 +73,13 @@ def protocol_rows(result: FuzzResult) -> list[dict[str, Any]]:
             "applies_nothing": applies_nothing,
             "verdict": verdict,
         })
+        if family.safe_progress is not None:
+            done, planned = (int(tally.measures.get(n, 0)) for n in family.safe_progress)
+            rows[-1]["safe_progress"] = {"done": done, "planned": planned,
+                                         "share": stats.share(done, planned).to_json()}
+        never = [item["line"] for item in family.never_fired(result.workload, protocol, tally.measures)]
+        if never:
+            rows[-1]["never_fired"] = never
     return rows
 
 

@@ -97,7 +97,7 @@ class _Context:
     def __post_init__(self) -> None:
         self.rank = {str(event): index for index, event in enumerate(self.events)}
         self.commute = {(str(a), str(b)) for a in self.events for b in self.events
-                        if self.accelerate and self.family.independent(a, b)}
+                        if self.accelerate and self.family.independent_under(self.protocol, a, b)}
         self.names = [str(event) for event in self.events]
         self._after: dict[str | None, tuple[list, int]] = {}
         safety = [spec for spec in self.family.checks if spec.safety]

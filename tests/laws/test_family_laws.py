@@ -19,7 +19,38 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "third_family"))
 from register_family import FAMILY as REGISTER  # noqa: E402
 
 WORKSPACE_PROTOCOLS = ["none", "plan", "step-dedupe", "step-dedupe,journal_write=after_write,pipeline=on",
-                       "fence=step,dedupe=memory,drift_check=reject", "fence=step,stamp_at=apply"]
+                       "fence=step,dedupe=memory,drift_check=reject", "fence=step,stamp_at=apply",
+                       "step-dedupe,rev_scope=file,on_reject=replan,journal_gc=eager"]
+
+
+PLATFORM_WORKLOAD = """format = 1
+family = "workspace"
+name = "platform"
+files = { "api.py" = { routes = "r0", auth = "a0" }, "models.py" = "m0" }
+plan = [ { id = "s1", path = "api.py", patch = { routes = "r1" } },
+         { id = "s2", path = "models.py", patch = "m1" } ]
+
+[faults]
+classes = ["human_edit", "lose_ack", "retry", "duplicate", "tests_fail", "preempt"]
+
+[faults.targets]
+"api.py#auth" = 5
+"""
+PLATFORM_PROTOCOLS = ["step-dedupe,rev_scope=file,pipeline=on,on_reject=replan",
+                      "fence=step,dedupe=journal,drift_check=reject,drift_scope=hunk,checkpoint=per_step,"
+                      "journal_gc=after_checkpoint",
+                      "none,dedupe=journal,journal_gc=eager,checkpoint=per_step",
+                      "fence=plan,rev_scope=file,journal_gc=session_end,on_reject=replan"]
+
+
+def test_the_workspace_platform_mechanisms_keep_every_law(tmp_path):
+    """Per-file revisions, hunk drift, recovery, checkpoints and a bounded journal keep the laws on a
+    workload with test failures and weighted targets."""
+    path = tmp_path / "platform.toml"
+    path.write_text(PLATFORM_WORKLOAD, encoding="utf-8")
+    loaded = FAMILIES.load_workload(str(path))
+    outcome = check_family(FAMILIES.get("workspace"), loaded, PLATFORM_PROTOCOLS, examples=30)
+    assert outcome == {law: "held" for law in LAWS}
 
 
 @pytest.mark.parametrize("workload", ["tiny", "multi-file"])

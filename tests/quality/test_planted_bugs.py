@@ -130,6 +130,10 @@ BUGS = [
         "lost_update", knob=("overlap_check", "off")),
     Bug("pipelined dispatch", "retries", "step-dedupe", "step-dedupe,pipeline=on", "lost_update",
         knob=("pipeline", "on")),
+    Bug("journal dropped eagerly", "journal", "none,dedupe=journal", "none,dedupe=journal,journal_gc=eager",
+        "duplicate_effect", knob=("journal_gc", "eager")),
+    Bug("journal dropped at session end", "journal", "none,dedupe=journal",
+        "none,dedupe=journal,journal_gc=session_end", "duplicate_effect", knob=("journal_gc", "session_end")),
     # effects knob weakenings
     Bug("no idempotency key", "effects-saga", FX_BASE, FX_BASE + ",idempotency=none", "duplicate_effect",
         knob=("idempotency", "none")),

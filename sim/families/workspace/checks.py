@@ -48,8 +48,16 @@ def _replaced_unexpected(event) -> bool | None:
     return None
 
 
+def _restored(event) -> bool:
+    """A restore to a step's checkpoint (``tests_fail`` with verdict ``compensated``): a write of the file."""
+    return event.event == "tests_fail" and event.fields.get("verdict") == "compensated"
+
+
 def _lost_update(carry, event):
-    """An applied step replaced content other than the content its author truly expected."""
+    """An applied step replaced content other than the content its author truly expected -- or a restore
+    to a step's checkpoint wrote over what came after the step (a later human edit)."""
+    if _restored(event):
+        return carry, _restore_lost(event)
     if not _applied(event):
         return carry, NONE
     unexpected = _replaced_unexpected(event)
@@ -61,6 +69,18 @@ def _lost_update(carry, event):
         "lost_update", event.index, event.get("step"),
         f"{event.get('step')} wrote {event.get('path')} over content {event.get('hash_before')} "
         f"but its author expected {event.get('expected_prior_hash')}",
+        _domain(event),
+    ),)
+
+
+def _restore_lost(event) -> tuple[Violation, ...]:
+    """The restore record's truth is what the step left; anything else in its place was written later."""
+    if _replaced_unexpected(event) is not True:
+        return NONE
+    return (Violation(
+        "lost_update", event.index, event.get("step"),
+        f"restoring {event.get('step')}'s checkpoint of {event.get('path')} destroyed a later write "
+        f"(found {event.get('hash_before')}, the step left {event.get('expected_prior_hash')})",
         _domain(event),
     ),)
 
@@ -170,7 +190,7 @@ def _spurious_rejection(applied_steps, event):
 
 
 DELIVERIES = frozenset({"deliver"})
-lost_update = Fold("lost_update", None, _lost_update, reads=DELIVERIES)
+lost_update = Fold("lost_update", None, _lost_update, reads=frozenset({"deliver", "tests_fail"}))
 duplicate_effect = Fold("duplicate_effect", (), _duplicate_effect, reads=DELIVERIES)
 stale_accept = Fold("stale_accept", None, _stale_accept, reads=DELIVERIES)
 journal_loss = Fold("journal_loss", (frozenset(), False, False), _journal_loss, _journal_loss_end,

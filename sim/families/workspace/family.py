@@ -7,13 +7,16 @@ from typing import Any, Hashable, Iterable, Sequence
 from sim.core.family import Cell, Family, Replay, ReviewPlan
 from sim.core.history import Event
 from sim.core.knobs import Protocol
-from sim.core.workload import Workload, build_workload, split_workload
-from sim.families.workspace import ledger
-from sim.families.workspace import checks, claims, faults, replay as replaying
+from sim.core.workload import FAULT_KEYS, Workload, build_workload, split_workload, unknown_key_error
+from sim.families.workspace import checks, claims, faults, ledger, liveness, replay as replaying
 from sim.families.workspace.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.workspace.knobs import TABLE
 from sim.families.workspace.machine import WorkspaceMachine
 from sim.families.workspace.scenario import Action, WorkspaceScenario, build_scenario, parse_action, scenario_to_dict
+from sim.families.workspace.targets import read_targets
+
+#: Keys of a workspace workload's ``[faults]`` beyond the ones every family has.
+WORKSPACE_FAULT_KEYS = ("targets", "settle")
 
 
 class WorkspaceFamily(Family):
@@ -64,11 +67,26 @@ class WorkspaceFamily(Family):
         return scenario_to_dict(scenario)
 
     def load_workload(self, data: dict[str, Any], source) -> Workload:
+        """A workload: a scenario without events, ``[faults]`` (with this family's ``targets`` and
+        ``settle``) and ``[limits]``."""
         scenario_part, fault_table, limits = split_workload(data, source)
+        fault_table = dict(fault_table)
+        for key in fault_table:
+            if key not in FAULT_KEYS and key not in WORKSPACE_FAULT_KEYS:
+                raise unknown_key_error(source, "[faults]", key, FAULT_KEYS + WORKSPACE_FAULT_KEYS)
+        raw_targets = fault_table.pop("targets", None)
+        settle = fault_table.pop("settle", False)
         scenario_part.setdefault("events", [])
         base = build_scenario(scenario_part, source)
-        return build_workload(self.name, self.fault_classes, base, base.name, base.description,
-                              fault_table, limits, source)
+        workload = build_workload(self.name, self.fault_classes, base, base.name, base.description,
+                                  fault_table, limits, source)
+        if not isinstance(settle, bool):
+            raise source.error(f"settle must be true or false, not {settle!r}"[:200], "settle")
+        if settle:
+            workload.extra["settle"] = True
+        if raw_targets is not None:
+            workload.extra["targets"] = read_targets(raw_targets, base, workload.classes, source)
+        return workload
 
     # -- orders and runs ---------------------------------------------------------------
 
@@ -120,6 +138,13 @@ class WorkspaceFamily(Family):
             return False
         return kinds <= {"ack", "lose_ack", "human_edit", "preempt", "retry", "duplicate"}
 
+    def independent_under(self, protocol: Protocol, first: Action, second: Action) -> bool:
+        """With a client that reacts to an answer (``on_reject=replan`` re-plans from the current files,
+        ``journal_gc`` drops keys) an ``ack`` reads and writes what the others touch: it commutes with none."""
+        if "ack" in (first.kind, second.kind) and (protocol.on_reject != "stop" or protocol.journal_gc != "never"):
+            return False
+        return self.independent(first, second)
+
     # -- judgement ------------------------------------------------------------------------
 
     def verdicts(self, replay: Replay) -> list[dict[str, Any]]:
@@ -139,7 +164,35 @@ class WorkspaceFamily(Family):
         out["steps_planned"] = len(world.machine.plan_specs) if world is not None else 0
         out["steps_applied"] = len({e.get("step") for e in replay.history
                                     if e.event == "deliver" and e.get("verdict") == "applied"})
+        out.update(self.extra_measures(replay))
         return out
+
+    def extra_measures(self, replay: Replay) -> dict[str, float]:
+        """Per-run numbers of honest liveness and of the platform mechanisms (scopes, recovery, checkpoints, the
+        bounded journal):
+        steps applied safely, compensations and checkpoint costs, journal size, client re-plans, and
+        which non-default mechanism acted (``fired_<knob>``).  See :mod:`sim.families.workspace.liveness`.
+        :meth:`measure` returns them after its own (a sweep's tallies sum them like the others)."""
+        world = replay.state
+        if world is None:
+            return {}
+        return liveness.measures(replay.history, world.machine.protocol, world.state)
+
+    #: Honest liveness: (work done safely, work planned) among the names :meth:`extra_measures` and
+    #: :meth:`measure` return -- what the work-done figure and the advisor's cost should read.
+    safe_progress = ("steps_applied_safely", "steps_planned")
+
+    def never_fired(self, workload: Workload, protocol: Protocol | str, measures: dict[str, float]) -> list[dict]:
+        """The protocol's non-default mechanisms that never acted on the workload, given the measures of its
+        runs summed (``extra_measures``): ``[{"knob", "value", "line"}]``, e.g. ``overlap_check=on never
+        fired: no two steps share a hunk``."""
+        return liveness.never_fired(workload, self.parse_protocol(protocol), measures)
+
+    def identical_protocols(self, results: dict[str, Any]) -> list[list[str]]:
+        """Groups (two or more labels, in the order given) of protocols whose results are equal: a report
+        shows one section per group instead of repeating it.  ``results`` maps a label to anything
+        comparable (its counts, measures and counterexample orders)."""
+        return liveness.identical_groups(results)
 
     def claims(self, tallies: dict[str, dict], protocols: Sequence[Protocol]) -> list[dict]:
         return claims.judge(tallies, protocols)
@@ -156,6 +209,10 @@ class WorkspaceFamily(Family):
             text += f" {event.get('point', 'now')}"
         if event.event == "replan" and event.get("stale"):
             text += " stale"
+        if event.event == "tests_fail":
+            text += f" {event.get('path')}"
+        if event.event == "dispatch" and event.get("held"):
+            text += " (held back)"
         if event.get("verdict") and event.event not in ("ack", "lose_ack"):
             text += f" -> {event['verdict']}"
         return text
@@ -168,7 +225,7 @@ class WorkspaceFamily(Family):
         return ledger.ledger(history)
 
     def is_fault(self, event: Event) -> bool:
-        return event.event in ("human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan")
+        return event.event in FAULT_KINDS
 
     def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Action],
                        meta: dict[str, Any]) -> WorkspaceScenario:
@@ -194,7 +251,7 @@ class WorkspaceFamily(Family):
 
 
 #: Event kinds that are faults in an order (a delivery of a re-sent copy is not one more fault).
-FAULT_KINDS = frozenset({"human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan"})
+FAULT_KINDS = frozenset({"human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan", "tests_fail"})
 #: Machines a family keeps (one per scenario and protocol of a sweep, in practice).
 MACHINES_KEPT = 256
 

@@ -30,6 +30,23 @@ TABLE = KnobTable(
              ranks={"off": 0, "on": 1}),
         Knob("pipeline", ("off", "on"), "off", "on: dispatch ahead; the network may reorder",
              ranks={"on": 0, "off": 1}),
+        Knob("rev_scope", ("workspace", "file"), "workspace",
+             "the revision stamps, the fence and the journal key read: one for the workspace, or the step's file's",
+             ranks={"workspace": 1, "file": 1}),
+        Knob("drift_scope", ("file", "hunk"), "file",
+             "for drift_check=reject: compare the whole file's hash, or the hunks the step replaces",
+             ranks={"file": 1, "hunk": 1}),
+        Knob("on_reject", ("stop", "replan"), "stop",
+             "the client after a rejection: stop, or re-plan the step and those after it from the current "
+             "revision (and send a held-back dispatch once it may go)",
+             ranks={"stop": 1, "replan": 1}),
+        Knob("checkpoint", ("none", "per_step"), "none",
+             "per_step: the step's file is checkpointed before each write and restored when its tests fail",
+             ranks={"none": 1, "per_step": 1}),
+        Knob("journal_gc", ("never", "session_end", "after_checkpoint", "eager"), "never",
+             "when dedupe keys are dropped: never, when every step was answered, once a checkpoint proves the step "
+             "applied and its answer arrived, or as soon as its answer arrived",
+             ranks={"never": 1, "after_checkpoint": 1, "session_end": 0, "eager": 0}),
     ),
     presets={
         "none": {"fence": "none", "dedupe": "off"},

@@ -13,7 +13,13 @@ parts, as in the run: the network takes the oldest copy in flight
 
 At delivery the executor does, in order: dedupe lookup (``deduped``, the
 stored result replayed); rev check (``rejected:stale_rev``); hash check
-(``rejected:pre_hash``); otherwise write, journal, ``applied``.  A
+(``rejected:pre_hash``); otherwise write, journal, ``applied``.  The client's
+recovery (``on_reject=replan``: held-back dispatches, re-plans after a
+rejection) is in :mod:`sim.families.workspace.recovery`; checkpoints, the
+verifier's ``tests_fail`` and the journal's garbage collection in
+:mod:`sim.families.workspace.checkpoints`.  Every mechanism a knob adds
+leaves the states, records and skip reasons of a protocol without it as they
+were.  A
 preemption armed by ``preempt POINT`` strikes at that point of the next
 delivery; the executor never decides a fault.  Stamps travel in the
 message, so a preemption cannot lose what a fence checks; the message also
@@ -27,6 +33,8 @@ from typing import Any, Callable
 
 from sim.core.knobs import Protocol
 from sim.core.machine import Machine, Record
+from sim.families.workspace.checkpoints import CheckpointsAndJournal
+from sim.families.workspace.recovery import ClientRecovery
 from sim.families.workspace.scenario import Action, StepSpec, WorkspaceScenario
 from sim.families.workspace.state import (
     Answer, Content, Label, Message, State, Step, content_hash, content_of, hunk_digests, patched,
@@ -37,7 +45,9 @@ REPLAN_CACHE_ENTRIES = 65_536
 #: The actor that performs each kind of event (a skipped event is recorded under it).
 ACTORS = {"plan": "planner", "replan": "router", "dispatch": "client", "retry": "client", "preempt": "executor",
           "human_edit": "human", "deliver": "network", "duplicate": "network", "ack": "network",
-          "lose_ack": "network"}
+          "lose_ack": "network", "tests_fail": "executor", "settle": "network"}
+#: Rounds of a ``settle`` event: each delivers every request and then every answer in flight at its start.
+SETTLE_ROUNDS_MAX = 8
 
 
 def model_name(number: int) -> str:
@@ -66,7 +76,7 @@ def _overlaps(steps: tuple[Step, ...]) -> list[tuple[str, str]]:
     return pairs
 
 
-class WorkspaceMachine(Machine):
+class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
     """Planner, router, client, human, network and executor of one (scenario, protocol).
 
     A planted bug (for the quality suite) is a subclass overriding one transition; the family takes the
@@ -78,6 +88,14 @@ class WorkspaceMachine(Machine):
         self.fence, self.stamp_at, self.dedupe = protocol.fence, protocol.stamp_at, protocol.dedupe
         self.atomic_journal = protocol.journal_write == "atomic"
         self.pipeline_off = protocol.pipeline == "off"
+        self.file_scope = protocol.rev_scope == "file"
+        self.drift_reject = protocol.drift_check == "reject"
+        self.hunk_drift = protocol.drift_scope == "hunk"
+        self.recovery = protocol.on_reject == "replan"
+        self.per_step = protocol.checkpoint == "per_step"
+        self.gc = protocol.journal_gc
+        self.acks_react = self.recovery or self.gc != "never"
+        self.proof_dedupes = self.per_step and self.gc == "after_checkpoint"
         self.paths = tuple(scenario.files)
         self.position = {path: i for i, path in enumerate(self.paths)}
         self.plan_specs: list[StepSpec] = list(scenario.plan)
@@ -90,12 +108,13 @@ class WorkspaceMachine(Machine):
             "plan": self.why_not_plan, "replan": self.why_not_replan, "dispatch": self.why_not_dispatch,
             "retry": self.why_not_retry, "human_edit": self.why_not_human_edit, "preempt": self.why_not_preempt,
             "deliver": self.why_not_deliver, "duplicate": self.why_not_duplicate, "ack": self.why_not_answer,
-            "lose_ack": self.why_not_answer,
+            "lose_ack": self.why_not_answer, "tests_fail": self.why_not_tests_fail, "settle": self.why_not_settle,
         }
         self._steps: dict[str, Callable[[State, Action], tuple[State, list[Record]]]] = {
             "plan": self.plan, "replan": self.replan, "dispatch": self.dispatch, "retry": self.retry,
             "human_edit": self.human_edit, "preempt": self.preempt, "deliver": self.deliver,
             "duplicate": self.duplicate, "ack": self.answer, "lose_ack": self.answer,
+            "tests_fail": self.tests_fail, "settle": self.settle,
         }
 
     # -- the contract --------------------------------------------------------------------------------
@@ -105,7 +124,8 @@ class WorkspaceMachine(Machine):
         return State(rev=0, files=files, journal=frozenset(), memory=frozenset(), model_number=1, snapshot=None,
                      snapshot_rev=None, steps=(), plan_base_rev=None, plan_rejected=False, sent=(),
                      refused=frozenset(), verdict_steps=frozenset(), applied=frozenset(), armed=None, edits=0,
-                     requests=(), answers=(), copies=Label((0,) * len(self.plan_specs)), incarnation=Label(1))
+                     requests=(), answers=(), copies=Label((0,) * len(self.plan_specs)), incarnation=Label(1),
+                     file_revs=(0,) * len(self.paths) if self.file_scope else None)
 
     def why_not(self, state: State, event: Action) -> str | None:
         return self._guards[event.kind](state, event)
@@ -127,12 +147,25 @@ class WorkspaceMachine(Machine):
     def hash(self, state: State, path: str) -> str:
         return content_hash(state.files[self.position[path]])
 
+    def rev_of(self, state: State, path: str) -> int:
+        """The revision a step on ``path`` is stamped with and fenced by: the workspace's, or (rev_scope=file)
+        the file's own."""
+        return state.file_revs[self.position[path]] if self.file_scope else state.rev
+
     def _written(self, state: State, path: str, patch: Content) -> dict[str, Any]:
-        """The changes of a write: the file patched, rev + 1."""
+        """The changes of a write: the file patched, rev + 1 (and, with rev_scope=file, the file's rev + 1)."""
         files = list(state.files)
         index = self.position[path]
         files[index] = patched(files[index], patch)
+        if self.file_scope:
+            revs = list(state.file_revs)
+            revs[index] += 1
+            return dict(files=tuple(files), rev=state.rev + 1, file_revs=tuple(revs))
         return dict(files=tuple(files), rev=state.rev + 1)
+
+    def revs_shown(self, revs: tuple[int, ...] | None) -> dict[str, int] | None:
+        """Per-file revisions as the history shows them (None, so left out, with one workspace rev)."""
+        return None if revs is None else dict(zip(self.paths, revs))
 
     def truth_fields(self, state: State, step: Step) -> dict[str, Any]:
         names, expected = step.shown.value
@@ -159,7 +192,7 @@ class WorkspaceMachine(Machine):
         return "the plan was already made" if state.snapshot is not None else None
 
     def plan(self, state: State, event: Action) -> tuple[State, list[Record]]:
-        inputs = (state.files, state.rev, state.model_number)
+        inputs = (state.files, state.rev, state.model_number, state.file_revs)
         planned = self._planned.get(inputs)
         if planned is None:
             planned = self._planned[inputs] = self._plan_steps(*inputs)
@@ -168,20 +201,30 @@ class WorkspaceMachine(Machine):
         record = ("planner", "plan", dict(
             model=model_name(state.model_number), snapshot_rev=state.rev, plan_base_rev=state.rev,
             steps=[s.step_id for s in steps], pipeline=self.protocol.pipeline,
-            overlap=[list(pair) for pair in overlap] or None, verdict=verdict, domain="stale_plan" if verdict else None))
+            overlap=[list(pair) for pair in overlap] or None, verdict=verdict, domain="stale_plan" if verdict else None,
+            snapshot_revs=self.revs_shown(state.file_revs)))
         return state._replace(snapshot=state.files, snapshot_rev=state.rev, steps=steps, plan_base_rev=state.rev,
-                              plan_rejected=bool(overlap)), [record]
+                              plan_rejected=bool(overlap), snapshot_revs=state.file_revs), [record]
 
-    def _plan_steps(self, files: tuple[Content, ...], rev: int,
-                    model_number: int) -> tuple[tuple[Step, ...], list[tuple[str, str]]]:
-        """The plan read from these files (a pure function of them, so computed once): steps and overlaps."""
+    def _plan_steps(self, files: tuple[Content, ...], rev: int, model_number: int,
+                    file_revs: tuple[int, ...] | None = None) -> tuple[tuple[Step, ...], list[tuple[str, str]]]:
+        """The plan read from these files (a pure function of them, so computed once): steps and overlaps.
+
+        A step claims the rev its file will have once the plan's earlier steps applied: the workspace's rev
+        plus its position, or (rev_scope=file) its file's rev plus the earlier steps on that file."""
         model = model_name(model_number)
         view = {path: dict(content) for path, content in zip(self.paths, files)}
+        earlier = dict.fromkeys(self.paths, 0)
         steps = []
         for offset, spec in enumerate(self.plan_specs):
             before = view[spec.path]
             before_hash = content_hash(tuple(before.items()))
-            steps.append(self.new_step(spec.step_id, spec.path, content_of(spec.patch), rev + offset,
+            if file_revs is None:
+                claimed = rev + offset
+            else:
+                claimed = file_revs[self.position[spec.path]] + earlier[spec.path]
+                earlier[spec.path] += 1
+            steps.append(self.new_step(spec.step_id, spec.path, content_of(spec.patch), claimed,
                                        before_hash, tuple((h, before.get(h, "")) for h in spec.patch), None,
                                        before_hash, model))
             before = dict(before)
@@ -200,7 +243,7 @@ class WorkspaceMachine(Machine):
         stale = event.point == "stale"
         remaining = tuple(s.step_id for s in state.steps[len(state.sent) + len(state.refused):])  # undispatched
         inputs = (stale, state.model_number, state.snapshot if stale else state.files, state.snapshot,
-                  state.snapshot_rev, remaining)
+                  state.snapshot_rev, remaining, state.snapshot_revs)
         replanned = self._replanned.get(inputs)
         if replanned is None:
             replanned = self._replan_steps(*inputs)
@@ -208,13 +251,18 @@ class WorkspaceMachine(Machine):
                 self._replanned[inputs] = replanned
         number = state.model_number + 1
         record = ("router", "replan", dict(stale=True if stale else None, model=model_name(number),
-                                           steps=list(replanned), claimed_base_rev=state.snapshot_rev))
+                                           steps=list(replanned), claimed_base_rev=state.snapshot_rev,
+                                           snapshot_revs=self.revs_shown(state.snapshot_revs)))
         steps = tuple(replanned.get(s.step_id, s) for s in state.steps)
         return state._replace(model_number=number, steps=steps), [record]
 
     def _replan_steps(self, stale: bool, model_number: int, base: tuple[Content, ...], snapshot: tuple[Content, ...],
-                      snapshot_rev: int, remaining: tuple[str, ...]) -> dict[str, Step]:
-        """The steps a new model emits for the remaining ones (a pure function of its inputs, so cached)."""
+                      snapshot_rev: int, remaining: tuple[str, ...],
+                      snapshot_revs: tuple[int, ...] | None = None) -> dict[str, Step]:
+        """The steps a new model emits for the remaining ones (a pure function of its inputs, so cached).
+
+        They claim the old plan's base: its rev (rev_scope=file: the file's rev at the plan) and the old
+        snapshot's hash of the file."""
         model = model_name(model_number + 1)
         kind = "replan stale" if stale else "replan"
         view = {path: dict(content) for path, content in zip(self.paths, base)}
@@ -225,8 +273,9 @@ class WorkspaceMachine(Machine):
                 (h, f"{c}~{model}") for h, c in self.specs[step_id].patch.items())
             path = spec.path if spec is not None else self.specs[step_id].path
             before = view[path]
+            claimed = snapshot_rev if snapshot_revs is None else snapshot_revs[self.position[path]]
             replanned[step_id] = self.new_step(
-                step_id, path, patch, snapshot_rev, content_hash(snapshot[self.position[path]]),
+                step_id, path, patch, claimed, content_hash(snapshot[self.position[path]]),
                 tuple((h, before.get(h, "")) for h, _ in patch), kind, content_hash(tuple(before.items())), model)
             before = dict(before)
             before.update(patch)
@@ -250,7 +299,22 @@ class WorkspaceMachine(Machine):
         if position < done:
             return "already dispatched (a dispatch never repeats)"
         if position > done:
-            return f"steps are dispatched in plan order; {state.steps[position - 1].step_id} is not dispatched yet"
+            reason = f"steps are dispatched in plan order; {state.steps[position - 1].step_id} is not dispatched yet"
+        elif position > 0 and self.pipeline_off and state.steps[position - 1].step_id not in state.verdict_steps:
+            reason = f"pipeline=off: {state.steps[position - 1].step_id} has no verdict yet"
+        else:
+            return None
+        if self.recovery:  # the client holds the dispatch back until it may go
+            return f"{event.step} is already held back" if event.step in state.held else None
+        return reason
+
+    def blocked(self, state: State, step_id: str) -> str | None:
+        """Why a step the client means to send may not go yet (an earlier step is not sent, or has no verdict
+        under pipeline=off), or None."""
+        done = len(state.sent) + len(state.refused)
+        position = self.order[step_id]
+        if position > done:
+            return f"{state.steps[position - 1].step_id} is not dispatched yet"
         if position > 0 and self.pipeline_off and state.steps[position - 1].step_id not in state.verdict_steps:
             return f"pipeline=off: {state.steps[position - 1].step_id} has no verdict yet"
         return None
@@ -260,37 +324,86 @@ class WorkspaceMachine(Machine):
         if self.fence == "none":
             return step.claimed_base_rev, step.claimed_pre_hash
         if self.fence == "plan":
+            if self.file_scope:
+                return state.snapshot_revs[self.position[step.path]], step.claimed_pre_hash
             return state.plan_base_rev, step.claimed_pre_hash
         if self.stamp_at == "dispatch":
-            return state.rev, current_hash
+            if self.file_scope and not self.pipeline_off:
+                return self.chained_stamp(state, step, current_hash)
+            return self.rev_of(state, step.path), current_hash
         if self.stamp_at == "plan":
             return step.claimed_base_rev, step.claimed_pre_hash
         return None, None  # stamp_at=apply: the executor reads rev and hash at apply
 
+    def chained_stamp(self, state: State, step: Step, current_hash: str) -> tuple[int, str]:
+        """rev_scope=file, pipeline=on: the revision and hash the step's file will have once the plan's
+        earlier steps on it that are sent and still without a verdict have applied (what the client sent
+        is what it expects to land first); with none in flight, the file's as read now."""
+        content, pending = self.file(state, step.path), 0
+        for earlier in state.steps[:self.order[step.step_id]]:
+            if (earlier.path == step.path and earlier.step_id not in state.verdict_steps
+                    and state.sent_message(earlier.step_id) is not None):
+                content, pending = patched(content, earlier.patch), pending + 1
+        if not pending:
+            return self.rev_of(state, step.path), current_hash
+        return self.rev_of(state, step.path) + pending, content_hash(content)
+
     def dispatch(self, state: State, event: Action) -> tuple[State, list[Record]]:
-        """The client stamps the step per the protocol and sends it (or refuses it for drift)."""
-        step = state.steps[self.order[event.step]]
+        """The client stamps the step per the protocol and sends it (or refuses it for drift); with
+        on_reject=replan a dispatch that may not go yet is held back instead of skipped."""
+        if self.recovery:
+            waiting = self.blocked(state, event.step)
+            if waiting is not None:
+                return self.hold(state, event.step, waiting)
+            state, records = self.send(state, state.steps[self.order[event.step]])
+            return self.release(state, records), records
+        return self.send(state, state.steps[self.order[event.step]])
+
+    def send(self, state: State, step: Step, round_: int = 0, **shown: Any) -> tuple[State, list[Record]]:
+        """Stamp ``step`` and send it, or refuse it for drift (``round_``: the client's re-plans of it so far;
+        ``shown``: extra fields of the record)."""
         current_hash = self.hash(state, step.path)
         stamped_rev, stamped_hash = self.stamp(state, step, current_hash)
         fields = dict(step=step.step_id, path=step.path, model=step.model.value,
                       claimed_base_rev=step.claimed_base_rev, claimed_pre_hash=step.claimed_pre_hash,
-                      rev=state.rev, hash_current=current_hash)
+                      rev=self.rev_of(state, step.path), hash_current=current_hash, **shown)
+        if self.file_scope:
+            fields["workspace_rev"] = state.rev
+        if round_:
+            fields["rebased"] = round_
         if step.replanned is not None:
             fields["replanned"] = step.replanned
         if stamped_rev is not None:
             fields["stamped_base_rev"] = stamped_rev
         if stamped_hash is not None:
             fields["stamped_pre_hash"] = stamped_hash
-        if self.protocol.drift_check == "reject" and step.claimed_pre_hash != current_hash:
+        if self.drift_reject and self.drifted(state, step, current_hash, fields):
             fields.update(verdict="rejected:drift", domain="replan_drift" if step.replanned else "stale_plan",
                           **self.truth_fields(state, step))
-            return state._replace(refused=state.refused | {step.step_id},
-                                  verdict_steps=state.verdict_steps | {step.step_id}), [("client", "dispatch", fields)]
+            state = state._replace(refused=state.refused | {step.step_id},
+                                   verdict_steps=state.verdict_steps | {step.step_id})
+            records: list[Record] = [("client", "dispatch", fields)]
+            if self.recovery:
+                state = self.rebase(state, step.step_id, "rejected:drift", records)
+            return state, records
         copies, copy = self._next_copy(state, step.step_id)
-        message = Message(step, stamped_rev, stamped_hash, "dispatch", copy)
+        message = Message(step, stamped_rev, stamped_hash, "dispatch", copy, round_)
         fields["copy"] = copy.value
-        return state._replace(sent=state.sent + ((step.step_id, message),), requests=state.requests + (message,),
+        sent = state.sent
+        if round_:  # a re-plan's dispatch replaces the step's earlier message
+            sent = tuple(entry for entry in sent if entry[0] != step.step_id)
+        return state._replace(sent=sent + ((step.step_id, message),), requests=state.requests + (message,),
                               copies=copies), [("client", "dispatch", fields)]
+
+    def drifted(self, state: State, step: Step, current_hash: str, fields: dict[str, Any]) -> bool:
+        """drift_check=reject: the step's claimed pre-hash is not the file's current hash -- or, with
+        drift_scope=hunk, a hunk the step replaces is not as the step claims (the record shows the claims)."""
+        if not self.hunk_drift:
+            return step.claimed_pre_hash != current_hash
+        names, expected = step.shown.value
+        claimed = expected if step.replanned is None else hunk_digests(state.snapshot[self.position[step.path]], names)
+        fields.update(drift_scope="hunk", claimed_pre_hunks=dict(claimed))
+        return claimed != hunk_digests(self.file(state, step.path), names)
 
     def why_not_retry(self, state: State, event: Action) -> str | None:
         if state.sent_message(event.step) is None:
@@ -316,7 +429,10 @@ class WorkspaceMachine(Machine):
         content = event.content if event.content is not None else f"human-{edits}"
         hunks = [event.hunk] if event.hunk else [h for h, _ in self.file(state, event.path)]
         state = state._replace(edits=edits, **self._written(state, event.path, tuple((h, content) for h in hunks)))
-        fields = dict(path=event.path, content=content, rev_after=state.rev, hash_after=self.hash(state, event.path))
+        fields = dict(path=event.path, content=content, rev_after=self.rev_of(state, event.path),
+                      hash_after=self.hash(state, event.path))
+        if self.file_scope:
+            fields["workspace_rev"] = state.rev
         if event.hunk:
             fields["hunk"] = event.hunk
         record = ("human", "human_edit", fields)
@@ -370,7 +486,30 @@ class WorkspaceMachine(Machine):
         index = next(i for i, a in enumerate(state.answers) if a.step_id == event.step)
         answer = state.answers[index]
         state = state._replace(answers=state.answers[:index] + state.answers[index + 1:])
-        return state, [("network", event.kind, dict(step=event.step, verdict=answer.verdict))]
+        records: list[Record] = [("network", event.kind, dict(step=event.step, verdict=answer.verdict))]
+        if self.acks_react and event.kind == "ack":  # the client learns the verdict
+            state = self.answered(state, answer, records)
+        return state, records
+
+    def why_not_settle(self, state: State, event: Action) -> str | None:
+        return None if state.requests or state.answers else "nothing in flight to settle"
+
+    def settle(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        """The network settles: every request in flight is delivered (oldest first), then every answer reaches
+        the client, and again for what the client sent in return, at most SETTLE_ROUNDS_MAX rounds."""
+        records: list[Record] = [("network", "settle", dict(requests=len(state.requests),
+                                                            answers=len(state.answers)))]
+        for _ in range(SETTLE_ROUNDS_MAX):
+            if not state.requests and not state.answers:
+                break
+            for _ in range(len(state.requests)):
+                message = state.requests[0]
+                state, served = self.serve(state._replace(requests=state.requests[1:]), message)
+                records.extend(served)
+            for _ in range(len(state.answers)):
+                state, answered = self.answer(state, Action("ack", state.answers[0].step_id))
+                records.extend(answered)
+        return state, records
 
     # -- executor ----------------------------------------------------------------------------------------
 
@@ -398,7 +537,8 @@ class WorkspaceMachine(Machine):
     def serve(self, state: State, message: Message) -> tuple[State, list[Record]]:
         """The executor serves one delivered message (see the module docstring for the order of checks)."""
         step = message.step
-        rev_at_apply, hash_before = state.rev, self.hash(state, step.path)
+        rev_at_apply = state.file_revs[self.position[step.path]] if self.file_scope else state.rev
+        hash_before = self.hash(state, step.path)
         stamped_rev, stamped_hash = message.stamped_base_rev, message.stamped_pre_hash
         if self.fence == "step" and self.stamp_at == "apply":
             stamped_rev, stamped_hash = rev_at_apply, hash_before
@@ -415,8 +555,14 @@ class WorkspaceMachine(Machine):
             fields["stamped_base_rev"] = stamped_rev
         if stamped_hash is not None:
             fields["stamped_pre_hash"] = stamped_hash
-        if store is not None and key in store:
+        if self.file_scope:
+            fields.update(rev_scope="file", workspace_rev=state.rev)
+        if message.round:
+            fields["rebased"] = message.round
+        if store is not None and (key in store or (self.proof_dedupes and key in state.proved)):
             verdict: str | None = "deduped"
+            if key not in store:
+                fields["deduped_by"] = "checkpoint"
         elif self.fence != "none" and stamped_rev != rev_at_apply:
             verdict = "rejected:stale_rev"
         elif self.fence != "none" and stamped_hash != hash_before:
@@ -440,8 +586,11 @@ class WorkspaceMachine(Machine):
             fields["preempted"] = "before_write"
             return self.finish(state, message, None, fields, dict(self.dying(state), armed=None))
         changes = self._written(state, step.path, step.patch)
-        fields["hash_after"] = content_hash(changes["files"][self.position[step.path]])
-        fields["rev_after"] = changes["rev"]
+        index = self.position[step.path]
+        fields["hash_after"] = content_hash(changes["files"][index])
+        fields["rev_after"] = changes["file_revs"][index] if self.file_scope else changes["rev"]
+        if self.per_step:
+            self.checkpoint(state, message, key, fields, changes)
         keeps = self.dedupe != "off"
         if keeps and self.atomic_journal:
             self._remember(state, key, fields, changes)
@@ -475,5 +624,9 @@ class WorkspaceMachine(Machine):
             if verdict == "applied":
                 changes["applied"] = state.applied | {step_id}
             if "preempted" not in fields:
-                changes["answers"] = state.answers + (Answer(step_id, verdict),)
-        return (state._replace(**changes) if changes else state), [("executor", "deliver", fields)]
+                changes["answers"] = state.answers + (Answer(step_id, verdict, message.round),)
+        state = state._replace(**changes) if changes else state
+        records: list[Record] = [("executor", "deliver", fields)]
+        if self.recovery and verdict is not None and state.held:
+            state = self.release(state, records)
+        return state, records

@@ -32,7 +32,11 @@ EVENT_NAMES = (
     "retry",
     "duplicate",
     "human_edit",
+    "tests_fail",
+    "settle",
 )
+#: Events the model records that no order names: the client's re-plan after a rejection, a dropped journal key.
+HISTORY_ONLY_EVENTS = ("rebase", "journal_remove")
 PREEMPT_POINTS = ("before_write", "after_write", "after_journal")
 STEP_EVENTS = ("dispatch", "deliver", "ack", "lose_ack", "retry", "duplicate")
 
@@ -56,6 +60,8 @@ class Action:
         if self.kind == "human_edit":
             target = f"{self.path}#{self.hunk}" if self.hunk else self.path
             return f"human_edit {target} {self.content}" if self.content is not None else f"human_edit {target}"
+        if self.kind == "tests_fail":
+            return f"tests_fail {self.path}"
         return self.kind
 
 
@@ -107,9 +113,15 @@ def parse_action(text: str, files: dict[str, Hunks], step_ids: list[str], place:
     if kind not in EVENT_NAMES:
         raise ScenarioError(f"{place}: unknown event {shown(kind)}{did_you_mean(kind, EVENT_NAMES)}; "
                             f"events: {', '.join(EVENT_NAMES)}")
-    if kind == "plan":
+    if kind in ("plan", "settle"):
         _no_args(kind, args, place)
-        return Action("plan")
+        return Action(kind)
+    if kind == "tests_fail":
+        if len(args) != 1 or args[0] not in files:
+            given = shown(" ".join(args)) if args else "nothing"
+            raise ScenarioError(f"{place}: 'tests_fail' takes one path (one of {', '.join(files)}), not {given}"
+                                f"{did_you_mean(args[0], files) if len(args) == 1 else ''}")
+        return Action("tests_fail", path=args[0])
     if kind == "replan":
         if not args:
             return Action("replan")

@@ -88,11 +88,22 @@ class Message(NamedTuple):
     stamped_pre_hash: str | None
     origin: str  # "dispatch", "retry", "duplicate"
     copy: Label  # 1 for the dispatch, then counts every copy of the step sent
+    round: int = 0  # how many times the client re-planned the step before this dispatch (on_reject=replan)
 
 
 class Answer(NamedTuple):
     step_id: str
     verdict: str
+    round: int = 0  # the re-plan round of the message answered (the client reacts only to its latest)
+
+
+class Checkpoint(NamedTuple):
+    """A per-step checkpoint (``checkpoint=per_step``): the step's file as it was just before the step wrote it."""
+
+    path: str
+    step_id: str
+    before: Content  # what a restore writes back
+    left: Label  # the file as the step left it (the history's truth for the restore)
 
 
 class Label:
@@ -155,6 +166,15 @@ class State(NamedTuple):
     answers: tuple[Answer, ...]  # executor -> client, oldest first
     copies: Label  # copies sent so far of each step, in plan order
     incarnation: Label  # the executor's, +1 per preemption
+    # -- the mechanisms below stay at their first value unless their knob is set (so a protocol without them
+    #    has exactly the states it had before they existed)
+    file_revs: tuple[int, ...] | None = None  # rev_scope=file: each file's revision, aligned with files
+    snapshot_revs: tuple[int, ...] | None = None  # rev_scope=file: the files' revisions the plan was read at
+    held: tuple[str, ...] = ()  # on_reject=replan: dispatches held back until they may go, in plan order
+    replans: int = 0  # on_reject=replan: re-plans the client made (at most MAX_REPLANS)
+    checkpoints: tuple[Checkpoint, ...] = ()  # checkpoint=per_step: not yet restored, oldest first
+    proved: frozenset[tuple[str, int]] = frozenset()  # journal_gc=after_checkpoint: keys the checkpoints prove
+    session: frozenset[str] | None = frozenset()  # journal_gc=session_end: steps answered; None once it ended
 
     def sent_message(self, step_id: str) -> Message | None:
         for sid, message in self.sent:

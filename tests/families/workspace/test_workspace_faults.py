@@ -165,6 +165,8 @@ def test_alphabet_for_the_first_steps_only():
 
 
 def test_fault_classes_are_the_workspace_vocabulary():
-    """The workspace fault classes are the seed's interference classes plus lose_ack and a stale re-plan."""
-    assert FAULT_CLASSES == ("human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan", "replan_stale")
+    """The workspace fault classes are the seed's interference classes plus lose_ack, a stale re-plan and the
+    verifier's test failure."""
+    assert FAULT_CLASSES == ("human_edit", "preempt", "lose_ack", "retry", "duplicate", "replan", "replan_stale",
+                             "tests_fail")
     assert FAMILY.fault_classes == FAULT_CLASSES

@@ -8,7 +8,8 @@ import sim
 from sim.families.workspace.knobs import PRESETS, TABLE
 
 DEFAULTS = {"stamp_at": "dispatch", "journal_write": "atomic", "drift_check": "off",
-            "overlap_check": "off", "pipeline": "off"}
+            "overlap_check": "off", "pipeline": "off", "rev_scope": "workspace", "drift_scope": "file",
+            "on_reject": "stop", "checkpoint": "none", "journal_gc": "never"}
 
 
 @pytest.mark.parametrize(
@@ -41,3 +42,12 @@ def test_the_top_rank_of_every_knob_is_the_safe_design():
     assert strongest["dedupe"] == "journal" and strongest["journal_write"] == "atomic"
     assert strongest["pipeline"] == "off" and strongest["drift_check"] == "reject"
     assert TABLE.knob("fence").rank("plan") == TABLE.knob("fence").rank("step") > TABLE.knob("fence").rank("none")
+
+
+def test_the_platform_knobs_rank_alternatives_equal_and_bounded_journals_below():
+    """Scopes, recovery and checkpoints are alternatives (equal ranks); only the journal's collection has
+    weakenings: eager and session_end drop keys a late copy still needs."""
+    for name in ("rev_scope", "drift_scope", "on_reject", "checkpoint"):
+        assert TABLE.knob(name).weakenings() == ()
+    assert TABLE.knob("journal_gc").weakenings() == ("session_end", "eager")
+    assert TABLE.knob("journal_gc").rank("after_checkpoint") == TABLE.knob("journal_gc").rank("never")
