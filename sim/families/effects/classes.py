@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sim.families.effects.knobs import RELIABILITY_CLASSES
-from sim.search.oracle import evaluate
 
 
 @dataclass
@@ -53,8 +52,8 @@ def _charged(family, workload, label: str, names: list[str]) -> dict[str, tuple[
     protocol = family.parse_protocol(label)
     out: dict[str, tuple[set, str | None]] = {}
     for cell in family.single_faults(workload):
-        evaluation = evaluate(family, workload.base, protocol, cell.events)
-        for violation in evaluation.report.safety_violations:
+        report = family.check(family.replay(workload.base, protocol, cell.events).history)
+        for violation in report.safety_violations:
             name = violation.step if violation.step in names else cell.labels[0]
             invariants, example = out.setdefault(name, (set(), str(cell.events[0])))
             invariants.add(violation.invariant)
