@@ -207,7 +207,8 @@ def _enabled_exact(ctx: _Context) -> None:
 
 def _independent_commute(ctx: _Context) -> None:
     family = ctx.family
-    pairs = [(a, b) for a in ctx.alphabet for b in ctx.alphabet if a != b and family.independent_under(ctx.protocol, a, b)]
+    pairs = [(a, b) for a in ctx.alphabet for b in ctx.alphabet
+             if a != b and family.independent_under(ctx.protocol, a, b)]
     if not pairs:
         return
 

@@ -8,7 +8,8 @@ either records the event as ``skipped`` with the guard's reason, or applies
 the machine's transition to the world's state and records what it produced.
 A delivery crosses two of them: the network takes the oldest copy in flight
 and hands it to the executor's own inbox, which serves it at the same
-simulated time.  An actor's process exists only once it has work.  The actors hold no state of their own: everything is in
+simulated time.  An actor's process exists only once it has work.  The actors hold no state of their
+own: everything is in
 :attr:`World.state`, so the same transitions drive exhaustive search.
 
 A real executor takes the executor's seat (:class:`Executor` is the seat;

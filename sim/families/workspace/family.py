@@ -8,7 +8,8 @@ from sim.core.family import Cell, Family, Replay, ReviewPlan
 from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.workload import FAULT_KEYS, Workload, build_workload, split_workload, unknown_key_error
-from sim.families.workspace import checks, claims, faults, ledger, liveness, replay as replaying
+from sim.families.workspace import checks, claims, faults, ledger, liveness
+from sim.families.workspace import replay as replaying
 from sim.families.workspace.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.workspace.knobs import TABLE
 from sim.families.workspace.machine import WorkspaceMachine
@@ -113,7 +114,9 @@ class WorkspaceFamily(Family):
         (it caches the plan, a pure function of them, across the runs of a sweep)."""
         key = (id(scenario.files), id(scenario.plan), id(scenario.replan), tuple(sorted(protocol.knobs.items())))
         machine = self._machines.get(key)
-        if machine is None or machine.scenario.files is not scenario.files or machine.scenario.plan is not scenario.plan:
+        stale = machine is not None and (machine.scenario.files is not scenario.files
+                                         or machine.scenario.plan is not scenario.plan)
+        if machine is None or stale:
             if len(self._machines) >= MACHINES_KEPT:
                 self._machines.clear()
             machine = self._machines[key] = self.machine_class(scenario, protocol)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import itertools
 import random
+
 from sim.core.workload import Workload
 from sim.families.workspace.scenario import PREEMPT_POINTS, Action
 from sim.families.workspace.targets import Targets, targets_of

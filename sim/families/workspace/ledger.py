@@ -24,7 +24,8 @@ def _last_write(events: list, before: int, path: str, hunk: str):
             continue
         if event.event == "human_edit" and fields.get("hunk") in (None, hunk):
             return event
-        if event.event == "deliver" and fields.get("verdict") == "applied" and hunk in (fields.get("patch_hunks") or ()):
+        applied = event.event == "deliver" and fields.get("verdict") == "applied"
+        if applied and hunk in (fields.get("patch_hunks") or ()):
             return event
     return None
 

@@ -37,7 +37,16 @@ from sim.families.workspace.checkpoints import CheckpointsAndJournal
 from sim.families.workspace.recovery import ClientRecovery
 from sim.families.workspace.scenario import Action, StepSpec, WorkspaceScenario
 from sim.families.workspace.state import (
-    Answer, Content, Label, Message, State, Step, content_hash, content_of, hunk_digests, patched,
+    Answer,
+    Content,
+    Label,
+    Message,
+    State,
+    Step,
+    content_hash,
+    content_of,
+    hunk_digests,
+    patched,
 )
 
 #: Re-plans remembered per machine (a re-plan is a pure function of the files it reads and the steps left).

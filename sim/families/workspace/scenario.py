@@ -15,7 +15,8 @@ from typing import Any
 from sim.core.errors import ProtocolError, ScenarioError
 from sim.core.expect import Expectation, dump_expect, parse_expect
 from sim.core.files import Source
-from sim.core.values import kind as kind_of, name_from_path, name_problem, shown, text_problem
+from sim.core.values import kind as kind_of
+from sim.core.values import name_from_path, name_problem, shown, text_problem
 from sim.core.workload import did_you_mean
 from sim.families.workspace.content import WHOLE_FILE_HUNK, Hunks
 from sim.families.workspace.knobs import TABLE
@@ -215,12 +216,14 @@ def _steps(raw: Any, key: str, files: dict[str, Hunks], loc_any) -> list[StepSpe
     seen: set[str] = set()
     for position, item in enumerate(raw):
         if not isinstance(item, dict):
-            raise ScenarioError(f"{key}[{position}] must be a table {{ id, path, patch }}, not {kind_of(item)}", loc(key))
+            raise ScenarioError(f"{key}[{position}] must be a table {{ id, path, patch }}, not {kind_of(item)}",
+                                loc(key))
         unknown = sorted(set(item) - {"id", "path", "patch"})
         missing = [k for k in ("id", "path", "patch") if k not in item]
         if unknown or missing:
             what = (f"unknown key(s) {', '.join(shown(k) for k in unknown[:5])}"
-                    f"{did_you_mean(unknown[0], ('id', 'path', 'patch'))}" if unknown else f"missing {', '.join(missing)}")
+                    f"{did_you_mean(unknown[0], ('id', 'path', 'patch'))}" if unknown
+                    else f"missing {', '.join(missing)}")
             needle = item.get("id") if isinstance(item.get("id"), str) else key
             raise ScenarioError(f"{key}[{position}]: {what}; a step has id, path, patch", loc(needle))
         step_id, path, patch = item["id"], item["path"], item["patch"]
@@ -286,7 +289,8 @@ def build_scenario(data: dict[str, Any], source: Source | str = "<scenario>") ->
     ids = [s.step_id for s in plan]
     for step in replan:
         if step.step_id not in ids:
-            raise ScenarioError(f"replan step {step.step_id!r} is not a step of the plan ({', '.join(ids)})", loc("replan"))
+            raise ScenarioError(f"replan step {step.step_id!r} is not a step of the plan ({', '.join(ids)})",
+                                loc("replan"))
     raw_events = data["events"]
     if not isinstance(raw_events, list):
         raise ScenarioError(f"'events' must be a list of strings, not {kind_of(raw_events)}", loc("events"))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 from typing import Mapping, NamedTuple
 
-from sim.families.workspace.content import HASH_CACHE_ENTRIES, hunk_hash, file_hash
+from sim.families.workspace.content import HASH_CACHE_ENTRIES, file_hash, hunk_hash
 
 #: A file's content: (hunk, text) pairs in the file's hunk order.
 Content = tuple[tuple[str, str], ...]

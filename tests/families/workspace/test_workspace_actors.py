@@ -95,8 +95,8 @@ def test_retry_resends_the_same_stamp(make_scenario):
                                          "deliver s1"]), "step")
     dispatch, = _events(result, "dispatch")
     retry, = _events(result, "retry")
-    assert (retry["stamped_base_rev"], retry["stamped_pre_hash"]) == (dispatch["stamped_base_rev"],
-                                                                        dispatch["stamped_pre_hash"]) == (0, dispatch["hash_current"])
+    stamps = (dispatch["stamped_base_rev"], dispatch["stamped_pre_hash"])
+    assert (retry["stamped_base_rev"], retry["stamped_pre_hash"]) == stamps == (0, dispatch["hash_current"])
     retried = _events(result, "deliver", step="s1")[-1]
     assert retried["origin"] == "retry" and retried["stamped_base_rev"] == 0
 

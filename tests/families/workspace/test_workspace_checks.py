@@ -74,7 +74,8 @@ def test_lost_update_fires_on_write_over_unexpected_content():
     result = lost_update(history)
     assert result.status == VIOLATED
     violation, = result.violations
-    assert (violation.invariant, violation.step, violation.event_index, violation.safety) == ("lost_update", "s2", 7, True)
+    assert (violation.invariant, violation.step, violation.event_index, violation.safety) == \
+        ("lost_update", "s2", 7, True)
     assert violation.domain == "stale_plan"
 
 

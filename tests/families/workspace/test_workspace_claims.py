@@ -10,7 +10,8 @@ from sim.families.workspace.claims import judge
 def _tally(runs=100, violating=0, spurious=0, **found):
     by_invariant = {n: 0 for n in FAMILY.safety_invariants}
     by_invariant.update(found)
-    return {"runs": runs, "violating_runs": violating, "violating_runs_by_invariant": by_invariant, "spurious_rejections": spurious}
+    return {"runs": runs, "violating_runs": violating, "violating_runs_by_invariant": by_invariant,
+            "spurious_rejections": spurious}
 
 
 def test_step_dedupe_carries_the_fence_journal_and_lost_update_claims():

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from sim.core.result import run_scenario as run
+from sim.designs import load_design
 from sim.families.workspace import FAMILY
 from sim.families.workspace.family import WorkspaceFamily
 from sim.families.workspace.machine import WorkspaceMachine
 from sim.families.workspace.recovery import MAX_REPLANS
 from sim.families.workspace.scenario import build_scenario
-from sim.designs import load_design
 from sim.search.shrink import shrink
 from sim.search.sweep import sweep
 

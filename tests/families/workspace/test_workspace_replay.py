@@ -23,7 +23,8 @@ SEEDS = ("concurrent_edit", "preemption_retry", "replan_drift")
 #: check over hunk sets, a re-plan, duplicates, preemptions and human hunk edits.
 BUSY = {
     "name": "busy",
-    "files": {"app.py": {"handler": "h0", "tests": "t0", "docs": "d0"}, "lib.py": "l0", "cfg.toml": {"a": "1", "b": "2"}},
+    "files": {"app.py": {"handler": "h0", "tests": "t0", "docs": "d0"}, "lib.py": "l0",
+              "cfg.toml": {"a": "1", "b": "2"}},
     "plan": [{"id": "s1", "path": "app.py", "patch": {"handler": "h1", "docs": "d1"}},
              {"id": "s2", "path": "lib.py", "patch": "l1"},
              {"id": "s3", "path": "cfg.toml", "patch": {"b": "3", "a": "0"}}],
@@ -32,14 +33,16 @@ BUSY = {
                "deliver s1", "deliver s1", "retry s1", "dispatch s2", "deliver s2", "lose_ack s2", "replan stale",
                "human_edit cfg.toml#b", "dispatch s3", "deliver s3", "preempt", "deliver s1", "ack s3"],
 }
-PROTOCOLS = ("none", "plan", "step", "step-dedupe", "step-dedupe,journal_write=after_write,pipeline=on,overlap_check=on",
+PROTOCOLS = ("none", "plan", "step", "step-dedupe",
+             "step-dedupe,journal_write=after_write,pipeline=on,overlap_check=on",
              "fence=step,stamp_at=apply,dedupe=memory", "step,drift_check=reject")
 
 PROGRAM = f"""
 import sim
 from sim.families.workspace.scenario import Action, build_scenario
 scenario = build_scenario({BUSY!r})
-seeds = [sim.load_scenario(f"scenarios/seed/{{n}}.toml") for n in ("concurrent_edit", "preemption_retry", "replan_drift")]
+seeds = [sim.load_scenario(f"scenarios/seed/{{n}}.toml")
+         for n in ("concurrent_edit", "preemption_retry", "replan_drift")]
 import sys
 for protocol in {PROTOCOLS!r}:
     for s in [scenario] + seeds:
