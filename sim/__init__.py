@@ -25,7 +25,8 @@ from sim.core.knobs import Protocol
 
 __all__ = [
     "Event", "FAMILIES", "FencesimError", "History", "HistoryError", "InputError", "PRESETS", "Protocol",
-    "ProtocolError", "ScenarioError", "check_history", "compute_matrix", "conform_frame", "family", "figures",
+    "ProtocolError", "ScenarioError", "check_history", "compute_matrix", "conform_frame", "exposure_frame", "family",
+    "figures",
     "fuzz", "load_scenario", "load_workload", "parse_protocol", "review", "run_scenario", "sweep_frame",
 ]
 
@@ -88,6 +89,27 @@ def sweep_frame(workload, protocols, seeds: int, seed_start: int = 0, workers: i
     if isinstance(workload, str):
         workload = FAMILIES.load_workload(workload)
     return frame(FAMILIES.family_for(workload), workload, list(protocols), seeds, seed_start, workers)
+
+
+def exposure_frame(workload=None, protocols=None, tasks: int = 10_000, seeds: int = 2_000, seed: int = 0):
+    """Simulated exposure (``fencesim exposure --simulate``) as a long DataFrame (preset, metric, value, ci_low,
+    ci_high), scaled to ``tasks`` tasks: of an effects workload's own workflow (a name or file), or without
+    one of the seed's worked example (generic:7)."""
+    from sim.families.effects.exposure import simulated_table
+    from sim.registry import FAMILIES
+
+    base = None
+    if workload is not None:
+        loaded = FAMILIES.load_workload(workload) if isinstance(workload, str) else workload
+        if FAMILIES.family_for(loaded).name != "runtime":
+            raise InputError(f"exposure_frame needs an effects workload, not a {FAMILIES.family_for(loaded).name} one")
+        base = loaded.base
+    options: dict[str, Any] = {"presets": list(protocols) if protocols else None, "seeds": seeds, "tasks": tasks,
+                               "master_seed": seed}
+    if base is not None:
+        options.update(workflow=base.workflow, arguments=base.arguments,
+                       transitions=len(base.workflow.side_effecting()))
+    return simulated_table(**options)
 
 
 def conform_frame(workload, protocols=("step-dedupe",), seeds: int = 50, seed_start: int = 0, workers: int = 1,

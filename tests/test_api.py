@@ -143,3 +143,15 @@ def test_conform_frame_is_one_row_per_run_and_agrees():
     frame = sim.conform_frame("tiny", ["none", "step-dedupe"], seeds=6)
     assert len(frame) == 12 and set(frame["protocol"]) == {"none", "step-dedupe"}
     assert frame["agree"].all() and (frame["deliveries"] == frame["deliveries_agreeing"]).all()
+
+
+def test_exposure_frame_is_a_long_frame_of_the_worked_example_or_a_users_workflow():
+    """sim.exposure_frame: one row per (preset, metric), of generic:7 or of a workload's own workflow."""
+    worked = sim.exposure_frame(protocols=["unkeyed-retry"], seeds=100)
+    assert list(worked.columns) == ["preset", "metric", "value", "ci_low", "ci_high"]
+    assert set(worked.preset) == {"unkeyed-retry"} and "duplicate_effects" in set(worked.metric)
+    own = sim.exposure_frame("agent-pr-workflow", ["keyed-fingerprint-reconcile"], tasks=40_000, seeds=100)
+    requests = own[own.metric == "requests"].value.iloc[0]
+    assert requests == 40_000 * 5  # five side-effecting transitions per task of that workflow
+    with pytest.raises(sim.InputError):
+        sim.exposure_frame("tiny")
