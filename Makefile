@@ -19,9 +19,10 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	@# The real durable runtimes (DBOS, Temporal) are optional: their tests skip, saying so, without them.
-	$(BIN)/pip install --quiet -e '.[test,real,temporal]' \
-		|| echo "note: could not install the real runtimes (dbos, temporal); their tests will be skipped"
+	@# The real durable runtime DBOS is optional: its tests skip, saying so, without it.  Temporal's tests
+	@# (minutes more) run after `.venv/bin/pip install -e '.[temporal]'`, and skip without it.
+	$(BIN)/pip install --quiet -e '.[test,real]' \
+		|| echo "note: could not install the real runtime (dbos); its tests will be skipped"
 	touch $(STAMP)
 
 setup: $(STAMP)
