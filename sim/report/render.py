@@ -211,6 +211,8 @@ def _md_design(design: dict[str, Any], figures: dict[str, dict[str, str]]) -> li
                 f"`{' ; '.join(example['events']) or '(no fault needed)'}`", "",
                 f"What breaks: {example['detail']}", "",
                 "Advisor: " + _advice_text(example["advice"], example["invariant"], design["availability"]), "",
+                *[f"Blast radius: {e['what']} -- {e['who_acts']}" for e in example.get("ledger", [])[:4]],
+                *([""] if example.get("ledger") else []),
                 f"Replay (from this report's folder): `{example['replay']}`", "",
                 f"![swimlane](figures/{figures[example['name']]['swimlane']}.svg)", "",
                 "```", example["timeline"].rstrip(), "```", ""]
@@ -485,6 +487,8 @@ def _html_example(example: dict[str, Any], design: dict[str, Any], figures: dict
             f"<code>{html.escape(' ; '.join(example['events']) or '(no fault needed)')}</code></p>",
             f"<p>What breaks: {html.escape(example['detail'])}</p>",
             f"<p>Advisor: {html.escape(fix)}</p>",
+            *[f"<p>Blast radius: {html.escape(e['what'])} -- {html.escape(e['who_acts'])}</p>"
+              for e in example.get("ledger", [])[:4]],
             f"<p>Replay (from this report's folder): <code>{html.escape(example['replay'])}</code></p>",
             _figure(svgs[figures[example["name"]]["swimlane"]], f"Swimlane of {example['name']}",
                     figures[example["name"]]["swimlane"]),

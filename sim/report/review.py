@@ -114,6 +114,7 @@ def counterexample_rows(result: FuzzResult, design_name: str) -> list[dict[str, 
             "violating_events": marked,
             "detail": next((v.detail for v in report.safety_violations), ""),
             "advice": None if advice is None else advice_document(advice),
+            "ledger": [e.to_json() for e in family.effect_ledger(replay.history)],
             "_history": replay.history,
             "_events": example.events,
         })
