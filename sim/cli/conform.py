@@ -65,19 +65,7 @@ def conform(
     if runtime is not None:
         return _runtime(runtime, workload, protocol, seeds, scenario, executor, record, workers, cells, cell or [],
                         out, force, plant or [], json_out)
-    if cell or plant:
-        raise InputError("--cell and --plant go with --runtime")
-    seeds = 200 if seeds is None else seeds
-    if seeds < 1:
-        raise InputError(f"--seeds must be at least 1, not {seeds}")
-    if workers is not None and workers < 1:
-        raise InputError("--workers must be at least 1")
-    if not shrink_seconds > 0:
-        raise InputError(f"--shrink-seconds must be positive, not {shrink_seconds}")
-    if record is not None and (scenario is None or (protocol and len(protocol) > 1)):
-        raise InputError("--record needs --scenario and at most one --protocol")
-    if scenario is not None and workload is not None:
-        raise InputError("give --workload or --scenario, not both")
+    seeds = _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, protocol, cell or plant)
     command = _command(executor)
     family, target, protocols, inputs = _load(scenario, workload, protocol)
     record_to = _check_outputs(out, record, inputs, force)
@@ -98,13 +86,35 @@ def conform(
     name = str(scenario) if scenario is not None else target.name
     who = "reference executor (git + SQLite)" if executor is None else shlex.join(command)
     if json_out:
-        emit_json({"workload": name, "executor": who, "seeds": len(seed_list),
-                   "protocols": [s.to_json() for s in summaries], "disagreements": [d.__dict__ for d in disagreements],
-                   "same_minimal_order_or_not_shrunk": [{"protocol": r.protocol, "seed": r.seed,
-                                                         "differences": r.differences} for r in unshrunk],
-                   "runs": [r.__dict__ | {"agree": r.agree} for p in protocols for r in results[p.label]]})
+        _emit(name, who, seed_list, summaries, disagreements, unshrunk, protocols, results)
     _print(human_console(json_out), name, who, len(seed_list), summaries, disagreements, unshrunk, record)
     return EXIT_VIOLATION if disagreements or unshrunk else EXIT_OK
+
+
+def _emit(name, who, seed_list, summaries, disagreements, unshrunk, protocols, results) -> None:
+    emit_json({"workload": name, "executor": who, "seeds": len(seed_list),
+               "protocols": [s.to_json() for s in summaries], "disagreements": [d.__dict__ for d in disagreements],
+               "same_minimal_order_or_not_shrunk": [{"protocol": r.protocol, "seed": r.seed,
+                                                     "differences": r.differences} for r in unshrunk],
+               "runs": [r.__dict__ | {"agree": r.agree} for p in protocols for r in results[p.label]]})
+
+
+def _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, protocol, runtime_only) -> int:
+    """The options of a run against the executor, checked; the seeds per protocol (default 200)."""
+    if runtime_only:
+        raise InputError("--cell and --plant go with --runtime")
+    seeds = 200 if seeds is None else seeds
+    if seeds < 1:
+        raise InputError(f"--seeds must be at least 1, not {seeds}")
+    if workers is not None and workers < 1:
+        raise InputError("--workers must be at least 1")
+    if not shrink_seconds > 0:
+        raise InputError(f"--shrink-seconds must be positive, not {shrink_seconds}")
+    if record is not None and (scenario is None or (protocol and len(protocol) > 1)):
+        raise InputError("--record needs --scenario and at most one --protocol")
+    if scenario is not None and workload is not None:
+        raise InputError("give --workload or --scenario, not both")
+    return seeds
 
 
 def _runtime(runtime, workload, protocol, seeds, scenario, executor, record, workers, cells, cell, out, force,

@@ -206,6 +206,13 @@ def _init_worker(family: Family, workload: Workload, protocols: list[Protocol]) 
     _STATE.update(family=family, workload=workload, protocols=protocols)
 
 
+def _inside_points(marks: list, tallies: dict[str, ProtocolTally]) -> list[tuple[int, dict[str, int]]]:
+    """The saturation points inside a chunk: the sweep so far merged with the chunk's part at each mark."""
+    return [(runs, {k: Sketch([max(a, b) for a, b in zip(t.coverage.sketch.registers, registers[k])]).count()
+                    for k, t in tallies.items()})
+            for runs, registers in marks]
+
+
 def saturation_mark(runs: int) -> bool:
     """Whether the saturation curve gets a point after ``runs`` seeds inside a chunk: 1, 2, 5, 10, 20, 50, ...
     (every chunk's end is a point too), so that a short sweep still draws a curve."""
@@ -367,10 +374,7 @@ def sweep(family: Family, workload: Workload, protocols: Sequence[Protocol | str
     chunks = iter_chunks(family, workload, parsed, tasks, workers or default_workers(), backend, scheduler)
     try:
         for number, (chunk_tallies, rows, firsts, marks) in enumerate(chunks, start=first_chunk):
-            for runs, registers in marks:  # points inside the chunk: the sweep so far with the chunk's part
-                saturation.append((runs, {k: Sketch([max(a, b) for a, b in zip(t.coverage.sketch.registers,
-                                                                                registers[k])]).count()
-                                          for k, t in tallies.items()}))
+            saturation += _inside_points(marks, tallies)
             for label, tally in chunk_tallies.items():
                 tallies[label].merge(tally)
             for label, invariant, index, seed, order in firsts:
