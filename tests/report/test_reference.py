@@ -40,7 +40,7 @@ def test_reference_review_regenerates_identically(tmp_path):
     assert REFERENCE.is_dir(), "run `make reference` and commit reports/reference/"
     out = tmp_path / "reference"
     done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "review", "--out", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "NO_COLOR": "1"})
+                          cwd=REPO, capture_output=True, text=True, timeout=2400, env={**os.environ, "NO_COLOR": "1"})
     assert done.returncode in (0, 1), done.stderr[-2000:]
     assert _files(out) == _files(REFERENCE)
     assert _results(out / "results.json") == _results(REFERENCE / "results.json")
