@@ -26,12 +26,12 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from sim.core import stats
 from sim.core.errors import InputError
 from sim.core.knobs import Protocol
 from sim.families.effects.faults import ExposureRates, FaultSchedule, exposure_schedule, task_rng
 from sim.families.effects.knobs import PRESETS, TABLE
 from sim.families.effects.runner import run_autonomous
-from sim.core import stats
 from sim.families.effects.stats import ratio_estimate
 from sim.families.effects.workflow import Workflow, generic
 

@@ -8,8 +8,7 @@ from sim.core.family import Cell, Family, Replay, ReviewPlan
 from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload, build_workload, split_workload
-from sim.families.effects import ledger
-from sim.families.effects import checks, claims, cruel, faults, runner
+from sim.families.effects import checks, claims, cruel, faults, ledger, runner
 from sim.families.effects.faults import FaultEvent
 from sim.families.effects.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.effects.knobs import FAMILY_NAME, PRESETS, TABLE

@@ -26,7 +26,6 @@ from sim.families.effects.state import DURABLE_EVENTS, EventLog, WorkerMemory, W
 from sim.families.effects.workflow import Transition, Workflow, version_2
 
 
-
 class OperationSkipped(Skipped):
     """An operation that cannot happen at its point: the reason, and the script line and task it is recorded
     under."""
