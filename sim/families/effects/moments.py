@@ -5,13 +5,13 @@ response, a duplicated request, and the worker's timeout."""
 
 from __future__ import annotations
 
-from sim.families.effects.state import Evidence, WorkerTask, fingerprint_of
 from sim.families.effects.external import Observation, Request
-from sim.families.effects.system import Fenced, MODEL_CALL_UNITS, TOOL_CALL_UNITS
+from sim.families.effects.state import Evidence, WorkerTask, fingerprint_of
+from sim.families.effects.system import MODEL_CALL_UNITS, TOOL_CALL_UNITS, Fenced, RuntimeBase
 from sim.families.effects.workflow import Transition
 
 
-class MomentOps:
+class MomentOps(RuntimeBase):
     """Intent, dispatch, commit, response, timeout, receipt."""
 
     def intent(self, worker: str, task: str, name: str) -> None:

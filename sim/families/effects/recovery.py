@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from sim.families.effects.state import Evidence, WorkerTask
-from sim.families.effects.system import HUMAN_EXCEPTION_UNITS, LOOKUP_UNITS
+from sim.families.effects.system import HUMAN_EXCEPTION_UNITS, LOOKUP_UNITS, RuntimeBase
 from sim.families.effects.workflow import Transition
 
 
-class RecoveryOps:
+class RecoveryOps(RuntimeBase):
     """Query by key, then by task marker and head; prove, disprove, or hand to a human."""
 
     def reconcile(self, worker: str, task: str, name: str) -> None:

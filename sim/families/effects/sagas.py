@@ -3,12 +3,12 @@ for the reconciler and compensations, and foreign objects at the external system
 
 from __future__ import annotations
 
-from sim.families.effects.state import WorkerTask
 from sim.families.effects.external import Request
-from sim.families.effects.system import TOOL_CALL_UNITS
+from sim.families.effects.state import WorkerTask
+from sim.families.effects.system import TOOL_CALL_UNITS, RuntimeBase
 
 
-class SagaOps:
+class SagaOps(RuntimeBase):
     """Approval, abort, compensation (retried until done), close with one terminal outcome."""
 
     def request_approval(self, worker: str, task: str, name: str) -> None:
