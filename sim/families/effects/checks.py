@@ -72,9 +72,12 @@ def lost_success(history) -> CheckResult:
             if (event["task"], event["effect"]) not in receipted:
                 failed = next_failure.get((event["task"], event["transition"]))
                 again = next_commit.get(group)
-                if failed is not None or again is not None:
-                    shown = failed if failed is not None else again
-                    how = "recorded as failed" if failed is not None else f"done again as {again.get('effect')}"
+                shown, how = None, ""
+                if failed is not None:
+                    shown, how = failed, "recorded as failed"
+                elif again is not None:
+                    shown, how = again, f"done again as {again.get('effect')}"
+                if shown is not None:
                     violations.append(Violation("lost_success", shown.index, event["transition"],
                                                 f"{event['effect']} committed but was {how}", domain="lost_ack"))
             next_commit[group] = event

@@ -38,7 +38,7 @@ def smallest_classes(family, workload, classes: tuple[str, ...] = RELIABILITY_CL
     for name in names:
         finding = ClassFinding(name, None)
         for label in classes:
-            invariants, example = charged[label].get(name, (set(), None))
+            invariants, example = charged[label].get(name, (set(), ""))
             if not invariants:
                 finding.smallest = label
                 break
@@ -48,10 +48,10 @@ def smallest_classes(family, workload, classes: tuple[str, ...] = RELIABILITY_CL
     return findings
 
 
-def _charged(family, workload, label: str, names: list[str]) -> dict[str, tuple[set, str | None]]:
+def _charged(family, workload, label: str, names: list[str]) -> dict[str, tuple[set[str], str]]:
     """Transition -> (invariants violated at it, the first cell showing one) under one class."""
     protocol = family.parse_protocol(label)
-    out: dict[str, tuple[set, str | None]] = {}
+    out: dict[str, tuple[set[str], str]] = {}
     for cell in family.single_faults(workload):
         evaluation = evaluate(family, workload.base, protocol, cell.events)
         for violation in evaluation.report.safety_violations:

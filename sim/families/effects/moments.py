@@ -89,7 +89,7 @@ class MomentOps(RuntimeBase):
                       key=request.key if self.external.keyed(request) else None,
                       fingerprint=request.fingerprint, effect=obj.effect, number=obj.number, head=obj.head)
         if outcome == "committed":
-            transition = self._any_transition(name)
+            transition = self._known_transition(name)
             read_versions = [list(pair) for pair in request.read_versions] or None
             self._emit("git", "committed", task, effect_class=transition.effect_class,
                        compensation=transition.compensation, read_versions=read_versions, **common)
@@ -172,7 +172,8 @@ class MomentOps(RuntimeBase):
         waited = any(r.worker == worker and r.task == task and r.transition == name for r in self.in_flight) or any(
             r[0].worker == worker and r[0].task == task and r[0].transition == name for r in self.responses)
         outcome = self.protocol.on_timeout
-        read = self.transition(wt, name) is not None and self.transition(wt, name).is_read
+        transition = self.transition(wt, name)
+        read = transition is not None and transition.is_read
         record = self.worker_append(worker, task, "timed_out", transition=name, outcome=outcome,
                               reason="no_response" if waited else "in_doubt_on_resume",
                               effect_class="read" if read else None)
@@ -190,7 +191,10 @@ class MomentOps(RuntimeBase):
             raise self.refused(line, f"no response or lookup proves {name}", task)
         observed = {}
         if evidence.version is not None:  # a read records what it observed (pinned: with its content hash)
-            observed = dict(logical=self.transition(wt, name).logical, observed_version=evidence.version,
+            transition = self.transition(wt, name)
+            if transition is None:
+                raise self.refused(line, f"{name} is not in workflow version {wt.version}", task)
+            observed = dict(logical=transition.logical, observed_version=evidence.version,
                             content_hash=evidence.content_hash if self.pinned_reads else None)
         record = self.worker_append(worker, task, "receipt_recorded", transition=name, effect=evidence.effect,
                               receipt=evidence.effect, source=evidence.source, request=evidence.request_id,

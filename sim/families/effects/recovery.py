@@ -19,7 +19,9 @@ class RecoveryOps(RuntimeBase):
         if status not in ("unknown", "dispatched", "found"):
             raise self.refused(line, f"{name} is {status}: nothing to reconcile", task)
         transition = self.transition(wt, name)
-        if transition is not None and transition.is_read:
+        if transition is None:
+            raise self.refused(line, f"{name} is not in workflow version {wt.version}", task)
+        if transition.is_read:
             raise self.refused(line, f"{name} is a read: it created nothing to reconcile; read again", task)
         result, query, obj = self._lookup(wt, task, transition)
         since = self.last_dispatch_s.get((task, name))
@@ -78,7 +80,7 @@ class RecoveryOps(RuntimeBase):
         view = self.log.reduce(task)
         if view.status(name) != "escalated":
             raise self.refused(line, f"{name} is not waiting for a human", task)
-        transition = self._any_transition(name)
+        transition = self._known_transition(name)
         tv = view.get(name)
         head = self.arguments(task, transition)["head"]
         truth = next((o for o in self.external.by_marker(task, transition.logical, transition.object_kind)

@@ -89,9 +89,8 @@ class SagaOps(RuntimeBase):
             return "succeeded" if all(view.status(n) == "done" for n in names) else None
         if self.protocol.compensation == "off":
             return "failed"
-        for name in names:
-            transition = self.workflows[wt.version].get(name)
-            tv = view.transitions.get(name)
+        for transition in self.workflows[wt.version].transitions:
+            tv = view.transitions.get(transition.name)
             if transition.compensation and tv is not None and tv.status == "done" and not tv.compensated:
                 return None
         return "compensated"
@@ -113,7 +112,7 @@ class SagaOps(RuntimeBase):
 
     def foreign_object(self, task: str, name: str) -> None:
         """Someone else creates an object carrying T's task marker, but not its key or head."""
-        transition = self._any_transition(name)
+        transition = self._known_transition(name)
         request = Request("foreign", "human", task, name, transition.logical, transition.object_kind, 1, None,
                           "foreign", "f0e1a2b", 0)
         obj = self.external.create(request, self.env.now, foreign=True)
