@@ -35,7 +35,7 @@ from sim.families.effects.runner import run_autonomous
 from sim.families.effects.stats import ratio_estimate
 from sim.families.effects.workflow import Workflow, generic
 
-WORKED_EXAMPLE = {
+WORKED_EXAMPLE: dict[str, Any] = {
     "tasks": 10_000,
     "transitions": 7,
     "ambiguous_rate": "0.041",
@@ -247,7 +247,7 @@ def simulate(
     progress: Callable[[str, int, int], None] | None = None,
     workflow: Workflow | None = None,
     arguments: dict[str, dict[str, Any]] | None = None,
-) -> dict[str, dict[str, dict[str, float]]]:
+) -> dict[str, dict[str, Any]]:
     """Run ``seeds`` simulated tasks per preset; metrics scaled to ``tasks`` tasks, with 95% CIs.
 
     ``workflow``: a user's workflow (its irreversible and keyless steps included) instead of the worked
@@ -262,7 +262,7 @@ def simulate(
     protocols = [TABLE.parse(p) for p in presets]
     for protocol in protocols:
         check_exercised(protocol, workflow)
-    out: dict[str, dict[str, dict[str, float]]] = {}
+    out: dict[str, dict[str, Any]] = {}  # preset -> metric -> its triple, and "by_transition" -> name -> triples
     for preset, protocol in zip(presets, protocols):
         columns, by_transition, flagged = _run_protocol(protocol, run_workflow, names, seeds, rates, master_seed,
                                                         arguments, progress, preset, workflow is not None)

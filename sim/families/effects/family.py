@@ -136,7 +136,9 @@ class EffectsFamily(Family):
 
     def measure(self, replay: Replay) -> dict[str, float]:
         """Tasks accepted, completed (succeeded), ended otherwise, and escalations to humans."""
-        accepted, outcomes, escalated = set(), {}, set()
+        accepted: set[str] = set()
+        outcomes: dict[str, str] = {}
+        escalated: set[str] = set()
         for event in replay.history:
             if event.event == "accepted":
                 accepted.add(event.get("task"))
