@@ -28,10 +28,10 @@ class MomentOps(RuntimeBase):
             raise self.refused(line, f"{name} is {what} and not approved", task)
         generation = wt.view.get(name).generation
         arguments = self.arguments(task, transition)
-        record = self.worker_append(worker, task, "intent_recorded", transition=name, logical=transition.logical,
-                              generation=generation, key=self.key_of(task, transition, generation),
-                              fingerprint=fingerprint_of(arguments), effect_class=transition.effect_class,
-                              compute_units=MODEL_CALL_UNITS)
+        self.worker_append(worker, task, "intent_recorded", transition=name, logical=transition.logical,
+                           generation=generation, key=self.key_of(task, transition, generation),
+                           fingerprint=fingerprint_of(arguments), effect_class=transition.effect_class,
+                           compute_units=MODEL_CALL_UNITS)
         return
 
     def dispatch(self, worker: str, task: str, name: str, changed: bool = False) -> None:
@@ -60,9 +60,9 @@ class MomentOps(RuntimeBase):
         acts_on = self._acts_on(worker, task, wt, transition)
         self.request_count += 1
         request_id = f"r{self.request_count}"
-        record = self.worker_append(worker, task, "dispatched", transition=name, attempt=view.attempts + 1,
-                              request=request_id, key=view.key, fingerprint=fingerprint,
-                              changed_arguments=changed or None, compute_units=TOOL_CALL_UNITS)
+        self.worker_append(worker, task, "dispatched", transition=name, attempt=view.attempts + 1,
+                           request=request_id, key=view.key, fingerprint=fingerprint,
+                           changed_arguments=changed or None, compute_units=TOOL_CALL_UNITS)
         self.last_dispatch_s[(task, name)] = self.env.now
         request = Request(request_id, worker, task, name, transition.logical, transition.object_kind,
                           view.generation, view.key, fingerprint, arguments["head"], view.attempts,

@@ -25,10 +25,10 @@ class RecoveryOps(RuntimeBase):
             raise self.refused(line, f"{name} is a read: it created nothing to reconcile; read again", task)
         result, query, obj = self._lookup(wt, task, transition)
         since = self.last_dispatch_s.get((task, name))
-        record = self.worker_append(worker, task, "reconciled", transition=name, result=result, query=query,
-                              effect=obj.effect if obj else None, number=obj.number if obj else None,
-                              latency_s=None if since is None else self.env.now - since,
-                              compute_units=LOOKUP_UNITS)
+        self.worker_append(worker, task, "reconciled", transition=name, result=result, query=query,
+                           effect=obj.effect if obj else None, number=obj.number if obj else None,
+                           latency_s=None if since is None else self.env.now - since,
+                           compute_units=LOOKUP_UNITS)
         if result == "found":
             wt.evidence[name] = Evidence("reconciliation", "found", obj.effect)
         return

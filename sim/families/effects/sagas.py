@@ -16,7 +16,7 @@ class SagaOps(RuntimeBase):
         wt = self.worker_task(worker, task, line)
         if name in wt.view.approval_requested or name in wt.view.approved:
             raise self.refused(line, f"approval of {name} already requested", task)
-        record = self.worker_append(worker, task, "approval_requested", transition=name, at_s=self.env.now)
+        self.worker_append(worker, task, "approval_requested", transition=name, at_s=self.env.now)
         return
 
     def approve(self, task: str, name: str) -> None:
@@ -40,7 +40,7 @@ class SagaOps(RuntimeBase):
 
     def abort(self, worker: str, task: str, name: str) -> None:
         line = f"abort {name} by {worker}"
-        wt = self.worker_task(worker, task, line)
+        self.worker_task(worker, task, line)
         record = self.worker_append(worker, task, "transition_failed", transition=name, reason="retries_exhausted")
         self.abort_s.setdefault(task, self.env.now)
         self._verdict(record, name, "failed")
@@ -76,7 +76,7 @@ class SagaOps(RuntimeBase):
         outcome = self.closing_outcome(wt)
         if outcome is None:
             raise self.refused(line, f"{task} has unfinished transitions or owed compensations", task)
-        record = self.worker_append(worker, task, "task_terminal", outcome=outcome)
+        self.worker_append(worker, task, "task_terminal", outcome=outcome)
         self._emit("queue", "acked", task, worker=worker)
         return
 
