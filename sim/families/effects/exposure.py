@@ -115,7 +115,8 @@ def analytic(tasks: Any = 10_000, transitions: Any = 7, ambiguous_rate: Any = "0
     9
     """
     rates = {name: _decimal(value, name) for name, value in
-             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate), ("reconcile_rate", reconcile_rate))}
+             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate),
+              ("reconcile_rate", reconcile_rate))}
     for name, rate in rates.items():
         if rate > 1:
             raise InputError(f"{name} is a fraction between 0 and 1 (0.041 for 4.1%), not {rate}")
