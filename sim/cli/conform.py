@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import types
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
@@ -13,6 +13,9 @@ from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, huma
 from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
 from sim.core.files import write_atomically
+
+if TYPE_CHECKING:
+    from sim.core.workload import Workload
 
 DEFAULT_OUT = Path("counterexamples/conform")
 #: Disagreements shrunk per protocol (each distinct minimal order is exported); the rest are listed by seed.
@@ -75,7 +78,7 @@ def conform(
     workers = 1 if scenario is not None else (workers or default_workers())
     with Bar(progress_wanted(json_out)) as bar:
         results = _run(family, target, protocols, seed_list, workers, command, events, bar)
-        if record is not None:
+        if record_to is not None:  # given --record
             from sim.real.driver import run_real
 
             run = run_real(target.base, protocols[0], events, command=command)
@@ -155,6 +158,7 @@ def _load(scenario: Path | None, workload: str | None, protocol: list[str] | Non
     from sim.registry import FAMILIES
 
     inputs = [("--scenario", scenario)] if scenario is not None else []
+    target: types.SimpleNamespace | Workload
     if scenario is not None:
         loaded = FAMILIES.load_scenario(scenario)
         target = types.SimpleNamespace(base=loaded, name=loaded.name, family=getattr(loaded, "family", None))
@@ -274,12 +278,12 @@ def _print(console, name, who, seeds, summaries, disagreements, unshrunk, record
 
 def _ranges(numbers: list[int | None]) -> str:
     """1, 2, 3, 5 -> '1-3, 5'."""
-    numbers = sorted(n for n in numbers if n is not None)
+    present = sorted(n for n in numbers if n is not None)
     parts, start = [], None
-    for i, n in enumerate(numbers):
+    for i, n in enumerate(present):
         if start is None:
             start = n
-        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
+        if i + 1 == len(present) or present[i + 1] != n + 1:
             parts.append(str(start) if start == n else f"{start}-{n}")
             start = None
     return ", ".join(parts)

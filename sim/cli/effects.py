@@ -117,7 +117,8 @@ def cruel(
         for cell in grid.violations:
             commit = commit or current_commit()
             written.append(_export_cell(FAMILY, chosen_workload, chosen, cell, out, commit))
-        verdict = "every cell ok" if not grid.violations else f"{len(grid.violations)} of {len(grid.cells)} cells violate"
+        verdict = ("every cell ok" if not grid.violations
+                   else f"{len(grid.violations)} of {len(grid.cells)} cells violate")
         console.print(f"{chosen.label}: {verdict}" + (f" ({len(skipped)} not run)" if skipped else ""), markup=False)
     if not_run:
         console.print(f"--budget stopped the grid: {not_run} cell(s) not run (marked {NOT_RUN})", markup=False)
@@ -147,9 +148,12 @@ def exposure(
     transitions: Optional[int] = typer.Option(
         None, "--transitions", min=1,
         help="External side-effecting transitions per task (default 7, or the workload's own)."),
-    ambiguous_rate: str = typer.Option("0.041", "--ambiguous-rate", help="Share of requests with a timeout or lost acknowledgement."),
-    committed_rate: str = typer.Option("0.60", "--committed-rate", help="Share of ambiguous requests that had committed."),
-    reconcile_rate: str = typer.Option("0.997", "--reconcile-rate", help="Share of reconciliations that prove the outcome."),
+    ambiguous_rate: str = typer.Option("0.041", "--ambiguous-rate",
+                                       help="Share of requests with a timeout or lost acknowledgement."),
+    committed_rate: str = typer.Option("0.60", "--committed-rate",
+                                       help="Share of ambiguous requests that had committed."),
+    reconcile_rate: str = typer.Option("0.997", "--reconcile-rate",
+                                       help="Share of reconciliations that prove the outcome."),
     duplicate_rate: str = typer.Option(
         "0", "--duplicate-rate",
         help="Share of healthy requests the network also delivers twice (simulation only; default 0, as the "
@@ -158,8 +162,10 @@ def exposure(
         None, "--workload", "-w",
         help="An effects workload (name or file): the exposure of its own workflow instead of the worked "
         "example's generic:7."),
-    simulate: bool = typer.Option(False, "--simulate", help="Also measure the quantities by running the runtime model."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", min=2, help="Simulated tasks (one seed each); default --tasks."),
+    simulate: bool = typer.Option(False, "--simulate",
+                                  help="Also measure the quantities by running the runtime model."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=2,
+                                        help="Simulated tasks (one seed each); default --tasks."),
     seed: int = typer.Option(0, "--seed", min=0, help="Master seed; task i uses SeedSequence([seed, i])."),
     protocol: Optional[List[str]] = typer.Option(
         None, "--protocol", "-p",
@@ -173,7 +179,8 @@ def exposure(
     from sim.families.effects.exposure import analytic_json, check_exercised
 
     rates = {name: _rate(value, name.replace("_", "-")) for name, value in
-             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate), ("reconcile_rate", reconcile_rate))}
+             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate),
+              ("reconcile_rate", reconcile_rate))}
     duplicates = float(_rate(duplicate_rate, "duplicate-rate"))
     base = _exposure_workload(workload)
     workflow = base.workflow if base is not None else None

@@ -72,9 +72,12 @@ def lost_success(history) -> CheckResult:
             if (event["task"], event["effect"]) not in receipted:
                 failed = next_failure.get((event["task"], event["transition"]))
                 again = next_commit.get(group)
-                if failed is not None or again is not None:
-                    shown = failed if failed is not None else again
-                    how = "recorded as failed" if failed is not None else f"done again as {again.get('effect')}"
+                shown, how = None, ""
+                if failed is not None:
+                    shown, how = failed, "recorded as failed"
+                elif again is not None:
+                    shown, how = again, f"done again as {again.get('effect')}"
+                if shown is not None:
                     violations.append(Violation("lost_success", shown.index, event["transition"],
                                                 f"{event['effect']} committed but was {how}", domain="lost_ack"))
             next_commit[group] = event
@@ -270,9 +273,9 @@ def split_outcome(history) -> CheckResult:
 
 def unpinned_read(history) -> CheckResult:
     """The reads half of ``version_mismatch`` (its violations are reported under that name, each detail
-    starting "unpinned read:"). A task acted on an observation other than the one its log recorded: an effect built from version v of a
-    read while the task's last receipt of that read says another version (the world moved on, and a worker
-    that lost what it had read read again).
+    starting "unpinned read:"). A task acted on an observation other than the one its log recorded: an effect
+    built from version v of a read while the task's last receipt of that read says another version (the world
+    moved on, and a worker that lost what it had read read again).
 
     Reads are known by the external system's ``observed`` records; a read's receipt without
     ``observed_version``, or effects after a recorded read none of which says what it was built from
@@ -323,12 +326,14 @@ def human_exceptions(history) -> CheckResult:
 
 COMMITTED = ("task", "transition", "effect")
 CHECKS: tuple[CheckSpec, ...] = (
-    CheckSpec("duplicate_effect", duplicate_effect, True, "more than one authoritative effect for one logical transition",
+    CheckSpec("duplicate_effect", duplicate_effect, True,
+              "more than one authoritative effect for one logical transition",
               requires={"committed": COMMITTED}),
     CheckSpec("lost_success", lost_success, True, "a committed effect recorded as failed, or done again",
               requires={"committed": COMMITTED, "receipt_recorded": ("task", "effect"),
                         "timed_out": ("transition", "outcome"), "transition_failed": ("transition",)}),
-    CheckSpec("unknown_as_failed", unknown_as_failed, True, "a timed-out transition recorded as failed without reconciliation",
+    CheckSpec("unknown_as_failed", unknown_as_failed, True,
+              "a timed-out transition recorded as failed without reconciliation",
               requires={"timed_out": ("outcome",)}),
     CheckSpec("false_receipt", false_receipt, True, "a receipt with no matching external effect",
               requires={"committed": COMMITTED, "receipt_recorded": ("task", "transition", "effect")}),
@@ -339,9 +344,11 @@ CHECKS: tuple[CheckSpec, ...] = (
                         "compensated": ("task", "effect")}),
     CheckSpec("unapproved_irreversible", unapproved_irreversible, True, "an irreversible effect without approval",
               requires={"committed": ("task", "transition", "effect_class"), "approved": ("task", "transition")}),
-    CheckSpec("unverified_checkpoint", unverified_checkpoint, True, "a checkpoint saved before its postcondition was verified",
+    CheckSpec("unverified_checkpoint", unverified_checkpoint, True,
+              "a checkpoint saved before its postcondition was verified",
               requires={"checkpoint_saved": ("task", "completed"), "receipt_recorded": ("task", "transition")}),
-    CheckSpec("version_mismatch", version_mismatch, True, "a task resumed under another workflow version without migration",
+    CheckSpec("version_mismatch", version_mismatch, True,
+              "a task resumed under another workflow version without migration",
               requires={"resumed": ("task", "workflow_version"), "accepted": ("task",)}),
     CheckSpec("no_terminal_outcome", no_terminal_outcome, True, "a task not terminal after the liveness budget",
               requires={"accepted": ("task",), "task_terminal": ("task",)}),

@@ -37,7 +37,7 @@ def smallest_classes(family, workload, classes: tuple[str, ...] = RELIABILITY_CL
     for name in names:
         finding = ClassFinding(name, None)
         for label in classes:
-            invariants, example = charged[label].get(name, (set(), None))
+            invariants, example = charged[label].get(name, (set(), ""))
             if not invariants:
                 finding.smallest = label
                 break
@@ -47,10 +47,10 @@ def smallest_classes(family, workload, classes: tuple[str, ...] = RELIABILITY_CL
     return findings
 
 
-def _charged(family, workload, label: str, names: list[str]) -> dict[str, tuple[set, str | None]]:
+def _charged(family, workload, label: str, names: list[str]) -> dict[str, tuple[set[str], str]]:
     """Transition -> (invariants violated at it, the first cell showing one) under one class."""
     protocol = family.parse_protocol(label)
-    out: dict[str, tuple[set, str | None]] = {}
+    out: dict[str, tuple[set[str], str]] = {}
     for cell in family.single_faults(workload):
         report = family.check(family.replay(workload.base, protocol, cell.events).history)
         for violation in report.safety_violations:

@@ -36,5 +36,6 @@ def cells(workload: Workload) -> list[Cell]:
         for boundary in BOUNDARIES:
             for fault in workload.classes:
                 if boundary in FAULT_POINTS[fault] and applies(fault, transition):
-                    out.append(Cell((transition.name, boundary, fault), (FaultEvent(fault, transition.name, boundary),)))
+                    out.append(Cell((transition.name, boundary, fault),
+                                    (FaultEvent(fault, transition.name, boundary),)))
     return out

@@ -139,7 +139,8 @@ class AutoDriver:
                 rt.record_skip(skipped)
                 records = rt.workers[worker].tasks[task].view.records
                 if refused == (op, name, records):
-                    raise AssertionError(f"the policy chose {op} {name} for {worker}, which the runtime refused")
+                    raise AssertionError(
+                        f"the policy chose {op} {name} for {worker}, which the runtime refused") from skipped
                 refused = (op, name, records)
                 continue
             except Fenced:
@@ -153,6 +154,7 @@ class AutoDriver:
                     yield env.timeout(COMPENSATION_RETRY_S)
             elif op == "dispatch":
                 request = rt.last_request
+                assert request is not None, "a dispatch that succeeded sent a request"
                 self.boundary(worker, task, name, "after_dispatch", request)
                 if not self._running(worker, task):
                     return
@@ -175,7 +177,7 @@ class AutoDriver:
         waited = self.ack_timeout_s(name)
         return extra if waited == ACK_TIMEOUT_S else waited + (extra - ACK_TIMEOUT_S)
 
-    def perform(self, op: str, worker: str, task: str, name: str | None) -> None:
+    def perform(self, op: str, worker: str, task: str, name: str) -> None:
         rt = self.rt
         if op == "close":
             return rt.close(worker, task)

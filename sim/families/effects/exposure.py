@@ -26,16 +26,16 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
+from sim.core import stats
 from sim.core.errors import InputError
 from sim.core.knobs import Protocol
 from sim.families.effects.faults import ExposureRates, FaultSchedule, exposure_schedule, task_rng
 from sim.families.effects.knobs import PRESETS, TABLE
 from sim.families.effects.runner import run_autonomous
-from sim.core import stats
 from sim.families.effects.stats import ratio_estimate
 from sim.families.effects.workflow import Workflow, generic
 
-WORKED_EXAMPLE = {
+WORKED_EXAMPLE: dict[str, Any] = {
     "tasks": 10_000,
     "transitions": 7,
     "ambiguous_rate": "0.041",
@@ -115,7 +115,8 @@ def analytic(tasks: Any = 10_000, transitions: Any = 7, ambiguous_rate: Any = "0
     9
     """
     rates = {name: _decimal(value, name) for name, value in
-             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate), ("reconcile_rate", reconcile_rate))}
+             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate),
+              ("reconcile_rate", reconcile_rate))}
     for name, rate in rates.items():
         if rate > 1:
             raise InputError(f"{name} is a fraction between 0 and 1 (0.041 for 4.1%), not {rate}")
@@ -247,7 +248,7 @@ def simulate(
     progress: Callable[[str, int, int], None] | None = None,
     workflow: Workflow | None = None,
     arguments: dict[str, dict[str, Any]] | None = None,
-) -> dict[str, dict[str, dict[str, float]]]:
+) -> dict[str, dict[str, Any]]:
     """Run ``seeds`` simulated tasks per preset; metrics scaled to ``tasks`` tasks, with 95% CIs.
 
     ``workflow``: a user's workflow (its irreversible and keyless steps included) instead of the worked
@@ -262,7 +263,7 @@ def simulate(
     protocols = [TABLE.parse(p) for p in presets]
     for protocol in protocols:
         check_exercised(protocol, workflow)
-    out: dict[str, dict[str, dict[str, float]]] = {}
+    out: dict[str, dict[str, Any]] = {}  # preset -> metric -> its triple, and "by_transition" -> name -> triples
     for preset, protocol in zip(presets, protocols):
         columns, by_transition, flagged = _run_protocol(protocol, run_workflow, names, seeds, rates, master_seed,
                                                         arguments, progress, preset, workflow is not None)

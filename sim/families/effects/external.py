@@ -71,7 +71,7 @@ class ExternalSystem:
             return None
         return entry[0]
 
-    def handle(self, request: "Request", now: float) -> tuple[str, ExternalObject | None]:
+    def handle(self, request: "Request", now: float) -> tuple[str, ExternalObject]:
         """Apply a request: ``("committed" | "deduplicated" | "rejected", object)``."""
         if request.effect_class == "idempotent":
             same = next((o for o in self.objects if not o.foreign and o.task == request.task

@@ -8,8 +8,7 @@ from sim.core.family import Cell, Family, Replay, ReviewPlan
 from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload, build_workload, split_workload
-from sim.families.effects import ledger
-from sim.families.effects import checks, claims, cruel, faults, runner
+from sim.families.effects import checks, claims, cruel, faults, ledger, runner
 from sim.families.effects.faults import FaultEvent
 from sim.families.effects.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.effects.knobs import FAMILY_NAME, PRESETS, TABLE
@@ -137,7 +136,9 @@ class EffectsFamily(Family):
 
     def measure(self, replay: Replay) -> dict[str, float]:
         """Tasks accepted, completed (succeeded), ended otherwise, and escalations to humans."""
-        accepted, outcomes, escalated = set(), {}, set()
+        accepted: set[str] = set()
+        outcomes: dict[str, str] = {}
+        escalated: set[str] = set()
         for event in replay.history:
             if event.event == "accepted":
                 accepted.add(event.get("task"))

@@ -171,8 +171,8 @@ class FaultSchedule:
         return self._pending.pop((task, transition, point), [])
 
     def take(self, task: str, transition: str, point: str, fault: str) -> FaultEntry | None:
-        entries = self._pending.get((task, transition, point))
-        for entry in entries or ():
+        entries = self._pending.get((task, transition, point), [])
+        for entry in entries:
             if entry.fault == fault:
                 entries.remove(entry)
                 return entry

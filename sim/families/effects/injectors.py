@@ -53,18 +53,18 @@ def inject(driver, entry: FaultEntry, worker: str, task: str, name: str, request
             return True
         return rt.attempt(rt.deliver, None, task, duplicate=True)
     if fault == "delay_ack":
-        if request is not None:
+        if flags is not None:  # there is a request in flight
             flags.add("delay_request" if point == "after_dispatch" else "delay_response")
             return True
         # the queue's acknowledgement deadline passes: it redelivers the task to another worker
         return rt.attempt(rt.deliver, rt.new_worker_name(), task)
     if fault == "timeout":
-        if request is None:
+        if flags is None:  # no request in flight
             return False
         flags.add("slow_commit")
         return True
     if fault in ("lose_request", "lose_response"):
-        if request is None:
+        if flags is None:  # no request in flight
             return False
         flags.add(fault)
         return True

@@ -96,7 +96,8 @@ TABLE = KnobTable(
 
 #: The seed's four protocol presets, in the order of the design's table (least to most careful): what a command
 #: runs when it is given no protocol.
-PRESETS = TABLE.label_presets
+assert TABLE.label_presets is not None
+PRESETS: tuple[str, ...] = TABLE.label_presets
 #: The seed's four reliability classes, smallest first (presets too; a review finds the smallest each
 #: transition needs).
 RELIABILITY_CLASSES = ("ephemeral-call", "restartable-job", "durable-workflow", "governed-saga")

@@ -5,13 +5,13 @@ response, a duplicated request, and the worker's timeout."""
 
 from __future__ import annotations
 
-from sim.families.effects.state import Evidence, WorkerTask, fingerprint_of
 from sim.families.effects.external import Observation, Request
-from sim.families.effects.system import Fenced, MODEL_CALL_UNITS, TOOL_CALL_UNITS
+from sim.families.effects.state import Evidence, WorkerTask, fingerprint_of
+from sim.families.effects.system import MODEL_CALL_UNITS, TOOL_CALL_UNITS, Fenced, RuntimeBase
 from sim.families.effects.workflow import Transition
 
 
-class MomentOps:
+class MomentOps(RuntimeBase):
     """Intent, dispatch, commit, response, timeout, receipt."""
 
     def intent(self, worker: str, task: str, name: str) -> None:
@@ -28,10 +28,10 @@ class MomentOps:
             raise self.refused(line, f"{name} is {what} and not approved", task)
         generation = wt.view.get(name).generation
         arguments = self.arguments(task, transition)
-        record = self.worker_append(worker, task, "intent_recorded", transition=name, logical=transition.logical,
-                              generation=generation, key=self.key_of(task, transition, generation),
-                              fingerprint=fingerprint_of(arguments), effect_class=transition.effect_class,
-                              compute_units=MODEL_CALL_UNITS)
+        self.worker_append(worker, task, "intent_recorded", transition=name, logical=transition.logical,
+                           generation=generation, key=self.key_of(task, transition, generation),
+                           fingerprint=fingerprint_of(arguments), effect_class=transition.effect_class,
+                           compute_units=MODEL_CALL_UNITS)
         return
 
     def dispatch(self, worker: str, task: str, name: str, changed: bool = False) -> None:
@@ -60,9 +60,9 @@ class MomentOps:
         acts_on = self._acts_on(worker, task, wt, transition)
         self.request_count += 1
         request_id = f"r{self.request_count}"
-        record = self.worker_append(worker, task, "dispatched", transition=name, attempt=view.attempts + 1,
-                              request=request_id, key=view.key, fingerprint=fingerprint,
-                              changed_arguments=changed or None, compute_units=TOOL_CALL_UNITS)
+        self.worker_append(worker, task, "dispatched", transition=name, attempt=view.attempts + 1,
+                           request=request_id, key=view.key, fingerprint=fingerprint,
+                           changed_arguments=changed or None, compute_units=TOOL_CALL_UNITS)
         self.last_dispatch_s[(task, name)] = self.env.now
         request = Request(request_id, worker, task, name, transition.logical, transition.object_kind,
                           view.generation, view.key, fingerprint, arguments["head"], view.attempts,
@@ -89,7 +89,7 @@ class MomentOps:
                       key=request.key if self.external.keyed(request) else None,
                       fingerprint=request.fingerprint, effect=obj.effect, number=obj.number, head=obj.head)
         if outcome == "committed":
-            transition = self._any_transition(name)
+            transition = self._known_transition(name)
             read_versions = [list(pair) for pair in request.read_versions] or None
             self._emit("git", "committed", task, effect_class=transition.effect_class,
                        compensation=transition.compensation, read_versions=read_versions, **common)
@@ -172,7 +172,8 @@ class MomentOps:
         waited = any(r.worker == worker and r.task == task and r.transition == name for r in self.in_flight) or any(
             r[0].worker == worker and r[0].task == task and r[0].transition == name for r in self.responses)
         outcome = self.protocol.on_timeout
-        read = self.transition(wt, name) is not None and self.transition(wt, name).is_read
+        transition = self.transition(wt, name)
+        read = transition is not None and transition.is_read
         record = self.worker_append(worker, task, "timed_out", transition=name, outcome=outcome,
                               reason="no_response" if waited else "in_doubt_on_resume",
                               effect_class="read" if read else None)
@@ -190,7 +191,10 @@ class MomentOps:
             raise self.refused(line, f"no response or lookup proves {name}", task)
         observed = {}
         if evidence.version is not None:  # a read records what it observed (pinned: with its content hash)
-            observed = dict(logical=self.transition(wt, name).logical, observed_version=evidence.version,
+            transition = self.transition(wt, name)
+            if transition is None:
+                raise self.refused(line, f"{name} is not in workflow version {wt.version}", task)
+            observed = dict(logical=transition.logical, observed_version=evidence.version,
                             content_hash=evidence.content_hash if self.pinned_reads else None)
         record = self.worker_append(worker, task, "receipt_recorded", transition=name, effect=evidence.effect,
                               receipt=evidence.effect, source=evidence.source, request=evidence.request_id,

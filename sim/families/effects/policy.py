@@ -27,8 +27,9 @@ def approval_wait_left(rt, view, name: str) -> float | None:
     return left if left > 0 else None
 
 
-def decide(rt, worker: str, task: str) -> tuple[str, str | None] | None:
-    """The next operation a worker's policy takes for a task, from its own view (None: nothing to do)."""
+def decide(rt, worker: str, task: str) -> tuple[str, str] | None:
+    """The next operation a worker's policy takes for a task and the transition it names ("" for ``close``),
+    from its own view (None: nothing to do)."""
     wt = rt.workers[worker].tasks[task]
     view = wt.view
     if view.terminal is not None:
@@ -40,7 +41,7 @@ def decide(rt, worker: str, task: str) -> tuple[str, str | None] | None:
                 tv = view.transitions.get(transition.name)
                 if transition.compensation and tv is not None and tv.status == "done" and not tv.compensated:
                     return "compensate", transition.name
-        return "close", None
+        return "close", ""
     for transition in workflow.transitions:
         name = transition.name
         status = view.status(name)
@@ -75,4 +76,4 @@ def decide(rt, worker: str, task: str) -> tuple[str, str | None] | None:
             return "escalate", name
         if status == "escalated":
             return "wait_human", name
-    return "close", None
+    return "close", ""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from sim.families.effects.state import WorkerMemory, WorkerTask
 from sim.families.effects.system import RESUME_UNITS
+from sim.families.effects.versions import VersionOps
 
 
-class QueueOps:
+class QueueOps(VersionOps):
     """At-least-once delivery of a task's message; one lease holder per task."""
 
     def accept(self, task: str) -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from sim.families.effects.state import Evidence, WorkerTask
-from sim.families.effects.system import HUMAN_EXCEPTION_UNITS, LOOKUP_UNITS
+from sim.families.effects.system import HUMAN_EXCEPTION_UNITS, LOOKUP_UNITS, RuntimeBase
 from sim.families.effects.workflow import Transition
 
 
-class RecoveryOps:
+class RecoveryOps(RuntimeBase):
     """Query by key, then by task marker and head; prove, disprove, or hand to a human."""
 
     def reconcile(self, worker: str, task: str, name: str) -> None:
@@ -19,14 +19,16 @@ class RecoveryOps:
         if status not in ("unknown", "dispatched", "found"):
             raise self.refused(line, f"{name} is {status}: nothing to reconcile", task)
         transition = self.transition(wt, name)
-        if transition is not None and transition.is_read:
+        if transition is None:
+            raise self.refused(line, f"{name} is not in workflow version {wt.version}", task)
+        if transition.is_read:
             raise self.refused(line, f"{name} is a read: it created nothing to reconcile; read again", task)
         result, query, obj = self._lookup(wt, task, transition)
         since = self.last_dispatch_s.get((task, name))
-        record = self.worker_append(worker, task, "reconciled", transition=name, result=result, query=query,
-                              effect=obj.effect if obj else None, number=obj.number if obj else None,
-                              latency_s=None if since is None else self.env.now - since,
-                              compute_units=LOOKUP_UNITS)
+        self.worker_append(worker, task, "reconciled", transition=name, result=result, query=query,
+                           effect=obj.effect if obj else None, number=obj.number if obj else None,
+                           latency_s=None if since is None else self.env.now - since,
+                           compute_units=LOOKUP_UNITS)
         if result == "found":
             wt.evidence[name] = Evidence("reconciliation", "found", obj.effect)
         return
@@ -78,7 +80,7 @@ class RecoveryOps:
         view = self.log.reduce(task)
         if view.status(name) != "escalated":
             raise self.refused(line, f"{name} is not waiting for a human", task)
-        transition = self._any_transition(name)
+        transition = self._known_transition(name)
         tv = view.get(name)
         head = self.arguments(task, transition)["head"]
         truth = next((o for o in self.external.by_marker(task, transition.logical, transition.object_kind)

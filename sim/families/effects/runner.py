@@ -26,6 +26,12 @@ from sim.families.effects.workflow import Workflow
 MAX_KERNEL_EVENTS_PER_TASK = 5_000
 
 
+def _given(value: str | None, op: ScriptOp) -> str:
+    """A word of the event the parser requires for its kind (:func:`~sim.families.effects.scenario.parse_event`)."""
+    assert value is not None, f"{op.text!r} was parsed without a word its event requires"
+    return value
+
+
 def apply_op(rt: Runtime, op: ScriptOp, task: str) -> None:
     """Perform one scripted event on the runtime (raises Skipped when it cannot happen, Fenced when the log
     refuses the worker's write)."""
@@ -38,31 +44,31 @@ def apply_op(rt: Runtime, op: ScriptOp, task: str) -> None:
         if name == "close":
             return rt.close(worker, task)
         if name == "retry_changed":
-            return rt.dispatch(worker, task, op.transition, changed=True)
+            return rt.dispatch(worker, task, _given(op.transition, op), changed=True)
         return getattr(rt, name)(worker, task, op.transition)
     if name in ("commit", "respond", "lose_response", "lose_request"):
         return getattr(rt, name)(task, op.transition, op.request_id)
     if name == "duplicate_request":
-        rt.duplicate_request(task, op.transition, op.request_id)
+        rt.duplicate_request(task, _given(op.transition, op), op.request_id)
         return None
     if name in ("approve", "resolve", "fail", "foreign_object", "read_changes"):
         return getattr(rt, name)(task, op.transition)
     if name in ("compensation_fails", "unprovable"):
-        return rt.arm(task, op.transition, name)
+        return rt.arm(task, _given(op.transition, op), name)
     if name == "accept":
         return rt.accept(task)
     if name == "lease":
-        return rt.lease(op.worker, task)
+        return rt.lease(_given(op.worker, op), task)
     if name == "lease_expire":
-        return rt.lease_expire(op.worker, op.successor, task)
+        return rt.lease_expire(_given(op.worker, op), _given(op.successor, op), task)
     if name == "deliver":
         return rt.deliver(op.worker, task)
     if name == "duplicate":
         return rt.deliver(None, task, duplicate=True)
     if name == "crash":
-        return rt.crash(op.worker)
+        return rt.crash(_given(op.worker, op))
     if name == "upgrade":
-        return rt.upgrade(int(op.argument))
+        return rt.upgrade(int(_given(op.argument, op)))
     raise AssertionError(f"unhandled scripted event {name!r}")
 
 

@@ -3,12 +3,12 @@ for the reconciler and compensations, and foreign objects at the external system
 
 from __future__ import annotations
 
-from sim.families.effects.state import WorkerTask
 from sim.families.effects.external import Request
-from sim.families.effects.system import TOOL_CALL_UNITS
+from sim.families.effects.state import WorkerTask
+from sim.families.effects.system import TOOL_CALL_UNITS, RuntimeBase
 
 
-class SagaOps:
+class SagaOps(RuntimeBase):
     """Approval, abort, compensation (retried until done), close with one terminal outcome."""
 
     def request_approval(self, worker: str, task: str, name: str) -> None:
@@ -16,7 +16,7 @@ class SagaOps:
         wt = self.worker_task(worker, task, line)
         if name in wt.view.approval_requested or name in wt.view.approved:
             raise self.refused(line, f"approval of {name} already requested", task)
-        record = self.worker_append(worker, task, "approval_requested", transition=name, at_s=self.env.now)
+        self.worker_append(worker, task, "approval_requested", transition=name, at_s=self.env.now)
         return
 
     def approve(self, task: str, name: str) -> None:
@@ -40,7 +40,7 @@ class SagaOps:
 
     def abort(self, worker: str, task: str, name: str) -> None:
         line = f"abort {name} by {worker}"
-        wt = self.worker_task(worker, task, line)
+        self.worker_task(worker, task, line)
         record = self.worker_append(worker, task, "transition_failed", transition=name, reason="retries_exhausted")
         self.abort_s.setdefault(task, self.env.now)
         self._verdict(record, name, "failed")
@@ -76,7 +76,7 @@ class SagaOps:
         outcome = self.closing_outcome(wt)
         if outcome is None:
             raise self.refused(line, f"{task} has unfinished transitions or owed compensations", task)
-        record = self.worker_append(worker, task, "task_terminal", outcome=outcome)
+        self.worker_append(worker, task, "task_terminal", outcome=outcome)
         self._emit("queue", "acked", task, worker=worker)
         return
 
@@ -89,9 +89,8 @@ class SagaOps:
             return "succeeded" if all(view.status(n) == "done" for n in names) else None
         if self.protocol.compensation == "off":
             return "failed"
-        for name in names:
-            transition = self.workflows[wt.version].get(name)
-            tv = view.transitions.get(name)
+        for transition in self.workflows[wt.version].transitions:
+            tv = view.transitions.get(transition.name)
             if transition.compensation and tv is not None and tv.status == "done" and not tv.compensated:
                 return None
         return "compensated"
@@ -113,7 +112,7 @@ class SagaOps:
 
     def foreign_object(self, task: str, name: str) -> None:
         """Someone else creates an object carrying T's task marker, but not its key or head."""
-        transition = self._any_transition(name)
+        transition = self._known_transition(name)
         request = Request("foreign", "human", task, name, transition.logical, transition.object_kind, 1, None,
                           "foreign", "f0e1a2b", 0)
         obj = self.external.create(request, self.env.now, foreign=True)

@@ -57,8 +57,8 @@ OTHER_OPS = ("accept", "lease", "lease_expire", "deliver", "duplicate", "crash",
 ALL_OPS = WORKER_OPS + EXTERNAL_OPS + TRANSITION_OPS + OTHER_OPS
 
 KNOWN_KEYS = ("format", "family", "name", "description", "protocol", "task", "tenant", "workflow",
-              "versions", "arguments", "next_number", "events", "faults", "recover", "expect", "invariant", "seed", "commit",
-              "workload", "minimal", "cell")
+              "versions", "arguments", "next_number", "events", "faults", "recover", "expect", "invariant", "seed",
+              "commit", "workload", "minimal", "cell")
 META_KEYS = ("invariant", "seed", "commit", "workload", "minimal", "cell")
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
@@ -335,7 +335,8 @@ def _faults(raw: Any, workflow: Workflow, source: Source) -> list[FaultEvent]:
     out = []
     for item in raw:
         needle = f'"{item}"' if isinstance(item, str) else "faults"
-        problem = text_problem(item, "a fault") if isinstance(item, str) else f"a fault must be a string, not {_what(item)}"
+        problem = (text_problem(item, "a fault") if isinstance(item, str)
+                   else f"a fault must be a string, not {_what(item)}")
         if problem is None and len(item) > MAX_EVENT_CHARS:
             problem = f"longer than {MAX_EVENT_CHARS} characters; a fault is three words"
         if problem:

@@ -46,6 +46,11 @@ class TransitionView:
         self.observed: int | None = None  # a read: the version its receipt recorded
 
 
+#: Durable events about one transition: each names it (``transition=``).
+_PER_TRANSITION = frozenset({"intent_recorded", "dispatched", "timed_out", "reconciled", "receipt_recorded",
+                             "human_exception", "human_resolved", "approval_requested", "approved", "compensated"})
+
+
 class TaskView:
     """Typed task state derived from durable events (a deterministic reducer).
 
@@ -75,42 +80,10 @@ class TaskView:
         name = fields.get("transition")
         if event == "accepted":
             self.version = fields.get("workflow_version", 1)
-        elif event == "intent_recorded":
-            view = self.get(name)
-            view.status = "intent"
-            view.generation = fields.get("generation", 1)
-            view.key = fields.get("key")
-            view.fingerprint = fields.get("fingerprint")
-        elif event == "dispatched":
-            view = self.get(name)
-            view.status = "dispatched"
-            view.attempts += 1
-        elif event == "timed_out":
-            self.get(name).status = fields.get("outcome", "unknown")
-        elif event == "reconciled":
-            result = fields.get("result")
-            self.get(name).status = {"found": "found", "not_found": "not_found"}.get(result, "unprovable")
-        elif event == "receipt_recorded":
-            view = self.get(name)
-            view.status = "done"
-            view.effect = fields.get("effect")
-            if "observed_version" in fields:
-                view.observed = fields["observed_version"]
-        elif event == "human_exception":
-            self.get(name).status = "escalated"
-        elif event == "human_resolved":
-            if fields.get("outcome") == "not_found":
-                self.get(name).status = "not_found"
         elif event == "transition_failed":
             self.aborted = True
             if name is not None and self.get(name).status != "done":
                 self.get(name).status = "failed"
-        elif event == "approval_requested":
-            self.approval_requested[name] = fields.get("at_s", 0.0)
-        elif event == "approved":
-            self.approved.add(name)
-        elif event == "compensated":
-            self.get(name).compensated = True
         elif event == "checkpoint_saved":
             for completed in fields.get("completed", ()):
                 view = self.get(completed)
@@ -123,6 +96,43 @@ class TaskView:
                     self.transitions[new] = self.transitions.pop(old)
         elif event == "task_terminal":
             self.terminal = fields.get("outcome")
+        elif event in _PER_TRANSITION:
+            assert name is not None, f"a {event} record names its transition"
+            self._apply_to_transition(event, name, fields)
+
+    def _apply_to_transition(self, event: str, name: str, fields: dict[str, Any]) -> None:
+        if event == "intent_recorded":
+            view = self.get(name)
+            view.status = "intent"
+            view.generation = fields.get("generation", 1)
+            view.key = fields.get("key")
+            view.fingerprint = fields.get("fingerprint")
+        elif event == "dispatched":
+            view = self.get(name)
+            view.status = "dispatched"
+            view.attempts += 1
+        elif event == "timed_out":
+            self.get(name).status = fields.get("outcome", "unknown")
+        elif event == "reconciled":
+            result = fields.get("result") or ""
+            self.get(name).status = {"found": "found", "not_found": "not_found"}.get(result, "unprovable")
+        elif event == "receipt_recorded":
+            view = self.get(name)
+            view.status = "done"
+            view.effect = fields.get("effect")
+            if "observed_version" in fields:
+                view.observed = fields["observed_version"]
+        elif event == "human_exception":
+            self.get(name).status = "escalated"
+        elif event == "human_resolved":
+            if fields.get("outcome") == "not_found":
+                self.get(name).status = "not_found"
+        elif event == "approval_requested":
+            self.approval_requested[name] = fields.get("at_s", 0.0)
+        elif event == "approved":
+            self.approved.add(name)
+        elif event == "compensated":
+            self.get(name).compensated = True
 
     def status(self, name: str) -> str:
         view = self.transitions.get(name)

@@ -26,7 +26,6 @@ from sim.families.effects.state import DURABLE_EVENTS, EventLog, WorkerMemory, W
 from sim.families.effects.workflow import Transition, Workflow, version_2
 
 
-
 class OperationSkipped(Skipped):
     """An operation that cannot happen at its point: the reason, and the script line and task it is recorded
     under."""
@@ -157,8 +156,14 @@ class RuntimeBase:
     def transition(self, worker_task: WorkerTask, name: str) -> Transition | None:
         return self.workflows[worker_task.version].get(name)
 
-    def _any_transition(self, name: str) -> Transition:
+    def _any_transition(self, name: str) -> Transition | None:
         return self.workflows[1].get(name) or self.workflows[2].get(name)
+
+    def _known_transition(self, name: str) -> Transition:
+        """A transition of either version, for a name the scenario or a request already names (it exists)."""
+        transition = self._any_transition(name)
+        assert transition is not None, f"{name} is in neither workflow version"
+        return transition
 
     def arguments(self, task: str, transition: Transition) -> dict[str, Any]:
         """The durable arguments of a transition: the scenario's, plus the task marker and head."""

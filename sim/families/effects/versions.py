@@ -5,10 +5,10 @@ logical step, inserted checks), else the built-in upgrade (:func:`sim.families.e
 
 from __future__ import annotations
 
+from sim.families.effects.system import RuntimeBase
 
 
-
-class VersionOps:
+class VersionOps(RuntimeBase):
     """``version_policy``: pinned, replay (compatible replay or stay), migrate (recorded), none (unannounced)."""
 
     def _version_for(self, worker: str, task: str, view) -> int:

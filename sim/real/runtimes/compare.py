@@ -34,10 +34,11 @@ OBSERVED = ("effects", "duplicates", "receipts", "compensations", "outcome", "vi
 
 def observe(family, history: History) -> dict[str, Any]:
     """What a run shows that both the model and a real runtime record."""
-    effects: dict[str, list[str]] = {}
-    receipts: dict[str, int] = {}
-    compensations: set[str] = set()
-    outcomes: list[str] = []
+    # A record may lack a field (a real runtime's history): it is counted under None, as it always was.
+    effects: dict[str | None, list[str | None]] = {}
+    receipts: dict[str | None, int] = {}
+    compensations: set[str | None] = set()
+    outcomes: list[str | None] = []
     for event in history:
         fields = event.fields
         logical = fields.get("logical", fields.get("transition"))

@@ -9,7 +9,8 @@ from sim.families.effects.claims import judge
 def _tally(runs=50, violating=0, **found):
     by_invariant = {n: 0 for n in FAMILY.safety_invariants}
     by_invariant.update(found)
-    return {"runs": runs, "violating_runs": violating, "violating_runs_by_invariant": by_invariant, "human_exceptions": 0}
+    return {"runs": runs, "violating_runs": violating, "violating_runs_by_invariant": by_invariant,
+            "human_exceptions": 0}
 
 
 def _claims(label, tally):
