@@ -61,6 +61,7 @@ def cli():
     def run(*args, cwd=None, env_extra=None, prelude="", timeout=180):
         env = dict(os.environ)
         env["NO_COLOR"] = "1"
+        env.pop("COLUMNS", None)  # a command's output is a log here (LOG_WIDTH), whatever launched the tests
         env.pop("GITHUB_STEP_SUMMARY", None)
         env.update(env_extra or {})
         code = f"{prelude}\nfrom sim.cli import main; main()" if prelude else "from sim.cli import main; main()"

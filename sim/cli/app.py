@@ -61,7 +61,7 @@ def human_console(json_mode: bool) -> Console:
         no_color="NO_COLOR" in os.environ,
         highlight=False,
         soft_wrap=True,
-        width=None if terminal or "COLUMNS" in os.environ else LOG_WIDTH,
+        width=None if terminal or os.environ.get("COLUMNS") else LOG_WIDTH,  # an empty COLUMNS is no width
     )
 
 

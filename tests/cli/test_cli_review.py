@@ -20,7 +20,7 @@ def reviewed(tmp_path_factory):
     out = tmp_path_factory.mktemp("review") / "three"
     done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "review", "--design", DESIGN,
                            "--out", str(out), "--seeds", "300", "--json"], cwd=REPO, capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"})
+                          text=True, timeout=600, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "400"})
     return done, out
 
 

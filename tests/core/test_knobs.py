@@ -136,7 +136,9 @@ def test_changes_from_names_the_differing_knobs_with_this_value():
 def test_describe_lists_every_knob_in_table_order():
     """describe spells every knob and its value in table order."""
     assert WORKSPACE.parse("step").describe() == ("fence=step,stamp_at=dispatch,dedupe=off,journal_write=atomic,"
-                                                  "drift_check=off,overlap_check=off,pipeline=off")
+                                                  "drift_check=off,overlap_check=off,pipeline=off,"
+                                                  "rev_scope=workspace,drift_scope=file,on_reject=stop,"
+                                                  "checkpoint=none,journal_gc=never")
 
 
 def test_build_labels_a_protocol_by_its_shortest_spelling():

@@ -143,7 +143,10 @@ def test_candidates_change_exactly_n_knobs_to_equal_or_higher_ranks():
     reviewed = FAMILY.parse_protocol("step-dedupe")
     singles = candidates(reviewed, 1)
     assert [c.label for c in singles] == ["plan,dedupe=journal", "step-dedupe,stamp_at=plan",
-                                          "step-dedupe,drift_check=reject", "step-dedupe,overlap_check=on"]
+                                          "step-dedupe,drift_check=reject", "step-dedupe,overlap_check=on",
+                                          "step-dedupe,rev_scope=file", "step-dedupe,drift_scope=hunk",
+                                          "step-dedupe,on_reject=replan", "step-dedupe,checkpoint=per_step",
+                                          "step-dedupe,journal_gc=after_checkpoint"]
     for n in (1, 2):
         for candidate in candidates(reviewed, n):
             changed = candidate.changes_from(reviewed)
@@ -157,7 +160,9 @@ def test_candidates_of_the_weakest_protocol_include_each_stronger_value():
     """From fence=none every knob may move up: the fences, both dedupe stores, drift and overlap checks."""
     labels = [c.label for c in candidates(FAMILY.parse_protocol("none"), 1)]
     assert labels == ["plan", "step", "none,stamp_at=plan", "none,dedupe=memory", "none,dedupe=journal",
-                      "none,drift_check=reject", "none,overlap_check=on"]
+                      "none,drift_check=reject", "none,overlap_check=on", "none,rev_scope=file",
+                      "none,drift_scope=hunk", "none,on_reject=replan", "none,checkpoint=per_step",
+                      "none,journal_gc=after_checkpoint"]
 
 
 def test_effects_release_duplicate_is_fixed_by_keying_irreversible_endpoints():

@@ -259,4 +259,4 @@ FAULT_KINDS = frozenset({"human_edit", "preempt", "lose_ack", "retry", "duplicat
 MACHINES_KEPT = 256
 
 VERDICT_COLUMNS = ("applied", "deduped", "rejected:stale_rev", "rejected:pre_hash", "rejected:drift",
-                   "rejected:overlap")
+                   "rejected:overlap", "compensated")
