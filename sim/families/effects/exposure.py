@@ -161,6 +161,17 @@ TASK_COLUMNS = (
 )
 
 
+def _count_dispatch(columns: dict[str, np.ndarray], row: int, key: tuple, fields: dict, first: set[tuple]) -> None:
+    """A dispatch: the first of its transition is a request, a later one a duplicate delivery (wasted compute)."""
+    columns["dispatches"][row] += 1
+    if key in first:
+        columns["duplicate_deliveries"][row] += 1
+        columns["replay_compute_waste"][row] += fields.get("compute_units", 0)
+    else:
+        first.add(key)
+        columns["requests"][row] += 1
+
+
 def measure_tasks(history, tasks: list[str]) -> dict[str, np.ndarray]:
     """Per-task metric columns from one batch history (one pass over the events)."""
     index = {task: i for i, task in enumerate(tasks)}
@@ -180,14 +191,7 @@ def measure_tasks(history, tasks: list[str]) -> dict[str, np.ndarray]:
         kind = event.event
         fields = event.fields
         if kind == "dispatched":
-            columns["dispatches"][row] += 1
-            key = (task, fields["transition"])
-            if key in first_dispatch:
-                columns["duplicate_deliveries"][row] += 1
-                columns["replay_compute_waste"][row] += fields.get("compute_units", 0)
-            else:
-                first_dispatch.add(key)
-                columns["requests"][row] += 1
+            _count_dispatch(columns, row, (task, fields["transition"]), fields, first_dispatch)
         elif kind == "committed":
             group = (task, fields.get("logical"), fields.get("generation"))
             commits[group] = commits.get(group, 0) + 1
