@@ -166,7 +166,7 @@ def exposure(
                                   help="Also measure the quantities by running the runtime model."),
     seeds: Optional[int] = typer.Option(None, "--seeds", min=2,
                                         help="Simulated tasks (one seed each); default --tasks."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Master seed; task i uses SeedSequence([seed, i])."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Master seed; task i draws from random.Random(seed + i)."),
     protocol: Optional[List[str]] = typer.Option(
         None, "--protocol", "-p",
         help="Protocols to simulate, presets and/or knobs (default: the four presets); a knob the workflow "

@@ -88,7 +88,9 @@ def incidents(
     plans: Optional[int] = typer.Option(None, "--plans", "--tasks",
                                         help="Plans (or tasks) per month; default: the telemetry's "
                                         "plans_per_month / tasks_per_month, else 10,000."),
-    seeds: int = typer.Option(2_000, "--seeds", help="Runs sampled per protocol (shared by every protocol)."),
+    seeds: Optional[int] = typer.Option(None, "--seeds",
+                                        help="Runs sampled per protocol (shared by every protocol); default "
+                                        "10,000 for a workspace workload, 2,000 for an effects one."),
     seed_start: int = typer.Option(0, "--seed-start", min=0, help="First seed of the sampled orders."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
@@ -100,7 +102,7 @@ def incidents(
     from sim.search.incidents import SEEDS_MAX
     from sim.search.incidents import incidents as estimate
 
-    if not 1 <= seeds <= SEEDS_MAX:
+    if seeds is not None and not 1 <= seeds <= SEEDS_MAX:
         raise InputError(f"--seeds must be from 1 to {SEEDS_MAX:,}, not {seeds}")
     if plans is not None and not 1 <= plans <= 10 ** 12:
         raise InputError(f"--plans must be from 1 to 1,000,000,000,000, not {plans}")

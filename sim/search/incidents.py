@@ -69,8 +69,11 @@ INTERVAL = ("simultaneous 95%: Clopper-Pearson per stratum (runs) or exact Poiss
             "(violations) at level alpha*w_s/W (Bonferroni), weighted and summed; the probability of strata "
             "not sampled is added to the runs' upper bound")
 CONFIDENCE = 0.95
-#: Runs sampled per protocol, by default (the orders are shared by every protocol).
-SEEDS_DEFAULT = 2_000
+#: Runs sampled per protocol, by default, per family (the orders are shared by every protocol): a workspace
+#: run costs well under a millisecond, an effects task several, so the workspace family samples five times as many.
+SEEDS_DEFAULT = {"workspace": 10_000, "runtime": 2_000}
+#: Runs sampled per protocol for a family not in ``SEEDS_DEFAULT``.
+SEEDS_FALLBACK = 2_000
 SEEDS_MAX = 1_000_000
 #: Fewest runs of a sampled stratum.
 STRATUM_RUNS_MIN = 4
@@ -460,9 +463,12 @@ def _combine(plan: _Plan, tally: _Tally, orders: dict[int, list], check: str, me
 
 
 def incidents(family: Family, workload: Workload, protocols: Sequence[Protocol], period: float | None = None,
-              seeds: int = SEEDS_DEFAULT, seed_start: int = 0, confidence: float = CONFIDENCE) -> IncidentsResult:
+              seeds: int | None = None, seed_start: int = 0, confidence: float = CONFIDENCE) -> IncidentsResult:
     """Expected runs violating each check (and violations) per ``period`` plans or tasks (default: the
-    telemetry's ``plans_per_month`` / ``tasks_per_month``, else 10,000), for each protocol."""
+    telemetry's ``plans_per_month`` / ``tasks_per_month``, else 10,000), for each protocol, from ``seeds``
+    sampled runs (default: the family's ``SEEDS_DEFAULT``)."""
+    if seeds is None:
+        seeds = SEEDS_DEFAULT.get(family.name, SEEDS_FALLBACK)
     if not 1 <= seeds <= SEEDS_MAX:
         raise InputError(f"seeds must be from 1 to {SEEDS_MAX:,}, not {seeds}")
     if period is not None and not 0 < period <= 1e12:

@@ -87,6 +87,9 @@ def test_hand_computable_case_matches_the_analytic_value_within_its_interval():
     workload, family = _tiny()
     analytic = analytic_lost_update_plans()
     assert analytic == pytest.approx(688.18078, abs=1e-4)
+    default = inc.incidents(family, workload, [family.parse_protocol("none")])
+    assert default.seeds == inc.SEEDS_DEFAULT["workspace"] == 10_000
+    assert default.protocols["none"]["lost_update"].runs.contains(analytic)
     estimates = []
     for start in range(20):
         result = inc.incidents(family, workload, [family.parse_protocol("none")], seeds=1000,
