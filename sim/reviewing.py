@@ -42,6 +42,7 @@ from sim.report.review import (
     coverage_rows,
     progress_label,
     protocol_rows,
+    safe_progress_label,
 )
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.oracle import evaluate
@@ -166,6 +167,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "seeds": seeds, "seeds_done": result.summary.seeds_done,
         "invariants": list(family.safety_invariants), "availability": list(family.availability_columns),
         "progress_label": progress_label(family),
+        "safe_progress_label": safe_progress_label(family),
         "protocols": protocol_rows(result),
         "counterexamples": examples,
         "claims": result.claims,

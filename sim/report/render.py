@@ -110,6 +110,8 @@ def advice_sentence(advice: dict[str, Any], invariant: str, availability: str = 
     parts.append(f"{advice['availability_per_run']} {availability} per run")
     if advice.get("progress_share") is not None:
         parts.append(f"work done {advice['progress_share']:.0%}")
+    if advice.get("safe_progress_share") is not None:
+        parts.append(f"applied safely {advice['safe_progress_share']:.0%} (what the advisor's cost ranks by)")
     stopped = f"; {advice['stopped']} stopped the advisor" if advice.get("stopped") else ""
     return f"{where}: " + ", ".join(parts) + stopped
 

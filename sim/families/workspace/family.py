@@ -182,7 +182,7 @@ class WorkspaceFamily(Family):
         return liveness.measures(replay.history, world.machine.protocol, world.state)
 
     #: Honest liveness: (work done safely, work planned) among the names :meth:`extra_measures` and
-    #: :meth:`measure` return -- what the work-done figure and the advisor's cost should read.
+    #: :meth:`measure` return -- what the work-done figure and the advisor's cost read.
     safe_progress = ("steps_applied_safely", "steps_planned")
 
     def never_fired(self, workload: Workload, protocol: Protocol | str, measures: dict[str, float]) -> list[dict]:
