@@ -191,12 +191,6 @@ class WorkspaceFamily(Family):
         fired: no two steps share a hunk``."""
         return liveness.never_fired(workload, self.parse_protocol(protocol), measures)
 
-    def identical_protocols(self, results: dict[str, Any]) -> list[list[str]]:
-        """Groups (two or more labels, in the order given) of protocols whose results are equal: a report
-        shows one section per group instead of repeating it.  ``results`` maps a label to anything
-        comparable (its counts, measures and counterexample orders)."""
-        return liveness.identical_groups(results)
-
     def claims(self, tallies: dict[str, dict], protocols: Sequence[Protocol]) -> list[dict]:
         return claims.judge(tallies, protocols)
 
