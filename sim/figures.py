@@ -55,28 +55,35 @@ def _kind_error(what: str, data: Any) -> InputError:
                       f"review design (sim.review()['designs'][i]), not {type(data).__name__}")
 
 
-def _frame_points(frame) -> tuple[list[dict], str]:
+def _frame_points(frame) -> tuple[list[dict], str, bool]:
+    """Points, the x axis's measure, and whether it is work done safely (the family's ``safe_progress``
+    when the frame has its columns, else its ``progress``)."""
     family = _family_of_frame(frame)
+    measure = family.progress
+    safely = family.safe_progress is not None and all(name in frame.columns for name in family.safe_progress)
+    if safely:
+        measure = family.safe_progress
     points = []
     label = "work done"
     for protocol, runs in frame.groupby("protocol", sort=False):
         violating = stats.share(int(runs["violated"].sum()), len(runs)).to_json()
         progress = {"value": 0.0, "low": 0.0, "high": 0.0}
-        if family.progress is not None:
-            done, planned = family.progress
+        if measure is not None:
+            done, planned = measure
             progress = stats.share(int(runs[done].sum()), int(runs[planned].sum())).to_json()
             label = f"{done.replace('_', ' ')} / {planned.replace('_', ' ')}"
         points.append({"protocol": protocol, "violating": violating, "progress": progress})
-    return points, label
+    return points, label, safely
 
 
 def _result_design(result) -> dict[str, Any]:
     """What the review computes from a fuzz result: its protocol rows and counterexamples."""
-    from sim.report.review import counterexample_rows, protocol_rows
+    from sim.report.review import counterexample_rows, progress_label, protocol_rows, safe_progress_label
 
     name = result.workload.name
     return {"name": name, "protocols": protocol_rows(result), "seeds_done": result.summary.seeds_done,
-            "counterexamples": counterexample_rows(result, name), "_family": result.family}
+            "counterexamples": counterexample_rows(result, name), "_family": result.family,
+            "progress_label": progress_label(result.family), "safe_progress_label": safe_progress_label(result.family)}
 
 
 def safety_vs_availability(data: Any, title: str | None = None):
@@ -87,21 +94,17 @@ def safety_vs_availability(data: Any, title: str | None = None):
     from sim.report import figures
 
     if _is_frame(data):
-        points, label = _frame_points(data)
+        points, label, safely = _frame_points(data)
         runs = int(data.groupby("protocol").size().max())
     elif _is_result(data) or _is_design(data):
         design = _result_design(data) if _is_result(data) else data
-        points = [{"protocol": r["protocol"], "violating": r["violating_runs"]["share"],
-                   "progress": r["progress"]["share"] if r["progress"] else {"value": 0, "low": 0, "high": 0}}
-                  for r in design["protocols"]]
-        family = design.get("_family")
-        label = design.get("progress_label") or (
-            " / ".join(n.replace("_", " ") for n in family.progress) if family and family.progress else "work done")
+        points, label, safely = figures.work_done_points(design)
         runs = design["seeds_done"]
     else:
         raise _kind_error("safety_vs_availability", data)
-    return figures.safety_vs_availability(points, title or f"safety against work done ({runs} runs per protocol)",
-                                          label)
+    what = "work done safely" if safely else "work done"
+    return figures.safety_vs_availability(points, title or f"safety against {what} ({runs} runs per protocol)",
+                                          label, safely)
 
 
 def interference(data: Any, title: str | None = None, seeds: int | None = None):

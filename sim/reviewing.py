@@ -42,10 +42,11 @@ from sim.report.review import (
     coverage_rows,
     progress_label,
     protocol_rows,
+    safe_progress_label,
 )
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.oracle import evaluate
-from sim.search.pipeline import FuzzResult, fuzz
+from sim.search.pipeline import FuzzResult, fuzz, identical_groups
 from sim.search.sweep import sweep
 
 #: Faults per run (at most) of the interference curves, and the share of a design's seeds each level gets.
@@ -166,7 +167,9 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "seeds": seeds, "seeds_done": result.summary.seeds_done,
         "invariants": list(family.safety_invariants), "availability": list(family.availability_columns),
         "progress_label": progress_label(family),
+        "safe_progress_label": safe_progress_label(family),
         "protocols": protocol_rows(result),
+        "identical": identical_groups(result),
         "counterexamples": examples,
         "claims": result.claims,
         "matrix": matrix,

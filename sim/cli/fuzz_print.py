@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from sim.report.render import advice_line
+from sim.report.render import IDENTICAL_WORDS, advice_line, group_advice, group_heading
 
 
 def seeds_line(document: dict) -> str:
@@ -62,14 +62,7 @@ def print_summary(console, document: dict) -> None:
     _print_claims(console, document.get("claims") or [])
     _print_mechanisms(console, document.get("mechanisms") or {})
     availability = " + ".join(name.replace("_", " ") for name in document["availability"])
-    alike = _identical_examples(document)
-    for example in document["counterexamples"]:
-        others = alike.get(id(example))
-        if others is None:
-            continue  # shown under the first protocol of its group
-        _print_example(console, example, availability)
-        if others:
-            console.print(f"  the same order and results under: {', '.join(others)}", markup=False)
+    _print_examples(console, document, availability)
     for warning in document.get("coverage_warnings", []):
         console.print(f"warning: {warning}", markup=False)
     if document.get("determinism"):
@@ -118,7 +111,8 @@ def _print_example(console, example: dict, availability: str) -> None:
 
 
 def _print_mechanisms(console, mechanisms: dict) -> None:
-    """The non-default mechanisms that never acted, per protocol, and the protocols with identical results."""
+    """The non-default mechanisms that never acted, per protocol (the groups of protocols with identical results
+    head the counterexamples, :func:`_print_examples`)."""
     never = mechanisms.get("never_fired") or {}
     if never:
         console.print("\nmechanisms that never acted on this workload (their numbers are the protocol's without "
@@ -126,21 +120,38 @@ def _print_mechanisms(console, mechanisms: dict) -> None:
         for label, lines in never.items():
             for line in lines:
                 console.print(f"  {label}: {line}", markup=False)
-    for group in mechanisms.get("identical") or []:
-        console.print(f"identical results: {', '.join(group)}", markup=False)
 
 
-def _identical_examples(document: dict) -> dict[int, list[str]]:
-    """id(example) -> the other protocols of its identical-results group with the same minimal order (shown
-    once, under the first); an example absent from the map is one of those others."""
-    groups = {label: tuple(group) for group in (document.get("mechanisms") or {}).get("identical", [])
-              for label in group}
-    shown: dict[tuple, list[str]] = {}
-    out: dict[int, list[str]] = {}
+def _print_examples(console, document: dict, availability: str) -> None:
+    """Each counterexample with its advice; a group of protocols with identical results gets one section,
+    headed by its members, holding the first member's counterexamples once (and each member's advice when it
+    asks for other changes)."""
+    groups = (document.get("mechanisms") or {}).get("identical") or []
+    grouped = {label: group for group in groups for label in group}
+    headed: set[str] = set()
     for example in document["counterexamples"]:
-        key = (groups.get(example["protocol"], example["protocol"]), example["invariant"], tuple(example["events"]))
-        if key in shown:
-            shown[key].append(example["protocol"])
+        group = grouped.get(example["protocol"])
+        if group is None:
+            _print_example(console, example, availability)
             continue
-        shown[key] = out[id(example)] = []
-    return out
+        if example["protocol"] != group[0]:
+            continue  # the same order, shown under the group's first protocol
+        if group[0] not in headed:
+            headed.add(group[0])
+            console.print(f"\n{group_heading(group)} ({IDENTICAL_WORDS}; shown once):", markup=False)
+        _print_example(console, example, availability)
+        for other in _other_advice(document, example, group):
+            console.print(f"  {other}", markup=False)
+    for group in groups:
+        if group[0] not in headed:  # identical, and nothing violated: the heading alone says so
+            console.print(f"\n{group_heading(group)} ({IDENTICAL_WORDS}).", markup=False)
+
+
+def _other_advice(document: dict, example: dict, group: list[str]) -> list[str]:
+    """The advice of the group's other members for the same counterexample: one line naming those whose advice
+    makes the same changes, a full line for each that asks for other changes."""
+    availability = " + ".join(name.replace("_", " ") for name in document["availability"])
+    same, differing = group_advice(document["counterexamples"], example, group[1:])
+    lines = [f"the same advice under: {', '.join(same)}"] if same and "advice" in example else []
+    return lines + [f"under {other['protocol']}: " + advice_line(other.get("advice"), other["invariant"], availability)
+                    for other in differing if "advice" in other]

@@ -33,6 +33,7 @@ def review(
     smallest fix, the verdict matrix, exposure -- as summary.md, report.html, results.json and figures."""
     from sim.designs import default_designs, load_design
     from sim.report.folder import check_report_dir, write_review
+    from sim.report.render import identical_lines
     from sim.report.review import public
     from sim.reviewing import run_review
 
@@ -54,6 +55,8 @@ def review(
         if never:
             console.print("mechanisms that never acted on this workload (their numbers are the design's without "
                           "them):\n" + "\n".join(never), markup=False)
+        for line in identical_lines(reviewed):
+            console.print(line, markup=False)
         violated = violated or any(row["violating_runs"]["count"] > 0 for row in reviewed["protocols"])
     if results["budget_stopped"]:
         console.print(f"the budget stopped: {', '.join(results['budget_stopped'])} (see the report)", markup=False)

@@ -131,7 +131,8 @@ class Model(abc.ABC):
     #: steps applied, of tasks completed.  A protocol that does nothing is flagged by it.
     progress: tuple[str, str] | None = None
     #: Honest liveness: the :meth:`measure` names of (work done safely, work planned) -- work that did what
-    #: its author meant, once -- reported beside :attr:`progress` (None: the family does not tell them apart).
+    #: its author meant, once -- reported beside :attr:`progress`, and what the advisor's cost and the work-done
+    #: figure read when set (None: the family does not tell them apart; they read :attr:`progress`).
     safe_progress: tuple[str, str] | None = None
 
     def parse_protocol(self, text: str | Protocol) -> Protocol:
@@ -156,6 +157,14 @@ class Model(abc.ABC):
         if self.progress is None:
             return None
         done, planned = (measures.get(name, 0) for name in self.progress)
+        return done / planned if planned else None
+
+    def safe_progress_share(self, measures: dict[str, float]) -> float | None:
+        """Work done safely over work planned (:attr:`safe_progress`), from summed measures (None if the family
+        does not tell work done safely apart, or nothing was planned)."""
+        if self.safe_progress is None:
+            return None
+        done, planned = (measures.get(name, 0) for name in self.safe_progress)
         return done / planned if planned else None
 
     def check(self, history: History, only: Sequence[str] | None = None) -> CheckReport:

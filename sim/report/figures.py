@@ -139,10 +139,29 @@ def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tup
     return figure
 
 
-def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progress_label: str) -> Figure:
+def work_done_points(design: dict[str, Any]) -> tuple[list[dict[str, Any]], str, bool]:
+    """The points of :func:`safety_vs_availability` for a review design: (points, the x axis's measure, whether
+    it is work done *safely*).  A family that tells work done safely apart (its protocol rows hold
+    ``safe_progress``) is plotted by it -- a write over content its author never saw is no work done --
+    and the axis says so; other families by their work done (``progress``)."""
+    safe = bool(design["protocols"]) and all("safe_progress" in row for row in design["protocols"])
+    nothing = {"value": 0, "low": 0, "high": 0}
+    points = []
+    for row in design["protocols"]:
+        done = row["safe_progress"] if safe else row["progress"]
+        points.append({"protocol": row["protocol"], "violating": row["violating_runs"]["share"],
+                       "progress": done["share"] if done else nothing})
+    label = (design.get("safe_progress_label") or "applied safely / planned") if safe else design["progress_label"]
+    return points, label, safe
+
+
+def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progress_label: str,
+                           safely: bool = False) -> Figure:
     """One point per protocol: share of work done (x) against share of runs violating safety (y), with
     Wilson intervals on both axes; protocols that land on the same spot share one labelled point.
-    ``points``: ``{"protocol", "progress": {value, low, high}, "violating": {value, low, high}}``."""
+    ``points``: ``{"protocol", "progress": {value, low, high}, "violating": {value, low, high}}``.
+    ``safely``: the x axis is work done safely (``progress_label`` names it), and the axis says it is not the
+    plain work done."""
     figure = Figure(figsize=(8.5, 5.0), layout="constrained")
     ax = figure.subplots()
     groups: dict[tuple[float, float], list[dict[str, Any]]] = {}
@@ -171,7 +190,9 @@ def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progres
     ax.set_xticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_ylim(lowest, 1.05)
     ax.tick_params(labelsize=MIN_FONT_PT + 1)
-    ax.set_xlabel(f"{progress_label} (share, 95% Wilson interval)", fontsize=9)
+    ax.set_xlabel(f"{progress_label} (share, 95% Wilson interval)"
+                  + ("\nwork done safely: applied once, over what its author expected (not plain applied)"
+                     if safely else ""), fontsize=9)
     ax.set_ylabel("runs violating a safety invariant (share, 95% Wilson)", fontsize=9)
     ax.set_title(title, fontsize=10)
     ax.axhline(0, color="#999999", linewidth=0.6)

@@ -46,12 +46,10 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
         drawn[names[key]["heatmap"]] = plots.verdict_heatmap(
             matrix["rows"], matrix["columns"], heat_cells,
             f"{key}: protocol x scenario (red: an invariant is violated)", matrix["labels"])
-        points = [{"protocol": r["protocol"], "violating": r["violating_runs"]["share"],
-                   "progress": r["progress"]["share"] if r["progress"] else {"value": 0, "low": 0, "high": 0}}
-                  for r in design["protocols"]]
+        points, label, safely = plots.work_done_points(design)
         drawn[names[key]["safety"]] = plots.safety_vs_availability(
-            points, f"{key}: safety against work done ({design['seeds_done']} runs per protocol)",
-            design["progress_label"])
+            points, f"{key}: safety against work done{' safely' if safely else ''} "
+            f"({design['seeds_done']} runs per protocol)", label, safely)
         drawn[names[key]["interference"]] = plots.interference_curves(
             design["interference"], f"{key}: violating runs as faults per run grow",
             design["workload"]["per_run_max"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 from sim.core import stats
 from sim.report.export import counterexample_name, current_commit, export, fencesim_version, shown_path
 from sim.report.review import advice_document
-from sim.search.pipeline import FuzzResult
+from sim.search.pipeline import FuzzResult, identical_groups
 
 
 def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
@@ -69,23 +68,14 @@ def safe_progress(family, tally) -> dict[str, Any]:
 
 def mechanisms_document(result: FuzzResult) -> dict[str, Any]:
     """Per protocol, the non-default mechanisms that never acted on the workload, and the groups of
-    protocols whose counts and measures are identical (a report names a group once)."""
+    protocols whose results are identical (:func:`sim.search.pipeline.identical_groups`: equal tallies and
+    the same minimal counterexample per invariant; a report shows a group once)."""
     family, summary = result.family, result.summary
     never = {p.label: [item["line"] for item in
                        family.never_fired(result.workload, p, summary.tallies[p.label].measures)]
              for p in result.protocols if p.label in summary.tallies}
-    results = {label: json.dumps(tally.to_json(), sort_keys=True, default=str)
-               for label, tally in summary.tallies.items()}
-    groups: list[list[str]] = []
-    for label, value in results.items():
-        for group in groups:
-            if results[group[0]] == value:
-                group.append(label)
-                break
-        else:
-            groups.append([label])
     return {"never_fired": {label: lines for label, lines in never.items() if lines},
-            "identical": [group for group in groups if len(group) > 1]}
+            "identical": identical_groups(result)}
 
 
 def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ offline and can be mailed.
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import Any, Sequence
 
 SHARE = "{value:.1%} [{low:.1%}, {high:.1%}]"
 
@@ -45,11 +45,15 @@ def matrix_rows(design: dict[str, Any]) -> tuple[list[str], list[list[str]], lis
     """The verdict matrix with one row per scenario or minimal counterexample and one column per protocol
     (so many counterexamples make it longer, never wider): columns, rows, and each cell's class."""
     matrix = design["matrix"]
-    names = {e["name"]: f"{e['invariant']} under {e['protocol']}" for e in design["counterexamples"]}
+    shown = {e["name"]: f"{e['invariant']} under {', '.join([e['protocol'], *others])}"
+             for e, others in shown_examples(design)}
+    names = {e["name"] for e in design["counterexamples"]}
     rows, classes = [], []
     for column in matrix["columns"]:
+        if column in names and column not in shown:
+            continue  # the same order as its identical-results group's first protocol's
         cells = [matrix["cells"][f"{r}\t{column}"] for r in matrix["rows"]]
-        label = f"minimal order: {names[column]}" if column in names else f"scenario {column}"
+        label = f"minimal order: {shown[column]}" if column in shown else f"scenario {column}"
         rows.append([label, *(cell["text"] for cell in cells)])
         classes.append(["", *("bad" if cell["violated"] else "good" for cell in cells)])
     return ["scenario or counterexample", *matrix["rows"]], rows, classes
@@ -59,6 +63,51 @@ def sorted_claims(design: dict[str, Any]) -> tuple[list[dict], list[dict]]:
     """The claims that fail (shown first, each in full) and those that hold (folded)."""
     claims = design["claims"] or []
     return [c for c in claims if not c["holds"]], [c for c in claims if c["holds"]]
+
+
+#: What a group of protocols with identical results shares (``sim.search.pipeline.identical_groups``).
+IDENTICAL_WORDS = "equal counts and measures, and the same minimal counterexample per invariant"
+
+
+def group_heading(group: list[str]) -> str:
+    """The heading of one group's section: ``a, b: identical results on this workload``."""
+    return f"{', '.join(group)}: identical results on this workload"
+
+
+def shown_examples(design: dict[str, Any]) -> list[tuple[dict[str, Any], list[str]]]:
+    """The counterexamples a report shows, each with the protocols of its identical-results group it also
+    stands for (``design["identical"]``): a group shows its first protocol's counterexamples once, and none of
+    the others' (they are the same orders)."""
+    grouped = {label: group for group in design.get("identical") or [] for label in group}
+    out = []
+    for example in design["counterexamples"]:
+        group = grouped.get(example["protocol"], [example["protocol"]])
+        if example["protocol"] == group[0]:
+            out.append((example, group[1:]))
+    return out
+
+
+def group_advice(examples: list[dict[str, Any]], example: dict[str, Any], others: list[str]
+                 ) -> tuple[list[str], list[dict[str, Any]]]:
+    """The advice of a group's other protocols for ``example``'s invariant: the labels whose advice makes the
+    same changes as ``example``'s, and the counterexamples whose advice asks for other changes."""
+    same, differing = [], []
+    mine = example.get("advice") or {}
+    for other in examples:
+        if other["protocol"] not in others or other["invariant"] != example["invariant"]:
+            continue
+        theirs = other.get("advice") or {}
+        if (mine.get("changes"), mine.get("fixes")) == (theirs.get("changes"), theirs.get("fixes")):
+            same.append(other["protocol"])
+        else:
+            differing.append(other)
+    return same, differing
+
+
+def identical_lines(design: dict[str, Any]) -> list[str]:
+    """One line per group of protocols with identical results on the design's workload."""
+    return [f"{group_heading(group)} ({IDENTICAL_WORDS}; shown once, under {group[0]})"
+            for group in design.get("identical") or []]
 
 
 def _md_table(columns: list[str], rows: list[list[str]]) -> list[str]:
@@ -110,6 +159,8 @@ def advice_sentence(advice: dict[str, Any], invariant: str, availability: str = 
     parts.append(f"{advice['availability_per_run']} {availability} per run")
     if advice.get("progress_share") is not None:
         parts.append(f"work done {advice['progress_share']:.0%}")
+    if advice.get("safe_progress_share") is not None:
+        parts.append(f"applied safely {advice['safe_progress_share']:.0%} (what the advisor's cost ranks by)")
     stopped = f"; {advice['stopped']} stopped the advisor" if advice.get("stopped") else ""
     return f"{where}: " + ", ".join(parts) + stopped
 
@@ -176,6 +227,9 @@ def _md_design(design: dict[str, Any], figures: dict[str, dict[str, str]]) -> li
     if never:
         out += ["**Mechanisms that never acted on this workload** (their numbers are the design's without "
                 "them):", "", *never, ""]
+    if design.get("identical"):
+        out += ["**Protocols with identical results on this workload** (one section each below):", "",
+                *[f"- {line}" for line in identical_lines(design)], ""]
     out += [f"![safety versus availability](figures/{figures[key]['safety']}.svg)", ""]
     out += ["### Verdict matrix", "",
             "Every protocol replays every scripted scenario and every minimal counterexample with no seed.", ""]
@@ -202,26 +256,50 @@ def _md_design(design: dict[str, Any], figures: dict[str, dict[str, str]]) -> li
     if not design["claims"]:
         out.append("- (no claim applies to these protocols)")
     out += ["", "### Minimal counterexamples", ""]
-    if not design["counterexamples"]:
-        out += ["None found.", ""]
-    for example in design["counterexamples"]:
-        out += [f"#### `{example['invariant']}` under `{example['protocol']}`", "",
-                f"{len(example['events'])} event(s), {_proof_text(example)}, from seed {example['seed']} "
-                f"({example['original_events']} events before shrinking): "
-                f"`{' ; '.join(example['events']) or '(no fault needed)'}`", "",
-                f"What breaks: {example['detail']}", "",
-                "Advisor: " + _advice_text(example["advice"], example["invariant"], design["availability"]), "",
-                *[f"Blast radius: {e['what']} -- {e['who_acts']}" for e in example.get("ledger", [])[:4]],
-                *([""] if example.get("ledger") else []),
-                f"Replay (from this report's folder): `{example['replay']}`", "",
-                f"![swimlane](figures/{figures[example['name']]['swimlane']}.svg)", "",
-                "```", example["timeline"].rstrip(), "```", ""]
+    out += _md_examples(design, figures)
     for section in design["sections"]:
         out += _md_section(section)
     out += ["### Not covered", ""] + [f"- {line}" for line in design["not_covered"]]
     if design["budget_stopped"]:
         out.append(f"- the budget stopped: {', '.join(design['budget_stopped'])}")
     out.append("")
+    return out
+
+
+def _md_examples(design: dict[str, Any], figures: dict[str, dict[str, str]]) -> list[str]:
+    """Each counterexample shown (:func:`shown_examples`); a group of protocols with identical results is one
+    section, headed by its members."""
+    out: list[str] = []
+    if not design["counterexamples"]:
+        out += ["None found.", ""]
+    headed: set[str] = set()
+    for example, others in shown_examples(design):
+        labels = [example["protocol"], *others]
+        if others and example["protocol"] not in headed:
+            headed.add(example["protocol"])
+            out += [f"**{group_heading([f'`{label}`' for label in labels])}** ({IDENTICAL_WORDS}; shown "
+                    "once):", ""]
+        out += [f"#### `{example['invariant']}` under {', '.join(f'`{label}`' for label in labels)}", "",
+                f"{len(example['events'])} event(s), {_proof_text(example)}, from seed {example['seed']} "
+                f"({example['original_events']} events before shrinking): "
+                f"`{' ; '.join(example['events']) or '(no fault needed)'}`", "",
+                f"What breaks: {example['detail']}", "",
+                "Advisor: " + _advice_text(example["advice"], example["invariant"], design["availability"]), "",
+                *_md_group_advice(design, example, others),
+                *[f"Blast radius: {e['what']} -- {e['who_acts']}" for e in example.get("ledger", [])[:4]],
+                *([""] if example.get("ledger") else []),
+                f"Replay (from this report's folder): `{example['replay']}`", "",
+                f"![swimlane](figures/{figures[example['name']]['swimlane']}.svg)", "",
+                "```", example["timeline"].rstrip(), "```", ""]
+    return out
+
+
+def _md_group_advice(design: dict[str, Any], example: dict[str, Any], others: list[str]) -> list[str]:
+    same, differing = group_advice(design["counterexamples"], example, others)
+    out = [f"The same advice under {', '.join(f'`{label}`' for label in same)}.", ""] if same else []
+    for other in differing:
+        out += [f"Advisor under `{other['protocol']}`: "
+                + _advice_text(other["advice"], other["invariant"], design["availability"]), ""]
     return out
 
 
@@ -423,6 +501,10 @@ def _html_design(design: dict[str, Any], figures: dict[str, dict[str, str]], svg
         parts.append('<p class="note">Mechanisms that never acted on this workload (their numbers are the '
                      "design's without them):</p><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in never)
                      + "</ul>")
+    if design.get("identical"):
+        parts.append('<p class="note">Protocols with identical results on this workload (one section each '
+                     "below):</p><ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in identical_lines(design))
+                     + "</ul>")
     parts.append(_figure(svgs[figures[key]["safety"]], "Safety versus availability", figures[key]["safety"]))
     parts.append("<h3>Verdict matrix</h3><p>Every protocol replays every scripted scenario and every minimal "
                  "counterexample with no seed.</p>")
@@ -449,8 +531,13 @@ def _html_design(design: dict[str, Any], figures: dict[str, dict[str, str]], svg
     parts.append("<h3>Minimal counterexamples</h3>")
     if not design["counterexamples"]:
         parts.append("<p>None found.</p>")
-    for example in design["counterexamples"]:
-        parts += _html_example(example, design, figures, svgs)
+    headed: set[str] = set()
+    for example, others in shown_examples(design):
+        if others and example["protocol"] not in headed:
+            headed.add(example["protocol"])
+            parts.append(f'<p class="note"><b>{html.escape(group_heading([example["protocol"], *others]))}</b> '
+                         f"({html.escape(IDENTICAL_WORDS)}; shown once).</p>")
+        parts += _html_example(example, design, figures, svgs, others)
     for section in design["sections"]:
         parts += _html_section(section, svgs)
     parts.append("<h3>Not covered</h3><ul>")
@@ -479,14 +566,16 @@ def _html_claims(design: dict[str, Any]) -> list[str]:
 
 
 def _html_example(example: dict[str, Any], design: dict[str, Any], figures: dict[str, dict[str, str]],
-                  svgs: dict[str, str]) -> list[str]:
+                  svgs: dict[str, str], others: Sequence[str] = ()) -> list[str]:
     fix = _advice_text(example["advice"], example["invariant"], design["availability"]).replace("`", "")
-    return [f"<h4><code>{html.escape(example['invariant'])}</code> under "
-            f"<code>{html.escape(example['protocol'])}</code></h4>",
+    labels = ", ".join(f"<code>{html.escape(label)}</code>" for label in [example["protocol"], *others])
+    group = [html.escape(line).replace("`", "") for line in _md_group_advice(design, example, list(others)) if line]
+    return [f"<h4><code>{html.escape(example['invariant'])}</code> under {labels}</h4>",
             f"<p>{len(example['events'])} event(s), {_proof_text(example)}, from seed {example['seed']}: "
             f"<code>{html.escape(' ; '.join(example['events']) or '(no fault needed)')}</code></p>",
             f"<p>What breaks: {html.escape(example['detail'])}</p>",
             f"<p>Advisor: {html.escape(fix)}</p>",
+            *[f"<p>{line}</p>" for line in group],
             *[f"<p>Blast radius: {html.escape(e['what'])} -- {html.escape(e['who_acts'])}</p>"
               for e in example.get("ledger", [])[:4]],
             f"<p>Replay (from this report's folder): <code>{html.escape(example['replay'])}</code></p>",

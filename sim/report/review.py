@@ -27,6 +27,14 @@ def progress_label(family: Family) -> str:
     return f"{done.replace('_', ' ')} / {planned.replace('_', ' ')}"
 
 
+def safe_progress_label(family: Family) -> str | None:
+    """The work done safely a family measures, in words (None: it does not tell it apart)."""
+    if family.safe_progress is None:
+        return None
+    done, planned = family.safe_progress
+    return f"{done.replace('_', ' ')} / {planned.replace('_', ' ')}"
+
+
 #: The advisor's answer as documents give it (``fencesim fuzz --json`` and ``results.json``).
 ADVICE_KEYS = ("recommended", "changes", "changes_needed", "fixes", "progress_share", "availability_per_run",
                "seed_start", "seeds", "verified_seeds", "runs_violating_it", "runs_violating_it_before",
@@ -38,6 +46,8 @@ def advice_document(advice) -> dict[str, Any]:
     """The advisor's answer: its recommendation, whether it is a verified fix, and the counts behind it."""
     out = {key: getattr(advice, key) for key in ADVICE_KEYS}
     out["changes"] = {k: str(v) for k, v in advice.changes.items()}
+    if getattr(advice, "safe_progress_share", None) is not None:
+        out["safe_progress_share"] = advice.safe_progress_share  # the work done its cost is ranked by
     if getattr(advice, "beyond_protocol", None):
         out["beyond_protocol"] = advice.beyond_protocol
     return out

@@ -11,8 +11,11 @@ with no safety violation at all.
 The candidates that remove it are priced on a sample of the sweep's own
 seeds (the first ``ADVISOR_SAMPLE_SEEDS``): runs still violating the
 invariant, runs violating another invariant beyond what the design already
-did, work done (a fix that applies nothing is no fix), availability
-findings (spurious rejections, human exceptions) per run.  The best priced
+did, work done (a fix that applies nothing is no fix) -- *applied safely*
+where the family tells it apart (``Family.safe_progress``: a write over
+content its author never saw, or applied twice, is no work done), else
+applied -- and availability findings (spurious rejections, human
+exceptions) per run.  The best priced
 candidates are then *verified* on every seed the sweep ran: a candidate is
 offered as a **fix** only when no run of those seeds violates the invariant
 under it (and the exported order replays cleanly).  A candidate that leaves
@@ -66,7 +69,9 @@ class Advice:
     recommended: str | None
     changes: dict[str, Any] = field(default_factory=dict)
     availability_per_run: float | None = None
-    progress_share: float | None = None
+    progress_share: float | None = None  # work done (applied), reported
+    #: Work done safely (``Family.safe_progress``), what the cost ranks by; None when the family has no such measure.
+    safe_progress_share: float | None = None
     sample_violating_runs: int | None = None  # runs of the sample violating any safety invariant
     sample_seeds: int = 0
     sample_runs_violating_it: int | None = None  # ... violating this invariant, under the recommendation
@@ -248,15 +253,31 @@ def _price(family, protocol, invariant, clean, tallies, sample, limit, advice) -
         entry = _measured(family, candidate, protocol, invariant, tally, before)
         entry["_protocol"] = candidate
         priced.append(entry)
-    priced.sort(key=lambda p: (p["sample_runs_violating_it"] > 0, p["_share_it"],
-                               p["sample_new_violations"] > 0, p["_share_new"],
-                               -(p["progress_share"] or 0.0), p["availability_per_run"], p["protocol"]))
+    priced.sort(key=cost_key)
     advice.priced = [{k: v for k, v in p.items() if not k.startswith("_")} for p in priced]
     return priced
 
 
+def work_done(entry: dict) -> float:
+    """The work done a priced candidate is ranked by: its share applied safely where the family tells it
+    apart, else its share applied (0 when the family measures neither)."""
+    share = entry.get("safe_progress_share")
+    if share is None:
+        share = entry.get("progress_share")
+    return share or 0.0
+
+
+def cost_key(entry: dict) -> tuple:
+    """How priced candidates are ordered, best first: no run of the sample violating the invariant, then the
+    fewest such runs, no new violation, the fewest new, the most work done safely (:func:`work_done`), the
+    fewest availability findings per run, and the label (so ties break the same way everywhere)."""
+    return (entry["sample_runs_violating_it"] > 0, entry["_share_it"], entry["sample_new_violations"] > 0,
+            entry["_share_new"], -work_done(entry), entry["availability_per_run"], entry["protocol"])
+
+
 def _measured(family, candidate, protocol, invariant, tally, before) -> dict:
     progress = family.progress_share(tally.measures)
+    safe = family.safe_progress_share(tally.measures)
     runs = max(1, tally.runs)
     scale = runs / max(1, before.runs)  # the protocol as given, on as many seeds
     new = sum(max(0.0, n - before.by_invariant[name] * scale) for name, n in tally.by_invariant.items()
@@ -265,6 +286,7 @@ def _measured(family, candidate, protocol, invariant, tally, before) -> dict:
         "protocol": candidate.label, "changes": candidate.changes_from(protocol), "sample_seeds": tally.runs,
         "availability_per_run": round(sum(tally.counted.values()) / runs, 4),
         "progress_share": None if progress is None else round(progress, 4),
+        "safe_progress_share": None if safe is None else round(safe, 4),
         "sample_violating_runs": tally.violating_runs,
         "sample_runs_violating_it": tally.by_invariant[invariant],
         "sample_new_violations": round(new),
@@ -314,6 +336,7 @@ def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict) -
     advice.sample_runs_violating_it = entry["sample_runs_violating_it"]
     advice.availability_per_run = entry["availability_per_run"]
     advice.progress_share = entry["progress_share"]
+    advice.safe_progress_share = entry["safe_progress_share"]
     if "runs_violating_it" in entry:  # verified: its numbers are of the sweep's own seeds
         advice.verified_seeds = entry["verified_seeds"]
         advice.runs_violating_it = entry["runs_violating_it"]
@@ -322,3 +345,4 @@ def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict) -
         advice.fixes = entry["runs_violating_it"] == 0
         advice.availability_per_run = entry["_full"]["availability_per_run"]
         advice.progress_share = entry["_full"]["progress_share"]
+        advice.safe_progress_share = entry["_full"]["safe_progress_share"]

@@ -4,6 +4,7 @@ advise, judge the family's claims.  Writing files is the report layer's job.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -45,6 +46,33 @@ class FuzzResult:
     counterexamples: list[Counterexample] = field(default_factory=list)
     claims: list[dict] = field(default_factory=list)
     sweep_seconds: float = 0.0
+
+
+def identical_groups(result: FuzzResult) -> list[list[str]]:
+    """Groups (two or more labels, in the order the protocols were given) of protocols whose results on the
+    workload are *identical*: a report shows one section for a group instead of repeating it per protocol.
+
+    Two protocols' results are identical when, over the same seeds,
+
+    * their sweep tallies are equal (:meth:`~sim.search.sweep.ProtocolTally.to_json`): runs, violating runs,
+      violating runs per invariant, every availability count, every summed measure (work done, applied
+      safely, verdicts, each ``fired_<knob>``), coverage and blast radius; and
+    * they violate the same invariants with the same counterexamples: per invariant, the same first violating
+      seed and run and the same minimal order, event for event.
+
+    The advisor's answer is not compared: it starts from each protocol, so it names a different design."""
+    keys: dict[str, tuple[str, tuple]] = {}
+    for protocol in result.protocols:
+        tally = result.summary.tallies.get(protocol.label)
+        if tally is None or protocol.label in keys:
+            continue
+        examples = tuple(sorted((e.invariant, e.seed, e.run, tuple(str(event) for event in e.events))
+                                for e in result.counterexamples if e.protocol.label == protocol.label))
+        keys[protocol.label] = (json.dumps(tally.to_json(), sort_keys=True, default=str), examples)
+    groups: dict[tuple[str, tuple], list[str]] = {}
+    for label, key in keys.items():
+        groups.setdefault(key, []).append(label)
+    return [members for members in groups.values() if len(members) > 1]
 
 
 #: Share of a budget the sweep may use; shrinking, export and the advisor get the rest.

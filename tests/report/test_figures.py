@@ -88,3 +88,28 @@ def test_no_figure_is_wider_than_the_page_nor_has_small_text():
         canvas.draw()
         sizes = [t.get_fontsize() for t in figure.findobj(Text) if t.get_text().strip()]
         assert min(sizes) >= figures.MIN_FONT_PT
+
+
+def _design_row(protocol: str, applied: float, safely: float) -> dict:
+    share = {"value": applied, "low": applied - 0.02, "high": applied + 0.02}
+    safe = {"value": safely, "low": safely - 0.02, "high": safely + 0.02}
+    return {"protocol": protocol, "violating_runs": {"share": {"value": 0.1, "low": 0.05, "high": 0.15}},
+            "progress": {"done": 0, "planned": 0, "share": share},
+            "safe_progress": {"done": 0, "planned": 0, "share": safe}}
+
+
+def test_the_work_done_figure_plots_applied_safely_and_says_so():
+    """A review design whose rows hold applied safely is plotted by it (x = 0.6, not the 0.9 applied), and the
+    axis names applied safely and that it is not plain applied; a design without it keeps work done."""
+    import sim.figures
+
+    design = {"name": "d", "seeds_done": 10, "matrix": {}, "progress_label": "steps applied / steps planned",
+              "safe_progress_label": "steps applied safely / steps planned",
+              "protocols": [_design_row("step", 0.9, 0.6)]}
+    ax = sim.figures.safety_vs_availability(design).axes[0]
+    assert "steps applied safely / steps planned" in ax.get_xlabel() and "not plain applied" in ax.get_xlabel()
+    assert "work done safely" in ax.get_title()
+    assert [round(x, 3) for x in ax.lines[0].get_xdata()] == [0.6]
+    points, label, safely = figures.work_done_points(
+        {**design, "protocols": [{k: v for k, v in _design_row("step", 0.9, 0.6).items() if k != "safe_progress"}]})
+    assert (points[0]["progress"]["value"], label, safely) == (0.9, "steps applied / steps planned", False)

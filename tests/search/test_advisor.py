@@ -96,10 +96,10 @@ def test_removed_by_is_ordered_by_rank_gain():
 
 def test_recommendation_is_the_cleanest_then_busiest_then_cheapest_priced_candidate():
     """The recommendation never shows the invariant in its sample, then adds no violation, then does the
-    most work, then has the fewest availability findings per run."""
+    most work safely (steps applied safely), then has the fewest availability findings per run."""
     advice = _advice(LOST_UPDATE)
     best = min(advice.priced, key=lambda p: (p["sample_runs_violating_it"], p["sample_new_violations"],
-                                             -p["progress_share"], p["availability_per_run"]))
+                                             -p["safe_progress_share"], p["availability_per_run"]))
     assert (advice.sample_violating_runs, advice.progress_share, advice.availability_per_run) == (
         best["sample_violating_runs"], best["progress_share"], best["availability_per_run"])
     assert advice.sample_violating_runs == 0

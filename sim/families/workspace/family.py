@@ -182,7 +182,7 @@ class WorkspaceFamily(Family):
         return liveness.measures(replay.history, world.machine.protocol, world.state)
 
     #: Honest liveness: (work done safely, work planned) among the names :meth:`extra_measures` and
-    #: :meth:`measure` return -- what the work-done figure and the advisor's cost should read.
+    #: :meth:`measure` return -- what the work-done figure and the advisor's cost read.
     safe_progress = ("steps_applied_safely", "steps_planned")
 
     def never_fired(self, workload: Workload, protocol: Protocol | str, measures: dict[str, float]) -> list[dict]:
@@ -190,12 +190,6 @@ class WorkspaceFamily(Family):
         runs summed (``extra_measures``): ``[{"knob", "value", "line"}]``, e.g. ``overlap_check=on never
         fired: no two steps share a hunk``."""
         return liveness.never_fired(workload, self.parse_protocol(protocol), measures)
-
-    def identical_protocols(self, results: dict[str, Any]) -> list[list[str]]:
-        """Groups (two or more labels, in the order given) of protocols whose results are equal: a report
-        shows one section per group instead of repeating it.  ``results`` maps a label to anything
-        comparable (its counts, measures and counterexample orders)."""
-        return liveness.identical_groups(results)
 
     def claims(self, tallies: dict[str, dict], protocols: Sequence[Protocol]) -> list[dict]:
         return claims.judge(tallies, protocols)

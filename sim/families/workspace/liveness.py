@@ -14,8 +14,8 @@ peak -- the seed's "growth control"), what the client's recovery did
 mechanism *acted* (``fired_<knob>`` is 1 when it changed what happened at
 least once).  Summed over a sweep, :func:`never_fired` turns the last into
 the lines a report prints ("overlap_check=on never fired: no two steps
-share a hunk"), and :func:`identical_groups` groups protocols whose results
-are the same.  Everything reads event fields only (``docs/workspace.md``).
+share a hunk"); which protocols' results are identical is the search's
+judgement (``sim.search.pipeline.identical_groups``).  Everything reads event fields only (``docs/workspace.md``).
 """
 
 from __future__ import annotations
@@ -218,19 +218,6 @@ def _why_silent(workload: Workload, protocol: Protocol, knob: str) -> str:
     if knob == "drift_check":
         return "no step's claimed pre-hash differed from the file's at dispatch"
     return "it never acted"  # pragma: no cover - every measured knob has a reason above
-
-
-def identical_groups(results: dict[str, Any]) -> list[list[str]]:
-    """Labels whose results are equal, grouped (groups of two or more, in the order given)."""
-    groups: list[tuple[Any, list[str]]] = []
-    for label, result in results.items():
-        for value, members in groups:
-            if value == result:
-                members.append(label)
-                break
-        else:
-            groups.append((result, [label]))
-    return [members for _, members in groups if len(members) > 1]
 
 
 def sum_measures(rows: Iterable[dict[str, float]]) -> dict[str, float]:
