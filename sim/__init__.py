@@ -148,11 +148,13 @@ def fuzz(workload, protocols, seeds: int = 1000, seed_start: int = 0, workers: i
 
 
 def review(designs=None, seeds: int | None = None, budget_s: float | None = None, workers: int | None = None):
-    """A design review as data (what ``fencesim review`` writes as ``results.json``, with the in-memory parts
-    :mod:`sim.figures` draws from); ``designs``: design files (default: the seeds' designs).
+    """A design review (``ReviewResult``): ``designs``, one ``DesignReview`` each -- its ``row`` (its entry of
+    ``results.json``), the family and workload it ran on and its counterexamples' runs, which :mod:`sim.figures`
+    draws from; ``to_json()`` is what ``fencesim review`` writes as ``results.json`` (without the folder's
+    meta).  ``designs``: design files (default: the seeds' designs).
 
     >>> results = sim.review(seeds=200)                     # doctest: +SKIP
-    >>> [d["name"] for d in results["designs"]]             # doctest: +SKIP
+    >>> [d.name for d in results.designs]                   # doctest: +SKIP
     ['seed-fuzz', 'effects-saga']
     """
     from sim.designs import default_designs, load_design

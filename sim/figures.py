@@ -36,7 +36,17 @@ def _is_result(data: Any) -> bool:
 
 
 def _is_design(data: Any) -> bool:
-    return isinstance(data, dict) and "protocols" in data and "matrix" in data
+    """A review design: a ``DesignReview`` of :func:`sim.review`, or its entry of a ``results.json``."""
+    from sim.report.review import DesignReview
+
+    return isinstance(data, DesignReview) or (isinstance(data, dict) and "protocols" in data and "matrix" in data)
+
+
+def _row(design: Any) -> dict[str, Any]:
+    """A review design's ``results.json`` entry."""
+    from sim.report.review import DesignReview
+
+    return design.row if isinstance(design, DesignReview) else design
 
 
 def _family_of_frame(frame) -> Any:
@@ -52,7 +62,7 @@ def _family_of_frame(frame) -> Any:
 
 def _kind_error(what: str, data: Any) -> InputError:
     return InputError(f"{what} draws from a sweep DataFrame (sim.sweep_frame), a fuzz result (sim.fuzz) or a "
-                      f"review design (sim.review()['designs'][i]), not {type(data).__name__}")
+                      f"review design (sim.review().designs[i]), not {type(data).__name__}")
 
 
 def _frame_points(frame) -> tuple[list[dict], str, bool]:
@@ -77,12 +87,10 @@ def _frame_points(frame) -> tuple[list[dict], str, bool]:
 
 
 def _result_design(result) -> dict[str, Any]:
-    """What the review computes from a fuzz result: its protocol rows and counterexamples."""
-    from sim.report.review import counterexample_rows, progress_label, protocol_rows, safe_progress_label
+    """What the review computes from a fuzz result: its protocol rows."""
+    from sim.report.review import progress_label, protocol_rows, safe_progress_label
 
-    name = result.workload.name
-    return {"name": name, "protocols": protocol_rows(result), "seeds_done": result.summary.seeds_done,
-            "counterexamples": counterexample_rows(result, name), "_family": result.family,
+    return {"name": result.workload.name, "protocols": protocol_rows(result), "seeds_done": result.summary.seeds_done,
             "progress_label": progress_label(result.family), "safe_progress_label": safe_progress_label(result.family)}
 
 
@@ -97,7 +105,7 @@ def safety_vs_availability(data: Any, title: str | None = None):
         points, label, safely = _frame_points(data)
         runs = int(data.groupby("protocol").size().max())
     elif _is_result(data) or _is_design(data):
-        design = _result_design(data) if _is_result(data) else data
+        design = _result_design(data) if _is_result(data) else _row(data)
         points, label, safely = figures.work_done_points(design)
         runs = design["seeds_done"]
     else:
@@ -140,8 +148,9 @@ def interference(data: Any, title: str | None = None, seeds: int | None = None):
         return figures.interference_curves(curves, title or f"{data.workload.name}: violating runs as faults per "
                                            "run grow", data.workload.per_run_max)
     if _is_design(data):
-        return figures.interference_curves(data["interference"], title or f"{data['name']}: violating runs as "
-                                           "faults per run grow", data["workload"]["per_run_max"])
+        row = _row(data)
+        return figures.interference_curves(row["interference"], title or f"{row['name']}: violating runs as "
+                                           "faults per run grow", row["workload"]["per_run_max"])
     raise _kind_error("interference", data)
 
 
@@ -154,13 +163,14 @@ def verdict_matrix(data: Any, scenarios: Sequence[Any] = (), title: str | None =
     from sim.report import figures
 
     if _is_result(data):
+        from sim.report.review import counterexample_rows
         from sim.reviewing import verdict_matrix as matrix_of
 
-        design = _result_design(data)
-        matrix = matrix_of(data.family, data.workload, data.protocols, list(scenarios), design["counterexamples"])
         name = data.workload.name
+        matrix = matrix_of(data.family, data.workload, data.protocols, list(scenarios),
+                           counterexample_rows(data, name))
     elif _is_design(data):
-        matrix, name = data["matrix"], data["name"]
+        matrix, name = _row(data)["matrix"], _row(data)["name"]
     else:
         raise _kind_error("verdict_matrix", data)
     cells = {tuple(key.split("\t")): ("violated" if value["violated"] else "ok", value["text"])
@@ -178,39 +188,35 @@ def swimlane(data: Any, which: int | str | tuple[str, str] = 0, title: str | Non
     >>> sim.figures.swimlane(sim.fuzz("tiny", ["none"], seeds=100), "lost_update")  # doctest: +SKIP
     """
     from sim.report import figures
+    from sim.report.review import DesignReview, counterexample_rows
 
     if _is_result(data):
-        family = data.family
-        examples = [{"protocol": c.protocol.label, "invariant": c.invariant, "_counterexample": c}
-                    for c in data.counterexamples]
-    elif _is_design(data) and "_family" in data:
-        family, examples = data["_family"], data["counterexamples"]
+        family, examples = data.family, counterexample_rows(data, data.workload.name)
+    elif isinstance(data, DesignReview):
+        family, examples = data.family, data.counterexamples
     else:
         raise InputError("swimlane draws from a fuzz result (sim.fuzz) or a design of sim.review(), not "
                          f"{type(data).__name__}")
     example = _pick(examples, which)
-    if "_history" in example:
-        history, marked = example["_history"], set(example["violating_events"])
-    else:
-        chosen = example["_counterexample"]
-        replay = family.replay(data.workload.base, chosen.protocol, chosen.events)
-        report = family.check(replay.history, (chosen.invariant,))
-        history, marked = replay.history, {v.event_index for v in report.safety_violations}
+    marked = set(example.row["violating_events"])
     events = [{"actor": e.actor, "label": family.describe(e), "fault": family.is_fault(e), "marked": e.index in marked}
-              for e in history if not e.get("skipped") and e.actor != "script"]
-    return figures.swimlane(family.lanes, events, title or f"{example['invariant']} under {example['protocol']}")
+              for e in example.history if not e.get("skipped") and e.actor != "script"]
+    return figures.swimlane(family.lanes, events,
+                            title or f"{example.row['invariant']} under {example.row['protocol']}")
 
 
-def _pick(examples: list[dict], which: int | str | tuple[str, str]) -> dict:
+def _pick(runs: list[Any], which: int | str | tuple[str, str]) -> Any:
+    """The counterexample ``which`` names (its position, its invariant, or ``(protocol, invariant)``)."""
+    examples = [run.row for run in runs]
     if not examples:
         raise InputError("no counterexample to draw: the search found no violation")
     if isinstance(which, int):
         if not -len(examples) <= which < len(examples):
             raise InputError(f"counterexample {which} of {len(examples)}: give 0 to {len(examples) - 1}")
-        return examples[which]
-    for example in examples:
+        return runs[which]
+    for run, example in zip(runs, examples):
         if which in (example["invariant"], (example["protocol"], example["invariant"])):
-            return example
+            return run
     known = ", ".join(f"{e['invariant']} under {e['protocol']}" for e in examples)
     raise InputError(f"no counterexample {which!r}; there are: {known}")
 
@@ -227,7 +233,7 @@ def exposure(data: Any, seeds: int | None = None):
     if _is_result(data):
         sections = data.family.review_sections(data.workload, data.protocols, seeds or data.summary.seeds_done)
     elif _is_design(data):
-        sections = data["sections"]
+        sections = _row(data)["sections"]
     elif isinstance(data, dict) and "metrics" in data:
         sections = [data]
     else:
@@ -239,7 +245,7 @@ def exposure(data: Any, seeds: int | None = None):
     return figures.exposure_bars(section["metrics"], section["analytic"], tasks)
 
 
-def review(results: dict[str, Any]) -> dict[str, Any]:
+def review(results: Any) -> dict[str, Any]:
     """Every figure of a review (:func:`sim.review`), by the name of its file in a report folder.
 
     >>> figures = sim.figures.review(sim.review(seeds=200))       # doctest: +SKIP
@@ -247,7 +253,8 @@ def review(results: dict[str, Any]) -> dict[str, Any]:
     ['interference_effects-saga', 'interference_seed-fuzz']
     """
     from sim.report.folder import draw
+    from sim.report.review import ReviewResult
 
-    if not isinstance(results, dict) or "designs" not in results:
+    if not isinstance(results, ReviewResult):
         raise InputError("review() draws the figures of sim.review()'s results")
     return draw(results)[1]

@@ -18,9 +18,11 @@ runs, through the family contract only:
 6. the family's own sections (the effects family's exposure tables);
 7. what the review did not cover, and where a budget stopped it.
 
-:func:`run_review` returns the results as plain data (``results.json``);
-:mod:`sim.report` turns them into rows (:mod:`sim.report.review`) and writes
-the report folder (:mod:`sim.report.folder`) -- the report layer runs nothing.
+:func:`run_review` returns a :class:`~sim.report.review.ReviewResult`: per
+design its ``results.json`` entry (JSON values only) beside the family,
+workload and replayed counterexample runs it came from; :mod:`sim.report`
+shapes the rows (:mod:`sim.report.review`) and writes the report folder
+(:mod:`sim.report.folder`) from them -- the report layer runs nothing.
 """
 
 from __future__ import annotations
@@ -37,7 +39,10 @@ from sim.core.workload import Workload
 from sim.report.export import file_stem
 from sim.report.review import (
     RESULTS_FORMAT,
+    DesignReview,
     Progress,
+    ReviewedCounterexample,
+    ReviewResult,
     counterexample_rows,
     coverage_rows,
     progress_label,
@@ -55,7 +60,7 @@ INTERFERENCE_SEED_SHARE = 0.25
 
 
 def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Protocol], scenarios: Sequence[Any],
-                   examples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+                   examples: Sequence[ReviewedCounterexample]) -> dict[str, Any]:
     """Every protocol against every scripted scenario and minimal counterexample.
 
     A scenario's cell is its outcome (the last verdict) and the invariants it
@@ -75,12 +80,13 @@ def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Proto
                 "outcome": outcome, "violated": list(evaluation.violated),
                 "text": ", ".join(evaluation.violated) or (outcome if outcome != "-" else "ok")}
     for example in examples:
-        columns.append(example["name"])
-        protocol_lines = example["protocol"].replace(",", ",\n")
-        labels.append(f"{example['invariant']} under\n{protocol_lines}")
+        row = example.row
+        columns.append(row["name"])
+        protocol_lines = row["protocol"].replace(",", ",\n")
+        labels.append(f"{row['invariant']} under\n{protocol_lines}")
         for protocol in protocols:
-            evaluation = evaluate(family, workload.base, protocol, example["_events"])
-            cells[(protocol.label, example["name"])] = {
+            evaluation = evaluate(family, workload.base, protocol, example.events)
+            cells[(protocol.label, row["name"])] = {
                 "outcome": family.outcome(evaluation.replay), "violated": list(evaluation.violated),
                 "text": ", ".join(evaluation.violated) or "ok"}
     return {"rows": [p.label for p in protocols], "columns": columns, "labels": labels,
@@ -134,8 +140,8 @@ def not_covered(family: Family, workload: Workload, protocols: Sequence[Protocol
 
 
 def review_design(design, workers: int | None = None, deadline: Deadline = NO_DEADLINE,
-                  progress: Progress | None = None) -> dict[str, Any]:
-    """The review of one design, as data (see the module docstring)."""
+                  progress: Progress | None = None) -> DesignReview:
+    """The review of one design (see the module docstring)."""
     family, workload, protocols, seeds = design.family, design.workload, design.protocols, design.seeds
     started = time.monotonic()
 
@@ -159,7 +165,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         request = design.map
         drawn_map = design_map(family, workload, request.knobs, request.max_events, seeds=request.seeds,
                                workers=workers or 1, deadline=deadline).to_json()
-    return {
+    row = {
         "name": design.name, "family": family.name, "family_title": family.title,
         "description": design.description, "source": design.source,
         "workload": {"name": workload.name, "classes": list(workload.classes), "per_run_max": workload.per_run_max,
@@ -170,7 +176,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "safe_progress_label": safe_progress_label(family),
         "protocols": protocol_rows(result),
         "identical": identical_groups(result),
-        "counterexamples": examples,
+        "counterexamples": [example.row for example in examples],
         "claims": result.claims,
         "matrix": matrix,
         "interference": curves,
@@ -180,10 +186,8 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "map": drawn_map,
         "not_covered": not_covered(family, workload, protocols, seeds, result),
         "budget_stopped": list(deadline.hit) if deadline.hit else [],
-        "_family": family,
-        "_workload": workload,
-        "_seconds": round(time.monotonic() - started, 1),
     }
+    return DesignReview(row, family, workload, examples, round(time.monotonic() - started, 1))
 
 
 def _distinct_protocols(design) -> None:
@@ -199,7 +203,7 @@ def _distinct_protocols(design) -> None:
 
 
 def run_review(designs, budget_s: float | None = None, workers: int | None = None,
-               progress: Progress | None = None) -> dict[str, Any]:
+               progress: Progress | None = None) -> ReviewResult:
     """Review every design within ``budget_s`` seconds of wall clock (None: no budget).
 
     Designs must have distinct names: a name keys the design's section, figures and files."""
@@ -214,10 +218,5 @@ def run_review(designs, budget_s: float | None = None, workers: int | None = Non
         _distinct_protocols(design)
     deadline = Deadline(budget_s, "--budget")
     reviewed = [review_design(design, workers, deadline, progress) for design in designs]
-    return {
-        "format": RESULTS_FORMAT,
-        "budget_s": budget_s,
-        "budget_stopped": list(deadline.hit),
-        "statistics": dict(stats.METHODS),
-        "designs": reviewed,
-    }
+    return ReviewResult({"format": RESULTS_FORMAT, "budget_s": budget_s, "budget_stopped": list(deadline.hit),
+                         "statistics": dict(stats.METHODS)}, reviewed)

@@ -78,8 +78,12 @@ def test_every_figure_of_a_review(tmp_path):
     drawn = figures.review(results)
     assert {"verdict_matrix_small", "safety_vs_availability_small", "interference_small"} <= set(drawn)
     assert any(name.startswith("swimlane_") for name in drawn)
-    assert isinstance(figures.safety_vs_availability(results["designs"][0]), Figure)
-    assert isinstance(figures.swimlane(results["designs"][0]), Figure)
+    design = results.designs[0]
+    assert design.name == "small" and "_family" not in str(results.to_json())
+    assert isinstance(figures.safety_vs_availability(design), Figure)
+    assert isinstance(figures.safety_vs_availability(results.to_json()["designs"][0]), Figure)  # results.json's
+    assert isinstance(figures.swimlane(design), Figure)
+    assert isinstance(figures.verdict_matrix(design), Figure)
 
 
 def test_anything_else_is_one_clear_error():

@@ -34,7 +34,6 @@ def review(
     from sim.designs import default_designs, load_design
     from sim.report.folder import check_report_dir, write_review
     from sim.report.render import identical_lines
-    from sim.report.review import public
     from sim.reviewing import run_review
 
     if budget is not None and not budget > 0:
@@ -49,7 +48,8 @@ def review(
     seconds = time.monotonic() - started
     console = human_console(json_out)
     violated = False
-    for reviewed in results["designs"]:
+    for design_review in results.designs:
+        reviewed = design_review.row
         console.print(_table(reviewed))
         never = _never_fired_lines(reviewed)
         if never:
@@ -58,12 +58,13 @@ def review(
         for line in identical_lines(reviewed):
             console.print(line, markup=False)
         violated = violated or any(row["violating_runs"]["count"] > 0 for row in reviewed["protocols"])
-    if results["budget_stopped"]:
-        console.print(f"the budget stopped: {', '.join(results['budget_stopped'])} (see the report)", markup=False)
+    stopped = results.row["budget_stopped"]
+    if stopped:
+        console.print(f"the budget stopped: {', '.join(stopped)} (see the report)", markup=False)
     console.print(f"review written to {out}/ in {seconds:.0f} s: open {out}/report.html or read {out}/summary.md",
                   markup=False)
     if json_out:
-        document = public(results)
+        document = results.to_json()
         document["out"] = str(out)
         emit_json(document)
     return EXIT_VIOLATION if violated else EXIT_OK

@@ -23,20 +23,21 @@ from sim.core.files import check_output_dir
 from sim.report import figures as plots
 from sim.report.export import current_commit, export, fencesim_version, file_stem, timeline
 from sim.report.render import markdown, to_html
-from sim.report.review import public
+from sim.report.review import DesignReview, ReviewedCounterexample, ReviewResult
 
 #: Fields of results.json that change from run to run by design (the reference check ignores them).
 VOLATILE_FIELDS = ("meta.generated_at", "meta.commit", "meta.fencesim_version", "meta.python", "meta.platform",
                    "meta.seconds", "designs[].seconds")
 
 
-def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, Any]]:
-    """Every figure of the review: ``names[key][kind]`` (file stems) and the Figure objects by stem."""
+def draw(results: ReviewResult) -> tuple[dict[str, dict[str, str]], dict[str, Any]]:
+    """Every figure of the review: ``names[key][kind]`` (file stems) and the Figure objects by stem.  A family
+    section with a figure gets its file (``section["figure"]``, ``figures/<stem>.svg``)."""
     names: dict[str, dict[str, str]] = {}
     drawn: dict[str, Any] = {}
-    for design in results["designs"]:
+    for reviewed in results.designs:
+        design, family = reviewed.row, reviewed.family
         key = design["name"]
-        family = design["_family"]
         stem = file_stem(key)
         matrix = design["matrix"]
         heat_cells = {tuple(k.split("\t")): ("violated" if v["violated"] else "ok", v["text"])
@@ -60,12 +61,12 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
             drawn[names[key]["pareto"]] = pareto_figure(design["map"])
         drawn[names[key]["saturation"]] = plots.saturation_curve(
             design.get("saturation", []), f"{key}: distinct behaviours against seeds (saturation)")
-        for example in design["counterexamples"]:
-            history = example["_history"]
+        for run in reviewed.counterexamples:
+            example = run.row
             marked = set(example["violating_events"])
             events = [{"actor": e.actor, "label": family.describe(e), "fault": family.is_fault(e),
                        "marked": e.index in marked}
-                      for e in history if not e.get("skipped") and e.actor != "script"]
+                      for e in run.history if not e.get("skipped") and e.actor != "script"]
             names[example["name"]] = {"swimlane": f"swimlane_{file_stem(example['name'])}"}
             drawn[names[example["name"]]["swimlane"]] = plots.swimlane(
                 family.lanes, events, f"{example['invariant']} under {example['protocol']}")
@@ -75,8 +76,8 @@ def draw(results: dict[str, Any]) -> tuple[dict[str, dict[str, str]], dict[str, 
             panels, reasons = plots.informative_panels(section["metrics"], section["analytic"])
             section["figure_left_out"] = reasons  # an interval too wide to read is a table, not a bar
             if panels:
-                section["_figure"] = f"section_{stem}_{index}"
-                drawn[section["_figure"]] = plots.exposure_bars(
+                section["figure"] = f"figures/section_{stem}_{index}.svg"
+                drawn[f"section_{stem}_{index}"] = plots.exposure_bars(
                     section["metrics"], section["analytic"], int(section["unit"].split()[1].replace(",", "")),
                     panels)
     return names, drawn
@@ -167,7 +168,7 @@ def _derived_files(document: dict) -> set[str]:
     return names
 
 
-def write_review(results: dict[str, Any], out_dir: Path, seconds: float) -> Path:
+def write_review(results: ReviewResult, out_dir: Path, seconds: float) -> Path:
     """Write the review folder at ``out_dir`` (built under a temporary name, then renamed); an existing
     folder is replaced only if :func:`check_report_dir` accepts it (checked again: a file added since the
     review began is never lost)."""
@@ -195,17 +196,18 @@ def _swap(building: Path, out_dir: Path) -> None:
     shutil.rmtree(retired, ignore_errors=True)
 
 
-def _build(results: dict[str, Any], folder: Path, seconds: float) -> None:
+def _build(results: ReviewResult, folder: Path, seconds: float) -> None:
     (folder / "figures").mkdir(parents=True)
     cx_dir = folder / "counterexamples"
-    for design in results["designs"]:
-        family = design["_family"]
-        for example in design["counterexamples"]:
+    for reviewed in results.designs:
+        family = reviewed.family
+        for run in reviewed.counterexamples:
+            example = run.row
             marked = example["violating_events"]
-            example["timeline"] = timeline(family, example["_history"], marked)
-            scenario = _scenario(design, example)
+            example["timeline"] = timeline(family, run.history, marked)
+            scenario = _scenario(reviewed, run)
             fix = example["advice"]["recommended"] if example["advice"] else None
-            paths = export(family, scenario, example["_history"], cx_dir, marked, fix)
+            paths = export(family, scenario, run.history, cx_dir, marked, fix)
             relative = Path("counterexamples") / paths.scenario.name
             example["files"] = {"scenario": str(relative), "timeline": str(relative.with_suffix(".timeline.txt")),
                                 "pytest": str(Path("counterexamples") / paths.pytest.name)}
@@ -222,25 +224,24 @@ def _build(results: dict[str, Any], folder: Path, seconds: float) -> None:
         "python": platform.python_version(), "platform": platform.platform(terse=True),
         "seconds": round(seconds, 1),
     }
-    document = public(results)
-    for design, source in zip(document["designs"], results["designs"]):
-        design["seconds"] = source["_seconds"]
-        design["figures"] = {kind: f"figures/{stem}.svg" for kind, stem in names[source["name"]].items()}
-        for example in design["counterexamples"]:
+    for reviewed in results.designs:
+        reviewed.row["figures"] = {kind: f"figures/{stem}.svg" for kind, stem in names[reviewed.name].items()}
+        for example in reviewed.row["counterexamples"]:
             example["figure"] = f"figures/{names[example['name']]['swimlane']}.svg"
+    document = results.to_json()
     document["meta"] = meta
     document["files"] = sorted(set(_present(folder)) | {"summary.md", "report.html", "results.json"})
     (folder / "results.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (folder / "summary.md").write_text(markdown(results, meta, names), encoding="utf-8")
-    (folder / "report.html").write_text(to_html(results, meta, names, svgs), encoding="utf-8")
+    (folder / "summary.md").write_text(markdown(document, meta, names), encoding="utf-8")
+    (folder / "report.html").write_text(to_html(document, meta, names, svgs), encoding="utf-8")
 
 
-def _scenario(design: dict[str, Any], example: dict[str, Any]) -> Any:
+def _scenario(reviewed: DesignReview, run: ReviewedCounterexample) -> Any:
     """The counterexample as a scenario file of its family (replayable with no seed)."""
-    family = design["_family"]
+    family, design, example = reviewed.family, reviewed.row, run.row
     meta = {"name": example["name"], "invariant": example["invariant"], "workload": design["workload"]["name"],
             "minimal": example["one_minimal"], "seed": example["seed"], "commit": current_commit(),
             "description": (f"Minimal order violating {example['invariant']} under {example['protocol']}, found "
                             f"by the review of {design['name']} (seed {example['seed']}).")}
-    return family.counterexample(design["_workload"], family.parse_protocol(example["protocol"]),
-                                 example["invariant"], example["_events"], meta)
+    return family.counterexample(reviewed.workload, family.parse_protocol(example["protocol"]),
+                                 example["invariant"], run.events, meta)

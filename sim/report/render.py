@@ -394,8 +394,8 @@ def _md_section(section: dict[str, Any]) -> list[str]:
     if section["metrics"]:
         out += [f"Simulated, {section['unit']}, 95% intervals:", ""]
         out += _md_table(*_section_rows(section)) + [""]
-        if section.get("_figure"):
-            out += [f"![{section['title']}](figures/{section['_figure']}.svg)", ""]
+        if section.get("figure"):
+            out += [f"![{section['title']}]({section['figure']})", ""]
         out += [f"- no figure for {reason}" for reason in section.get("figure_left_out", [])]
     for line in section.get("not_simulated", []):
         out.append(f"- not simulated: {line}")
@@ -594,8 +594,9 @@ def _html_section(section: dict[str, Any], svgs: dict[str, str]) -> list[str]:
     if section["metrics"]:
         parts.append(f"<p>Simulated, {html.escape(section['unit'])}, 95% intervals:</p>")
         parts.append(_html_table(*_section_rows(section), wide=True))
-        if section.get("_figure"):
-            parts.append(_figure(svgs[section["_figure"]], section["title"], section["_figure"]))
+        if section.get("figure"):
+            stem = section["figure"].removeprefix("figures/").removesuffix(".svg")
+            parts.append(_figure(svgs[stem], section["title"], stem))
         for reason in section.get("figure_left_out", []):
             parts.append(f'<p class="note">No figure for {html.escape(reason)}.</p>')
     for line in section.get("not_simulated", []):

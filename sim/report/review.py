@@ -7,6 +7,8 @@ returned into the rows ``results.json`` and the report show.
 
 from __future__ import annotations
 
+import copy
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from sim.core import stats
@@ -15,6 +17,50 @@ from sim.report.export import counterexample_name
 from sim.search.pipeline import FuzzResult
 
 RESULTS_FORMAT = 1
+
+
+@dataclass
+class ReviewedCounterexample:
+    """One minimal counterexample of a review: ``row`` (its entry in ``results.json``, JSON values only), the
+    run its order replays to (``history``) and the order itself (``events``)."""
+
+    row: dict[str, Any]
+    history: Any
+    events: tuple[Any, ...]
+
+
+@dataclass
+class DesignReview:
+    """One design's review: ``row`` (its entry in ``results.json``, JSON values only), the family and workload
+    it ran on, its counterexamples with their runs (``counterexamples[i].row is row["counterexamples"][i]``)
+    and the seconds it took."""
+
+    row: dict[str, Any]
+    family: Family
+    workload: Any
+    counterexamples: list[ReviewedCounterexample] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return str(self.row["name"])
+
+    def to_json(self) -> dict[str, Any]:
+        """The design's entry of ``results.json`` (a copy), with its wall time."""
+        return {**copy.deepcopy(self.row), "seconds": self.seconds}
+
+
+@dataclass
+class ReviewResult:
+    """What :func:`sim.reviewing.run_review` returns: the review's own fields (``row``: format, budget,
+    statistics) and one :class:`DesignReview` per design."""
+
+    row: dict[str, Any]
+    designs: list[DesignReview]
+
+    def to_json(self) -> dict[str, Any]:
+        """``results.json`` without the report folder's own fields (meta, figures, files)."""
+        return {**copy.deepcopy(self.row), "designs": [design.to_json() for design in self.designs]}
 #: Below this share of work done, a protocol is flagged as doing (almost) nothing.
 
 Progress = Callable[[str, float, float], None]
@@ -105,7 +151,7 @@ def coverage_rows(result: FuzzResult) -> list[dict[str, Any]]:
     return rows
 
 
-def counterexample_rows(result: FuzzResult, design_name: str) -> list[dict[str, Any]]:
+def counterexample_rows(result: FuzzResult, design_name: str) -> list[ReviewedCounterexample]:
     """Each distinct minimal counterexample: its order, how it was proved, the fix, and its run."""
     family, workload = result.family, result.workload
     out = []
@@ -115,7 +161,7 @@ def counterexample_rows(result: FuzzResult, design_name: str) -> list[dict[str, 
         report = family.check(replay.history, (example.invariant,))
         marked = sorted({v.event_index for v in report.safety_violations if v.event_index is not None})
         advice = example.advice
-        out.append({
+        out.append(ReviewedCounterexample({
             "name": name, "protocol": example.protocol.label, "invariant": example.invariant,
             "events": [str(e) for e in example.events], "seed": example.seed, "run": example.run,
             "original_events": example.shrunk.original_length,
@@ -125,19 +171,5 @@ def counterexample_rows(result: FuzzResult, design_name: str) -> list[dict[str, 
             "detail": next((v.detail for v in report.safety_violations), ""),
             "advice": None if advice is None else advice_document(advice),
             "ledger": [e.to_json() for e in family.effect_ledger(replay.history)],
-            "_history": replay.history,
-            "_events": example.events,
-        })
+        }, replay.history, tuple(example.events)))
     return out
-
-
-def public(results: dict[str, Any]) -> dict[str, Any]:
-    """The results without the in-memory parts (histories, family objects): what ``results.json`` holds."""
-    def clean(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if not k.startswith("_")}
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        return value
-
-    return clean(results)
