@@ -293,7 +293,7 @@ def _sweep(run: Prepared, deadline):
     options, state = run.options, run.state
     resume = SweepState(**state["sweep"]) if state is not None else None
     run.last = state["sweep"] if state is not None else {"next_chunk": 0, "seeds_done": 0, "found": [],
-                                                         "tallies": _empty_tallies(run)}
+                                                         "tallies": _empty_tallies(run), "saturation": []}
     try:
         with Bar(progress_wanted(options.json_out)) as bar:
             return run_fuzz(
@@ -415,6 +415,7 @@ def _check_determinism(family, workload, protocols, seed_start: int, seeds: int,
     import subprocess
     import sys
 
+    from sim.cli.determinism import other_hash_seed
     from sim.search.determinism import SAMPLE_SEEDS, digests
 
     sample = sorted({seed_start + i for i in range(min(SAMPLE_SEEDS, seeds))}
@@ -422,8 +423,7 @@ def _check_determinism(family, workload, protocols, seed_start: int, seeds: int,
     labels = [p.label for p in protocols]
     here = digests(family, workload, labels, sample)
     request = json.dumps({"workload": str(workload.path), "protocols": labels, "seeds": sample})
-    parent = os.environ.get("PYTHONHASHSEED", "")
-    env = dict(os.environ, PYTHONHASHSEED=str(int(parent) + 1) if parent.isdigit() else "4242")
+    env = dict(os.environ, PYTHONHASHSEED=other_hash_seed(os.environ.get("PYTHONHASHSEED")))
     done = subprocess.run([sys.executable, "-m", "sim.cli.determinism"], input=request, capture_output=True,
                           text=True, env=env, timeout=600)
     if done.returncode != 0:

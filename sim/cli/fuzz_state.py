@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from sim.core.errors import FencesimError, InputError
-from sim.core.files import read_text
+from sim.core.files import read_text, strict_json
+from sim.core.values import shown
 
 STATE_FILE = "sweep-state.json"
 STATE_FORMAT = 2
@@ -57,7 +58,7 @@ def read_state(folder: Path) -> dict:
         raise InputError(f"nothing to resume: {path} does not exist (it is written by a fuzz run with --out {folder})")
     text = read_text(path, "sweep state")
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = strict_json(text)
     except (ValueError, RecursionError) as error:
         reason = getattr(error, "msg", None) or str(error).split(":")[0]
         raise InputError(f"corrupt sweep state ({reason}); delete it to start afresh", str(path)) from None
@@ -68,9 +69,6 @@ def read_state(folder: Path) -> dict:
                          str(path)) from None
     return data
 
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _shown(value: Any) -> str:
@@ -289,6 +287,21 @@ def check_against(data: dict, family, workload, path: Path) -> None:
                          str(path)) from None
 
 
+def _check_measures(measures: dict, label: str, family, workload) -> None:
+    """Only the measures a sweep of this protocol sums (``fired_deddupe`` is no measure of any protocol)."""
+    if not measures:
+        return
+    from sim.search.sweep import measure_names
+
+    try:
+        known = set(measure_names(family, workload, family.parse_protocol(label)))
+    except FencesimError as error:
+        raise _Bad(f"sweep.tallies[{label!r}]: {error}") from None
+    unknown = sorted(set(measures) - known)
+    if unknown:
+        raise _Bad(f"sweep.tallies[{label!r}].measures has {shown(unknown[0])}, which no sweep of it measures")
+
+
 def _check_meaning(data: dict, family, workload) -> None:
     sweep = data["sweep"]
     labels = set()
@@ -301,6 +314,7 @@ def _check_meaning(data: dict, family, workload) -> None:
         if tuple(tally["invariants"]) != tuple(family.safety_invariants) or tuple(tally["availability"]) != tuple(
                 family.availability_columns):
             raise _Bad(f"sweep.tallies[{label!r}] counts other invariants than the {family.name} family's")
+        _check_measures(tally["measures"], label, family, workload)
         if tally["events"] > tally["runs"] * max(1, workload.max_events):
             raise _Bad(f"sweep.tallies[{label!r}].events exceeds {workload.max_events} events per run")
     pairs = set()

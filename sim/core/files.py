@@ -7,6 +7,7 @@ loading a valid file is linear in its size.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -93,6 +94,27 @@ def read_text(path: str | Path, what: str = "input file") -> str:
 
 #: A byte-order mark at the start of a text file (some editors write one).
 BYTE_ORDER_MARK = "\ufeff"
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"key {shown(key)} appears twice in one object")
+            seen.add(key)
+    return out
+
+
+def _finite_only(name: str) -> None:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def strict_json(text: str) -> Any:
+    """JSON as fencesim's own files hold it: a key twice in one object, ``NaN`` or ``Infinity`` is a
+    ``ValueError`` (never a silent last-one-wins)."""
+    return json.loads(text, object_pairs_hook=_pairs, parse_constant=_finite_only)
 
 
 def refuse_byte_order_mark(text: str, path: str | Path) -> None:

@@ -46,7 +46,7 @@ from typing import Any, Callable, Sequence
 
 from sim.core.errors import FencesimError, InputError
 from sim.core.family import Family
-from sim.core.files import read_text
+from sim.core.files import read_text, strict_json
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload, did_you_mean
 
@@ -103,7 +103,7 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
     """A baseline file, every field checked; one clear line (exit 4) on anything malformed."""
     text = read_text(path, "baseline file")
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = strict_json(text)
     except (ValueError, RecursionError) as error:
         reason = getattr(error, "msg", None) or str(error).split(":")[0]
         raise InputError(f"not a baseline (JSON): {reason}", str(path)) from None
@@ -128,9 +128,6 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
             raise InputError(f"baseline entry {position}: {problem}", str(path))
     return data
 
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _shown(value: Any) -> str:

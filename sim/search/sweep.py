@@ -258,6 +258,12 @@ def _run_chunk_with(task, state):
     return _run_chunk(task)
 
 
+def measure_names(family: Family, workload: Workload, protocol: Protocol) -> tuple[str, ...]:
+    """The per-run measures a sweep of ``protocol`` on ``workload`` sums (from its first run)."""
+    row, _, _ = run_row(family, workload, protocol, 0, 0)
+    return _measure_names(family, row)
+
+
 def _measure_names(family: Family, row: dict[str, Any]) -> tuple[str, ...]:
     fixed = {"run", "seed", "protocol", "events", "end", "violated", *family.availability_columns,
              *(f"violations_{n}" for n in family.safety_invariants)}

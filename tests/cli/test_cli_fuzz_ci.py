@@ -86,6 +86,17 @@ def test_a_corrupt_baseline_is_one_line_and_exit_4(cli, tmp_path):
     assert done.returncode == 4 and "not a baseline" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_baseline_giving_a_key_twice_is_refused(tmp_path):
+    """Which of two "family" values would win is not for the reader to guess: one line, the key named."""
+    from sim.core.errors import InputError
+    from sim.report.baseline import read_baseline
+
+    path = tmp_path / "b.json"
+    path.write_text('{"format": 1, "family": "runtime", "family": "workspace", "entries": []}')
+    with pytest.raises(InputError, match="'family' appears twice"):
+        read_baseline(path)
+
+
 def test_junit_carries_properties_times_and_liveness(cli, tmp_path):
     """One suite per protocol with its seed range, commit and version; a liveness case per protocol."""
     junit = tmp_path / "fuzz.xml"

@@ -214,3 +214,19 @@ def test_a_budget_that_does_not_bind_is_still_reported(cli, tmp_path):
     none = cli("fuzz", "-w", "tiny", "-p", "plan", "--seeds", "20", "--workers", "1", "--out", tmp_path / "p",
                "--json")
     assert json.loads(none.stdout)["budget_s"] is None
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda text: text.replace('"format": 2,', '"format": 7, "format": 2,', 1), "appears twice"),
+    (lambda text: text.replace('"measures": {', '"measures": {"fired_deddupe": 0, ', 1), "fired_deddupe"),
+])
+def test_a_key_twice_or_a_measure_no_sweep_sums_is_refused(state_folder, tmp_path, edit, says):
+    """A state with a key given twice (which one would win?) or an unknown measure is refused, one line."""
+    text = (state_folder / STATE_FILE).read_text()
+    edited = edit(text)
+    assert edited != text
+    (tmp_path / STATE_FILE).write_text(edited)
+    with pytest.raises(InputError, match=says) as error:
+        _load(tmp_path)
+    assert "\n" not in str(error.value)
+    _load(state_folder)  # the state as written is accepted

@@ -242,6 +242,16 @@ def test_the_determinism_check_hash_seed_stays_in_range():
     assert [other_hash_seed(s) for s in ("4294967295", "7", None, "random")] == ["0", "8", "4242", "4242"]
 
 
+def test_fuzz_checks_determinism_under_the_largest_hash_seed(tmp_path):
+    """PYTHONHASHSEED=4294967295 in the environment: the fresh interpreter gets 0, and the check passes."""
+    done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "fuzz", "-w", "tiny", "-p",
+                           "plan", "--seeds", "3", "--workers", "1", "--no-advise", "--out", str(tmp_path / "o"),
+                           "--check-determinism", "--json"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONHASHSEED": "4294967295"})
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert json.loads(done.stdout)["determinism"]["hash_seed"] == "0"
+
+
 def test_check_lists_at_most_a_hundred_violations(tmp_path):
     """A history with thousands of violations lists the first hundred on the terminal and counts the rest."""
     rows = []
@@ -252,3 +262,20 @@ def test_check_lists_at_most_a_hundred_violations(tmp_path):
                  {**base, "actor": "w1", "event": "task_terminal", "outcome": "failed"}]
     code, stdout, _ = run_cli("check", _jsonl(tmp_path / "h.jsonl", [{**r, "index": i} for i, r in enumerate(rows)]))
     assert code == 1 and stdout.count("VIOLATED") == 100 and "... and 50 more violation(s)" in stdout
+
+
+def test_a_sweep_interrupted_before_its_first_chunk_resumes(tmp_path):
+    """An interrupt before the first chunk ends leaves a state that --resume accepts (it used to lack the
+    saturation curve, so the printed resume command was refused)."""
+    prelude = ("import sim.search.pipeline as p\n"
+               "def interrupted(*args, **kwargs):\n    raise KeyboardInterrupt\n"
+               "p.fuzz = interrupted\nfrom sim.cli import main\nmain()\n")
+    out = tmp_path / "sw"
+    cut = subprocess.run([sys.executable, "-c", prelude, "fuzz", "-w", "tiny", "-p", "plan", "--seeds", "300",
+                          "--workers", "1", "--no-advise", "--out", str(out)], cwd=REPO, capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ, NO_COLOR="1"))
+    assert cut.returncode == 2 and f"fencesim fuzz --resume {out}" in cut.stderr, cut.stderr
+    resumed = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "fuzz", "--resume", str(out),
+                              "--json"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["seeds_done"] == 300
