@@ -60,13 +60,14 @@ def human_console(json_mode: bool) -> Console:
         file=file,
         no_color="NO_COLOR" in os.environ,
         highlight=False,
+        emoji=False,  # a user's ':x:' is text, never an emoji
         soft_wrap=True,
         width=None if terminal or os.environ.get("COLUMNS") else LOG_WIDTH,  # an empty COLUMNS is no width
     )
 
 
 def error_console() -> Console:
-    return Console(file=sys.stderr, no_color="NO_COLOR" in os.environ, highlight=False, soft_wrap=True)
+    return Console(file=sys.stderr, no_color="NO_COLOR" in os.environ, highlight=False, emoji=False, soft_wrap=True)
 
 
 JSON_HELP = "Machine output (JSON) on stdout; human output goes to stderr."
@@ -168,6 +169,13 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
+def _user_families() -> None:
+    """Load the families FENCESIM_FAMILIES names before any command, so that every command (even one that
+    needs no family, such as ``matrix``) refuses a bad value alike: exit 4, one line."""
+    if os.environ.get("FENCESIM_FAMILIES", "").strip():
+        import sim.registry  # noqa: F401  (raises InputError on a bad value)
+
+
 def _main(argv: list[str] | None) -> int:
     try:
         from sim import cli as _commands  # noqa: F401  (registers every command)
@@ -182,6 +190,7 @@ def _main(argv: list[str] | None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     try:
+        _user_families()
         code = command.main(args=args, prog_name="fencesim", standalone_mode=False)
     except InputError as error:
         error_console().print(f"fencesim: error: {_printable(cut(str(error), MAX_ERROR_CHARS))}", markup=False)

@@ -20,8 +20,19 @@ class InputError(FencesimError):
 
     def __init__(self, message: str, where: str | None = None):
         self.message = message
-        self.where = where
-        super().__init__(f"{where}: {message}" if where else message)
+        self.where = short_where(where) if where else where
+        super().__init__(f"{self.where}: {message}" if self.where else message)
+
+
+#: The longest location an error names whole; a longer one keeps its start and its end (the file's name).
+WHERE_CHARS_MAX = 160
+
+
+def short_where(where: str) -> str:
+    """A location of at most about ``WHERE_CHARS_MAX`` characters: ``start...end (N characters)``."""
+    if len(where) <= WHERE_CHARS_MAX:
+        return where
+    return f"{where[:60]}...{where[-60:]} ({len(where):,} characters)"
 
 
 class ScenarioError(InputError):

@@ -53,6 +53,7 @@ from sim.core.kernel import RunEnd
 from sim.core.knobs import KnobTable, Protocol
 from sim.core.ledger import Entry
 from sim.core.machine import Machine
+from sim.core.values import shown
 from sim.core.workload import Workload
 
 
@@ -290,9 +291,20 @@ class Codec(abc.ABC):
             for name, value in event.fields.items():
                 allowed = self.field_types.get(name)
                 if allowed and (not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed)):
-                    kinds = " or ".join(t.__name__ for t in allowed)
-                    problems.append((event.index, f"'{name}' must be {kinds}, not {value!r}"[:200]))
+                    kinds = " or ".join(dict.fromkeys(JSON_KINDS.get(t, t.__name__) for t in allowed))
+                    problems.append((event.index, f"'{name}' must be {kinds}, not {shown(value, 60)}"
+                                     f" ({json_kind(value)})"))
         return problems
+
+
+#: A field type in the words of JSON (a history is JSON lines).
+JSON_KINDS: dict[type, str] = {str: "a string", int: "a whole number", float: "a number", bool: "true or false",
+                               dict: "an object", list: "a list", type(None): "null"}
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in the words of JSON."""
+    return next((words for kind_, words in JSON_KINDS.items() if type(value) is kind_), type(value).__name__)
 
 
 class Presentation:

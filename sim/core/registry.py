@@ -161,8 +161,10 @@ class Registry:
                    for name in self.schema(other).events}
         problems = validate(history, family.name, self.schema(family), foreign)
         positions = {event.index: position for position, event in enumerate(history)}
-        problems += [(history.line_of(positions.get(index, 0)), text)
-                     for index, text in family.validate_history(history)]
+        named = {line for line, _ in problems}  # a line the schema already refused is not told twice
+        problems += [(line, text) for line, text in ((history.line_of(positions.get(index, 0)), text)
+                                                     for index, text in family.validate_history(history))
+                     if line not in named]
         return sorted(problems, key=lambda problem: problem[0])
 
     def judge_history(self, history, name: str | None = None, where: str = "history"):

@@ -218,6 +218,14 @@ def test_a_bad_family_module_is_one_line(spec, cli, tmp_path):
     assert "FENCESIM_FAMILIES" in line and "bug in fencesim" not in line
 
 
+@pytest.mark.parametrize("command", [["matrix"], ["exposure"], ["run", "scenarios/seed/concurrent_edit.toml"]])
+def test_every_command_refuses_a_bad_family_variable(command, cli):
+    """Commands that need no family module (matrix, exposure) refuse a bad FENCESIM_FAMILIES like the others."""
+    done = cli(*command, env_extra={"FENCESIM_FAMILIES": "nonexistent"})
+    line = _one_line(done.returncode, done.stderr)
+    assert "FENCESIM_FAMILIES" in line
+
+
 def test_two_sigterms_end_with_exit_two(tmp_path):
     """Two SIGTERMs 50 ms apart during a command end with exit 2 and no traceback (the second one used to
     kill the process with signal 15 while it was exiting)."""
@@ -279,3 +287,17 @@ def test_a_sweep_interrupted_before_its_first_chunk_resumes(tmp_path):
                               "--json"], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["seeds_done"] == 300
+
+
+@pytest.mark.parametrize("command", [["run"], ["review", "--seeds", "2", "--design"]])
+def test_a_very_long_path_is_named_by_its_start_and_end(command, cli, tmp_path):
+    """A 4,995-character path is not echoed whole: its start, its end and its length, on one short line."""
+    done = cli(*command, "p" * 4990 + ".toml")
+    line = _one_line(done.returncode, done.stderr)
+    assert len(line) < 300 and "4,995 characters" in line and line.count("p") < 200
+
+
+def test_emoji_shortcodes_in_a_value_are_shown_as_written(cli):
+    """':x:' in a knob value is the user's text, never rendered as an emoji."""
+    done = cli("run", "-p", "fence=:x:", "scenarios/seed/concurrent_edit.toml")
+    assert "':x:'" in _one_line(done.returncode, done.stderr)

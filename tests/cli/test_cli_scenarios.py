@@ -220,7 +220,7 @@ def test_check_reports_every_invalid_line(cli, tmp_path):
     typed = tmp_path / "t.jsonl"
     typed.write_text('{"actor": "executor", "event": "deliver", "step": 5, "verdict": "applied"}\n')
     completed = cli("check", typed)
-    assert completed.returncode == 4 and "'step' must be str" in completed.stderr
+    assert completed.returncode == 4 and "'step' must be a string, not 5 (a whole number)" in completed.stderr
 
 
 def test_check_history_no_family_claims_exits_four(cli, tmp_path):
