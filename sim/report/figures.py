@@ -126,6 +126,10 @@ def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tup
                     color="white" if status == 1 else "black")
         top += height
     centres = [sum(heights[:i]) + h / 2 for i, h in enumerate(heights)]
+    if not columns:  # no scripted scenario and no counterexample: an empty matrix says so
+        top = 1.0
+        ax.text((len(rows) - 1) / 2, 0.5, "nothing replayed: no scripted scenario and no counterexample",
+                ha="center", va="center", fontsize=MIN_FONT_PT)
     ax.set_xlim(-0.5, len(rows) - 0.5)
     ax.set_ylim(top, 0)
     ax.set_yticks(centres, shown, fontsize=MIN_FONT_PT)

@@ -113,3 +113,15 @@ def test_the_work_done_figure_plots_applied_safely_and_says_so():
     points, label, safely = figures.work_done_points(
         {**design, "protocols": [{k: v for k, v in _design_row("step", 0.9, 0.6).items() if k != "safe_progress"}]})
     assert (points[0]["progress"]["value"], label, safely) == (0.9, "steps applied / steps planned", False)
+
+
+def test_an_empty_verdict_matrix_says_so_without_a_warning():
+    """No scripted scenario and no counterexample: the matrix says nothing was replayed (and matplotlib is not
+    asked for an empty axis, which it warns about on the user's terminal)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figure = figures.verdict_heatmap(["none", "plan"], [], {}, "empty")
+        FigureCanvasAgg(figure).draw()
+    assert any("nothing replayed" in t.get_text() for t in figure.findobj(Text))
