@@ -22,7 +22,7 @@ scenario's file order (the machine knows each path's position).
 from __future__ import annotations
 
 import functools
-from typing import Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from sim.families.workspace.content import HASH_CACHE_ENTRIES, file_hash, hunk_hash
 
@@ -112,10 +112,10 @@ class Label:
 
     __slots__ = ("value",)
 
-    def __init__(self, value):
+    def __init__(self, value: Any):
         self.value = value
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Label)
 
     def __hash__(self) -> int:
@@ -124,11 +124,11 @@ class Label:
     def __repr__(self) -> str:
         return f"Label({self.value!r})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Label], tuple[Any]]:
         return (Label, (self.value,))
 
 
-def _replace_fast(self, **changes):
+def _replace_fast(self: Any, **changes: Any) -> Any:
     """``_replace`` without the generic machinery (a transition builds several states per event)."""
     items = list(self)
     index = self._positions
@@ -137,10 +137,9 @@ def _replace_fast(self, **changes):
     return tuple.__new__(type(self), items)
 
 
-def _with_fast_replace(cls):
+def _with_fast_replace(cls: Any) -> None:
     cls._positions = {name: i for i, name in enumerate(cls._fields)}
     cls._replace = _replace_fast
-    return cls
 
 
 class State(NamedTuple):
@@ -183,6 +182,6 @@ class State(NamedTuple):
         return None
 
 
-State = _with_fast_replace(State)
-Message = _with_fast_replace(Message)
+_with_fast_replace(State)
+_with_fast_replace(Message)
 
