@@ -29,6 +29,7 @@ it.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, cast
 
 from sim.core.knobs import Protocol
@@ -63,6 +64,7 @@ SETTLE_ROUNDS_MAX = 8
 Revs = tuple[int, ...]
 
 
+@functools.lru_cache(maxsize=1024)
 def model_name(number: int) -> str:
     """model-A, model-B, ... model-Z, then model-A27, ..."""
     return f"model-{chr(ord('A') + (number - 1) % 26)}{'' if number <= 26 else number}"
@@ -254,7 +256,8 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
 
         The executor is not told (the seed's re-plan drift)."""
         stale = event.point == "stale"
-        remaining = tuple(s.step_id for s in state.steps[len(state.sent) + len(state.refused):])  # undispatched
+        done = len(state.sent) + len(state.refused)
+        remaining = tuple(s.step_id for s in state.steps[done:])  # undispatched
         # the guard (why_not_replan) admits a re-plan only once the plan was read, so its snapshot is set
         snapshot, snapshot_rev = cast("tuple[Content, ...]", state.snapshot), cast(int, state.snapshot_rev)
         base = snapshot if stale else state.files
@@ -269,7 +272,8 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
         record = ("router", "replan", dict(stale=True if stale else None, model=model_name(number),
                                            steps=list(replanned), claimed_base_rev=state.snapshot_rev,
                                            snapshot_revs=self.revs_shown(state.snapshot_revs)))
-        steps = tuple(replanned.get(s.step_id, s) for s in state.steps)
+        # the re-planned steps are the undispatched ones, in plan order (``replanned`` is keyed in that order)
+        steps = state.steps[:done] + tuple(replanned.values())
         return state._replace(model_number=number, steps=steps), [record]
 
     def _replan_steps(self, stale: bool, model_number: int, base: tuple[Content, ...], snapshot: tuple[Content, ...],
