@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
-from scipy import stats
+from types import ModuleType
 
 CONFIDENCE = 0.95
 METHODS = {
@@ -36,18 +35,28 @@ class Interval:
         return {"value": round(self.value, digits), "low": round(self.low, digits), "high": round(self.high, digits)}
 
 
+def _scipy_stats() -> ModuleType:
+    """``scipy.stats``, imported on first use: it takes about a second to import, and a command that reports
+    no interval (``fencesim run``) never pays for it."""
+    from scipy import stats
+
+    return stats
+
+
 def share(successes: int, trials: int, confidence: float = CONFIDENCE) -> Interval:
     """``successes / trials`` with its Wilson interval (0 trials: a share of nothing, all NaN)."""
     if trials <= 0:
         return Interval(math.nan, math.nan, math.nan)
-    ci = stats.binomtest(int(successes), int(trials)).proportion_ci(confidence_level=confidence, method="wilson")
+    test = _scipy_stats().binomtest(int(successes), int(trials))
+    ci = test.proportion_ci(confidence_level=confidence, method="wilson")
     return Interval(successes / trials, float(ci.low), float(ci.high))
 
 
 def count(events: int, exposure: float = 1.0, scale: float = 1.0, confidence: float = CONFIDENCE) -> Interval:
     """A Poisson count's rate per ``exposure`` units, scaled (e.g. per 10,000 tasks), with its exact interval."""
     alpha = 1 - confidence
-    low = 0.0 if events == 0 else stats.chi2.ppf(alpha / 2, 2 * events) / 2
-    high = stats.chi2.ppf(1 - alpha / 2, 2 * events + 2) / 2
+    chi2 = _scipy_stats().chi2
+    low = 0.0 if events == 0 else chi2.ppf(alpha / 2, 2 * events) / 2
+    high = chi2.ppf(1 - alpha / 2, 2 * events + 2) / 2
     factor = scale / exposure if exposure else 0.0
     return Interval(events * factor, float(low) * factor, float(high) * factor)

@@ -105,7 +105,7 @@ class _Context:
         machine = self.family.machine(self.workload.base, self.protocol) if self.accelerate else None
         self.machine = machine if machine is not None and all(f is not None for f in folds) else None
         self.folds = [f for f in folds if f is not None] if self.machine is not None else []
-        self._readers: dict[str, list] = {}
+        self._readers = _Readers(self.folds)
 
     def root(self) -> Any:
         if self.machine is None:
@@ -131,18 +131,10 @@ class _Context:
             choices = self._after[last] = (kept, len(self.events) - len(kept))
         return choices
 
-    def _readers_of(self, event_name: str) -> list:
-        """(position, invariant, feed) of each safety fold that reads events of this name."""
-        readers = self._readers.get(event_name)
-        if readers is None:
-            readers = self._readers[event_name] = [
-                (i, f.name, f.feed) for i, f in enumerate(self.folds) if f.reads_event(event_name)]
-        return readers
-
     def _expand_direct(self, entry, keep_nodes: bool) -> tuple[list, int]:
         order, _, violated, (state, carries, length) = entry
         assert self.machine is not None  # expand() comes here only with a machine
-        key_of, readers_of = self.machine.key, self._readers_of
+        key_of, readers_of = self.machine.key, self._readers
         choices, pruned = self._choices(str(order[-1]) if order else None)
         time = plain_time(len(order))
         outcomes = []
@@ -152,7 +144,7 @@ class _Context:
             after, records = step(state, action)
             fed, found, index = carries, violated, length
             for actor, event_name, fields in records:
-                readers = readers_of(event_name)
+                readers = readers_of[event_name]
                 index += 1
                 if not readers:
                     continue
@@ -180,6 +172,20 @@ class _Context:
             violated = frozenset(v.invariant for v in family.check(replay.history).safety_violations)
             outcomes.append((order + (action,), violated, (family.state_key(replay), violated), None))
         return outcomes, pruned
+
+
+class _Readers(dict):
+    """event name -> (position, invariant, feed) of each safety fold that reads events of that name, filled
+    on first lookup (a plain dict lookup afterwards: it is read once per record of every candidate)."""
+
+    def __init__(self, folds: list) -> None:
+        super().__init__()
+        self.folds = folds
+
+    def __missing__(self, event_name: str) -> list:
+        readers = self[event_name] = [
+            (i, f.name, f.feed) for i, f in enumerate(self.folds) if f.reads_event(event_name)]
+        return readers
 
 
 #: Frontier entries per task handed to a worker process.

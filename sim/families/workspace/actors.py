@@ -18,7 +18,7 @@ A real executor takes the executor's seat (:class:`Executor` is the seat;
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence, cast
 
 from sim.core.history import History
 from sim.core.kernel import Kernel
@@ -112,7 +112,7 @@ class Network(Actor):
         if reason is not None:
             world.record_skip(action, reason)
             return
-        world.state, message = world.machine.take(world.state, action.step)
+        world.state, message = world.machine.take(world.state, cast(str, action.step))  # a delivery names its step
         world.executor.requests.put(message)
 
 

@@ -25,7 +25,7 @@ The mixin is part of :class:`~sim.families.workspace.machine.WorkspaceMachine`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from sim.core.machine import Record
 from sim.families.workspace.scenario import Action
@@ -37,7 +37,7 @@ class CheckpointsAndJournal:
 
     # -- checkpoints --------------------------------------------------------------------------------
 
-    def checkpoint(self: Any, state: State, message: Message, key: tuple[str, int], fields: dict[str, Any],
+    def checkpoint(self: Any, state: State, message: Message, key: tuple[str, int | None], fields: dict[str, Any],
                    changes: dict[str, Any]) -> None:
         """Store the step's checkpoint with its write (and, with journal_gc=after_checkpoint, its key)."""
         step = message.step
@@ -75,7 +75,7 @@ class CheckpointsAndJournal:
         changes: dict[str, Any] = dict(files=tuple(files), rev=state.rev + 1,
                                        checkpoints=state.checkpoints[:index] + state.checkpoints[index + 1:])
         if self.file_scope:
-            revs = list(state.file_revs)
+            revs = list(cast("tuple[int, ...]", state.file_revs))  # set whenever rev_scope=file
             revs[position] += 1
             changes["file_revs"] = tuple(revs)
         state = state._replace(**changes)

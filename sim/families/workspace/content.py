@@ -25,9 +25,23 @@ def file_hash(hunks: Mapping[str, str]) -> str:
     return _file_hash(tuple(sorted(hunks.items())))
 
 
+#: The canonical JSON's encoder, made once (``json.dumps`` with these options builds the same one per call).
+_CANONICAL = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+#: How that encoder writes one string (``ensure_ascii=False``).
+_STRING = json.encoder.encode_basestring
+
+
+def canonical_json(items: tuple[tuple[str, str], ...]) -> str:
+    """``json.dumps(dict(items), separators=(",", ":"), ensure_ascii=False)``: for text hunks, each key and
+    value written as the encoder writes a string, without building an encoder per call."""
+    if all(type(name) is str and type(text) is str for name, text in items):
+        return "{" + ",".join(f"{_STRING(name)}:{_STRING(text)}" for name, text in dict(items).items()) + "}"
+    return _CANONICAL.encode(dict(items))
+
+
 @functools.lru_cache(maxsize=HASH_CACHE_ENTRIES)
 def _file_hash(items: tuple[tuple[str, str], ...]) -> str:
-    canonical = json.dumps(dict(items), separators=(",", ":"), ensure_ascii=False)
+    canonical = canonical_json(items)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:HASH_HEX_DIGITS]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any, Hashable, Iterable, Mapping, Sequence
 
 from sim.core.family import Cell, Family, Replay, ReviewPlan
 from sim.core.history import Event
@@ -162,7 +162,7 @@ class WorkspaceFamily(Family):
             verdict = event.get("verdict")
             if event.event not in ("ack", "lose_ack") and verdict in VERDICT_COLUMNS:
                 counts[verdict] += 1
-        out = {f"verdict_{k.replace(':', '_')}": v for k, v in counts.items()}
+        out: dict[str, float] = {f"verdict_{k.replace(':', '_')}": v for k, v in counts.items()}
         world = replay.state
         out["steps_planned"] = len(world.machine.plan_specs) if world is not None else 0
         out["steps_applied"] = len({e.get("step") for e in replay.history
@@ -185,7 +185,8 @@ class WorkspaceFamily(Family):
     #: :meth:`measure` return -- what the work-done figure and the advisor's cost read.
     safe_progress = ("steps_applied_safely", "steps_planned")
 
-    def never_fired(self, workload: Workload, protocol: Protocol | str, measures: dict[str, float]) -> list[dict]:
+    def never_fired(self, workload: Workload, protocol: Protocol | str,
+                    measures: Mapping[str, float]) -> list[dict[str, str]]:
         """The protocol's non-default mechanisms that never acted on the workload, given the measures of its
         runs summed (``extra_measures``): ``[{"knob", "value", "line"}]``, e.g. ``overlap_check=on never
         fired: no two steps share a hunk``."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import itertools
 import random
+from typing import cast
 
 from sim.core.workload import Workload
 from sim.families.workspace.scenario import PREEMPT_POINTS, Action
@@ -100,7 +101,7 @@ class Draw:
     def ack(self, rng: random.Random, order: list[Action], acks: list[int]) -> int | None:
         if self.step_weight is None:
             return rng.choice(acks)
-        weights = [self.step_weight[order[i].step] for i in acks]
+        weights = [self.step_weight[cast(str, order[i].step)] for i in acks]  # an ack names its step
         if not any(weights):
             return None
         return rng.choices(acks, weights=weights)[0]

@@ -20,7 +20,7 @@ judgement (``sim.search.pipeline.identical_groups``).  Everything reads event fi
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from sim.core.history import History
 from sim.core.knobs import Protocol
@@ -34,12 +34,13 @@ MEASURED_KNOBS = ("fence", "stamp_at", "dedupe", "journal_write", "drift_check",
 
 def measures(history: History, protocol: Protocol, state: Any = None) -> dict[str, float]:
     """The run's liveness, mechanism costs and firings (see the module docstring)."""
-    applied: dict[str, int] = {}
-    clobbered: set[str] = set()
-    compensated: set[str] = set()
-    out = dict(verdict_compensated=0, tests_failed=0, tests_failed_kept=0, checkpoints_stored=0, restores=0,
-               rebases=0, dispatches_held=0, journal_keys_dropped=0)
-    keys: set[str] = set()
+    # keyed by the records' ``step`` field as read (None for a record without one)
+    applied: dict[str | None, int] = {}
+    clobbered: set[str | None] = set()
+    compensated: set[str | None] = set()
+    out: dict[str, float] = dict(verdict_compensated=0, tests_failed=0, tests_failed_kept=0, checkpoints_stored=0,
+                                 restores=0, rebases=0, dispatches_held=0, journal_keys_dropped=0)
+    keys: set[str | None] = set()
     peak = 0
     fired = _Firing(protocol)
     for event in history:
@@ -162,7 +163,7 @@ class _Firing:
         return {f"fired_{knob}": value for knob, value in self.fired.items()}
 
 
-def never_fired(workload: Workload, protocol: Protocol, measures: dict[str, float]) -> list[dict[str, str]]:
+def never_fired(workload: Workload, protocol: Protocol, measures: Mapping[str, float]) -> list[dict[str, str]]:
     """The protocol's non-default mechanisms whose ``fired_<knob>`` summed to 0 over the runs, each with why."""
     out = []
     for knob in protocol.table.knobs:
@@ -183,9 +184,10 @@ def _why_silent(workload: Workload, protocol: Protocol, knob: str) -> str:
     hunked = any(len(hunks) > 1 for hunks in base.files.values())
     if knob == "overlap_check":
         from sim.families.workspace.machine import _overlaps
-        from sim.families.workspace.state import Step
+        from sim.families.workspace.state import Label, Step
 
-        steps = tuple(Step(s.step_id, s.path, tuple(s.patch.items()), 0, "", (), None, None, None, None)
+        steps = tuple(Step(s.step_id, s.path, tuple(s.patch.items()), 0, "", (), None, Label(None), Label(None),
+                           Label(None))
                       for s in base.plan)
         return "no two steps share a hunk" if not _overlaps(steps) else "no plan was rejected"
     if knob == "rev_scope":

@@ -29,7 +29,8 @@ it.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import functools
+from typing import Any, Callable, cast
 
 from sim.core.knobs import Protocol
 from sim.core.machine import Machine, Record
@@ -59,6 +60,11 @@ ACTORS = {"plan": "planner", "replan": "router", "dispatch": "client", "retry": 
 SETTLE_ROUNDS_MAX = 8
 
 
+#: The per-file revisions' type (``State.file_revs``: set whenever rev_scope=file).
+Revs = tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=1024)
 def model_name(number: int) -> str:
     """model-A, model-B, ... model-Z, then model-A27, ..."""
     return f"model-{chr(ord('A') + (number - 1) % 26)}{'' if number <= 26 else number}"
@@ -159,7 +165,7 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
     def rev_of(self, state: State, path: str) -> int:
         """The revision a step on ``path`` is stamped with and fenced by: the workspace's, or (rev_scope=file)
         the file's own."""
-        return state.file_revs[self.position[path]] if self.file_scope else state.rev
+        return cast(Revs, state.file_revs)[self.position[path]] if self.file_scope else state.rev
 
     def _written(self, state: State, path: str, patch: Content) -> dict[str, Any]:
         """The changes of a write: the file patched, rev + 1 (and, with rev_scope=file, the file's rev + 1)."""
@@ -167,7 +173,7 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
         index = self.position[path]
         files[index] = patched(files[index], patch)
         if self.file_scope:
-            revs = list(state.file_revs)
+            revs = list(cast(Revs, state.file_revs))
             revs[index] += 1
             return dict(files=tuple(files), rev=state.rev + 1, file_revs=tuple(revs))
         return dict(files=tuple(files), rev=state.rev + 1)
@@ -250,19 +256,24 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
 
         The executor is not told (the seed's re-plan drift)."""
         stale = event.point == "stale"
-        remaining = tuple(s.step_id for s in state.steps[len(state.sent) + len(state.refused):])  # undispatched
-        inputs = (stale, state.model_number, state.snapshot if stale else state.files, state.snapshot,
-                  state.snapshot_rev, remaining, state.snapshot_revs)
+        done = len(state.sent) + len(state.refused)
+        remaining = tuple(s.step_id for s in state.steps[done:])  # undispatched
+        # the guard (why_not_replan) admits a re-plan only once the plan was read, so its snapshot is set
+        snapshot, snapshot_rev = cast("tuple[Content, ...]", state.snapshot), cast(int, state.snapshot_rev)
+        base = snapshot if stale else state.files
+        inputs = (stale, state.model_number, base, snapshot, snapshot_rev, remaining, state.snapshot_revs)
         replanned = self._replanned.get(inputs)
         if replanned is None:
-            replanned = self._replan_steps(*inputs)
+            replanned = self._replan_steps(stale, state.model_number, base, snapshot, snapshot_rev, remaining,
+                                           state.snapshot_revs)
             if len(self._replanned) < REPLAN_CACHE_ENTRIES:
                 self._replanned[inputs] = replanned
         number = state.model_number + 1
         record = ("router", "replan", dict(stale=True if stale else None, model=model_name(number),
                                            steps=list(replanned), claimed_base_rev=state.snapshot_rev,
                                            snapshot_revs=self.revs_shown(state.snapshot_revs)))
-        steps = tuple(replanned.get(s.step_id, s) for s in state.steps)
+        # the re-planned steps are the undispatched ones, in plan order (``replanned`` is keyed in that order)
+        steps = state.steps[:done] + tuple(replanned.values())
         return state._replace(model_number=number, steps=steps), [record]
 
     def _replan_steps(self, stale: bool, model_number: int, base: tuple[Content, ...], snapshot: tuple[Content, ...],
@@ -275,7 +286,7 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
         model = model_name(model_number + 1)
         kind = "replan stale" if stale else "replan"
         view = {path: dict(content) for path, content in zip(self.paths, base)}
-        replanned = {}
+        replanned: dict[str, Step] = {}
         for step_id in remaining:
             spec = self.replan_specs.get(step_id)
             patch = content_of(spec.patch) if spec is not None else tuple(
@@ -303,8 +314,9 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
             return "no plan yet"
         if state.plan_rejected:
             return "the plan was rejected at admission"
+        step_id = cast(str, event.step)  # a step event always names its step (the parser requires it)
         done = len(state.sent) + len(state.refused)
-        position = self.order[event.step]
+        position = self.order[step_id]
         if position < done:
             return "already dispatched (a dispatch never repeats)"
         if position > done:
@@ -314,7 +326,7 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
         else:
             return None
         if self.recovery:  # the client holds the dispatch back until it may go
-            return f"{event.step} is already held back" if event.step in state.held else None
+            return f"{step_id} is already held back" if step_id in state.held else None
         return reason
 
     def blocked(self, state: State, step_id: str) -> str | None:
@@ -334,7 +346,7 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
             return step.claimed_base_rev, step.claimed_pre_hash
         if self.fence == "plan":
             if self.file_scope:
-                return state.snapshot_revs[self.position[step.path]], step.claimed_pre_hash
+                return cast(Revs, state.snapshot_revs)[self.position[step.path]], step.claimed_pre_hash
             return state.plan_base_rev, step.claimed_pre_hash
         if self.stamp_at == "dispatch":
             if self.file_scope and not self.pipeline_off:
@@ -360,13 +372,14 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
     def dispatch(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """The client stamps the step per the protocol and sends it (or refuses it for drift); with
         on_reject=replan a dispatch that may not go yet is held back instead of skipped."""
+        step_id = cast(str, event.step)
         if self.recovery:
-            waiting = self.blocked(state, event.step)
+            waiting = self.blocked(state, step_id)
             if waiting is not None:
-                return self.hold(state, event.step, waiting)
-            state, records = self.send(state, state.steps[self.order[event.step]])
+                return self.hold(state, step_id, waiting)
+            state, records = self.send(state, state.steps[self.order[step_id]])
             return self.release(state, records), records
-        return self.send(state, state.steps[self.order[event.step]])
+        return self.send(state, state.steps[self.order[step_id]])
 
     def send(self, state: State, step: Step, round_: int = 0, **shown: Any) -> tuple[State, list[Record]]:
         """Stamp ``step`` and send it, or refuse it for drift (``round_``: the client's re-plans of it so far;
@@ -410,20 +423,22 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
         if not self.hunk_drift:
             return step.claimed_pre_hash != current_hash
         names, expected = step.shown.value
-        claimed = expected if step.replanned is None else hunk_digests(state.snapshot[self.position[step.path]], names)
+        snapshot = cast("tuple[Content, ...]", state.snapshot)  # a step exists only once the plan was read
+        claimed = expected if step.replanned is None else hunk_digests(snapshot[self.position[step.path]], names)
         fields.update(drift_scope="hunk", claimed_pre_hunks=dict(claimed))
         return claimed != hunk_digests(self.file(state, step.path), names)
 
     def why_not_retry(self, state: State, event: Action) -> str | None:
-        if state.sent_message(event.step) is None:
+        if state.sent_message(cast(str, event.step)) is None:
             return "nothing to re-send: the step was not dispatched"
         return None
 
     def retry(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """The client re-sends the same stamped message (no re-stamp)."""
-        copies, copy = self._next_copy(state, event.step)
-        message = state.sent_message(event.step)._replace(origin="retry", copy=copy)
-        record = ("client", "retry", dict(step=event.step, copy=copy.value, stamped_base_rev=message.stamped_base_rev,
+        step_id = cast(str, event.step)
+        copies, copy = self._next_copy(state, step_id)
+        message = cast(Message, state.sent_message(step_id))._replace(origin="retry", copy=copy)  # sent: the guard
+        record = ("client", "retry", dict(step=step_id, copy=copy.value, stamped_base_rev=message.stamped_base_rev,
                                           stamped_pre_hash=message.stamped_pre_hash))
         return state._replace(requests=state.requests + (message,), copies=copies), [record]
 
@@ -434,12 +449,12 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
 
     def human_edit(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """A human writes a file, or one hunk of it (default content ``human-N``)."""
-        edits = state.edits + 1
+        edits, path = state.edits + 1, cast(str, event.path)  # a human edit always names its file
         content = event.content if event.content is not None else f"human-{edits}"
-        hunks = [event.hunk] if event.hunk else [h for h, _ in self.file(state, event.path)]
-        state = state._replace(edits=edits, **self._written(state, event.path, tuple((h, content) for h in hunks)))
-        fields = dict(path=event.path, content=content, rev_after=self.rev_of(state, event.path),
-                      hash_after=self.hash(state, event.path))
+        hunks = [event.hunk] if event.hunk else [h for h, _ in self.file(state, path)]
+        state = state._replace(edits=edits, **self._written(state, path, tuple((h, content) for h in hunks)))
+        fields: dict[str, Any] = dict(path=path, content=content, rev_after=self.rev_of(state, path),
+                                      hash_after=self.hash(state, path))
         if self.file_scope:
             fields["workspace_rev"] = state.rev
         if event.hunk:
@@ -457,29 +472,30 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
         return None
 
     def why_not_deliver(self, state: State, event: Action) -> str | None:
-        if self._oldest_request(state, event.step) is None:
+        if self._oldest_request(state, cast(str, event.step)) is None:
             return f"no copy of {event.step} in flight"
         return None
 
     def take(self, state: State, step_id: str) -> tuple[State, Message]:
-        """The network takes the oldest copy of a step in flight."""
-        index = self._oldest_request(state, step_id)
+        """The network takes the oldest copy of a step in flight (the guard saw one)."""
+        index = cast(int, self._oldest_request(state, step_id))
         message = state.requests[index]
         return state._replace(requests=state.requests[:index] + state.requests[index + 1:]), message
 
     def deliver(self, state: State, event: Action) -> tuple[State, list[Record]]:
-        state, message = self.take(state, event.step)
+        state, message = self.take(state, cast(str, event.step))
         return self.serve(state, message)
 
     def why_not_duplicate(self, state: State, event: Action) -> str | None:
-        if self._oldest_request(state, event.step) is None:
+        if self._oldest_request(state, cast(str, event.step)) is None:
             return f"no copy of {event.step} in flight to duplicate"
         return None
 
     def duplicate(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """The network sends the oldest copy in flight once more."""
-        original = state.requests[self._oldest_request(state, event.step)]
-        copies, copy = self._next_copy(state, event.step)
+        step_id = cast(str, event.step)
+        original = state.requests[cast(int, self._oldest_request(state, step_id))]  # the guard saw one
+        copies, copy = self._next_copy(state, step_id)
         state = state._replace(requests=state.requests + (original._replace(origin="duplicate", copy=copy),),
                                copies=copies)
         return state, [("network", "duplicate", dict(step=event.step, copy=copy.value))]
@@ -546,7 +562,7 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
     def serve(self, state: State, message: Message) -> tuple[State, list[Record]]:
         """The executor serves one delivered message (see the module docstring for the order of checks)."""
         step = message.step
-        rev_at_apply = state.file_revs[self.position[step.path]] if self.file_scope else state.rev
+        rev_at_apply = cast(Revs, state.file_revs)[self.position[step.path]] if self.file_scope else state.rev
         hash_before = self.hash(state, step.path)
         stamped_rev, stamped_hash = message.stamped_base_rev, message.stamped_pre_hash
         if self.fence == "step" and self.stamp_at == "apply":
@@ -587,7 +603,7 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
                 verdict = None  # the message is used up before any decision is answered
         return self.finish(state, message, verdict, fields, changes)
 
-    def _apply(self, state: State, message: Message, key: tuple[str, int],
+    def _apply(self, state: State, message: Message, key: tuple[str, int | None],
                fields: dict[str, Any]) -> tuple[State, list[Record]]:
         """Write, journal (atomically or after the write), answer -- or die at the armed point."""
         step = message.step
@@ -614,7 +630,8 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
                 break
         return self.finish(state, message, "applied", fields, changes)
 
-    def _remember(self, state: State, key: tuple[str, int], fields: dict[str, Any], changes: dict[str, Any]) -> None:
+    def _remember(self, state: State, key: tuple[str, int | None], fields: dict[str, Any],
+                  changes: dict[str, Any]) -> None:
         fields["journal_key"] = f"{key[0]}@{key[1]}"
         if self.dedupe == "journal":
             changes["journal"] = state.journal | {key}

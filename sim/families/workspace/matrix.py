@@ -53,7 +53,7 @@ def seed_dir() -> Path:
     return Path(__file__).resolve().parents[3] / "scenarios" / "seed"
 
 
-def model_table(directory: Path | None = None) -> dict[str, dict[str, str]]:
+def model_table(directory: Path | None = None) -> dict[str, dict[str, str | None]]:
     """Each cell: the outcome of replaying the seed scenario under the row's preset."""
     from sim.families.workspace import FAMILY
 

@@ -27,7 +27,7 @@ without a dedupe store that is a ``duplicate_effect``.  The mixin is part of
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from sim.core.machine import Record
 from sim.families.workspace.state import Answer, State, Step, content_hash, content_of
@@ -101,7 +101,7 @@ class ClientRecovery:
             before = view[old.path]
             before_hash = content_hash(content_of(before))
             if self.file_scope:
-                claimed = state.file_revs[self.position[old.path]] + earlier[old.path]
+                claimed = cast("tuple[int, ...]", state.file_revs)[self.position[old.path]] + earlier[old.path]
                 earlier[old.path] += 1
             else:
                 claimed = state.rev + offset

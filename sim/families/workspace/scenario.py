@@ -261,6 +261,28 @@ TOP_KEYS = (
 META_KEYS = ("invariant", "seed", "commit", "workload", "minimal")
 
 
+def _events(raw_events: list[Any], files: dict[str, Hunks], ids: list[str], source: Source) -> list[Action]:
+    """The order's events, parsed; a long order repeats a few events, and each distinct text is parsed once
+    (an Action is immutable, so its repeats share it)."""
+    events = []
+    parsed: dict[str, Action] = {}
+    for position, raw in enumerate(raw_events):
+        action = parsed.get(raw) if type(raw) is str else None
+        if action is None:
+            try:
+                action = parse_action(raw, files, ids, f"event {position + 1}")
+            except ScenarioError as error:
+                needle = raw if isinstance(raw, str) else "events"
+                place = source.where(f'"{needle}"', "events")
+                if place == source.path:
+                    place = source.where(f"'{needle}'", "events")
+                raise ScenarioError(error.message, place) from None
+            if type(raw) is str:
+                parsed[raw] = action
+        events.append(action)
+    return events
+
+
 def build_scenario(data: dict[str, Any], source: Source | str = "<scenario>") -> WorkspaceScenario:
     """Validate a parsed workspace scenario table and build the scenario."""
     if not isinstance(source, Source):
@@ -294,16 +316,7 @@ def build_scenario(data: dict[str, Any], source: Source | str = "<scenario>") ->
     raw_events = data["events"]
     if not isinstance(raw_events, list):
         raise ScenarioError(f"'events' must be a list of strings, not {kind_of(raw_events)}", loc("events"))
-    events = []
-    for position, raw in enumerate(raw_events):
-        try:
-            events.append(parse_action(raw, files, ids, f"event {position + 1}"))
-        except ScenarioError as error:
-            needle = raw if isinstance(raw, str) else "events"
-            place = source.where(f'"{needle}"', "events")
-            if place == source.path:
-                place = source.where(f"'{needle}'", "events")
-            raise ScenarioError(error.message, place) from None
+    events = _events(raw_events, files, ids, source)
     name = data.get("name", name_from_path(source.path))
     problem = name_problem(name, "'name'", spaces=True)
     if problem:

@@ -22,7 +22,7 @@ scenario's file order (the machine knows each path's position).
 from __future__ import annotations
 
 import functools
-from typing import Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from sim.families.workspace.content import HASH_CACHE_ENTRIES, file_hash, hunk_hash
 
@@ -112,35 +112,46 @@ class Label:
 
     __slots__ = ("value",)
 
-    def __init__(self, value):
+    def __init__(self, value: Any):
         self.value = value
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Label)
 
     def __hash__(self) -> int:
-        return 0x1ABE1
+        return LABEL_HASH
 
     def __repr__(self) -> str:
         return f"Label({self.value!r})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Label], tuple[Any]]:
         return (Label, (self.value,))
 
 
-def _replace_fast(self, **changes):
-    """``_replace`` without the generic machinery (a transition builds several states per event)."""
-    items = list(self)
-    index = self._positions
-    for name, value in changes.items():
-        items[index[name]] = value
-    return tuple.__new__(type(self), items)
+#: What every Label hashes to.
+LABEL_HASH = 0x1ABE1
+# A state is hashed and compared once per candidate in exhaustive search, and most of its Labels sit inside
+# its steps and messages.  Two built-in callables stand in for the methods above, so the interpreter answers
+# without running Python code: a builtin bound method is not rebound to the instance, it is called with the
+# other operand only -- ``Label.__instancecheck__(other)`` is ``isinstance(other, Label)`` and
+# ``LABEL_HASH.__index__()`` is ``LABEL_HASH``.  Same results as the methods (tests/families check them).
+Label.__eq__ = Label.__instancecheck__  # type: ignore[assignment,method-assign]  # see above: same result
+Label.__hash__ = LABEL_HASH.__index__  # type: ignore[assignment,method-assign]  # see above: same result
 
 
-def _with_fast_replace(cls):
-    cls._positions = {name: i for i, name in enumerate(cls._fields)}
-    cls._replace = _replace_fast
-    return cls
+def _with_fast_replace(cls: Any) -> None:
+    """Give a NamedTuple a ``_replace`` without the generic machinery (a transition builds several states per
+    event): the positions and the class are the closure's, so a call is one copy and one store per change."""
+    positions = {name: i for i, name in enumerate(cls._fields)}
+    new = tuple.__new__
+
+    def _replace(self: Any, **changes: Any) -> Any:
+        items = list(self)
+        for name, value in changes.items():
+            items[positions[name]] = value
+        return new(cls, items)
+
+    cls._replace = _replace
 
 
 class State(NamedTuple):
@@ -183,6 +194,6 @@ class State(NamedTuple):
         return None
 
 
-State = _with_fast_replace(State)
-Message = _with_fast_replace(Message)
+_with_fast_replace(State)
+_with_fast_replace(Message)
 

@@ -128,7 +128,7 @@ def _cell(row: Row, label: str) -> dict[str, Any]:
 
 def verdict_table(protocols: tuple[str, ...] = (*PRESETS, PLATFORM)) -> dict[str, Any]:
     """The ``fencesim matrix --table verdicts --json`` document: one entry per row of the seed's table."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for row in ROWS:
         rows.append({"row": row.name, "event_order": row.order, "correct_verdict": row.correct, "why": row.why,
                      "expected": row.wanted, "events": list(row.events), "step": row.step,

@@ -29,3 +29,14 @@ def test_applied_replaces_only_the_patched_hunks():
     before = {"handler": "h0", "tests": "t0"}
     assert applied(before, {"handler": "h1"}) == {"handler": "h1", "tests": "t0"}
     assert before == {"handler": "h0", "tests": "t0"}
+
+
+def test_canonical_json_is_the_json_module_s():
+    import json
+
+    from sim.families.workspace.content import canonical_json
+
+    cases = [(), (("_", "v0"),), (("a", 'x"y\\'), ("b", "é\n\u2028\x00")), (("k", "1"), ("k", "2")),
+             (("z", ""), ("a", "日本"))]
+    for items in cases:
+        assert canonical_json(items) == json.dumps(dict(items), separators=(",", ":"), ensure_ascii=False)
