@@ -71,6 +71,25 @@ def load(workload: str | None, protocols: Sequence[str] | None) -> tuple[Any, An
     return family, target, distinct_protocols(family, list(protocols or DEFAULT_PROTOCOLS), "--protocol")
 
 
+def load_scenario(path: Path, protocols: Sequence[str] | None) -> tuple[Any, Any, list]:
+    """The effects family, a scenario (as a workload of one fault list), its protocols (default: its own)."""
+    import types
+
+    from sim.cli.fuzz import distinct_protocols
+    from sim.registry import FAMILIES
+
+    loaded = FAMILIES.load_scenario(path)
+    family = FAMILIES.family_for(loaded)
+    if family.name not in ("runtime", "effects"):
+        raise InputError(f"--runtime compares a durable runtime with the effects family; {path} is a "
+                         f"{family.name} scenario")
+    if getattr(loaded, "faults", None) is None:
+        raise InputError(f"{path} is a script (events): a real runtime plays a fault list (faults = [...])")
+    target = types.SimpleNamespace(base=loaded, name=loaded.name, path=str(path))
+    default = [loaded.protocol] if getattr(loaded, "protocol", None) else list(DEFAULT_PROTOCOLS)
+    return family, target, distinct_protocols(family, list(protocols or default), "--protocol")
+
+
 def pick_cells(family: Any, target: Any, wanted: Sequence[str]) -> Any:
     """A filter on the cruel grid's cells (``--cell 'terminate open_pr after_commit'``), each name checked."""
     if not wanted:
@@ -91,26 +110,37 @@ def _cell_text(cell: Any) -> str:
 
 def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runtime: str, cells: str | None,
                     wanted: Sequence[str], out: Path, force: bool, plant: Sequence[str], json_out: bool,
-                    seeds: int | None = None, seed_start: int = 0, shrink_seconds: float = 120.0) -> int:
-    """Run the grid (or the seeds), print (or emit) the agreement table, export each disagreement; exit 1 on
-    any."""
+                    seeds: int | None = None, seed_start: int = 0, shrink_seconds: float = 120.0,
+                    scenario: Path | None = None) -> int:
+    """Run the grid (or the seeds, or a scenario's fault list), print (or emit) the agreement table, export
+    each disagreement; exit 1 on any."""
     from sim.core.outputs import Plan, check_folder
     from sim.real.runtimes.worker_kit import PLANTED_BUGS
 
-    _check_mode(cells, wanted, seeds, seed_start, shrink_seconds)
+    _check_mode(cells, wanted, seeds, seed_start, shrink_seconds, scenario, workload)
     unknown = sorted(set(plant) - set(PLANTED_BUGS))
     if unknown:
         raise InputError(f"--plant {unknown[0]!r}: planted worker bugs are {', '.join(PLANTED_BUGS)}")
     name, command = runtime_command(runtime)
-    family, target, chosen = load(workload, protocols)
+    if scenario is not None:
+        family, target, chosen = load_scenario(scenario, protocols)
+    else:
+        family, target, chosen = load(workload, protocols)
     only = pick_cells(family, target, wanted)
     check_folder(out, "--out", force=force)
-    inputs = [("--workload", Path(target.path))] if target.path is not None else []
+    inputs = [("--scenario" if scenario else "--workload", Path(target.path))] if target.path is not None else []
     Plan(inputs=inputs, folders=[("--out", out, ())]).check()
     shown = name if command is None else shlex.join(command)
     who = name if command is None else "command"
     with Bar(progress_wanted(json_out)) as bar:
-        if seeds is None:
+        if scenario is not None:
+            from sim.real.runtimes.compare import ConformTable, compare_order
+
+            table = ConformTable(who, unit="scenarios")
+            events = tuple(target.base.events)
+            table.cells = [compare_order(family, target, p, events, tuple(str(e) for e in events), who, command,
+                                         tuple(plant)) for p in chosen]
+        elif seeds is None:
             from sim.real.runtimes.compare import conform_cells
 
             table = conform_cells(family, target, chosen, runtime=who, command=command, only=only,
@@ -128,9 +158,15 @@ def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runti
 
 
 def _check_mode(cells: str | None, wanted: Sequence[str], seeds: int | None, seed_start: int,
-                shrink_seconds: float) -> None:
-    """The cruel grid (``--cells``/``--cell``) or fuzzed fault lists (``--seeds``), never both; bounds."""
-    if seeds is not None:
+                shrink_seconds: float, scenario: Path | None = None, workload: str | None = None) -> None:
+    """The cruel grid (``--cells``/``--cell``), fuzzed fault lists (``--seeds``) or a scenario's own fault
+    list (``--scenario``): one of them; bounds."""
+    if scenario is not None:
+        other = next((n for n, v in (("--seeds", seeds), ("--cells", cells), ("--cell", wanted or None),
+                                     ("--workload", workload)) if v is not None), None)
+        if other is not None:
+            raise InputError(f"--scenario does not go with {other}: a scenario plays its own fault list")
+    elif seeds is not None:
         if cells is not None or wanted:
             raise InputError(f"--seeds does not go with {'--cells' if cells is not None else '--cell'}: "
                              "play the cruel grid's cells or fuzzed fault lists, not both")
@@ -226,16 +262,24 @@ def export(family: Any, target: Any, table: Any, out: Path, runtime: str, plant:
         cell = found.shrunk_to or found
         base = (f"fencesim conform --runtime {shlex.quote(runtime)} --workload {shlex.quote(target.name)} "
                 f"--protocol {shlex.quote(cell.protocol)}")
-        if found.seed is None:
+        if table.unit == "scenarios":
+            replay = f"fencesim conform --runtime {shlex.quote(runtime)} --scenario {shlex.quote(str(target.path))}" \
+                f" --protocol {shlex.quote(cell.protocol)}{planted}"
+            origin = f"the scenario's fault list ({'; '.join(cell.labels) or 'none'})"
+            stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__scenario"
+            events = cell.events
+        elif found.seed is None:
             what = " ".join((cell.labels[2], cell.labels[0], cell.labels[1]))
             replay, origin = f"{base} --cell {shlex.quote(what)}{planted}", f"the cell {what}"
             stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__{slug(what)}"
             events = next(c.events for c in family.single_faults(target) if tuple(c.labels) == cell.labels)
         else:
-            replay = f"{base} --seeds 1 --seed-start {found.seed}{planted}"
+            stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__seed{found.seed}"
+            replay = (f"fencesim conform --runtime {shlex.quote(runtime)} --scenario "
+                      f"{shlex.quote(str(out / f'{stem}.toml'))}{planted}  (the seed's whole list: "
+                      f"{base} --seeds 1 --seed-start {found.seed}{planted})")
             origin = (f"seed {found.seed}'s fault list ({len(found.events)} faults, shrunk to "
                       f"{len(cell.events)}: {'; '.join(cell.labels) or 'none'})")
-            stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__seed{found.seed}"
             events = cell.events
         description = (f"The model and the {runtime} runtime disagree on {origin} under {cell.protocol}: "
                        + "; ".join(cell.differences()[:3]) + f". Real side: {replay}")
@@ -245,14 +289,14 @@ def export(family: Any, target: Any, table: Any, out: Path, runtime: str, plant:
         files[out / f"{stem}.toml"] = scenario_toml(family, scenario)
         files[out / f"{stem}.model.jsonl"] = cell.model_history.to_jsonl() if cell.model_history else ""
         files[out / f"{stem}.real.jsonl"] = cell.real_history.to_jsonl() if cell.real_history else ""
-        files[out / f"{stem}.side-by-side.txt"] = side_by_side(cell, replay)
+        files[out / f"{stem}.side-by-side.txt"] = side_by_side(cell, replay, table.unit == "scenarios")
     write_files_atomically(files)
     return [str(p) for p in files]
 
 
-def side_by_side(cell: Any, replay: str) -> str:
-    what = f"cell {'/'.join(cell.labels)}" if cell.seed is None else \
-        f"seed {cell.seed}, faults: {'; '.join(cell.labels) or 'none'}"
+def side_by_side(cell: Any, replay: str, scenario: bool = False) -> str:
+    what = f"cell {'/'.join(cell.labels)}" if cell.seed is None and scenario is False else \
+        f"{'scenario' if cell.seed is None else f'seed {cell.seed}'}, faults: {'; '.join(cell.labels) or 'none'}"
     lines = [f"{what} under {cell.protocol}", f"real side again: {replay}", ""]
     lines += [f"{'observed':<14} {'model':<40} real"]
     for key in ("effects", "duplicates", "receipts", "compensations", "outcome", "violations"):
@@ -262,7 +306,7 @@ def side_by_side(cell: Any, replay: str) -> str:
 
 
 def print_table(console: Any, workload: str, runtime: str, table: Any, files: list[str]) -> None:
-    what = "cruel grid" if table.unit == "cells" else "fuzzed fault lists"
+    what = {"cells": "cruel grid", "seeds": "fuzzed fault lists"}.get(table.unit, "a scenario's fault list")
     console.print(f"conform: {workload}, {what}, runtime: {runtime}", markup=False)
     header = ("protocol", table.unit, "applicable", "agree", "not applicable", "real kills", "freezes", "seconds")
     rows = [header] + [(p, str(r[table.unit]), str(r["applicable"]), str(r["agreeing"]), str(r["not_applicable"]),
@@ -284,6 +328,7 @@ def print_table(console: Any, workload: str, runtime: str, table: Any, files: li
     for found in table.disagreements:
         cell = found.shrunk_to or found
         shrunk = "" if found.shrunk_to is None else f" (shrunk to {'; '.join(cell.labels) or 'no fault'})"
-        console.print(f"DISAGREE {cell.protocol}, {found.name}{shrunk}: {'; '.join(cell.differences())}",
+        name = found.name if table.unit != "scenarios" else f"faults: {'; '.join(found.labels) or 'none'}"
+        console.print(f"DISAGREE {cell.protocol}, {name}{shrunk}: {'; '.join(cell.differences())}",
                       markup=False)
     console.print(f"exported: {len(files)} files under {Path(files[0]).parent if files else '-'}", markup=False)
