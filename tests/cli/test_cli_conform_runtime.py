@@ -3,13 +3,13 @@ model; a planted worker bug is a disagreement exported side by side and replayab
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 
-needs_dbos = pytest.mark.skipif(importlib.util.find_spec("dbos") is None,
-                                reason="needs the dbos package (pip install -e '.[real]')")
+from sim.real.runtimes.processes import runtime_unavailable
+
+needs_dbos = pytest.mark.skipif(runtime_unavailable("dbos") is not None, reason=str(runtime_unavailable("dbos")))
 
 
 @pytest.mark.parametrize("args, says", [
@@ -115,6 +115,18 @@ def test_a_planted_bug_is_found_by_seeds_shrunk_and_replayed_from_the_export(cli
     side = open(next(p for p in document["exported"] if p.endswith(".side-by-side.txt"))).read()
     assert f"--scenario {scenario} --plant receipt_before_call" in side and "--seed-start 26" in side
     assert cli("run", scenario, "--json").returncode == 0  # the model's side keeps every invariant
+
+
+@needs_dbos
+@pytest.mark.real
+@pytest.mark.real_full  # one more real run of what the test above covers; the replay from the export is its own
+def test_an_exported_seed_disagreement_replays_on_the_real_runtime(cli, tmp_path):
+    """conform --runtime dbos --scenario EXPORTED.toml plays the shrunk list again: the same disagreement."""
+    out = tmp_path / "planted"
+    done = cli("conform", "--runtime", "dbos", "-p", "keyed-fingerprint-reconcile", "--seeds", "1",
+               "--seed-start", "26", "--plant", "receipt_before_call", "--out", out, "--json", timeout=400)
+    assert done.returncode == 1, done.stderr
+    scenario = next(p for p in json.loads(done.stdout)["exported"] if p.endswith(".toml"))
     again = cli("conform", "--runtime", "dbos", "--scenario", scenario, "--plant", "receipt_before_call",
                 "--out", tmp_path / "again", "--json", timeout=300)
     assert again.returncode == 1, again.stderr
