@@ -117,3 +117,23 @@ def test_a_fault_list_is_played_in_the_order_it_strikes():
                      CellFault.parse("terminate create_branch after_commit")), {}, "dbos", SAGA_NAMES)
     with pytest.raises(ValueError, match="unknown transition"):
         check_order((CellFault.parse("terminate nowhere after_commit"),), {}, "dbos", SAGA_NAMES)
+
+
+def test_a_runtime_that_is_missing_or_cannot_start_says_why_in_one_line(monkeypatch):
+    """The reason the real tests skip with: the package absent, or present but failing to start."""
+    import importlib.util
+    import subprocess
+
+    from sim.real.runtimes import processes
+
+    monkeypatch.setattr(processes, "_PROBES", {})
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "dbos" else real_find_spec(name))
+    assert processes.runtime_unavailable("dbos") == "DBOS is not installed (dbos): pip install -e '.[real]'"
+    monkeypatch.setattr(processes, "_PROBES", {})
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())
+    monkeypatch.setattr(subprocess, "run", lambda command, **_: subprocess.CompletedProcess(
+        command, 1, "", "Traceback (most recent call last):\nImportError: libsqlite3 is too old\n"))
+    reason = processes.runtime_unavailable("dbos")
+    assert reason == "DBOS cannot start here: -c import dbos: ImportError: libsqlite3 is too old"
+    assert "\n" not in reason
