@@ -298,10 +298,12 @@ def side_by_side(cell: Any, replay: str, scenario: bool = False) -> str:
     what = f"cell {'/'.join(cell.labels)}" if cell.seed is None and scenario is False else \
         f"{'scenario' if cell.seed is None else f'seed {cell.seed}'}, faults: {'; '.join(cell.labels) or 'none'}"
     lines = [f"{what} under {cell.protocol}", f"real side again: {replay}", ""]
+    if cell.failed is not None:  # no real observation: the run failed or hung (its partial history is exported)
+        lines += [f"the real run failed: {cell.failed}", ""]
     lines += [f"{'observed':<14} {'model':<40} real"]
     for key in ("effects", "duplicates", "receipts", "compensations", "outcome", "violations"):
-        mark = "  " if cell.model[key] == cell.real[key] else "!="
-        lines.append(f"{mark}{key:<12} {str(cell.model[key]):<40} {cell.real[key]}")
+        model, real = (cell.model or {}).get(key), (cell.real or {}).get(key, "-")
+        lines.append(f"{'  ' if model == real else '!='}{key:<12} {str(model):<40} {real}")
     return "\n".join(lines) + "\n"
 
 

@@ -132,3 +132,18 @@ def test_an_exported_seed_disagreement_replays_on_the_real_runtime(cli, tmp_path
     assert again.returncode == 1, again.stderr
     (replayed,) = json.loads(again.stdout)["disagreements"]
     assert "false_receipt" in replayed["real"]["violations"] and replayed["model"]["violations"] == []
+
+
+def test_a_failed_real_run_is_shown_side_by_side_without_a_real_observation():
+    """A real run that failed or hung has no observation: its side-by-side text says why instead of crashing
+    the export (which would lose the whole table)."""
+    from sim.cli.conform_runtime import side_by_side
+    from sim.real.runtimes.compare import CellComparison
+
+    model = {"effects": {"open_pr": 1}, "duplicates": {}, "receipts": {"open_pr": 1}, "compensations": [],
+             "outcome": ["succeeded"], "violations": []}
+    cell = CellComparison("unkeyed-retry", ("open_pr", "after_commit", "terminate"), model=model,
+                          failed="the run took longer than its limit (300 s)")
+    text = side_by_side(cell, "fencesim conform ...")
+    assert "the real run failed: the run took longer than its limit (300 s)" in text
+    assert "!=effects" in text and "  open_pr" not in text
