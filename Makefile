@@ -3,6 +3,7 @@
 #   make test       - set up, then lint, type-check and run the whole test suite
 # and for maintainers:
 #   make check      - the fast lane: lint, types and the tests not marked slow, real or quality (about 9 minutes)
+#   make real       - every real test: the real subset `make test` runs, and the long ones (FENCESIM_REAL_FULL=1)
 #   make reference  - regenerate the committed reference review in reports/reference/
 PYTHON ?= python3
 VENV := .venv
@@ -13,7 +14,7 @@ STAMP := $(VENV)/.installed
 JOBS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -n $(JOBS)
 
-.PHONY: run test check lint setup reference clean
+.PHONY: run test check lint setup real reference clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +45,10 @@ test: lint
 
 check: lint
 	$(PYTEST) -x -m "not slow and not real and not quality"
+
+real: $(STAMP)
+	@# The whole real grids (hours) also need FENCESIM_REAL_GRID=1: FENCESIM_REAL_GRID=1 make real
+	FENCESIM_REAL_FULL=1 $(PYTEST) -m real --durations=30
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -71,3 +71,41 @@ def cli():
         )
 
     return run
+
+
+# -- the real subset and its long tests -----------------------------------------------------------
+
+#: Set to run the long real tests too (``make real``); without it they are skipped, each saying so.
+REAL_FULL_VARIABLE = "FENCESIM_REAL_FULL"
+REAL_FULL_REASON = f"a long real test, outside the real subset: run it with {REAL_FULL_VARIABLE}=1 (make real)"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "real_full: a long real test outside the real subset CI runs; skipped "
+                            f"unless {REAL_FULL_VARIABLE}=1 (make real)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``real_full`` are skipped, with one line saying how to run them, unless FENCESIM_REAL_FULL
+    is set: the real subset stays short, and nothing leaves it silently."""
+    if os.environ.get(REAL_FULL_VARIABLE):
+        return
+    skip = pytest.mark.skip(reason=REAL_FULL_REASON)
+    for item in items:
+        if item.get_closest_marker("real_full") is not None:
+            item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """One line per reason the real tests were skipped for (DBOS or Temporal missing or unable to start, a
+    long test outside the subset), with how many: a quiet run (-q, no -rs) says so too."""
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        if "real" not in getattr(report, "keywords", {}) and not reason.startswith(("DBOS", "Temporal")):
+            continue
+        reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, count in sorted(reasons.items()):
+        terminalreporter.write_line(f"real tests skipped ({count}): {reason}")

@@ -29,10 +29,10 @@ def conform(
                                            "(default: tiny)."),
     protocol: Optional[List[str]] = typer.Option(None, "--protocol", "-p",
                                                  help="Repeat for several; default: step-dedupe."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", help="Seeds per protocol (default 200)."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", help="Seeds per protocol (default 200; see --runtime)."),
     seed_start: int = typer.Option(0, "--seed-start", help="Run i uses seed seed_start + i."),
-    scenario: Optional[Path] = typer.Option(None, "--scenario",
-                                            help="Run this scenario's own order instead of seeds."),
+    scenario: Optional[Path] = typer.Option(None, "--scenario", help="Run this scenario's own order (its fault "
+                                            "list with --runtime) instead of seeds."),
     executor: Optional[str] = typer.Option(None, "--executor",
                                            help="The executor command (default: fencesim's reference executor, "
                                            "git + SQLite); see docs/real-executor.md for its interface."),
@@ -49,9 +49,10 @@ def conform(
                                "replaced)."),
     runtime: Optional[str] = typer.Option(None, "--runtime",
                                           help="Compare the effects family with a real durable runtime instead: "
-                                          "dbos, temporal, or your worker's command line (docs/real-runtimes.md)."),
-    cells: str = typer.Option("cruel", "--cells", help="With --runtime: the cells to play (cruel: every cell of "
-                              "the workload's cruel grid the runtime can express)."),
+                                          "dbos, temporal, or your worker's command line (docs/real-runtimes.md); "
+                                          "the cruel grid's cells, or --seeds N fuzzed fault lists."),
+    cells: Optional[str] = typer.Option(None, "--cells", help="With --runtime: cruel (the default without "
+                                        "--seeds): every cell of the cruel grid the runtime can express."),
     cell: Optional[List[str]] = typer.Option(None, "--cell", help="With --runtime: only this cell, written "
                                              "'fault transition boundary' (repeat for several)."),
     plant: Optional[List[str]] = typer.Option(None, "--plant", help="With --runtime: a bug the reference worker "
@@ -66,9 +67,9 @@ def conform(
     from sim.search.sweep import default_workers
 
     if runtime is not None:
-        return _runtime(runtime, workload, protocol, seeds, scenario, executor, record, workers, cells, cell or [],
-                        out, force, plant or [], json_out)
-    seeds = _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, protocol, cell or plant)
+        return _runtime(runtime, workload, protocol, (seeds, seed_start, shrink_seconds), scenario, executor,
+                        record, workers, cells, cell or [], out, force, plant or [], json_out)
+    seeds = _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, protocol, (cell, plant, cells))
     command = _command(executor)
     family, target, protocols, inputs = _load(scenario, workload, protocol)
     record_to = _check_outputs(out, record, inputs, force)
@@ -104,8 +105,8 @@ def _emit(name, who, seed_list, summaries, disagreements, unshrunk, protocols, r
 
 def _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, protocol, runtime_only) -> int:
     """The options of a run against the executor, checked; the seeds per protocol (default 200)."""
-    if runtime_only:
-        raise InputError("--cell and --plant go with --runtime")
+    if any(runtime_only):
+        raise InputError("--cell, --cells and --plant go with --runtime")
     seeds = 200 if seeds is None else seeds
     if seeds < 1:
         raise InputError(f"--seeds must be at least 1, not {seeds}")
@@ -120,17 +121,20 @@ def _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, p
     return seeds
 
 
-def _runtime(runtime, workload, protocol, seeds, scenario, executor, record, workers, cells, cell, out, force,
+def _runtime(runtime, workload, protocol, fuzzing, scenario, executor, record, workers, cells, cell, out, force,
              plant, json_out) -> int:
-    """``--runtime``: the cruel grid on a real durable runtime (sim.cli.conform_runtime)."""
+    """``--runtime``: the cruel grid, or ``--seeds N`` fuzzed fault lists, on a real durable runtime
+    (sim.cli.conform_runtime)."""
     from sim.cli.conform_runtime import conform_runtime
 
-    given = [name for name, value in (("--seeds", seeds), ("--scenario", scenario), ("--executor", executor),
-                                      ("--record", record), ("--workers", workers)) if value is not None]
+    seeds, seed_start, shrink_seconds = fuzzing
+    given = [name for name, value in (("--executor", executor), ("--record", record),
+                                      ("--workers", workers)) if value is not None]
     if given:
         raise InputError(f"{given[0]} does not go with --runtime (a real runtime plays the cruel grid's cells "
-                         "one at a time; pick cells with --cell)")
-    return conform_runtime(workload, protocol, runtime, cells, cell, out, force, plant, json_out)
+                         "or --seeds N fuzzed fault lists, one run at a time)")
+    return conform_runtime(workload, protocol, runtime, cells, cell, out, force, plant, json_out,
+                           seeds=seeds, seed_start=seed_start, shrink_seconds=shrink_seconds, scenario=scenario)
 
 
 def _command(executor: str | None) -> list[str]:

@@ -1,11 +1,13 @@
 """``fencesim conform --runtime``: the effects family's cruel grid in the model and on a real durable runtime.
 
-Each cell (transition x boundary x fault) runs once in the model and once on DBOS, Temporal or a user's worker
-command (the JSON-lines protocol of ``docs/real-runtimes.md``), against the real external system; both
-histories go through the checks of ``fencesim check`` and are compared on what both observe
-(:mod:`sim.real.runtimes.compare`).  A cell the runtime cannot express is listed *not applicable* with its
-reason and never counted as agreement.  A disagreement is exported side by side with a scenario that
-replays the model's side (``fencesim run``) and the command that replays the real side.
+Each cell (transition x boundary x fault) -- or, with ``--seeds N``, each seed's fuzzed fault list (the
+workload's generator: the lists ``fencesim fuzz`` draws for the same seeds) -- runs once in the model and
+once on DBOS, Temporal or a user's worker command (the JSON-lines protocol of ``docs/real-runtimes.md``),
+against the real external system; both histories go through the checks of ``fencesim check`` and are
+compared on what both observe (:mod:`sim.real.runtimes.compare`).  A run the runtime cannot express is
+listed *not applicable* with its reason and never counted as agreement.  A disagreement is exported side by
+side with a scenario that replays the model's side (``fencesim run``) and the command that replays the real
+side; a seed's disagreement is first shrunk to a 1-minimal fault list (each probe a real run).
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from sim.core.errors import InputError
 DEFAULT_WORKLOAD = "effects-saga"
 DEFAULT_PROTOCOLS = ("unkeyed-retry", "keyed-fingerprint-reconcile")
 RUNTIMES = ("dbos", "temporal")
+#: Seeds per protocol ``--seeds`` may ask for with ``--runtime`` (each is a real run of several seconds).
+RUNTIME_SEEDS_MAX = 1000
+#: Seed disagreements shrunk per protocol (each probe of a shrink is a real run); the rest are listed unshrunk.
+RUNTIME_MAX_SHRUNK = 3
 
 
 def runtime_command(runtime: str) -> tuple[str, list[str] | None]:
@@ -65,6 +71,25 @@ def load(workload: str | None, protocols: Sequence[str] | None) -> tuple[Any, An
     return family, target, distinct_protocols(family, list(protocols or DEFAULT_PROTOCOLS), "--protocol")
 
 
+def load_scenario(path: Path, protocols: Sequence[str] | None) -> tuple[Any, Any, list]:
+    """The effects family, a scenario (as a workload of one fault list), its protocols (default: its own)."""
+    import types
+
+    from sim.cli.fuzz import distinct_protocols
+    from sim.registry import FAMILIES
+
+    loaded = FAMILIES.load_scenario(path)
+    family = FAMILIES.family_for(loaded)
+    if family.name not in ("runtime", "effects"):
+        raise InputError(f"--runtime compares a durable runtime with the effects family; {path} is a "
+                         f"{family.name} scenario")
+    if getattr(loaded, "faults", None) is None:
+        raise InputError(f"{path} is a script (events): a real runtime plays a fault list (faults = [...])")
+    target = types.SimpleNamespace(base=loaded, name=loaded.name, path=str(path))
+    default = [loaded.protocol] if getattr(loaded, "protocol", None) else list(DEFAULT_PROTOCOLS)
+    return family, target, distinct_protocols(family, list(protocols or default), "--protocol")
+
+
 def pick_cells(family: Any, target: Any, wanted: Sequence[str]) -> Any:
     """A filter on the cruel grid's cells (``--cell 'terminate open_pr after_commit'``), each name checked."""
     if not wanted:
@@ -83,30 +108,47 @@ def _cell_text(cell: Any) -> str:
     return f"{fault} {transition} {boundary}"
 
 
-def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runtime: str, cells: str,
-                    wanted: Sequence[str], out: Path, force: bool, plant: Sequence[str], json_out: bool) -> int:
-    """Run the grid, print (or emit) the agreement table, export each disagreement; exit 1 on any."""
+def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runtime: str, cells: str | None,
+                    wanted: Sequence[str], out: Path, force: bool, plant: Sequence[str], json_out: bool,
+                    seeds: int | None = None, seed_start: int = 0, shrink_seconds: float = 120.0,
+                    scenario: Path | None = None) -> int:
+    """Run the grid (or the seeds, or a scenario's fault list), print (or emit) the agreement table, export
+    each disagreement; exit 1 on any."""
     from sim.core.outputs import Plan, check_folder
-    from sim.real.runtimes.compare import conform_cells
     from sim.real.runtimes.worker_kit import PLANTED_BUGS
 
-    if cells != "cruel":
-        raise InputError(f"--cells {cells!r}: the real runtimes play the cruel grid (--cells cruel); fuzzed "
-                         "fault lists of several faults are not played on a real runtime yet")
+    _check_mode(cells, wanted, seeds, seed_start, shrink_seconds, scenario, workload)
     unknown = sorted(set(plant) - set(PLANTED_BUGS))
     if unknown:
         raise InputError(f"--plant {unknown[0]!r}: planted worker bugs are {', '.join(PLANTED_BUGS)}")
     name, command = runtime_command(runtime)
-    family, target, chosen = load(workload, protocols)
+    if scenario is not None:
+        family, target, chosen = load_scenario(scenario, protocols)
+    else:
+        family, target, chosen = load(workload, protocols)
     only = pick_cells(family, target, wanted)
     check_folder(out, "--out", force=force)
-    inputs = [("--workload", Path(target.path))] if target.path is not None else []
+    inputs = [("--scenario" if scenario else "--workload", Path(target.path))] if target.path is not None else []
     Plan(inputs=inputs, folders=[("--out", out, ())]).check()
     shown = name if command is None else shlex.join(command)
+    who = name if command is None else "command"
     with Bar(progress_wanted(json_out)) as bar:
-        table = conform_cells(family, target, chosen, runtime=name if command is None else "command",
-                              command=command, only=only, plant=tuple(plant),
-                              progress=lambda done, total, what: bar("conform", done, total, what))
+        if scenario is not None:
+            from sim.real.runtimes.compare import ConformTable, compare_order
+
+            table = ConformTable(who, unit="scenarios")
+            events = tuple(target.base.events)
+            table.cells = [compare_order(family, target, p, events, tuple(str(e) for e in events), who, command,
+                                         tuple(plant)) for p in chosen]
+        elif seeds is None:
+            from sim.real.runtimes.compare import conform_cells
+
+            table = conform_cells(family, target, chosen, runtime=who, command=command, only=only,
+                                  plant=tuple(plant),
+                                  progress=lambda done, total, what: bar("conform", done, total, what))
+        else:
+            table = _conform_seeds(family, target, chosen, range(seed_start, seed_start + seeds), who, command,
+                                   tuple(plant), shrink_seconds, bar)
     files = export(family, target, table, out, shown, plant) if table.disagreements else []
     if json_out:
         emit_json({"workload": target.name, "runtime": shown, "planted": list(plant), **table.to_json(),
@@ -115,46 +157,161 @@ def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runti
     return EXIT_VIOLATION if table.disagreements else EXIT_OK
 
 
+def _check_mode(cells: str | None, wanted: Sequence[str], seeds: int | None, seed_start: int,
+                shrink_seconds: float, scenario: Path | None = None, workload: str | None = None) -> None:
+    """The cruel grid (``--cells``/``--cell``), fuzzed fault lists (``--seeds``) or a scenario's own fault
+    list (``--scenario``): one of them; bounds."""
+    if scenario is not None:
+        other = next((n for n, v in (("--seeds", seeds), ("--cells", cells), ("--cell", wanted or None),
+                                     ("--workload", workload)) if v is not None), None)
+        if other is not None:
+            raise InputError(f"--scenario does not go with {other}: a scenario plays its own fault list")
+    elif seeds is not None:
+        if cells is not None or wanted:
+            raise InputError(f"--seeds does not go with {'--cells' if cells is not None else '--cell'}: "
+                             "play the cruel grid's cells or fuzzed fault lists, not both")
+        if not 1 <= seeds <= RUNTIME_SEEDS_MAX:
+            raise InputError(f"--seeds must be from 1 to {RUNTIME_SEEDS_MAX} with --runtime (each seed is a real "
+                             f"run), not {seeds}")
+        if seed_start < 0:
+            raise InputError(f"--seed-start must be at least 0, not {seed_start}")
+        if not 0 < shrink_seconds < 1e9:
+            raise InputError(f"--shrink-seconds must be a positive number of seconds, not {shrink_seconds}")
+    elif (cells or "cruel") != "cruel":
+        raise InputError(f"--cells {cells!r}: the real runtimes play the cruel grid (--cells cruel), or fuzzed "
+                         "fault lists with --seeds N")
+
+
+def _conform_seeds(family: Any, target: Any, protocols: list, seeds: range, runtime: str,
+                   command: list[str] | None, plant: tuple[str, ...], shrink_seconds: float, bar: Any) -> Any:
+    """Every seed's fault list compared; the first disagreements of each protocol shrunk (each probe a real
+    run) and put in the table in place of their seed's whole list."""
+    from sim.real.runtimes.compare import conform_seeds
+
+    table = conform_seeds(family, target, protocols, list(seeds), runtime=runtime, command=command, plant=plant,
+                          progress=lambda done, total, what: bar("conform", done, total, what))
+    by_label = {p.label: p for p in protocols}
+    for label in by_label:
+        found = [c for c in table.disagreements if c.protocol == label][:RUNTIME_MAX_SHRUNK]
+        for index, cell in enumerate(found):
+            bar("shrink", index, len(found), f"{label}: seed {cell.seed}")
+            shrunk = shrink_disagreement(family, target, cell, by_label[label], runtime, command, plant,
+                                         shrink_seconds)
+            table.shrunk.append({"protocol": label, "seed": cell.seed, "faults": list(cell.labels),
+                                 "shrunk_to": list(shrunk.labels), "differences": shrunk.differences()})
+            cell.shrunk_to = shrunk
+    return table
+
+
+class RuntimeDisagreementOracle:
+    """Do the model and the real runtime still disagree on a fault list?  Each probe is a real run; a list the
+    runtime cannot express is no disagreement."""
+
+    def __init__(self, family, workload, protocol, runtime: str, command: list[str] | None,
+                 plant: tuple[str, ...], deadline):
+        self.family, self.workload, self.protocol, self.deadline = family, workload, protocol, deadline
+        self.runtime, self.command, self.plant = runtime, command, plant
+        self.probes = 0
+        self.cache: dict[tuple[str, ...], Any] = {}
+
+    def exhausted(self) -> bool:
+        return self.deadline.expired()
+
+    def compared(self, events: Sequence[Any]) -> Any:
+        key = tuple(str(e) for e in events)
+        if key not in self.cache:
+            from sim.real.runtimes import compare
+
+            self.probes += 1
+            self.cache[key] = compare.compare_order(self.family, self.workload, self.protocol, tuple(events), key,
+                                            self.runtime, self.command, self.plant)
+        return self.cache[key]
+
+    def __call__(self, events: Sequence[Any]) -> tuple[Any, ...] | None:
+        found = self.compared(events)
+        return tuple(events) if found.applicable and not found.agrees else None
+
+
+def shrink_disagreement(family, workload, comparison: Any, protocol, runtime: str,
+                        command: list[str] | None, plant: tuple[str, ...], seconds: float) -> Any:
+    """A seed's disagreement shrunk to a 1-minimal fault list (within ``seconds`` of probes), as the comparison
+    of that shorter list; a failed run is kept whole (every probe would fail the same way, slowly)."""
+    from sim.search.budget import Deadline
+    from sim.search.shrink import minimize
+
+    if comparison.failed is not None or len(comparison.events) <= 1:
+        return comparison
+    oracle = RuntimeDisagreementOracle(family, workload, protocol, runtime, command, plant,
+                                       Deadline(seconds, "--shrink-seconds"))
+    oracle.cache[tuple(str(e) for e in comparison.events)] = comparison
+    order, _ = minimize(tuple(comparison.events), oracle)
+    shrunk = oracle.compared(order)
+    shrunk.seed = comparison.seed
+    return shrunk
+
+
 def export(family: Any, target: Any, table: Any, out: Path, runtime: str, plant: Sequence[str]) -> list[str]:
     """Each disagreement as a scenario (the model's side, replayable with fencesim run), both histories and
-    a side-by-side text with the command that plays the real side again."""
+    a side-by-side text with the command that plays the real side again (a seed's: its shrunk list)."""
     from sim.core.files import write_files_atomically
     from sim.report.export import scenario_toml, slug
 
     files: dict[Path, str] = {}
-    for cell in table.disagreements:
-        cell_text = " ".join((cell.labels[2], cell.labels[0], cell.labels[1]))
-        stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__{slug(cell_text)}"
-        replay = (f"fencesim conform --runtime {shlex.quote(runtime)} --workload {shlex.quote(target.name)} "
-                  f"--protocol {shlex.quote(cell.protocol)} --cell {shlex.quote(cell_text)}"
-                  + "".join(f" --plant {p}" for p in plant))
-        description = (f"The model and the {runtime} runtime disagree on the cell {cell_text} under "
-                       f"{cell.protocol}: " + "; ".join(cell.differences()[:3]) + f". Real side: {replay}")
+    planted = "".join(f" --plant {p}" for p in plant)
+    for found in table.disagreements:
+        cell = found.shrunk_to or found
+        base = (f"fencesim conform --runtime {shlex.quote(runtime)} --workload {shlex.quote(target.name)} "
+                f"--protocol {shlex.quote(cell.protocol)}")
+        if table.unit == "scenarios":
+            replay = f"fencesim conform --runtime {shlex.quote(runtime)} --scenario {shlex.quote(str(target.path))}" \
+                f" --protocol {shlex.quote(cell.protocol)}{planted}"
+            origin = f"the scenario's fault list ({'; '.join(cell.labels) or 'none'})"
+            stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__scenario"
+            events = cell.events
+        elif found.seed is None:
+            what = " ".join((cell.labels[2], cell.labels[0], cell.labels[1]))
+            replay, origin = f"{base} --cell {shlex.quote(what)}{planted}", f"the cell {what}"
+            stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__{slug(what)}"
+            events = next(c.events for c in family.single_faults(target) if tuple(c.labels) == cell.labels)
+        else:
+            stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__seed{found.seed}"
+            replay = (f"fencesim conform --runtime {shlex.quote(runtime)} --scenario "
+                      f"{shlex.quote(str(out / f'{stem}.toml'))}{planted}  (the seed's whole list: "
+                      f"{base} --seeds 1 --seed-start {found.seed}{planted})")
+            origin = (f"seed {found.seed}'s fault list ({len(found.events)} faults, shrunk to "
+                      f"{len(cell.events)}: {'; '.join(cell.labels) or 'none'})")
+            events = cell.events
+        description = (f"The model and the {runtime} runtime disagree on {origin} under {cell.protocol}: "
+                       + "; ".join(cell.differences()[:3]) + f". Real side: {replay}")
         protocol = family.parse_protocol(cell.protocol)
-        events = next(c.events for c in family.single_faults(target) if tuple(c.labels) == cell.labels)
         scenario = family.counterexample(target, protocol, "conformance", events,
                                          {"name": stem, "description": description})
         files[out / f"{stem}.toml"] = scenario_toml(family, scenario)
         files[out / f"{stem}.model.jsonl"] = cell.model_history.to_jsonl() if cell.model_history else ""
         files[out / f"{stem}.real.jsonl"] = cell.real_history.to_jsonl() if cell.real_history else ""
-        files[out / f"{stem}.side-by-side.txt"] = side_by_side(cell, replay)
+        files[out / f"{stem}.side-by-side.txt"] = side_by_side(cell, replay, table.unit == "scenarios")
     write_files_atomically(files)
     return [str(p) for p in files]
 
 
-def side_by_side(cell: Any, replay: str) -> str:
-    lines = [f"cell {'/'.join(cell.labels)} under {cell.protocol}", f"real side again: {replay}", ""]
+def side_by_side(cell: Any, replay: str, scenario: bool = False) -> str:
+    what = f"cell {'/'.join(cell.labels)}" if cell.seed is None and scenario is False else \
+        f"{'scenario' if cell.seed is None else f'seed {cell.seed}'}, faults: {'; '.join(cell.labels) or 'none'}"
+    lines = [f"{what} under {cell.protocol}", f"real side again: {replay}", ""]
+    if cell.failed is not None:  # no real observation: the run failed or hung (its partial history is exported)
+        lines += [f"the real run failed: {cell.failed}", ""]
     lines += [f"{'observed':<14} {'model':<40} real"]
     for key in ("effects", "duplicates", "receipts", "compensations", "outcome", "violations"):
-        mark = "  " if cell.model[key] == cell.real[key] else "!="
-        lines.append(f"{mark}{key:<12} {str(cell.model[key]):<40} {cell.real[key]}")
+        model, real = (cell.model or {}).get(key), (cell.real or {}).get(key, "-")
+        lines.append(f"{'  ' if model == real else '!='}{key:<12} {str(model):<40} {real}")
     return "\n".join(lines) + "\n"
 
 
 def print_table(console: Any, workload: str, runtime: str, table: Any, files: list[str]) -> None:
-    console.print(f"conform: {workload}, cruel grid, runtime: {runtime}", markup=False)
-    header = ("protocol", "cells", "applicable", "agree", "not applicable", "real kills", "freezes", "seconds")
-    rows = [header] + [(p, str(r["cells"]), str(r["applicable"]), str(r["agreeing"]), str(r["not_applicable"]),
+    what = {"cells": "cruel grid", "seeds": "fuzzed fault lists"}.get(table.unit, "a scenario's fault list")
+    console.print(f"conform: {workload}, {what}, runtime: {runtime}", markup=False)
+    header = ("protocol", table.unit, "applicable", "agree", "not applicable", "real kills", "freezes", "seconds")
+    rows = [header] + [(p, str(r[table.unit]), str(r["applicable"]), str(r["agreeing"]), str(r["not_applicable"]),
                         str(r["kills"]), str(r["freezes"]), f"{r['seconds']:.1f}")
                        for p, r in table.by_protocol().items()]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -164,13 +321,16 @@ def print_table(console: Any, workload: str, runtime: str, table: Any, files: li
     reasons = sorted({(c.protocol, c.not_applicable) for c in table.cells if not c.applicable})
     for protocol, reason in reasons:
         count = sum(1 for c in table.cells if c.protocol == protocol and c.not_applicable == reason)
-        console.print(f"  not applicable under {protocol} ({count} cells): {reason}", markup=False)
+        console.print(f"  not applicable under {protocol} ({count} {table.unit}): {reason}", markup=False)
     if not table.disagreements:
         applicable = sum(1 for c in table.cells if c.applicable)
-        console.print(f"every applicable cell agrees ({applicable}): same effects, duplicates, receipts, "
+        console.print(f"every applicable run agrees ({applicable}): same effects, duplicates, receipts, "
                       "compensations, outcome and violations", markup=False)
         return
-    for cell in table.disagreements:
-        console.print(f"DISAGREE {cell.protocol}, {'/'.join(cell.labels)}: {'; '.join(cell.differences())}",
+    for found in table.disagreements:
+        cell = found.shrunk_to or found
+        shrunk = "" if found.shrunk_to is None else f" (shrunk to {'; '.join(cell.labels) or 'no fault'})"
+        name = found.name if table.unit != "scenarios" else f"faults: {'; '.join(found.labels) or 'none'}"
+        console.print(f"DISAGREE {cell.protocol}, {name}{shrunk}: {'; '.join(cell.differences())}",
                       markup=False)
     console.print(f"exported: {len(files)} files under {Path(files[0]).parent if files else '-'}", markup=False)

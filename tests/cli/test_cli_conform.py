@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.real, pytest.mark.skipif(shutil.which("git") is None, 
 ACCEPTANCE = ("none", "plan", "step-dedupe", "step-dedupe,journal_write=after_write")
 
 
+@pytest.mark.real_full  # a hundred real runs (25 seeds, four protocols); the record and mid-run tests stay
 def test_model_and_reference_executor_agree_on_the_acceptance_protocols(cli, tmp_path):
     """Every run of tiny under the four protocols agrees: verdict per delivery, violations, final files."""
     args = ["conform", "--workload", "tiny", "--seeds", "25", "--workers", "2", "--out", tmp_path, "--json"]
@@ -47,6 +48,7 @@ def _planted(tmp_path: Path) -> str:
     return f"{sys.executable} -I {path}"
 
 
+@pytest.mark.real_full  # about two minutes: thirty real seeds, then a shrink whose every probe is a real run
 def test_a_planted_executor_bug_is_found_shrunk_and_exported(cli, tmp_path):
     """The rev check removed: conform disagrees (exit 1), shrinks to a short 1-minimal order, exports the
     scenario, both histories and a side-by-side view; replaying the scenario reproduces it with that executor

@@ -3,21 +3,31 @@ model; a planted worker bug is a disagreement exported side by side and replayab
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 
-needs_dbos = pytest.mark.skipif(importlib.util.find_spec("dbos") is None,
-                                reason="needs the dbos package (pip install -e '.[real]')")
+from sim.real.runtimes.processes import runtime_unavailable
+
+needs_dbos = pytest.mark.skipif(runtime_unavailable("dbos") is not None, reason=str(runtime_unavailable("dbos")))
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--runtime", "dbos", "--seeds", "5"], "--seeds does not go with --runtime"),
+    (["--runtime", "dbos", "--seeds", "5", "--cells", "cruel"], "--seeds does not go with --cells"),
+    (["--runtime", "dbos", "--seeds", "5", "--cell", "terminate open_pr after_commit"],
+     "--seeds does not go with --cell"),
+    (["--runtime", "dbos", "--seeds", "0"], "--seeds must be from 1 to 1000"),
+    (["--runtime", "dbos", "--seeds", "1001"], "--seeds must be from 1 to 1000"),
+    (["--runtime", "dbos", "--seeds", "2", "--seed-start", "-1"], "--seed-start must be at least 0"),
+    (["--runtime", "dbos", "--seeds", "2", "--shrink-seconds", "0"], "--shrink-seconds must be a positive"),
+    (["--runtime", "dbos", "--scenario", "scenarios/runtime/pr_lost_response.toml", "--seeds", "2"],
+     "--scenario does not go with --seeds"),
+    (["--runtime", "dbos", "--executor", "python3"], "--executor does not go with --runtime"),
     (["--runtime", "dbos", "--cells", "fuzz"], "--cells 'fuzz'"),
     (["--runtime", "dbos", "--plant", "nonsense"], "--plant 'nonsense'"),
     (["--runtime", "no-such-program-anywhere --flag"], "neither dbos, temporal, nor a program"),
-    (["--cell", "terminate open_pr after_commit"], "--cell and --plant go with --runtime"),
+    (["--cell", "terminate open_pr after_commit"], "--cell, --cells and --plant go with --runtime"),
+    (["--cells", "cruel"], "--cell, --cells and --plant go with --runtime"),
 ])
 def test_bad_runtime_options_are_one_line_and_exit_4(cli, tmp_path, args, says):
     done = cli("conform", *args, "--out", tmp_path / "out")
@@ -61,3 +71,79 @@ def test_cells_agree_and_a_planted_bug_is_a_disagreement_exported_and_replayable
     assert "--plant skip_reconcile" in open(side).read()
     replayed = cli("run", scenario, "--json")
     assert replayed.returncode == 0, replayed.stderr  # the model's side keeps every invariant
+
+
+@needs_dbos
+@pytest.mark.real
+def test_seeds_are_the_fuzzers_fault_lists_and_not_applicable_ones_are_listed_not_agreed(cli, tmp_path):
+    """--seeds 2 --seed-start 26: seed 26 draws two faults (both struck on DBOS, the run agrees); seed 27 draws a
+    slow approval, which the harness cannot express: not applicable, with the reason, never counted as agreeing."""
+    from sim.registry import FAMILIES
+
+    done = cli("conform", "--runtime", "dbos", "-p", "unkeyed-retry", "--seeds", "2", "--seed-start", "26",
+               "--out", tmp_path / "out", "--json", timeout=300)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    row = document["by_protocol"]["unkeyed-retry"]
+    assert (document["unit"], row["seeds"], row["applicable"], row["agreeing"], row["not_applicable"]) == \
+        ("seeds", 2, 1, 1, 1)
+    workload = FAMILIES.load_workload("effects-saga")
+    family = FAMILIES.family_for(workload)
+    ran, skipped = document["cells"]
+    assert ran["faults"] == [str(e) for e in family.generate(workload, 26)] and len(ran["faults"]) == 2
+    assert ran["agrees"] and ran["struck"] == 2
+    assert skipped["seed"] == 27 and "slow_approval" in skipped["not_applicable"] and "agrees" not in skipped
+    assert "not applicable under unkeyed-retry (1 seeds): slow_approval" in done.stderr
+
+
+@needs_dbos
+@pytest.mark.real
+def test_a_planted_bug_is_found_by_seeds_shrunk_and_replayed_from_the_export(cli, tmp_path):
+    """receipt_before_call planted: seed 26's two-fault list disagrees (a false receipt the model never has);
+    every fault is irrelevant to it, so it shrinks to the empty list; the exported scenario replays both
+    sides: the model's with fencesim run (no violation), the real one with conform --scenario."""
+    out = tmp_path / "planted"
+    done = cli("conform", "--runtime", "dbos", "-p", "keyed-fingerprint-reconcile", "--seeds", "1",
+               "--seed-start", "26", "--plant", "receipt_before_call", "--out", out, "--json", timeout=400)
+    assert done.returncode == 1, done.stderr
+    document = json.loads(done.stdout)
+    (found,) = document["disagreements"]
+    assert found["seed"] == 26 and len(found["faults"]) == 2 and found["shrunk_to"] == []
+    (shrunk,) = document["shrunk"]
+    assert any("false_receipt" in d for d in shrunk["differences"])
+    scenario = next(p for p in document["exported"] if p.endswith(".toml"))
+    side = open(next(p for p in document["exported"] if p.endswith(".side-by-side.txt"))).read()
+    assert f"--scenario {scenario} --plant receipt_before_call" in side and "--seed-start 26" in side
+    assert cli("run", scenario, "--json").returncode == 0  # the model's side keeps every invariant
+
+
+@needs_dbos
+@pytest.mark.real
+@pytest.mark.real_full  # one more real run of what the test above covers; the replay from the export is its own
+def test_an_exported_seed_disagreement_replays_on_the_real_runtime(cli, tmp_path):
+    """conform --runtime dbos --scenario EXPORTED.toml plays the shrunk list again: the same disagreement."""
+    out = tmp_path / "planted"
+    done = cli("conform", "--runtime", "dbos", "-p", "keyed-fingerprint-reconcile", "--seeds", "1",
+               "--seed-start", "26", "--plant", "receipt_before_call", "--out", out, "--json", timeout=400)
+    assert done.returncode == 1, done.stderr
+    scenario = next(p for p in json.loads(done.stdout)["exported"] if p.endswith(".toml"))
+    again = cli("conform", "--runtime", "dbos", "--scenario", scenario, "--plant", "receipt_before_call",
+                "--out", tmp_path / "again", "--json", timeout=300)
+    assert again.returncode == 1, again.stderr
+    (replayed,) = json.loads(again.stdout)["disagreements"]
+    assert "false_receipt" in replayed["real"]["violations"] and replayed["model"]["violations"] == []
+
+
+def test_a_failed_real_run_is_shown_side_by_side_without_a_real_observation():
+    """A real run that failed or hung has no observation: its side-by-side text says why instead of crashing
+    the export (which would lose the whole table)."""
+    from sim.cli.conform_runtime import side_by_side
+    from sim.real.runtimes.compare import CellComparison
+
+    model = {"effects": {"open_pr": 1}, "duplicates": {}, "receipts": {"open_pr": 1}, "compensations": [],
+             "outcome": ["succeeded"], "violations": []}
+    cell = CellComparison("unkeyed-retry", ("open_pr", "after_commit", "terminate"), model=model,
+                          failed="the run took longer than its limit (300 s)")
+    text = side_by_side(cell, "fencesim conform ...")
+    assert "the real run failed: the run took longer than its limit (300 s)" in text
+    assert "!=effects" in text and "  open_pr" not in text

@@ -8,7 +8,14 @@ from dataclasses import dataclass
 import pytest
 
 from sim.families.effects.workflow import generic, saga
-from sim.real.runtimes.cells import CellFault, NotApplicable, check_applicable, resolve_protocol, workflow_data
+from sim.real.runtimes.cells import (
+    CellFault,
+    NotApplicable,
+    check_applicable,
+    check_order,
+    resolve_protocol,
+    workflow_data,
+)
 
 
 def test_keys_follow_the_class_and_an_irreversible_one_follows_the_knob():
@@ -84,3 +91,49 @@ def test_a_fault_must_be_written_and_placed_as_the_harness_can_strike_it():
         check_applicable(CellFault.parse("lose_response open_pr after_intent"), {}, "dbos")
     with pytest.raises(ValueError, match="unknown fault"):
         check_applicable(CellFault.parse("meteor open_pr after_intent"), {}, "dbos")
+
+
+SAGA_NAMES = ["create_branch", "open_pr", "create_preview", "publish_release"]
+
+
+@pytest.mark.parametrize("faults, reason", [
+    (["terminate open_pr after_commit", "duplicate open_pr after_receipt"], "two faults strike open_pr"),
+    (["zombie create_branch after_commit", "terminate open_pr after_commit"], "a fault follows a zombie"),
+    (["terminate open_pr after_commit", "slow_approval publish_release before_intent"], "slow_approval"),
+])
+def test_a_fault_list_the_harness_cannot_play_is_not_applicable(faults, reason):
+    """One fault per transition, nothing after a zombie, and each fault one the harness can express."""
+    with pytest.raises(NotApplicable, match=reason):
+        check_order(tuple(CellFault.parse(f) for f in faults), {}, "dbos", SAGA_NAMES)
+
+
+def test_a_fault_list_is_played_in_the_order_it_strikes():
+    """Lists of faults on distinct transitions in workflow order are accepted; out of order, or naming no
+    transition of the workflow, they are refused (a ValueError: the caller's mistake, not the runtime's)."""
+    check_order((CellFault.parse("delay_ack create_branch before_intent"),
+                 CellFault.parse("zombie publish_release after_commit")), {}, "dbos", SAGA_NAMES)
+    with pytest.raises(ValueError, match="in the order they strike"):
+        check_order((CellFault.parse("terminate open_pr after_commit"),
+                     CellFault.parse("terminate create_branch after_commit")), {}, "dbos", SAGA_NAMES)
+    with pytest.raises(ValueError, match="unknown transition"):
+        check_order((CellFault.parse("terminate nowhere after_commit"),), {}, "dbos", SAGA_NAMES)
+
+
+def test_a_runtime_that_is_missing_or_cannot_start_says_why_in_one_line(monkeypatch):
+    """The reason the real tests skip with: the package absent, or present but failing to start."""
+    import importlib.util
+    import subprocess
+
+    from sim.real.runtimes import processes
+
+    monkeypatch.setattr(processes, "_PROBES", {})
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "dbos" else real_find_spec(name))
+    assert processes.runtime_unavailable("dbos") == "DBOS is not installed (dbos): pip install -e '.[real]'"
+    monkeypatch.setattr(processes, "_PROBES", {})
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object())
+    monkeypatch.setattr(subprocess, "run", lambda command, **_: subprocess.CompletedProcess(
+        command, 1, "", "Traceback (most recent call last):\nImportError: libsqlite3 is too old\n"))
+    reason = processes.runtime_unavailable("dbos")
+    assert reason == "DBOS cannot start here: -c import dbos: ImportError: libsqlite3 is too old"
+    assert "\n" not in reason

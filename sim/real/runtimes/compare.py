@@ -64,7 +64,7 @@ class CellComparison:
     """One cell under one protocol: both observations, or why the runtime cannot play it."""
 
     protocol: str
-    labels: tuple[str, ...]  # (transition, boundary, fault)
+    labels: tuple[str, ...]  # a cell's (transition, boundary, fault); a seed's: its faults, in order
     model: dict[str, Any] | None = None
     real: dict[str, Any] | None = None
     not_applicable: str | None = None
@@ -74,6 +74,16 @@ class CellComparison:
     model_history: History | None = field(default=None, repr=False)
     real_history: History | None = field(default=None, repr=False)
     failed: str | None = None  # the real run failed or hung: a disagreement, with its partial history
+    seed: int | None = None  # a fuzzed fault list's seed (None: a cell of the cruel grid)
+    events: tuple[Any, ...] = field(default=(), repr=False)  # the model's fault events the run played
+    struck: int = 0  # how many of the faults struck on the real runtime
+    unplayed: tuple[str, ...] = ()  # faults the model never fired and the harness cannot express: left out
+    shrunk_to: "CellComparison | None" = field(default=None, repr=False)  # a seed's disagreement, shrunk
+
+    @property
+    def name(self) -> str:
+        """``transition/boundary/fault`` for a cell; ``seed N`` for a fuzzed list."""
+        return "/".join(self.labels) if self.seed is None else f"seed {self.seed}"
 
     @property
     def applicable(self) -> bool:
@@ -92,12 +102,20 @@ class CellComparison:
                 if self.model[name] != self.real[name]]
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"protocol": self.protocol, "cell": "/".join(self.labels)}
+        out: dict[str, Any] = {"protocol": self.protocol}
+        if self.seed is None:
+            out["cell"] = "/".join(self.labels)
+        else:
+            out.update(seed=self.seed, faults=list(self.labels))
         if not self.applicable:
             out["not_applicable"] = self.not_applicable
             return out
         out.update(agrees=self.agrees, model=self.model, real=self.real, differences=self.differences(),
                    seconds=round(self.seconds, 3), kills=self.kills, freezes=self.freezes)
+        if self.seed is not None:
+            out.update(struck=self.struck, unplayed=list(self.unplayed))
+            if self.shrunk_to is not None:
+                out["shrunk_to"] = list(self.shrunk_to.labels)
         if self.failed is not None:
             out["failed"] = self.failed
         return out
@@ -106,16 +124,27 @@ class CellComparison:
 def compare_cell(family, workload, protocol, cell, runtime: str = "dbos", command: list[str] | None = None,
                  plant: tuple[str, ...] = ()) -> CellComparison:
     """Play one cruel cell in the model and against the real runtime; compare what both observe."""
+    return compare_order(family, workload, protocol, tuple(cell.events), tuple(cell.labels), runtime, command, plant)
+
+
+def compare_order(family, workload, protocol, events: Sequence[Any], labels: tuple[str, ...],
+                  runtime: str = "dbos", command: list[str] | None = None, plant: tuple[str, ...] = (),
+                  seed: int | None = None) -> CellComparison:
+    """Play a list of fault events (a cell's one, or a seed's) in the model and on the real runtime."""
+    from sim.real.runtimes.cells import expressible
     from sim.real.runtimes.harness import NotApplicable, RealEffectsError, run_real_effects
 
-    transition, boundary, fault = cell.labels
-    result = CellComparison(protocol.label, tuple(cell.labels))
-    model_run = family.replay(workload.base, protocol, cell.events)
+    result = CellComparison(protocol.label, labels, seed=seed, events=tuple(events))
+    model_run = family.replay(workload.base, protocol, list(events))
     result.model_history = model_run.history
     result.model = observe(family, model_run.history)
+    # A fault the model never fired changed nothing there; one the harness cannot express is left out of the
+    # real run (listed as unplayed), rather than making the whole list not applicable.
+    played = [e for i, e in enumerate(events) if i not in model_run.skipped or expressible(e.fault, runtime)]
+    result.unplayed = tuple(str(e) for e in events if e not in played)
     started = time.monotonic()
     try:
-        real = run_real_effects(workload.base.workflow, protocol, f"{fault} {transition} {boundary}",
+        real = run_real_effects(workload.base.workflow, protocol, [_fault_text(e) for e in played],
                                 runtime=runtime, command=command, task=workload.base.task, plant=plant)
     except NotApplicable as reason:
         result.not_applicable = str(reason)
@@ -126,8 +155,14 @@ def compare_cell(family, workload, protocol, cell, runtime: str = "dbos", comman
         return result
     result.seconds = time.monotonic() - started
     result.kills, result.freezes, result.real_history = real.kills, real.freezes, real.history
+    result.struck = real.struck
     result.real = observe(family, real.history)
     return result
+
+
+def _fault_text(event: Any) -> str:
+    """A model fault event (``fault``, ``transition``, ``point``) as the harness writes it."""
+    return f"{event.fault} {event.transition} {event.point}"
 
 
 @dataclass
@@ -136,13 +171,15 @@ class ConformTable:
 
     runtime: str
     cells: list[CellComparison] = field(default_factory=list)
+    unit: str = "cells"  # or "seeds": fuzzed fault lists
+    shrunk: list[dict[str, Any]] = field(default_factory=list)  # each disagreement of a seed, shrunk
 
     def by_protocol(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for cell in self.cells:
-            row = out.setdefault(cell.protocol, {"cells": 0, "applicable": 0, "agreeing": 0, "not_applicable": 0,
+            row = out.setdefault(cell.protocol, {self.unit: 0, "applicable": 0, "agreeing": 0, "not_applicable": 0,
                                                  "kills": 0, "freezes": 0, "seconds": 0.0})
-            row["cells"] += 1
+            row[self.unit] += 1
             if cell.applicable:
                 row["applicable"] += 1
                 row["agreeing"] += cell.agrees
@@ -158,8 +195,8 @@ class ConformTable:
         return [c for c in self.cells if c.applicable and not c.agrees]
 
     def to_json(self) -> dict[str, Any]:
-        return {"runtime": self.runtime, "by_protocol": self.by_protocol(),
-                "disagreements": [c.to_json() for c in self.disagreements],
+        return {"runtime": self.runtime, "unit": self.unit, "by_protocol": self.by_protocol(),
+                "disagreements": [c.to_json() for c in self.disagreements], "shrunk": self.shrunk,
                 "not_applicable": sorted({(c.protocol, c.not_applicable) for c in self.cells if not c.applicable}),
                 "cells": [c.to_json() for c in self.cells]}
 
@@ -180,4 +217,21 @@ def conform_cells(family, workload, protocols: Sequence[Any], runtime: str = "db
             if progress is not None:
                 progress(p_index * len(cells) + c_index, total, f"{protocol.label}: {'/'.join(cell.labels)}")
             table.cells.append(compare_cell(family, workload, protocol, cell, runtime, command, plant))
+    return table
+
+
+def conform_seeds(family, workload, protocols: Sequence[Any], seeds: Sequence[int], runtime: str = "dbos",
+                  command: list[str] | None = None, progress: Callable[[int, int, str], None] | None = None,
+                  plant: tuple[str, ...] = ()) -> ConformTable:
+    """Each seed's fuzzed fault list (``family.generate``: the lists ``fencesim fuzz`` draws) under every
+    protocol, in the model and on the real runtime, compared as the cells are."""
+    table = ConformTable(runtime, unit="seeds")
+    total = len(seeds) * len(protocols)
+    for p_index, protocol in enumerate(protocols):
+        for s_index, seed in enumerate(seeds):
+            events = tuple(family.generate(workload, seed))
+            if progress is not None:
+                progress(p_index * len(seeds) + s_index, total, f"{protocol.label}: seed {seed}")
+            table.cells.append(compare_order(family, workload, protocol, events, tuple(str(e) for e in events),
+                                             runtime, command, plant, seed=seed))
     return table

