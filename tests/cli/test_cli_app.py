@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 PLANT = ("import sim.families.workspace.matrix as m\ndef planted(*a, **k):\n    raise {error}\n"
          "m.compute_matrix = planted")
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_internal_error_exits_three_and_says_it_is_a_bug(cli):
     """An unexpected exception inside a command exits 3 with the 'this is a bug in fencesim' line."""
     completed = cli("matrix", prelude=PLANT.format(error="RuntimeError('planted')"))
@@ -17,6 +20,7 @@ def test_internal_error_exits_three_and_says_it_is_a_bug(cli):
     assert "RuntimeError: planted" in completed.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_keyboard_interrupt_exits_two(cli):
     """An interrupt during a command exits 2 with 'fencesim: interrupted'."""
     completed = cli("matrix", prelude=PLANT.format(error="KeyboardInterrupt"))
@@ -38,12 +42,14 @@ def test_unknown_command_is_a_usage_error(cli):
     assert completed.returncode == 4 and "Traceback" not in completed.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_unknown_backend_is_refused(cli):
     """An unknown --backend is one line naming the backends, exit 4."""
     completed = cli("fuzz", "--backend", "workspace", "--seeds", "1")
     assert completed.returncode == 4 and "backends: local, dask" in completed.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_json_output_is_one_document_on_stdout(cli):
     """With --json stdout holds exactly one JSON document; human text goes to stderr."""
     completed = cli("matrix", "--json")

@@ -12,6 +12,7 @@ from sim.real.runtimes.processes import runtime_unavailable
 needs_dbos = pytest.mark.skipif(runtime_unavailable("dbos") is not None, reason=str(runtime_unavailable("dbos")))
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("args, says", [
     (["--runtime", "dbos", "--seeds", "5", "--cells", "cruel"], "--seeds does not go with --cells"),
     (["--runtime", "dbos", "--seeds", "5", "--cell", "terminate open_pr after_commit"],
@@ -36,6 +37,7 @@ def test_bad_runtime_options_are_one_line_and_exit_4(cli, tmp_path, args, says):
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @needs_dbos
 def test_a_workspace_workload_or_an_unknown_cell_is_refused(cli, tmp_path):
     done = cli("conform", "--runtime", "dbos", "--workload", "tiny", "--out", tmp_path / "a")

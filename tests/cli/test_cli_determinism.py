@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 THIRD = Path(__file__).resolve().parents[1] / "third_family"
 SHAKY = """format = 1
 family = "register-shaky"
@@ -14,6 +16,7 @@ clients = ["A", "B"]
 """
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_both_families_are_deterministic_across_processes(cli, tmp_path):
     """Each family's sample runs give identical history bytes in a fresh interpreter."""
     for workload, protocol in (("seed-fuzz", "none"), ("effects-pr", "keyed")):
@@ -23,6 +26,7 @@ def test_both_families_are_deterministic_across_processes(cli, tmp_path):
         assert json.loads(done.stdout)["determinism"]["identical"] is True
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_planted_nondeterminism_is_caught(cli, tmp_path):
     """A family whose history depends on the hash seed fails the check: exit 3, naming the runs."""
     workload = tmp_path / "shaky.toml"

@@ -18,6 +18,7 @@ def _violating(grid):
             for f, cell in faults.items() if cell != "ok"}
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_exposure_json_defaults(cli):
     """With no flags, --json gives exactly the seed's five numbers."""
     done = cli("exposure", "--json")
@@ -27,6 +28,7 @@ def test_exposure_json_defaults(cli):
         "human_exceptions": 8.61, "human_exceptions_rounded": 9}
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_exposure_flags_and_bad_rate(cli):
     """Rates are flags; a rate above one is an input error (exit 4, one line)."""
     done = cli("exposure", "--json", "--tasks", "100", "--transitions", "2", "--ambiguous-rate", "0.5")
@@ -36,6 +38,7 @@ def test_exposure_flags_and_bad_rate(cli):
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_exposure_simulate_json_shape(cli):
     """--simulate adds {preset: {metric: {value, ci_low, ci_high}}} and reports progress on stderr."""
     done = cli("exposure", "--json", "--simulate", "--seeds", "100", "-p", "keyed")
@@ -45,6 +48,7 @@ def test_exposure_simulate_json_shape(cli):
     assert "simulating keyed" in done.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("knob", ["lease_fence=off", "irreversible_keys=on"])
 def test_exposure_simulate_refuses_knobs_it_does_not_exercise(cli, knob):
     """--simulate with a knob the worked example never exercises exits 4 with one line naming it, printing nothing."""
@@ -55,6 +59,7 @@ def test_exposure_simulate_refuses_knobs_it_does_not_exercise(cli, knob):
     assert done.stdout == ""
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_cruel_full_design_fails_only_the_keyless_release_cells(cli, tmp_path):
     """keyed-fingerprint-reconcile: three release cells violate (exit 1), each exported as a fault list."""
     out = tmp_path / "cx"
@@ -65,6 +70,7 @@ def test_cruel_full_design_fails_only_the_keyless_release_cells(cli, tmp_path):
     assert len(list(out.glob("*.toml"))) == 3
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_cruel_with_irreversible_keys_exits_zero_and_writes_nothing(cli, tmp_path):
     """keyed-fingerprint-reconcile,irreversible_keys=on: every cell ok, exit 0, no files."""
     label = "keyed-fingerprint-reconcile,irreversible_keys=on"
@@ -75,6 +81,7 @@ def test_cruel_with_irreversible_keys_exits_zero_and_writes_nothing(cli, tmp_pat
     assert not (tmp_path / "cx").exists()
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_cruel_lease_fence_off_fails_more_cells(cli, tmp_path):
     """Without the lease fence the old owner keeps writing: more cells than the three release cells violate."""
     label = "keyed-fingerprint-reconcile,lease_fence=off"
@@ -85,6 +92,7 @@ def test_cruel_lease_fence_off_fails_more_cells(cli, tmp_path):
     assert {f for _, _, f in violating - IRREVERSIBLE_CELLS} == {"change_owner"}
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_cruel_unkeyed_exits_one_and_counterexample_replays(cli, tmp_path):
     """unkeyed-retry: exit 1, 32 fault-list files, and 'fencesim run FILE' reproduces the violation."""
     out = tmp_path / "cx"
@@ -102,6 +110,7 @@ def test_cruel_unkeyed_exits_one_and_counterexample_replays(cli, tmp_path):
     assert result["family"] == "runtime" and result["protocol"] == "unkeyed-retry"
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_cruel_default_out_is_under_the_current_directory(cli, tmp_path):
     """Without --out, counterexamples go to ./counterexamples/cruel, named cruel_<protocol>_<cell>."""
     done = cli("cruel", "-p", "keyed", cwd=tmp_path)
@@ -109,18 +118,21 @@ def test_cruel_default_out_is_under_the_current_directory(cli, tmp_path):
     assert list((tmp_path / "counterexamples" / "cruel").glob("cruel_keyed_*.toml"))
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_cruel_bad_protocol_is_an_input_error(cli):
     """An unknown preset is one line and exit 4."""
     done = cli("cruel", "-p", "keyed-magic")
     assert done.returncode == 4 and "unknown runtime preset" in done.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_cruel_refuses_a_workspace_workload(cli):
     """cruel runs effects workloads only; a workspace workload is an input error."""
     done = cli("cruel", "--workload", "tiny")
     assert done.returncode == 4 and "effects workload" in done.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_cruel_runs_an_effects_workload(cli, tmp_path):
     """cruel --workload effects-pr runs that workload's classes at every boundary of its two transitions."""
     done = cli("cruel", "--workload", "effects-pr", "-p", "keyed-fingerprint-reconcile,irreversible_keys=on",

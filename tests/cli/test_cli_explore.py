@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_explore_gives_the_same_document_as_fuzz_exhaustive_and_exit_1_on_a_violation(cli):
     explored = cli("explore", "-w", "tiny", "-p", "none", "-p", "plan", "--depth", "5", "--json")
     fuzzed = cli("fuzz", "-w", "tiny", "-p", "none", "-p", "plan", "--exhaustive", "--max-events", "5", "--json")
@@ -16,12 +19,14 @@ def test_explore_gives_the_same_document_as_fuzz_exhaustive_and_exit_1_on_a_viol
     assert not by_protocol["plan"]["violations"] and by_protocol["plan"]["complete"]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_explore_exits_0_when_every_invariant_is_proved(cli):
     done = cli("explore", "-w", "tiny", "-p", "plan", "--depth", "4")
     assert done.returncode == 0, done.stderr
     assert "proved by enumeration" in done.stderr + done.stdout
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_depth_out_of_range_is_one_line_and_exit_4(cli):
     done = cli("explore", "--depth", "13")
     assert done.returncode == 4 and "--depth must be between 1 and 12" in done.stderr

@@ -54,6 +54,7 @@ def plan_run(tmp_path_factory):
                      "--out", base / "out", "--no-advise")
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_violating_fuzz_exits_one(none_run):
     """A fuzz run that finds a safety violation exits 1."""
     out, _ = none_run
@@ -99,6 +100,7 @@ def test_fuzz_json_counterexamples_name_protocol_invariant_events_file(none_run)
     assert lengths == {"lost_update": 4, "duplicate_effect": 5}
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_each_counterexample_file_replays_with_exit_one(none_run):
     """`fencesim run FILE` on every exported counterexample exits 1 (the violation reproduces)."""
     for example in _counterexamples(none_run):
@@ -113,6 +115,7 @@ def test_json_mode_keeps_stdout_pure_json(none_run):
     assert "violating" in out.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_ci_outputs_keep_the_violation_exit_code(ci_run):
     """With --junit and GITHUB_STEP_SUMMARY a violating fuzz run still exits 1, not 3."""
     out, _ = ci_run
@@ -146,6 +149,7 @@ def test_github_step_summary_is_appended(ci_run):
     assert "| `none` | 300 |" in text
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_clean_fuzz_exits_zero(plan_run):
     """Fuzzing the plan fence finds no safety violation and exits 0."""
     assert plan_run.returncode == 0, plan_run.stderr
@@ -161,6 +165,7 @@ def test_clean_fuzz_reports_many_spurious_rejections(plan_run):
     assert tally["spurious_rejections"] >= 100
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_junit_with_two_protocols_has_two_suites(tmp_path):
     """Two protocols give two suites of 4 invariant testcases and a liveness one."""
     junit = tmp_path / "junit.xml"
@@ -191,6 +196,7 @@ def test_json_is_the_same_with_one_and_two_workers(tmp_path):
     assert _without_paths(json.loads(one.stdout)) == _without_paths(json.loads(two.stdout))
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_exhaustive_on_tiny_under_none_exits_one_and_reports_orders_and_states():
     """--exhaustive --max-events 5 on tiny under none exits 1 and reports orders and states explored."""
     out = _fencesim("fuzz", "--exhaustive", "--max-events", 5, "--workload", "tiny", "--protocol", "none", "--json")
@@ -202,6 +208,7 @@ def test_exhaustive_on_tiny_under_none_exits_one_and_reports_orders_and_states()
     assert "orders" in out.stderr and "distinct states" in out.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_exhaustive_human_output_reports_orders_and_states():
     """Without --json the exhaustive summary on stdout names orders and distinct states."""
     out = _fencesim("fuzz", "--exhaustive", "--max-events", 3, "--workload", "tiny", "--protocol", "plan")
@@ -209,6 +216,7 @@ def test_exhaustive_human_output_reports_orders_and_states():
     assert "orders" in out.stdout and "distinct states" in out.stdout
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("args", [
     ["--workload", "no-such-workload"],
     ["--protocol", "frobnicate=on"],
@@ -223,6 +231,7 @@ def test_input_errors_exit_four_with_one_line(tmp_path, args):
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_exported_pytest_files_pass(none_run):
     """Each exported pytest file passes where it was written (without advice its 'holds' test is an xfail)."""
     for example in _counterexamples(none_run):
@@ -251,6 +260,7 @@ def effects_run(tmp_path_factory):
     return out, base
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_effects_fuzz_reports_the_runtime_family(effects_run):
     """Fuzzing an effects workload names the runtime family, its invariants and human_exceptions."""
     out, _ = effects_run
@@ -262,6 +272,7 @@ def test_effects_fuzz_reports_the_runtime_family(effects_run):
     assert "human_exceptions" in document["by_protocol"]["keyed"]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_effects_counterexamples_are_fault_lists_that_replay(effects_run):
     """Each effects counterexample is a fault-list file that 'fencesim run' replays to a violation (exit 1)."""
     examples = json.loads(effects_run[0].stdout)["counterexamples"]
@@ -279,6 +290,7 @@ def test_effects_junit_uses_the_runtime_invariants(effects_run):
     assert "lost_success" in names and "lost_update" not in names
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_effects_workload_exhaustive_with_one_fault(tmp_path):
     """--exhaustive on effects-pr enumerates fault lists: the keyless release fails under the full design."""
     out = _fencesim("fuzz", "--exhaustive", "--max-events", 1, "--workload", "effects-pr", "--protocol",
@@ -296,6 +308,7 @@ def test_workers_below_one_is_an_input_error(tmp_path):
     assert out.returncode == 4 and len(out.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_junit_naming_a_directory_is_an_input_error(tmp_path):
     """--junit pointing at a directory is a user's mistake: exit 4 with one line, before any work."""
     out = _fencesim("fuzz", "--workload", "tiny", "-p", "plan", "--seeds", 5, "--no-advise", "--out",
@@ -304,6 +317,7 @@ def test_junit_naming_a_directory_is_an_input_error(tmp_path):
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_out_naming_a_file_is_an_input_error(tmp_path):
     """--out pointing at a file is a user's mistake: exit 4 with one line, before any work."""
     blocker = tmp_path / "plain"
@@ -313,6 +327,7 @@ def test_out_naming_a_file_is_an_input_error(tmp_path):
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_terminal_table_gives_spurious_rejections_and_work_done(cli, tmp_path):
     """Per protocol: violating runs, spurious rejections per run and the share of steps applied; the seed's
     claims that fail come before those that hold; the seed range that ran is stated."""

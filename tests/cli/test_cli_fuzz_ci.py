@@ -22,6 +22,7 @@ def _document(done, out):
     return json.loads(done.stdout.replace(str(out), "OUT"))
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_baseline_turns_known_violations_green_and_new_ones_red(cli, tmp_path):
     """Written baseline: the same run passes (known); a new protocol's violation fails; a missing one is fixed."""
     base = tmp_path / "baseline.json"
@@ -58,6 +59,7 @@ def test_baseline_turns_known_violations_green_and_new_ones_red(cli, tmp_path):
     assert compared["fixed"] == [] and compared["still_violating"], compared
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_budget_that_cuts_shrinking_keeps_known_violations_known(cli, tmp_path):
     """With shrinking cut short, a violation is matched by protocol and invariant: known, exit 0."""
     base = tmp_path / "baseline.json"
@@ -70,6 +72,7 @@ def test_a_budget_that_cuts_shrinking_keeps_known_violations_known(cli, tmp_path
     assert cut.returncode == 0 and document["baseline"]["new"] == 0, document["baseline"]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_baseline_of_another_workload_is_refused(cli, tmp_path):
     """A baseline names the family and workload it was written for; another run refuses it (exit 4)."""
     base = tmp_path / "baseline.json"
@@ -97,6 +100,7 @@ def test_a_baseline_giving_a_key_twice_is_refused(tmp_path):
         read_baseline(path)
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_junit_carries_properties_times_and_liveness(cli, tmp_path):
     """One suite per protocol with its seed range, commit and version; a liveness case per protocol."""
     junit = tmp_path / "fuzz.xml"
@@ -116,6 +120,7 @@ def test_junit_carries_properties_times_and_liveness(cli, tmp_path):
     assert "applies nothing" in nothing["liveness"].find("failure").get("message")
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_budget_ends_a_hard_search_in_about_its_time(cli, tmp_path):
     """--budget 5 on ten million seeds ends within seconds, names the budget and still exports what it found."""
     started = time.monotonic()
@@ -129,6 +134,7 @@ def test_budget_ends_a_hard_search_in_about_its_time(cli, tmp_path):
     assert elapsed < 60
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_exhaustive_budget_says_nothing_is_proved(cli):
     """A budget that stops --exhaustive reports it incomplete and proves nothing."""
     done = cli("fuzz", "-w", "tiny", "--exhaustive", "--max-events", "10", "-p", "plan", "--budget", "1", "--json")
@@ -146,6 +152,7 @@ def _without_baseline(document: dict) -> dict:
     return document
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_killed_sweep_resumes_to_the_same_output(tmp_path):
     """SIGTERM mid-sweep exits 2, keeps the sweep's state and prints the command that continues it; --resume
     ends with the uninterrupted JSON and still writes the baseline comparison and JUnit file it was asked for."""
@@ -177,6 +184,7 @@ def test_a_killed_sweep_resumes_to_the_same_output(tmp_path):
     assert not state.exists()
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_resume_refuses_a_workload_file_that_changed(cli, tmp_path):
     """The state records what the workload file held: resuming after it changed would mix two workloads."""
     workload = tmp_path / "mine.toml"
@@ -228,6 +236,7 @@ def test_scheduler_without_dask_is_refused(cli, tmp_path):
     assert done.returncode == 4 and "--backend dask" in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_another_shortest_order_of_a_known_violation_is_known(cli, tmp_path):
     """Which of two equally short orders the shrinker returns depends on where the sweep first saw the
     violation; other seed ranges must not turn a known violation red."""
@@ -249,6 +258,7 @@ def test_another_shortest_order_of_a_known_violation_is_known(cli, tmp_path):
     assert other_order, "no seed range found another shortest order: the test no longer tests that"
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_baseline_entry_the_workload_cannot_read_is_reported_not_replayable(cli, tmp_path):
     """An entry with an event or a knob this workload cannot read is reported per entry (no longer
     replayable, with the reason), never a refusal of the whole baseline."""
@@ -270,6 +280,7 @@ def _tiny_copy(tmp_path):
     return workload
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_comment_or_description_edit_keeps_the_baseline_valid(cli, tmp_path):
     """A baseline records what its workload means, not its bytes: a comment and a new description leave the
     parsed workload equal, so every entry stays known (exit 0)."""
@@ -288,6 +299,7 @@ def test_a_comment_or_description_edit_keeps_the_baseline_valid(cli, tmp_path):
     assert compared["known"] == len(json.loads(base.read_text())["entries"])
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_changed_workload_revalidates_each_entry(cli, tmp_path):
     """A real change replays every entry on the new workload: entries that still violate stay known; entries
     whose steps no longer exist are reported no longer replayable, one by one -- never a blanket exit 4."""
@@ -312,6 +324,7 @@ def test_a_changed_workload_revalidates_each_entry(cli, tmp_path):
                                                                    for e in compared["not_replayable"]), compared
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_an_equal_protocol_spelled_differently_is_known(cli, tmp_path):
     """Baselines key entries by the normalised protocol: a violation under fence=step,dedupe=journal is the
     known one of a baseline written for step-dedupe."""
@@ -325,6 +338,7 @@ def test_an_equal_protocol_spelled_differently_is_known(cli, tmp_path):
     assert again.returncode == 0 and compared["new"] == 0 and compared["known"] >= 1, compared
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_protocol_given_twice_is_refused(cli, tmp_path):
     """Repeating a protocol would double its counts: exit 4, however it is spelled the second time."""
     done = cli("fuzz", "-w", "tiny", "-p", "none", "-p", "none", "--seeds", "5", "--out", tmp_path)
@@ -335,6 +349,7 @@ def test_a_protocol_given_twice_is_refused(cli, tmp_path):
     assert "'step-dedupe' and 'fence=step,dedupe=journal'" in spelled.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_step_summary_in_a_missing_folder_is_refused_first_and_empty_is_unset(cli, tmp_path):
     """GITHUB_STEP_SUMMARY in a folder that does not exist fails before any work (exit 4); set but empty, it is
     ignored, as GitHub's own tools do."""

@@ -36,6 +36,7 @@ def _foreign(path: Path) -> Path:
 
 # -- fuzz --junit ----------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_junit_refuses_a_foreign_file_and_replaces_its_own(cli, tmp_path):
     """--junit never replaces a user's file (it stays byte-identical); a JUnit file fencesim wrote is
     replaced; --force replaces the foreign one."""
@@ -52,6 +53,7 @@ def test_junit_refuses_a_foreign_file_and_replaces_its_own(cli, tmp_path):
     assert forced.returncode == 1 and notes.read_text().startswith("<?xml"), forced.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_junit_through_a_symbolic_link_keeps_the_link(cli, tmp_path):
     """A link to an earlier JUnit file is followed: the target is replaced, the link stays a link."""
     target = tmp_path / "real.xml"
@@ -62,6 +64,7 @@ def test_junit_through_a_symbolic_link_keeps_the_link(cli, tmp_path):
     assert link.is_symlink() and "fencesim fuzz" in target.read_text()
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("kind", ["loop", "dangling", "fifo", "device", "folder", "file_parent", "long_name",
                                   "virtual"])
 def test_junit_paths_that_cannot_take_a_file_are_refused_first(cli, tmp_path, kind):
@@ -105,6 +108,7 @@ def test_an_unwritable_folder_is_refused_first(cli, tmp_path):
 
 # -- fuzz --write-baseline -----------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_write_baseline_refuses_a_foreign_file_and_replaces_a_baseline(cli, tmp_path):
     """--write-baseline never replaces a workload or notes of the user's; an earlier baseline is replaced."""
     keep = tmp_path / "keep.toml"
@@ -118,6 +122,7 @@ def test_write_baseline_refuses_a_foreign_file_and_replaces_a_baseline(cli, tmp_
     assert json.loads(base.read_text())["entries"]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_outputs_never_name_an_input(cli, tmp_path):
     """--write-baseline naming the fuzzed workload, --junit naming the --baseline file and the job summary
     naming the workload are refused, and the inputs are left byte-identical."""
@@ -136,6 +141,7 @@ def test_outputs_never_name_an_input(cli, tmp_path):
     assert workload.read_bytes() == before and base.read_bytes() == written
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_outputs_never_name_each_other_or_the_out_folder(cli, tmp_path):
     """--write-baseline or --junit equal to the --out folder, to each other, or to a file --out receives."""
     out = tmp_path / "out"
@@ -149,6 +155,7 @@ def test_outputs_never_name_each_other_or_the_out_folder(cli, tmp_path):
 
 # -- fuzz --out --------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_out_refuses_a_folder_of_the_users_and_keeps_their_file(cli, tmp_path):
     """A user's file with a counterexample's name is never replaced: a folder holding it is refused, and with
     --force the file is still kept (refused by name); an earlier fencesim output folder is written into."""
@@ -169,6 +176,7 @@ def test_out_refuses_a_folder_of_the_users_and_keeps_their_file(cli, tmp_path):
     assert earlier.startswith("# Written by fencesim")
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_out_takes_an_earlier_output_folder_with_its_subfolders(cli, tmp_path):
     """Outputs of other commands (a cruel subfolder, a JUnit file, a baseline, caches) are fencesim's own."""
     folder = tmp_path / "cx"
@@ -181,6 +189,7 @@ def test_out_takes_an_earlier_output_folder_with_its_subfolders(cli, tmp_path):
     assert done.returncode == 1, done.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_cruel_out_refuses_a_folder_of_the_users_and_replaces_its_own(cli, tmp_path):
     """fencesim cruel --out is checked the same way: a folder of the user's is refused, its files kept; its
     own earlier output is written over."""
@@ -194,6 +203,7 @@ def test_cruel_out_refuses_a_folder_of_the_users_and_replaces_its_own(cli, tmp_p
 
 # -- the GitHub job summary -------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_step_summary_is_appended_never_replaced(cli, tmp_path):
     """GITHUB_STEP_SUMMARY keeps what it held and gets the summary after it."""
     summary = _foreign(tmp_path / "summary.md")
@@ -203,6 +213,7 @@ def test_the_step_summary_is_appended_never_replaced(cli, tmp_path):
     assert text.startswith(FOREIGN) and "## fencesim fuzz" in text
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("kind", ["fifo", "device", "folder", "dangling", "proc", "full"])
 def test_a_step_summary_that_cannot_take_the_summary_is_refused_first(cli, tmp_path, kind):
     """A FIFO (which would block), a device, a folder, a dangling link, /proc/version and a full file system
@@ -238,6 +249,7 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="conform need
 SCENARIO = REPO / "scenarios" / "histories" / "clean.toml"
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @needs_git
 def test_record_refuses_its_own_scenario_and_a_foreign_file(cli, tmp_path):
     """conform --record naming its own --scenario, or a file that is not a history, is refused and left

@@ -87,6 +87,7 @@ def _set(document, path, value):
 BAD_VALUES = [None, "text", -1, 10**30, 1.5e300, [], {}, [1, 2], True, {"x": 1}]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_every_tampered_field_is_one_line_never_a_traceback(state_folder, tmp_path):
     """Each field of a real state replaced by a wrong shape, a huge or negative number, null, a list or a
     table: the state is refused with an InputError, or (a value that happens to be allowed) read with
@@ -155,6 +156,7 @@ def test_resume_refuses_a_budget_or_shrink_limit_it_keeps(cli, tmp_path):
     assert done.returncode == 4 and "drop --budget, --shrink-seconds" in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_two_resumes_of_one_folder_do_not_both_proceed(tmp_path):
     """The second --resume on a folder another run holds is refused (exit 4) and the first goes on."""
     out = tmp_path / "out"
@@ -202,6 +204,7 @@ def test_a_resumed_budgeted_sweep_spends_only_what_was_left(tmp_path):
     assert 'name="budget_s" value="16"' in junit.read_text()
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_budget_that_does_not_bind_is_still_reported(cli, tmp_path):
     """A budget given is named in the output, the JSON and the JUnit file, bound or not."""
     junit = tmp_path / "fuzz.xml"

@@ -206,6 +206,7 @@ BAD_MODULES = {"raises": "raise ValueError('boom')\n", "exits": "import sys\nsys
                "exits_quietly": "raise SystemExit\n"}
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("spec", [".", "..x", ".sim", "raises", "exits", "exits_quietly", "a/b:FAMILY"])
 def test_a_bad_family_module_is_one_line(spec, cli, tmp_path):
     """FENCESIM_FAMILIES naming a relative module, a path, a module that raises or exits: exit 4, one line,
@@ -218,6 +219,7 @@ def test_a_bad_family_module_is_one_line(spec, cli, tmp_path):
     assert "FENCESIM_FAMILIES" in line and "bug in fencesim" not in line
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("command", [["matrix"], ["exposure"], ["run", "scenarios/seed/concurrent_edit.toml"]])
 def test_every_command_refuses_a_bad_family_variable(command, cli):
     """Commands that need no family module (matrix, exposure) refuse a bad FENCESIM_FAMILIES like the others."""
@@ -226,6 +228,7 @@ def test_every_command_refuses_a_bad_family_variable(command, cli):
     assert "FENCESIM_FAMILIES" in line
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_two_sigterms_end_with_exit_two(tmp_path):
     """Two SIGTERMs 50 ms apart during a command end with exit 2 and no traceback (the second one used to
     kill the process with signal 15 while it was exiting)."""
@@ -250,6 +253,7 @@ def test_the_determinism_check_hash_seed_stays_in_range():
     assert [other_hash_seed(s) for s in ("4294967295", "7", None, "random")] == ["0", "8", "4242", "4242"]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_fuzz_checks_determinism_under_the_largest_hash_seed(tmp_path):
     """PYTHONHASHSEED=4294967295 in the environment: the fresh interpreter gets 0, and the check passes."""
     done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "fuzz", "-w", "tiny", "-p",
@@ -272,6 +276,7 @@ def test_check_lists_at_most_a_hundred_violations(tmp_path):
     assert code == 1 and stdout.count("VIOLATED") == 100 and "... and 50 more violation(s)" in stdout
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_sweep_interrupted_before_its_first_chunk_resumes(tmp_path):
     """An interrupt before the first chunk ends leaves a state that --resume accepts (it used to lack the
     saturation curve, so the printed resume command was refused)."""
@@ -289,6 +294,7 @@ def test_a_sweep_interrupted_before_its_first_chunk_resumes(tmp_path):
     assert json.loads(resumed.stdout)["seeds_done"] == 300
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("command", [["run"], ["review", "--seeds", "2", "--design"]])
 def test_a_very_long_path_is_named_by_its_start_and_end(command, cli, tmp_path):
     """A 4,995-character path is not echoed whole: its start, its end and its length, on one short line."""
@@ -297,6 +303,7 @@ def test_a_very_long_path_is_named_by_its_start_and_end(command, cli, tmp_path):
     assert len(line) < 300 and "4,995 characters" in line and line.count("p") < 200
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_emoji_shortcodes_in_a_value_are_shown_as_written(cli):
     """':x:' in a knob value is the user's text, never rendered as an emoji."""
     done = cli("run", "-p", "fence=:x:", "scenarios/seed/concurrent_edit.toml")

@@ -24,6 +24,7 @@ def reviewed(tmp_path_factory):
     return done, out
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_design_review_names_its_minimal_counterexample(reviewed):
     """A weakened protocol's minimal order is named in summary.md and results.json, with its replay command."""
     done, out = reviewed
@@ -51,6 +52,7 @@ def test_report_folder_has_every_listed_file(reviewed):
     assert "<svg" in html and not re.search(r"""(src|href)=["']https?:""", html)
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_exported_counterexample_replays_from_the_report_folder(reviewed):
     """The replay command printed in the report works from the report folder and exits 1."""
     _, out = reviewed
@@ -62,6 +64,7 @@ def test_exported_counterexample_replays_from_the_report_folder(reviewed):
     assert done.returncode == 1, done.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_budget_stops_the_review_and_says_where(cli, tmp_path):
     """A tiny --budget still writes the report, naming the phases it stopped."""
     out = tmp_path / "budget"
@@ -77,6 +80,7 @@ def test_budget_stops_the_review_and_says_where(cli, tmp_path):
 PREVIOUS_RESULTS = '{"format": 1, "designs": [], "meta": {"fencesim_version": "0"}}'
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_failed_review_keeps_the_previous_report(cli, tmp_path):
     """A design that cannot load fails with exit 4 and leaves the earlier folder untouched."""
     out = tmp_path / "keep"
@@ -92,6 +96,7 @@ def test_a_failed_review_keeps_the_previous_report(cli, tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".keep")] == []
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_out_naming_a_file_is_refused_before_any_work(cli, tmp_path):
     """--out naming a file is one line and exit 4."""
     target = tmp_path / "file"
@@ -100,6 +105,7 @@ def test_out_naming_a_file_is_refused_before_any_work(cli, tmp_path):
     assert done.returncode == 4 and "is a file" in done.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_out_holding_other_files_is_refused_and_kept(cli, tmp_path):
     """A review replaces its whole folder, so --out holding anything but a report (here the design file
     itself and a source file) is refused with exit 4 before any work, and nothing in it is touched."""
@@ -114,6 +120,7 @@ def test_out_holding_other_files_is_refused_and_kept(cli, tmp_path):
     assert (folder / "code.py").read_text() == "print('mine')\n"
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_out_that_is_the_working_folder_is_refused(cli, tmp_path):
     """--out . (or a folder holding the current one) would replace where the user works: exit 4."""
     (tmp_path / "design.toml").write_text('workload = "tiny"\nprotocols = ["none"]\nseeds = 20\n')
@@ -123,6 +130,7 @@ def test_out_that_is_the_working_folder_is_refused(cli, tmp_path):
     assert (tmp_path / "design.toml").exists()
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_an_earlier_report_is_replaced(cli, tmp_path):
     """A folder that holds an earlier fencesim report is replaced by the new one."""
     (tmp_path / "design.toml").write_text('workload = "tiny"\nprotocols = ["none"]\nseeds = 20\n')
@@ -133,6 +141,7 @@ def test_an_earlier_report_is_replaced(cli, tmp_path):
     assert json.loads((out / "results.json").read_text())["designs"][0]["seeds_done"] == 20
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_designs_with_one_name_are_refused(cli, tmp_path):
     """Two designs named alike would share figures and files: exit 4, naming the name."""
     for sub, protocol in (("a", "none"), ("b", "step-dedupe")):
@@ -144,6 +153,7 @@ def test_designs_with_one_name_are_refused(cli, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_files_of_ones_own_inside_an_earlier_report_are_not_lost(cli, tmp_path):
     """An earlier report whose figures/ or counterexamples/ holds a file a report never writes is refused;
     caches left by running its exported tests are not a reason to refuse."""
@@ -159,12 +169,14 @@ def test_files_of_ones_own_inside_an_earlier_report_are_not_lost(cli, tmp_path):
     assert (out / "figures" / "mine.txt").read_text() == "keep\n"
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_design_naming_a_protocol_twice_is_refused(cli, tmp_path):
     (tmp_path / "design.toml").write_text('workload = "tiny"\nprotocols = ["none", "none"]\nseeds = 20\n')
     done = cli("review", "--design", tmp_path / "design.toml", "--out", tmp_path / "out")
     assert done.returncode == 4 and "design.toml:2" in done.stderr and "more than once" in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_files_named_like_report_files_inside_an_earlier_report_stay(cli, tmp_path):
     """A file a user added to an earlier report is kept even when its name ends like a report's files (a
     test module in counterexamples/, a picture in figures/): the review is refused and the files are
@@ -184,6 +196,7 @@ def test_files_named_like_report_files_inside_an_earlier_report_stay(cli, tmp_pa
     assert (out / "results.json").read_bytes() == before
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_folder_holding_the_design_is_refused(cli, tmp_path):
     """--out holding the design file being reviewed is refused (it would be replaced with the folder)."""
     out = tmp_path / "report"
@@ -194,6 +207,7 @@ def test_a_folder_holding_the_design_is_refused(cli, tmp_path):
     assert (out / "design.toml").exists()
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_one_protocol_spelled_two_ways_is_refused(cli, tmp_path):
     """step-dedupe and fence=step,dedupe=journal are one protocol: a design naming both is refused."""
     (tmp_path / "design.toml").write_text('workload = "tiny"\nprotocols = ["step-dedupe", '

@@ -30,6 +30,7 @@ def _assert_one_line_input_error(completed):
     return lines[0]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_matrix_json_has_table_seed_code_differences(cli):
     """'matrix --json' prints one JSON document with table, seed_code and differences, and exits 0."""
     completed = cli("matrix", "--json")
@@ -39,6 +40,7 @@ def test_matrix_json_has_table_seed_code_differences(cli):
     assert len(document["differences"]) == 5
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_run_all_seeds_under_all_presets_meets_expect(cli):
     """Running the three seeds under the four presets gives 12 JSON entries, each meeting its [expect]."""
     completed = cli("run", *SEED_FILES, *PRESET_ARGS, "--json")
@@ -53,6 +55,7 @@ def test_run_all_seeds_under_all_presets_meets_expect(cli):
         for p in ("none", "plan", "step", "step-dedupe"))
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_run_with_violation_exits_one_and_reports_it(cli):
     """concurrent_edit under fence=step,stamp_at=apply exits 1 and reports lost_update."""
     completed = cli("run", SEED_FILES[0], "--protocol", "fence=step,stamp_at=apply", "--json")
@@ -61,6 +64,7 @@ def test_run_with_violation_exits_one_and_reports_it(cli):
     assert "lost_update" in [v["invariant"] for v in entry["violations"]]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_run_without_violation_exits_zero(cli):
     """concurrent_edit under step exits 0 with no violation."""
     completed = cli("run", SEED_FILES[0], "--protocol", "step", "--json")
@@ -69,6 +73,7 @@ def test_run_without_violation_exits_zero(cli):
     assert entry["violations"] == [] and entry["outcome"] == "rejected:stale_rev"
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_run_human_output_names_the_violation(cli):
     """Without --json the human report on stdout names the violated invariant."""
     completed = cli("run", SEED_FILES[0], "--protocol", "fence=step,stamp_at=apply")
@@ -76,6 +81,7 @@ def test_run_human_output_names_the_violation(cli):
     assert "lost_update" in completed.stdout
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize(
     ("events", "fragment"),
     [('events = [ "plan",\n  "dispatch s1"\n  "deliver s1" ]\n', "malformed TOML"),
@@ -91,12 +97,14 @@ def test_bad_scenario_exits_four_with_one_line(cli, tmp_path, events, fragment):
     assert "bad.toml:" in line and fragment in line
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_unknown_knob_exits_four_with_one_line(cli):
     """An unknown protocol knob exits 4 with one line listing the knobs."""
     line = _assert_one_line_input_error(cli("run", SEED_FILES[0], "--protocol", "step,colour=red"))
     assert "colour" in line and "fence" in line
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_missing_scenario_file_exits_four_with_one_line(cli):
     """A scenario file that does not exist exits 4 with one line naming it."""
     line = _assert_one_line_input_error(cli("run", "scenarios/seed/absent.toml"))
@@ -123,6 +131,7 @@ def test_check_violating_history_exits_one(cli, tmp_path):
     assert [v["invariant"] for v in json.loads(completed.stdout)["violations"]] == ["duplicate_effect"]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_check_clean_history_exits_zero(cli, tmp_path):
     """'check' on a clean recorded history exits 0 with every check ok."""
     path = _write_history(tmp_path, [APPLIED, {"actor": "network", "event": "ack", "step": "s1"}])
@@ -164,6 +173,7 @@ def test_check_history_with_bad_index_exits_four(cli, tmp_path):
     _assert_one_line_input_error(cli("check", path))
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_empty_history_with_a_family_exits_five(cli, tmp_path):
     """'check --family workspace' on an empty history exits 5 (nothing was run)."""
     path = tmp_path / "empty.jsonl"
@@ -171,6 +181,7 @@ def test_empty_history_with_a_family_exits_five(cli, tmp_path):
     assert cli("check", path, "--family", "workspace").returncode == 5
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_empty_history_exits_five(cli, tmp_path):
     """'check' on an empty history exits 5 (nothing was run), with or without --family."""
     path = tmp_path / "empty.jsonl"
@@ -178,6 +189,7 @@ def test_empty_history_exits_five(cli, tmp_path):
     assert cli("check", path).returncode == 5
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_check_infers_the_runtime_family(cli, tmp_path):
     """'check' without --family recognises a runtime history and runs the runtime checks on it."""
     import sim
@@ -210,6 +222,7 @@ def test_check_without_the_fields_a_check_needs_exits_six(cli, tmp_path):
     assert "verdict" in document["not_evaluable"]["duplicate_effect"]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_check_reports_every_invalid_line(cli, tmp_path):
     """Every invalid line is named in the one error line, with a wrong-typed field too."""
     path = tmp_path / "h.jsonl"
@@ -223,6 +236,7 @@ def test_check_reports_every_invalid_line(cli, tmp_path):
     assert completed.returncode == 4 and "'step' must be a string, not 5 (a whole number)" in completed.stderr
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_check_history_no_family_claims_exits_four(cli, tmp_path):
     """A history whose events no family uses is refused with one line asking for --family."""
     path = _write_history(tmp_path, [{"actor": "a", "event": "heartbeat"}])
@@ -230,6 +244,7 @@ def test_check_history_no_family_claims_exits_four(cli, tmp_path):
     assert "--family" in line
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_check_unknown_family_exits_four(cli, tmp_path):
     """An unknown --family is an input error with one line listing the families."""
     path = _write_history(tmp_path, [APPLIED])
@@ -237,6 +252,7 @@ def test_check_unknown_family_exits_four(cli, tmp_path):
     assert "workspace, runtime" in line
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_run_story_exits_zero_and_shows_reconciliation(cli):
     """fencesim run pr_lost_response.toml shows the reconciliation and the receipt, exit 0."""
     completed = cli("run", "scenarios/runtime/pr_lost_response.toml")

@@ -65,6 +65,7 @@ def test_a_goal_no_order_reaches_is_never_and_a_reachable_one_is_counted():
     assert coverage["events"]["deliver verdict=applied"] > 0
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_coverage_and_saturation_are_the_same_for_any_worker_count():
     """Counts merge by addition and the sketch by register maxima: one and two workers agree."""
     family, workload = FAMILIES.get("workspace"), FAMILIES.load_workload("tiny")

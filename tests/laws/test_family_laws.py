@@ -43,6 +43,7 @@ PLATFORM_PROTOCOLS = ["step-dedupe,rev_scope=file,pipeline=on,on_reject=replan",
                       "fence=plan,rev_scope=file,journal_gc=session_end,on_reject=replan"]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_workspace_platform_mechanisms_keep_every_law(tmp_path):
     """Per-file revisions, hunk drift, recovery, checkpoints and a bounded journal keep the laws on a
     workload with test failures and weighted targets."""
@@ -53,6 +54,7 @@ def test_the_workspace_platform_mechanisms_keep_every_law(tmp_path):
     assert outcome == {law: "held" for law in LAWS}
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("workload", ["tiny", "multi-file"])
 def test_the_workspace_family_keeps_every_law(workload):
     """Deterministic, deletable, machine equals replay, exact guards, commuting, sound keys, events read back."""
@@ -61,6 +63,7 @@ def test_the_workspace_family_keeps_every_law(workload):
     assert outcome == {law: "held" for law in LAWS}
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_effects_family_keeps_every_law_it_can():
     """The effects family keeps the laws of a family without a machine (its fault lists are replayed)."""
     loaded = FAMILIES.load_workload("effects-release")
@@ -70,6 +73,7 @@ def test_the_effects_family_keeps_every_law_it_can():
     assert all(outcome[law] == "held" for law in LAWS if law not in ("machine_replay", "enabled_exact"))
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_register_family_keeps_every_law(tmp_path):
     """A family written only against the contract, with a machine, keeps every law."""
     path = tmp_path / "three.toml"
@@ -118,6 +122,7 @@ def test_an_unsound_state_key_is_caught():
     assert broken.value.law == "equal_keys_equal_futures"
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_guard_exhaustive_search_gets_wrong_is_caught():
     """A guard stricter than the run hides behaviour from exhaustive search: the law names it."""
     with pytest.raises(LawBroken) as broken:
@@ -134,6 +139,7 @@ def test_exhaustive_is_the_same_for_any_worker_count():
     assert one == two
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_exhaustive_driving_the_machine_equals_replaying_every_candidate():
     """The machine path proves what replaying every order through the kernel (with no pruning of commuting
     events) proves, over the same distinct states."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 MAX_FUNCTION_LINES = 70
 #: Functions allowed over the limit for now, as "path::qualified name".
@@ -35,6 +37,7 @@ def long_functions(root: Path, limit: int = MAX_FUNCTION_LINES) -> dict[str, int
     return found
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_no_function_in_sim_is_longer_than_the_limit():
     """Lists every function over the limit (with its length), not just the first."""
     over = {name: length for name, length in long_functions(REPO / "sim").items() if name not in KNOWN_LONG}

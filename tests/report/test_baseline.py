@@ -66,6 +66,7 @@ def _document(protocols, examples=()):
     return {"counterexamples": list(examples), "by_protocol": {p: {} for p in protocols}}
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_33000_entry_baseline_is_compared_within_seconds():
     """Every entry is read, matched and (not being found again) replayed; identical orders are replayed once,
     the rest on two processes within the replay limit (what it leaves is reported unchecked, every entry

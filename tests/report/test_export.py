@@ -178,6 +178,7 @@ def _pytest_in(directory, name):
                           cwd=directory, capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("invariant", sorted(CASES))
 def test_generated_pytest_file_passes_in_a_fresh_directory(tmp_path, invariant):
     """With a fix, the exported pytest file's two tests -- holds under the fix, violates under the reviewed
@@ -188,6 +189,7 @@ def test_generated_pytest_file_passes_in_a_fresh_directory(tmp_path, invariant):
     assert "2 passed" in out.stdout
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_generated_pytest_file_without_a_fix_marks_the_holds_test_xfail(tmp_path):
     """Without a known fix the 'holds' test is a strict xfail and the violation test passes."""
     paths, _, _ = _export(tmp_path, "lost_update", fix=None)
@@ -206,6 +208,7 @@ def test_pytest_file_names_both_tests_and_the_protocols():
     compile(text, "test_cx.py", "exec")
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_effects_counterexample_exports_and_replays(tmp_path):
     """An effects fault list exports the same three files; its scenario replays to the same history."""
     workload = sim.load_workload("effects-pr")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 
@@ -72,6 +73,7 @@ def test_exposure_bar_labels_are_whole_and_never_overlap():
         assert not a.get_window_extent(renderer).overlaps(b.get_window_extent(renderer)), (a.get_text(), b.get_text())
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_no_figure_is_wider_than_the_page_nor_has_small_text():
     """A swimlane of a hundred events and a heatmap of twenty counterexamples stay within MAX_WIDTH_IN, with
     no text under MIN_FONT_PT."""

@@ -95,6 +95,7 @@ def test_a_group_shows_its_first_protocols_counterexamples_once():
     assert len(shown_examples(_design(examples, []))) == 3
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_review_prints_one_section_per_group(cli, workload_path, tmp_path):
     """The review's results name the group; summary.md, report.html and the terminal give one section for it,
     headed by its members, and never the counterexample under the second member alone."""

@@ -17,6 +17,7 @@ map = {MAP}
 """
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_design_map_is_a_section_of_the_review_with_its_pareto_figure(cli, tmp_path):
     design = tmp_path / "d.toml"
     design.write_text(DESIGN.replace("{MAP}", '{ knobs = ["fence", "dedupe"], max_events = 5, seeds = 30 }'))
@@ -33,6 +34,7 @@ def test_a_design_map_is_a_section_of_the_review_with_its_pareto_figure(cli, tmp
     assert (tmp_path / "out" / "figures" / "saturation_tiny-map.svg").exists()
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("table, says", [
     ('{ knobs = ["fence", "nonsense"] }', "unknown knob 'nonsense'"),
     ('{ knobs = [] }', "map.knobs must be a non-empty list"),

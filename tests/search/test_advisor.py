@@ -197,6 +197,7 @@ def _example(result, invariant):
     return next(c for c in result.counterexamples if c.invariant == invariant)
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_fix_is_offered_only_when_no_run_of_the_sweep_violates_it():
     """Restoring key_retention alone leaves runs duplicating effects: it is labelled a partial improvement
     with its residual count, never offered as a fix (it was, with 12 violating runs in its sample)."""
@@ -222,6 +223,7 @@ def evaluate_violates(label, result, events):
     return evaluate(EFFECTS, result.workload.base, EFFECTS.parse_protocol(label), events).violated
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_count_before_is_the_sweeps_own_never_a_sample_zero():
     """The 'was' count is of the same seeds as the count it is compared with: the sweep's own count of the
     violation (never 0 for a violation the sweep found)."""
@@ -236,6 +238,7 @@ def test_the_count_before_is_the_sweeps_own_never_a_sample_zero():
     assert compared > 0, "no counterexample's advice gave a count before"
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_advisor_at_the_largest_limits_stops_at_its_work_limit():
     """A workload at its documented maxima (1,000 faults per run, 10,000 events): the advisor stops at its
     work limit, says so, still answers -- and answers the same on a second try (the limit

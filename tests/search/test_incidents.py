@@ -114,6 +114,7 @@ def test_no_other_invariant_breaks_in_the_tiny_case_and_the_table_has_every_cell
     assert json.loads(json.dumps(result.to_json()))["method"] == inc.METHOD
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_worked_example_agrees_with_the_seed_arithmetic():
     """10,000 tasks x 7 keyed transitions, 4.1% ambiguous, 60% committed, 99.7% reconciled (the seed's figures,
     from the exposure arithmetic): the simulated violations estimate the same quantities."""
@@ -206,6 +207,7 @@ def test_telemetry_that_is_not_a_table(tmp_path, repo_root):
         FAMILIES.load_workload(str(path))
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_same_inputs_give_the_same_bytes_under_any_hash_seed(cli):
     for args in (("--workload", TINY, "--seeds", "300"),
                  ("--workload", WORKED, "--seeds", "60", "-p", "unkeyed-retry", "-p", "keyed-fingerprint-reconcile")):

@@ -22,6 +22,7 @@ def fence_dedupe():
     return design_map(FAMILY, TINY, ["fence", "dedupe"], 6, seeds=60)
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_every_protocol_is_classified_as_explore_classifies_it(fence_dedupe):
     """The map's verdict of each protocol is exhaustive search's on that protocol alone."""
     for point in fence_dedupe.points:
@@ -94,6 +95,7 @@ def test_a_lattice_too_large_or_a_knob_twice_is_refused():
         itertools.product(*(k.candidates() for k in knobs)))
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_map_command_prints_the_document_and_writes_the_figure(cli, tmp_path):
     """fencesim map --json: the classification, certificates and the Pareto figure in --out."""
     done = cli("map", "--workload", "tiny", "--knobs", "fence,dedupe", "--max-events", "4", "--seeds", "20",

@@ -32,6 +32,7 @@ def test_hypothesis_finds_the_shortest_lost_update_under_none():
     assert len(found.hypothesis_events) == len(found.events) == shortest == 4
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_hypothesis_finds_planted_journal_loss():
     """The after_write journal window is found and shrunk to plan, dispatch, preempt, deliver."""
     found = hypothesis_search(load_workload("seed-fuzz"), "step-dedupe,journal_write=after_write", "journal_loss")

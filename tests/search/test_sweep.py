@@ -119,6 +119,7 @@ def test_sweep_frame_tallies_agree_with_the_summary():
     assert int(frame["spurious_rejections"].sum()) == tally.counted["spurious_rejections"]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("workload", ["seed-fuzz", "multi-file"])
 def test_found_orders_contain_no_skipped_events(workload):
     """Every order a sweep keeps replays with no event marked skipped."""

@@ -98,6 +98,7 @@ def test_pipeline_export_and_replay(workload, registry, tmp_path):
     assert data["family"] == "register" and data["events"] == SHORTEST
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_command_line_sees_a_family_named_in_the_environment(tmp_path):
     """FENCESIM_FAMILIES makes the CLI fuzz a user's family without a change to fencesim."""
     path = tmp_path / "two-clients.toml"

@@ -61,6 +61,7 @@ def test_analytic_table_is_a_dataframe():
     assert list(table["quantity"])[:2] == ["requests", "ambiguous"]
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_simulation_is_deterministic_for_a_master_seed():
     """Two simulations with the same master seed give identical metrics."""
     first = simulate(presets=["unkeyed-retry", "keyed-reconcile"], seeds=300, master_seed=11,
@@ -79,6 +80,7 @@ print(json.dumps(simulated_json(simulate(presets=["unkeyed-retry"], seeds=200, m
 """
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_simulation_identical_across_processes():
     """Another process with another hash seed measures the same numbers."""
     outputs = [subprocess.run([sys.executable, "-c", SIMULATE], capture_output=True, check=True, cwd=ROOT,

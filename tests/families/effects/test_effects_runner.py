@@ -220,6 +220,7 @@ sys.stdout.write(result.history.to_jsonl())
 """
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_history_bytes_identical_across_processes_and_hash_seeds():
     """The same scenario gives the same history bytes under different PYTHONHASHSEED values."""
     outputs = []

@@ -435,6 +435,7 @@ def test_the_verdict_table_has_the_seeds_five_rows_and_the_platform_matches_each
     assert document["cells_differing"] == sum(not c["matches"] for r in document["rows"] for c in r["cells"])
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_verdict_table_is_printed_and_an_unknown_table_is_refused(cli):
     out = cli("matrix", "--table", "verdicts")
     assert out.returncode == 0 and "compensate to the" in out.stdout and "(differs)" in out.stdout
@@ -444,6 +445,7 @@ def test_the_verdict_table_is_printed_and_an_unknown_table_is_refused(cli):
 
 # -- 5 and 10 in the reports ---------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_fuzz_reports_applied_safely_mechanisms_that_never_fired_and_identical_protocols(cli, tmp_path):
     """fuzz --json: safe_progress beside progress; overlap_check=on named as never firing (no two steps share
     a hunk), and a protocol differing only by it grouped with the one without it; the terminal says so."""

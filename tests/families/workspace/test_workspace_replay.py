@@ -152,6 +152,7 @@ def test_repeated_runs_in_process_give_same_bytes(monkeypatch, repo_root):
     assert _all_histories() == _all_histories()
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_history_bytes_equal_across_hash_seeds(monkeypatch, repo_root):
     """Two processes with PYTHONHASHSEED 0 and 12345 write identical history bytes, equal to this process's."""
     first = _in_subprocess(repo_root, "0")
