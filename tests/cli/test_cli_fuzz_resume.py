@@ -195,8 +195,9 @@ def test_a_resumed_budgeted_sweep_spends_only_what_was_left(tmp_path):
     assert resumed.returncode == 1, resumed.stderr
     document = json.loads(resumed.stdout)
     left = budget - spent
-    # start-up, drawing and writing are the documented overrun (with slack for a loaded machine)
-    assert elapsed < left + 30, (elapsed, left)
+    # start-up (about 2 s of imports), drawing and writing are the documented overrun; measured on 2 idle
+    # cores: 9.7 s wall with 13.7 s left (the sweep stops at its share of the budget); slack for a loaded machine
+    assert elapsed < left + 15, (elapsed, left)
     assert document["budget_s"] == budget and "sweep" in document["budget_stopped"]
     assert abs(document["budget_left_at_resume_s"] - left) < 0.2
     assert document["seeds_done"] < 2000000 and f"seeds 0..{document['seeds_done'] - 1} ran" in resumed.stderr
