@@ -76,6 +76,21 @@ def test_cells_agree_and_a_planted_bug_is_a_disagreement_exported_and_replayable
 
 
 @needs_dbos
+@needs_dbos
+@pytest.mark.real
+def test_a_person_resolves_a_held_keyless_announcement_after_it_settles(cli, tmp_path):
+    """A held post_slack request under the reconciling protocol: the person looks once the held request has
+    committed (as the model's person, an hour later) and finds it -- one announcement on both sides.  The
+    person used to look at once, answer not_found and make the worker post it again."""
+    done = cli("conform", "--runtime", "dbos", "--workload", "agent-pr-workflow", "-p",
+               "keyed-fingerprint-reconcile,irreversible_keys=on", "--cell", "delay_ack post_slack after_dispatch",
+               "--out", tmp_path / "o", "--json", timeout=300)
+    assert done.returncode == 0, done.stderr
+    (only,) = json.loads(done.stdout)["cells"]
+    assert only["real"]["duplicates"] == only["model"]["duplicates"] == {}
+    assert only["real"]["effects"]["post_slack"] == 1
+
+
 @pytest.mark.real
 def test_seeds_are_the_fuzzers_fault_lists_and_not_applicable_ones_are_listed_not_agreed(cli, tmp_path):
     """--seeds 2 --seed-start 26: seed 26 draws two faults (both struck on DBOS, the run agrees); seed 27 draws a

@@ -152,6 +152,10 @@ class CellRun:
         self.spares: list[WorkerProcess] = []
         self.pending: dict[str, dict] = {}  # worker -> its record awaiting continue
         self.held: set[str] = set()  # workers whose records the choreography releases
+        # While a request is held, a person asked to resolve waits until it has settled: the model's person
+        # answers an hour later (HUMAN_RESOLVE_S), after any delayed request (docs/real-runtimes.md).
+        self.holding = False
+        self.deferred: list[tuple[str, str]] = []
         self.trap: Callable[[str, dict], bool] | None = None
         self.trapped: tuple[str, dict] | None = None
         self.replies: dict[str, list[dict]] = {}
@@ -325,7 +329,10 @@ class CellRun:
             self.record("human", "approved", task=self.task, transition=record["transition"])
             self.workers[source].send({"op": "approve", "transition": record["transition"]})
         elif event == "human_exception":
-            self.resolve(source, record["transition"])
+            if self.holding:
+                self.deferred.append((source, record["transition"]))
+            else:
+                self.resolve(source, record["transition"])
 
     def resolve(self, source: str, name: str) -> None:
         """A human looks at the external system itself and records what is true (the model's resolve)."""
@@ -535,10 +542,15 @@ class CellRun:
         if at_request:
             hook = self.arm("hold")
             yield self.hook_seen(hook, "held")
+            self.holding = True
             yield self.trap_at(lambda s, r: (r.get("transition") == name and r.get("event") in (
                 "receipt_recorded", "human_exception", "transition_failed")) or r.get("event") == "task_terminal")
             self.external.control("release", hook=hook)
             yield self.request_done(hook)
+            self.holding = False
+            for source, transition in self.deferred:  # the person looks once the held request has settled
+                self.resolve(source, transition)
+            self.deferred.clear()
             self.resume(self.caught[0])
             return
         yield self.trap_at(self.trigger())
