@@ -254,6 +254,7 @@ def test_the_determinism_check_hash_seed_stays_in_range():
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
+@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_fuzz_checks_determinism_under_the_largest_hash_seed(tmp_path):
     """PYTHONHASHSEED=4294967295 in the environment: the fresh interpreter gets 0, and the check passes."""
     done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "fuzz", "-w", "tiny", "-p",
@@ -276,6 +277,7 @@ def test_check_lists_at_most_a_hundred_violations(tmp_path):
     assert code == 1 and stdout.count("VIOLATED") == 100 and "... and 50 more violation(s)" in stdout
 
 
+@pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.slow  # over 3 s: outside the fast lane
 def test_a_sweep_interrupted_before_its_first_chunk_resumes(tmp_path):
     """An interrupt before the first chunk ends leaves a state that --resume accepts (it used to lack the
