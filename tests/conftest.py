@@ -109,3 +109,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         reasons[reason] = reasons.get(reason, 0) + 1
     for reason, count in sorted(reasons.items()):
         terminalreporter.write_line(f"real tests skipped ({count}): {reason}")
+
+
+#: A two-file workspace workload with weighted fault targets (the TARGETS line is replaced by the test).
+WEIGHED_WORKLOAD = """format = 1
+name = "weighed"
+files = { "api/handlers.py" = { routes = "r0", auth = "a0" }, "README.md" = "m0" }
+plan = [ { id = "routes", path = "api/handlers.py", patch = { routes = "r1" } },
+         { id = "docs", path = "README.md", patch = "m1" } ]
+
+[faults]
+classes = ["human_edit", "retry", "lose_ack"]
+per_run_max = 3
+
+[faults.targets]
+TARGETS
+"""

@@ -12,20 +12,9 @@ import pytest
 from sim.families.workspace import FAMILY
 from sim.report.render import matrix_rows, shown_examples
 from sim.search.pipeline import fuzz, identical_groups
+from tests.conftest import WEIGHED_WORKLOAD
 
-WORKLOAD = """format = 1
-name = "weighed"
-files = { "api/handlers.py" = { routes = "r0", auth = "a0" }, "README.md" = "m0" }
-plan = [ { id = "routes", path = "api/handlers.py", patch = { routes = "r1" } },
-         { id = "docs", path = "README.md", patch = "m1" } ]
-
-[faults]
-classes = ["human_edit", "retry", "lose_ack"]
-per_run_max = 3
-
-[faults.targets]
-"api/handlers.py#auth" = 10
-"""
+WORKLOAD = WEIGHED_WORKLOAD.replace("TARGETS", '"api/handlers.py#auth" = 10')
 DESIGN = """format = 1
 name = "grouped"
 family = "workspace"

@@ -17,6 +17,7 @@ from sim.families.workspace.recovery import MAX_REPLANS
 from sim.families.workspace.scenario import build_scenario
 from sim.search.shrink import shrink
 from sim.search.sweep import sweep
+from tests.conftest import WEIGHED_WORKLOAD
 
 ROOT = Path(__file__).resolve().parents[3]
 MONOREPO = ROOT / "scenarios" / "designs" / "monorepo.toml"
@@ -131,19 +132,7 @@ def test_a_hunk_drift_check_still_refuses_an_edit_of_the_steps_own_hunk():
 
 # -- 3. weighted fault targets -----------------------------------------------------------------------------
 
-WORKLOAD = """format = 1
-name = "weighed"
-files = { "api/handlers.py" = { routes = "r0", auth = "a0" }, "README.md" = "m0" }
-plan = [ { id = "routes", path = "api/handlers.py", patch = { routes = "r1" } },
-         { id = "docs", path = "README.md", patch = "m1" } ]
-
-[faults]
-classes = ["human_edit", "retry", "lose_ack"]
-per_run_max = 3
-
-[faults.targets]
-TARGETS
-"""
+WORKLOAD = WEIGHED_WORKLOAD  # its [faults.targets] lines are TARGETS
 
 
 def load(tmp_path, targets, name="w.toml"):
