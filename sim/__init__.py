@@ -140,11 +140,13 @@ def fuzz(workload, protocols, seeds: int = 1000, seed_start: int = 0, workers: i
          advise: bool = True):
     """Sweep, shrink and advise (no files written); returns a FuzzResult."""
     from sim.registry import FAMILIES
+    from sim.search.options import SearchOptions
     from sim.search.pipeline import fuzz as run
 
     if isinstance(workload, str):
         workload = FAMILIES.load_workload(workload)
-    return run(FAMILIES.family_for(workload), workload, list(protocols), seeds, seed_start, workers, advise=advise)
+    return run(FAMILIES.family_for(workload), workload, list(protocols),
+               SearchOptions(seeds, seed_start, workers, advise=advise))
 
 
 def review(designs=None, seeds: int | None = None, budget_s: float | None = None, workers: int | None = None):

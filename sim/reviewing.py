@@ -50,6 +50,7 @@ from sim.report.review import (
     safe_progress_label,
 )
 from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.options import SearchOptions
 from sim.search.oracle import evaluate
 from sim.search.pipeline import FuzzResult, fuzz, identical_groups
 from sim.search.sweep import sweep
@@ -149,7 +150,8 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         if progress is not None:
             progress(f"{design.name}: sweep", done, total)
 
-    result = fuzz(family, workload, protocols, seeds, workers=workers, progress=sweep_progress, deadline=deadline)
+    result = fuzz(family, workload, protocols, SearchOptions(seeds, workers=workers, deadline=deadline,
+                                                             progress=sweep_progress))
     if progress is not None:
         progress(f"{design.name}: interference curves", 0, 1)
     examples = counterexample_rows(result, design.name)

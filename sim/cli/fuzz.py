@@ -287,6 +287,7 @@ def _save(run: Prepared, deadline, sweep: dict | None = None) -> None:
 
 def _sweep(run: Prepared, deadline):
     """The pipeline, its state saved after every chunk; an interrupt keeps it and prints the resume command."""
+    from sim.search.options import SearchOptions
     from sim.search.pipeline import fuzz as run_fuzz
     from sim.search.sweep import SweepState
 
@@ -296,13 +297,12 @@ def _sweep(run: Prepared, deadline):
                                                          "tallies": _empty_tallies(run), "saturation": []}
     try:
         with Bar(progress_wanted(options.json_out)) as bar:
-            return run_fuzz(
-                run.family, run.workload, run.protocols, options.seeds, options.seed_start, options.workers,
-                advise=options.advise, deadline=deadline, shrink_seconds=options.shrink_seconds,
-                backend=options.backend, scheduler=options.scheduler, resume=resume,
-                checkpoint=lambda sweep_state: _save(run, deadline, dict(sweep_state.__dict__)),
+            return run_fuzz(run.family, run.workload, run.protocols, SearchOptions(
+                options.seeds, options.seed_start, options.workers, deadline, options.backend, options.scheduler,
+                resume=resume, checkpoint=lambda sweep_state: _save(run, deadline, dict(sweep_state.__dict__)),
                 progress=lambda done, total, violating: bar("sweep", done, total, f"{violating} violating runs"),
-                shrink_progress=lambda what, length: bar(f"shrink {what}", 0, 1, f"{length} events"))
+                advise=options.advise, shrink_seconds=options.shrink_seconds,
+                shrink_progress=lambda what, length: bar(f"shrink {what}", 0, 1, f"{length} events")))
     except KeyboardInterrupt:
         try:
             _save(run, deadline)

@@ -7,16 +7,17 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.advisor import Advice, Tallies
 from sim.search.advisor import advise as run_advisor
-from sim.search.budget import NO_DEADLINE, Deadline, work_of
-from sim.search.shrink import SHRINK_SECONDS_MAX, ShrinkResult, shrink
-from sim.search.sweep import SweepState, SweepSummary, default_workers, sweep
+from sim.search.budget import Deadline, work_of
+from sim.search.options import SearchOptions
+from sim.search.shrink import ShrinkResult, shrink
+from sim.search.sweep import Found, SweepSummary, default_workers, run_sweep
 
 
 @dataclass
@@ -78,54 +79,53 @@ def identical_groups(result: FuzzResult) -> list[list[str]]:
 #: Share of a budget the sweep may use; shrinking, export and the advisor get the rest.
 SWEEP_SHARE = 0.5
 
-def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str], seeds: int, seed_start: int = 0,
-         workers: int | None = None, progress: Callable[[int, int, int], None] | None = None,
-         advise: bool = True, deadline: Deadline = NO_DEADLINE,
-         shrink_seconds: float | None = SHRINK_SECONDS_MAX, backend: str = "local",
-         scheduler: str | None = None, resume: SweepState | None = None,
-         checkpoint: Callable[[SweepState], None] | None = None,
-         shrink_progress: Callable[[str, int], None] | None = None) -> FuzzResult:
-    """Sweep ``seeds`` seeds per protocol, shrink each distinct violation, advise on each.
+def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str], options: SearchOptions) -> FuzzResult:
+    """Sweep ``options.seeds`` seeds per protocol, shrink each distinct violation, advise on each.
 
-    ``deadline`` bounds the whole run: the sweep stops early (after at most
-    ``SWEEP_SHARE`` of the budget, so what it found is still shrunk), shrinking
-    returns the best order so far, the advisor prices and verifies fewer
-    candidates or is skipped -- each says so.  The advisor verifies its fixes
-    on the seeds this sweep ran, reusing the sweep's own tallies.
-    ``progress(done_seeds, total_seeds, violating_runs)`` is called after each sweep chunk.
+    ``options.deadline`` bounds the whole run: the sweep stops early (after at most ``SWEEP_SHARE`` of the
+    budget, so what it found is still shrunk), shrinking returns the best order so far, the advisor prices
+    and verifies fewer candidates or is skipped -- each says so.  The advisor verifies its fixes on the
+    seeds this sweep ran, reusing the sweep's own tallies.  The sweep reads the rest of ``options``
+    (:func:`~sim.search.sweep.run_sweep`).
     """
     parsed = [family.parse_protocol(p) for p in protocols]
+    deadline = options.deadline
     started = time.monotonic()
-    summary, _ = sweep(family, workload, parsed, seeds, seed_start, workers, progress=progress,
-                       deadline=sweep_deadline(deadline), backend=backend, scheduler=scheduler, resume=resume,
-                       checkpoint=checkpoint)
+    summary, _ = run_sweep(family, workload, parsed, options.replace(deadline=sweep_deadline(deadline)))
     result = FuzzResult(family, workload, parsed, summary, sweep_seconds=time.monotonic() - started)
     by_label = {p.label: p for p in parsed}
-    tallies = Tallies(family, workload, seed_start, summary.seeds_done, workers,
+    tallies = Tallies(family, workload, options.seed_start, summary.seeds_done, options.workers,
                       known={p: summary.tallies[p.label] for p in parsed})
     found_items = sorted(summary.found.items())
     for position, ((label, invariant), found) in enumerate(found_items):
-        protocol = by_label[label]
         began = time.monotonic()
-        if shrink_progress is not None:
-            shrink_progress(f"{label} / {invariant}", len(found.order))
+        if options.shrink_progress is not None:
+            options.shrink_progress(f"{label} / {invariant}", len(found.order))
         # Under a budget each violation left gets an equal share of what remains (to shrink it, then to
         # advise on it), so none goes unshrunk.
         share = deadline if deadline.end is None else deadline.within(
             deadline.remaining() / (len(found_items) - position), deadline.name)
-        shrunk = shrink(family, workload, protocol, found.order, invariant, deadline=share,
-                        max_seconds=shrink_seconds)
-        example = Counterexample(protocol, invariant, found.seed, found.run, found.order, shrunk)
-        if advise and share.expired():
-            deadline.note("advisor")
-        elif advise:
-            example.advice = run_advisor(family, workload, protocol, invariant, shrunk.events, deadline=share,
-                                         workers=workers or default_workers(), seed_start=seed_start,
-                                         seeds=summary.seeds_done, tallies=tallies)
+        example = _counterexample(result, by_label[label], invariant, found, options, share, tallies)
         example.seconds = time.monotonic() - began
         result.counterexamples.append(example)
     result.claims = family.claims({label: t.to_json() for label, t in summary.tallies.items()}, parsed)
     return result
+
+
+def _counterexample(result: FuzzResult, protocol: Protocol, invariant: str, found: Found, options: SearchOptions,
+                    share: Deadline, tallies: Tallies) -> Counterexample:
+    """One distinct violation shrunk within ``share`` of the budget, then advised on (if the options ask)."""
+    family, workload = result.family, result.workload
+    shrunk = shrink(family, workload, protocol, found.order, invariant, deadline=share,
+                    max_seconds=options.shrink_seconds)
+    example = Counterexample(protocol, invariant, found.seed, found.run, found.order, shrunk)
+    if options.advise and share.expired():
+        options.deadline.note("advisor")
+    elif options.advise:
+        example.advice = run_advisor(family, workload, protocol, invariant, shrunk.events, deadline=share,
+                                     workers=options.workers or default_workers(), seed_start=options.seed_start,
+                                     seeds=result.summary.seeds_done, tallies=tallies)
+    return example
 
 
 def sweep_deadline(deadline: Deadline) -> Deadline:

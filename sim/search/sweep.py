@@ -21,7 +21,7 @@ import multiprocessing
 import os
 import signal
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generator, Sequence
+from typing import Any, Generator, Sequence
 
 import pandas as pd
 
@@ -32,7 +32,7 @@ from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.ledger import LedgerTally
 from sim.core.workload import Workload
-from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.options import SearchOptions
 from sim.search.oracle import evaluate
 
 #: Seeds per task handed to a worker.
@@ -339,75 +339,93 @@ class SweepState:
 
 
 def sweep(family: Family, workload: Workload, protocols: Sequence[Protocol | str], seeds: int, seed_start: int = 0,
-          workers: int | None = None, progress: Callable[[int, int, int], None] | None = None,
-          keep_rows: bool = False, deadline: Deadline = NO_DEADLINE, backend: str = "local",
-          scheduler: str | None = None, resume: SweepState | None = None,
-          checkpoint: Callable[[SweepState], None] | None = None) -> tuple[SweepSummary, list[dict] | None]:
-    """Run every (seed, protocol); return the summary (and every row if asked).
+          workers: int | None = None, **options: Any) -> tuple[SweepSummary, list[dict] | None]:
+    """:func:`run_sweep` with its :class:`~sim.search.options.SearchOptions` given as arguments (a notebook's
+    call): ``sweep(family, workload, ["none"], 1000, workers=2, keep_rows=True)``."""
+    return run_sweep(family, workload, protocols, SearchOptions(seeds, seed_start, workers, **options))
 
-    ``progress(done_seeds, total_seeds, violating_runs)`` is called after each
-    chunk.  When ``deadline`` expires the sweep ends after the chunk in hand,
-    with ``stopped`` set and ``seeds_done`` the seeds actually run (a prefix).
-    ``checkpoint(state)`` receives the sweep's state after every chunk;
-    ``resume=state`` continues from one, and ends exactly as an uninterrupted
-    sweep would (the chunks already counted are not run again).
-    ``backend="dask"`` runs the chunks on a ``dask.distributed`` cluster.
+
+def run_sweep(family: Family, workload: Workload, protocols: Sequence[Protocol | str],
+              options: SearchOptions) -> tuple[SweepSummary, list[dict] | None]:
+    """Run every (seed, protocol); return the summary (and every row if ``options.keep_rows``).
+
+    ``options.progress(done_seeds, total_seeds, violating_runs)`` is called after each chunk.  When
+    ``options.deadline`` expires the sweep ends after the chunk in hand, with ``stopped`` set and
+    ``seeds_done`` the seeds actually run (a prefix).  ``options.checkpoint(state)`` receives the sweep's
+    state after every chunk; ``options.resume=state`` continues from one, and ends exactly as an
+    uninterrupted sweep would (the chunks already counted are not run again).  ``backend="dask"`` runs the
+    chunks on a ``dask.distributed`` cluster.
     """
     parsed = [family.parse_protocol(p) for p in protocols]
+    seeds, deadline = options.seeds, options.deadline
     if not 0 < seeds <= MAX_SEEDS:
         raise InputError(f"--seeds must be between 1 and {MAX_SEEDS}, got {seeds}")
-    if seed_start < 0:
-        raise InputError(f"--seed-start must be 0 or more, got {seed_start}")
-    if backend not in ("local", "dask"):
-        raise InputError(f"unknown backend {backend!r}; backends: local, dask")
-    tallies = {p.label: new_tally(family, workload) for p in parsed}
-    found: dict[tuple[str, str], Found] = {}
-    done, first_chunk = 0, 0
-    saturation: list[tuple[int, dict[str, int]]] = []
-    if resume is not None:
-        first_chunk, done = resume.next_chunk, resume.seeds_done
-        saturation = [(int(n), dict(counts)) for n, counts in resume.saturation]
-        for label, data in resume.tallies.items():
-            tallies[label] = ProtocolTally(**data)
-        for item in resume.found:
-            order = tuple(family.parse_event(workload.base, text) for text in item["order"])
-            found[(item["protocol"], item["invariant"])] = Found(item["protocol"], item["invariant"], item["run"],
-                                                                  item["seed"], order)
-    all_rows: list[dict] | None = [] if keep_rows else None
+    run = _Progress(family, workload, parsed, options)
     starts = list(range(0, seeds, CHUNK_SEEDS))
-    tasks = [(i, min(CHUNK_SEEDS, seeds - i), seed_start, keep_rows) for i in starts][first_chunk:]
+    tasks = [(i, min(CHUNK_SEEDS, seeds - i), options.seed_start, options.keep_rows) for i in starts]
+    chunks = iter_chunks(family, workload, parsed, tasks[run.first_chunk:], options.workers or default_workers(),
+                         options.backend, options.scheduler)
     stopped = None
-    chunks = iter_chunks(family, workload, parsed, tasks, workers or default_workers(), backend, scheduler)
     try:
-        for number, (chunk_tallies, rows, firsts, marks) in enumerate(chunks, start=first_chunk):
-            saturation += _inside_points(marks, tallies)
-            for label, tally in chunk_tallies.items():
-                tallies[label].merge(tally)
-            for label, invariant, index, seed, order in firsts:
-                key = (label, invariant)
-                if key not in found:  # chunks arrive in run order: the first is the lowest index
-                    found[key] = Found(label, invariant, index, seed, order)
-            if all_rows is not None:
-                all_rows.extend(rows)
-            done += min(CHUNK_SEEDS, seeds - starts[number])
-            saturation.append((done, {k: t.coverage.sketch.count() for k, t in tallies.items()}))
-            if checkpoint is not None:
-                checkpoint(SweepState(number + 1, done, {k: dataclasses.asdict(t) for k, t in tallies.items()},
-                                      [{"protocol": f.protocol, "invariant": f.invariant, "run": f.run,
-                                        "seed": f.seed, "order": [str(e) for e in f.order]}
-                                       for f in found.values()],
-                                      [[n, counts] for n, counts in saturation]))
-            if progress:
-                progress(done, seeds, sum(t.violating_runs for t in tallies.values()))
-            if deadline.expired() and done < seeds:
+        for number, chunk in enumerate(chunks, start=run.first_chunk):
+            run.add(number, min(CHUNK_SEEDS, seeds - starts[number]), *chunk)
+            if deadline.expired() and run.done < seeds:
                 stopped = deadline.name
                 deadline.note("sweep")
                 break
     finally:
         chunks.close()
-    summary = SweepSummary(family.name, workload.name, seed_start, seeds, [p.label for p in parsed], tallies,
-                           dict(sorted(found.items())), done, stopped, saturation)
-    return summary, all_rows
+    summary = SweepSummary(family.name, workload.name, options.seed_start, seeds, [p.label for p in parsed],
+                           run.tallies, dict(sorted(run.found.items())), run.done, stopped, run.saturation)
+    return summary, run.rows
+
+
+class _Progress:
+    """What a sweep has counted so far: its tallies, first violations and saturation points, from nothing or
+    from the state of an interrupted sweep; each chunk's results are added in run order."""
+
+    def __init__(self, family: Family, workload: Workload, protocols: list[Protocol], options: SearchOptions):
+        self.options = options
+        self.tallies = {p.label: new_tally(family, workload) for p in protocols}
+        self.found: dict[tuple[str, str], Found] = {}
+        self.done, self.first_chunk = 0, 0
+        self.saturation: list[tuple[int, dict[str, int]]] = []
+        self.rows: list[dict] | None = [] if options.keep_rows else None
+        resume = options.resume
+        if resume is not None:
+            self.first_chunk, self.done = resume.next_chunk, resume.seeds_done
+            self.saturation = [(int(n), dict(counts)) for n, counts in resume.saturation]
+            for label, data in resume.tallies.items():
+                self.tallies[label] = ProtocolTally(**data)
+            for item in resume.found:
+                order = tuple(family.parse_event(workload.base, text) for text in item["order"])
+                self.found[(item["protocol"], item["invariant"])] = Found(
+                    item["protocol"], item["invariant"], item["run"], item["seed"], order)
+
+    def add(self, number: int, seeds: int, chunk_tallies: dict[str, ProtocolTally], rows: list[dict],
+            firsts: list[tuple], marks: list) -> None:
+        """Count chunk ``number`` (of ``seeds`` seeds); checkpoint and report progress as the options ask."""
+        tallies, options = self.tallies, self.options
+        self.saturation += _inside_points(marks, tallies)
+        for label, tally in chunk_tallies.items():
+            tallies[label].merge(tally)
+        for label, invariant, index, seed, order in firsts:
+            if (label, invariant) not in self.found:  # chunks arrive in run order: the first is the lowest index
+                self.found[(label, invariant)] = Found(label, invariant, index, seed, order)
+        if self.rows is not None:
+            self.rows.extend(rows)
+        self.done += seeds
+        self.saturation.append((self.done, {k: t.coverage.sketch.count() for k, t in tallies.items()}))
+        if options.checkpoint is not None:
+            options.checkpoint(self.state(number + 1))
+        if options.progress:
+            options.progress(self.done, options.seeds, sum(t.violating_runs for t in tallies.values()))
+
+    def state(self, next_chunk: int) -> SweepState:
+        return SweepState(next_chunk, self.done, {k: dataclasses.asdict(t) for k, t in self.tallies.items()},
+                          [{"protocol": f.protocol, "invariant": f.invariant, "run": f.run, "seed": f.seed,
+                            "order": [str(e) for e in f.order]} for f in self.found.values()],
+                          [[n, counts] for n, counts in self.saturation])
 
 
 def sweep_frame(family: Family, workload: Workload, protocols: list[Protocol | str], seeds: int,

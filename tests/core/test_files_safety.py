@@ -114,9 +114,11 @@ def test_every_kind_fencesim_writes_is_recognised_as_its_own(tmp_path):
     from sim.core.outputs import fencesim_file, foreign_entries
     from sim.report.ci import junit_xml
     from sim.report.fuzz import export_all, fuzz_document
+    from sim.search.options import SearchOptions
     from sim.search.pipeline import fuzz
 
-    result = fuzz(sim.family("workspace"), sim.load_workload("tiny"), ["none"], 20, workers=1, advise=False)
+    result = fuzz(sim.family("workspace"), sim.load_workload("tiny"), ["none"],
+                  SearchOptions(20, workers=1, advise=False))
     document = fuzz_document(result, export_all(result, tmp_path))
     (tmp_path / "fuzz.xml").write_text(junit_xml(document))
     (tmp_path / "base.json").write_text('{"format": 1, "family": "workspace", "workload": "tiny", "entries": []}')

@@ -11,6 +11,7 @@ import pytest
 
 from sim.families.workspace import FAMILY
 from sim.report.render import matrix_rows, shown_examples
+from sim.search.options import SearchOptions
 from sim.search.pipeline import fuzz, identical_groups
 from tests.conftest import WEIGHED_WORKLOAD
 
@@ -38,7 +39,7 @@ def result(workload_path):
     from sim.registry import FAMILIES
 
     workload = FAMILIES.load_workload(str(workload_path / "w.toml"))
-    return fuzz(FAMILY, workload, [*GROUP, "none"], 40, workers=1, advise=False)
+    return fuzz(FAMILY, workload, [*GROUP, "none"], SearchOptions(40, workers=1, advise=False))
 
 
 def test_a_mechanism_that_never_acts_leaves_results_identical(result):

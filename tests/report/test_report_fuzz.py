@@ -10,12 +10,13 @@ from pathlib import Path
 import sim
 from sim.families.workspace import FAMILY
 from sim.report.fuzz import export_all, fuzz_document
+from sim.search.options import SearchOptions
 from sim.search.pipeline import fuzz
 
 
 @functools.cache
 def _result():
-    return fuzz(FAMILY, sim.load_workload("tiny"), ["none", "plan"], 60, workers=1, advise=True)
+    return fuzz(FAMILY, sim.load_workload("tiny"), ["none", "plan"], SearchOptions(60, workers=1, advise=True))
 
 
 def test_export_all_writes_three_files_per_counterexample(tmp_path):

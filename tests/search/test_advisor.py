@@ -187,10 +187,11 @@ def test_nothing_within_the_change_limit_leaves_no_recommendation():
 @functools.cache
 def _retention_case():
     """A sweep of keyed-fingerprint-reconcile,key_retention=5 on effects-saga and its counterexamples."""
+    from sim.search.options import SearchOptions
     from sim.search.pipeline import fuzz
 
-    return fuzz(EFFECTS, sim.load_workload("effects-saga"), ["keyed-fingerprint-reconcile,key_retention=5"], 300,
-                workers=1, advise=False)
+    return fuzz(EFFECTS, sim.load_workload("effects-saga"), ["keyed-fingerprint-reconcile,key_retention=5"],
+                SearchOptions(300, workers=1, advise=False))
 
 
 def _example(result, invariant):

@@ -7,12 +7,13 @@ import functools
 import sim
 from sim.families.effects import FAMILY as EFFECTS
 from sim.families.workspace import FAMILY
+from sim.search.options import SearchOptions
 from sim.search.pipeline import FuzzResult, fuzz
 
 
 @functools.cache
 def _fuzzed(advise):
-    return fuzz(FAMILY, sim.load_workload("seed-fuzz"), ["none", "plan"], 150, workers=1, advise=advise)
+    return fuzz(FAMILY, sim.load_workload("seed-fuzz"), ["none", "plan"], SearchOptions(150, workers=1, advise=advise))
 
 
 def test_each_distinct_violation_is_shrunk_once_in_sorted_order():
@@ -45,7 +46,7 @@ def test_claims_are_judged_for_the_protocols_swept():
 
 def test_the_pipeline_runs_the_effects_family_too():
     """Through the contract the same pipeline fuzzes, shrinks and judges an effects workload."""
-    result = fuzz(EFFECTS, sim.load_workload("effects-saga"), ["keyed"], 60, workers=1, advise=False)
+    result = fuzz(EFFECTS, sim.load_workload("effects-saga"), ["keyed"], SearchOptions(60, workers=1, advise=False))
     assert result.counterexamples and result.family is EFFECTS
     for example in result.counterexamples:
         replay = EFFECTS.replay(result.workload.base, example.protocol, example.events)

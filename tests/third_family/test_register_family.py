@@ -17,6 +17,7 @@ from sim.registry import SHIPPED
 from sim.report.export import export
 from sim.search.advisor import advise
 from sim.search.exhaustive import explore
+from sim.search.options import SearchOptions
 from sim.search.pipeline import fuzz
 from sim.search.shrink import shrink
 from sim.search.sweep import sweep
@@ -84,7 +85,7 @@ def test_advisor_proposes_compare_and_set(workload):
 
 def test_pipeline_export_and_replay(workload, registry, tmp_path):
     """fuzz + export writes a scenario that the registry loads and that replays to the violation."""
-    result = fuzz(FAMILY, workload, ["blind"], seeds=100, workers=1)
+    result = fuzz(FAMILY, workload, ["blind"], SearchOptions(100, workers=1))
     (example,) = result.counterexamples
     scenario = FAMILY.counterexample(workload, example.protocol, "lost_update", example.events,
                                      {"name": "register_lost_update", "invariant": "lost_update"})
