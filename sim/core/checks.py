@@ -141,15 +141,13 @@ class CheckSpec:
     def fields(self) -> tuple[str, ...]:
         return tuple(sorted({f for names in self.requires.values() for f in names}))
 
-    def missing(self, history) -> str | None:
-        """The first (event, field) the history never records, if the check needs it."""
-        seen: dict[str, set[str]] = {}
-        for event in history:
-            if event.event in self.requires and not event.get("skipped"):  # a skipped event did nothing
-                exempt = self.exempt.get(event.event)
-                if exempt is not None and exempt(event):
-                    continue
-                seen.setdefault(event.event, set()).update(event.fields)
+    def missing(self, history, seen: Mapping[str, set[str]] | None = None) -> str | None:
+        """The first (event, field) the history never records, if the check needs it.
+
+        ``seen``: the fields the history's done events record, per event name (:func:`fields_recorded`),
+        shared by the checks of one history that exempt no event."""
+        if seen is None or self.exempt:
+            seen = fields_recorded(history, self.requires, self.exempt)
         for name, needed in self.requires.items():
             if name in seen:
                 for field_name in needed:
@@ -157,9 +155,29 @@ class CheckSpec:
                         return f"no '{name}' event records '{field_name}'"
         return None
 
-    def run(self, history) -> CheckResult:
-        absent = self.missing(history)
+    def run(self, history, seen: Mapping[str, set[str]] | None = None) -> CheckResult:
+        absent = self.missing(history, seen) if self.requires else None
         return CheckResult.not_evaluable(self.name, absent) if absent else self.function(history)
+
+
+def fields_recorded(history, names: Iterable[str], exempt: Mapping[str, Callable[[Any], bool]] | None = None
+                    ) -> dict[str, set[str]]:
+    """Per event name of ``names``: every field some done event of that name records (a skipped event did
+    nothing, and an event ``exempt`` says yes to is left out)."""
+    wanted = names if isinstance(names, (set, frozenset, dict)) else set(names)
+    seen: dict[str, set[str]] = {}
+    for event in history:
+        name = event.event
+        if name in wanted and not event.get("skipped"):
+            rule = exempt.get(name) if exempt else None
+            if rule is not None and rule(event):
+                continue
+            fields = seen.get(name)
+            if fields is None:
+                seen[name] = set(event.fields)
+            else:
+                fields.update(event.fields)
+    return seen
 
 
 @dataclass
@@ -194,7 +212,8 @@ def run_checks(specs, history) -> CheckReport:
     if folded is None or folded.given is not specs:
         listed = list(specs)
         if not listed or any(spec.fold is None for spec in listed):
-            return CheckReport([spec.run(history) for spec in listed])
+            seen = fields_recorded(history, {name for spec in listed for name in spec.requires})
+            return CheckReport([spec.run(history, seen) for spec in listed])
         folded = _FoldedRun(listed, specs)
         if isinstance(specs, tuple) and len(_FOLDED) < FOLDED_RUNS_KEPT:
             _FOLDED[id(specs)] = folded  # a family's checks: the same tuple every time
