@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 
 #: Parallel test processes (pytest-xdist); 0 runs the tests in this process.
 JOBS ?= 2
-PYTEST := $(BIN)/python -m pytest -q -n $(JOBS)
+PYTEST := $(BIN)/python -m pytest -q -n $(JOBS) --dist loadgroup
 
 .PHONY: run test check lint setup real reference clean
 

@@ -193,12 +193,19 @@ class Measured:
 
 
 @functools.cache
+def _base_sweep(workload_name: str, base: str):
+    """The base protocol's sweep of a workload (several bugs share one: the same seeds, the same code)."""
+    workload = FAMILIES.load_workload(workload_name)
+    summary, _ = sweep(FAMILIES.family_for(workload), workload, [base], SEEDS, workers=1)
+    return summary
+
+
+@functools.cache
 def measure(bug: Bug) -> Measured:
     """Sweep the base and the bugged protocol on the same seeds, shrink what the bugged one found."""
     workload = FAMILIES.load_workload(bug.workload)
     family = FAMILIES.family_for(workload)
-    base, _ = sweep(family, workload, [bug.base], SEEDS, workers=1)
-    base_violations = base.tallies[bug.base].by_invariant[bug.invariant]
+    base_violations = _base_sweep(bug.workload, bug.base).tallies[bug.base].by_invariant[bug.invariant]
     family = bug.bugged_family(family)
     protocol = family.parse_protocol(bug.bugged)
     swept, _ = sweep(family, workload, [protocol], SEEDS, workers=1)
@@ -219,6 +226,7 @@ def _caught(measured: Measured) -> bool:
 
 
 @pytest.mark.quality
+@pytest.mark.xdist_group("planted_bugs")  # one process measures each bug once, for both tests
 @pytest.mark.parametrize("bug", BUGS, ids=[b.name for b in BUGS])
 def test_planted_bug_is_found_and_shrunk_to_its_shortest_order(bug):
     """The bugged protocol violates the invariant on the same seeds where the base does not; its minimal
@@ -245,6 +253,7 @@ def test_every_weakening_of_every_knob_has_a_planted_bug():
 
 
 @pytest.mark.quality
+@pytest.mark.xdist_group("planted_bugs")
 def test_detection_rate_is_complete(capsys):
     """Prints each planted bug with its shrunk and shortest length; every bug must be found and shrunk.
 
