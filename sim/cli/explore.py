@@ -17,7 +17,9 @@ def explore(
     protocol: Optional[List[str]] = typer.Option(None, "--protocol", "-p",
                                                  help="Repeat for several; default: the family's presets."),
     depth: int = typer.Option(6, "--depth", "--max-events", help="Longest order enumerated, in events."),
-    workers: int = typer.Option(1, "--workers", help="Processes expanding each layer of the search."),
+    workers: int = typer.Option(1, "--workers", help="Processes expanding each layer of a search that replays its "
+                                "candidates (a family with a machine, as the workspace family, explores in one "
+                                "process: faster than sending its states to workers)."),
     budget: Optional[float] = typer.Option(None, "--budget", help="Seconds of wall clock; a search the budget "
                                            "stops proves nothing and says so."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),

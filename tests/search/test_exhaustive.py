@@ -146,3 +146,20 @@ def test_effects_lease_fence_off_is_found_with_one_fault():
     """Without the lease fence one zombie is enough for a second writer to duplicate an effect."""
     orders = _effects("keyed-fingerprint-reconcile,lease_fence=off").minimal_orders["duplicate_effect"]
     assert any(order[0].fault == "zombie" and order[0].transition == "open_pr" for order in orders)
+
+
+def test_a_family_with_a_machine_is_explored_in_one_process_whatever_the_workers():
+    """Sending states to workers costs more than one transition each: with a machine the search keeps to this
+    process; a family without one (the effects family replays each candidate) still gets its workers."""
+    from sim.search.exhaustive import _Context, _Expander
+
+    tiny = sim.load_workload("tiny")
+    workspace = sim.family("workspace")
+    direct = _Context(workspace, tiny, workspace.parse_protocol("plan"), list(workspace.alphabet(tiny)))
+    assert direct.machine is not None and _Expander(direct, 2).workers == 1
+    saga = sim.load_workload("effects-saga")
+    effects = sim.family("runtime")
+    replaying = _Context(effects, saga, effects.parse_protocol("keyed"), list(effects.alphabet(saga))[:3])
+    assert replaying.machine is None and _Expander(replaying, 2).workers == 2
+    one = explore(tiny, parse_protocol("plan"), 5, workers=1).to_json()
+    assert explore(tiny, parse_protocol("plan"), 5, workers=2).to_json() == one
