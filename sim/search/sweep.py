@@ -21,9 +21,7 @@ import multiprocessing
 import os
 import signal
 from dataclasses import dataclass, field
-from typing import Any, Generator, Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Generator, Sequence
 
 from sim.core import stats
 from sim.core.coverage import Coverage, Sketch
@@ -34,6 +32,9 @@ from sim.core.ledger import LedgerTally
 from sim.core.workload import Workload
 from sim.search.options import SearchOptions
 from sim.search.oracle import evaluate
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Seeds per task handed to a worker.
 CHUNK_SEEDS = 250
@@ -429,9 +430,11 @@ class _Progress:
 
 
 def sweep_frame(family: Family, workload: Workload, protocols: list[Protocol | str], seeds: int,
-                seed_start: int = 0, workers: int | None = None) -> pd.DataFrame:
+                seed_start: int = 0, workers: int | None = None) -> "pd.DataFrame":
     """A sweep as a DataFrame, one row per run: seed, protocol, violations per invariant,
     availability counts (spurious rejections...), the family's per-run measures, the run's valid order
     as text (``order``, events joined by `` ; ``) and how many of its events are faults (``faults``)."""
     _, rows = sweep(family, workload, protocols, seeds, seed_start, workers, keep_rows=True)
+    import pandas as pd  # a second to import: only the DataFrame call pays for it
+
     return pd.DataFrame(rows)

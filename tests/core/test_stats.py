@@ -36,3 +36,28 @@ def test_interval_to_json_rounds_and_methods_are_named():
     """An interval serialises as value/low/high rounded; the report names each method."""
     assert Interval(1 / 3, 0.0, 1.0).to_json(3) == {"value": 0.333, "low": 0.0, "high": 1.0}
     assert "Wilson" in METHODS["share"] and "Poisson" in METHODS["count"]
+
+
+def test_the_floats_are_scipy_stats_own_over_a_grid_of_counts():
+    """The intervals skip importing scipy.stats (a second per command) yet give its floats exactly: Wilson
+    from binomtest(...).proportion_ci(method="wilson"), Garwood from chi2.ppf."""
+    from scipy import stats
+
+    for n in (1, 2, 3, 7, 20, 50, 99, 150, 300, 1000, 2000, 10_000, 123_457):
+        for k in sorted({0, 1, 2, n // 3, n // 2, n - 1, n} & set(range(n + 1))):
+            ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+            got = share(k, n)
+            assert (got.low, got.high) == (float(ci.low), float(ci.high)), (k, n)
+    for events in (0, 1, 2, 3, 5, 10, 37, 120, 1000, 98_765):
+        for exposure, scale in ((1.0, 1.0), (2000, 10_000), (300, 40_000)):
+            got = count(events, exposure, scale)
+            alpha = 1 - 0.95  # as the intervals were computed with scipy.stats
+            low = 0.0 if events == 0 else stats.chi2.ppf(alpha / 2, 2 * events) / 2
+            high = stats.chi2.ppf(1 - alpha / 2, 2 * events + 2) / 2
+            factor = scale / exposure
+            assert (got.low, got.high) == (float(low) * factor, float(high) * factor), events
+
+
+def test_a_share_of_more_successes_than_trials_is_refused():
+    with pytest.raises(ValueError, match="0 <= successes <= trials"):
+        share(5, 3)
