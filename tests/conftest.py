@@ -86,11 +86,8 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``slow`` run first, each file's in its own order: with two processes, a long test
-    collected last (the pinned results, the reference review) no longer keeps one process busy while the
-    other has nothing left.  Tests marked ``real_full`` are skipped, with one line saying how to run them,
-    unless FENCESIM_REAL_FULL is set: the real subset stays short, and nothing leaves it silently."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: the order within each kind
+    """Tests marked ``real_full`` are skipped, with one line saying how to run them, unless FENCESIM_REAL_FULL
+    is set: the real subset stays short, and nothing leaves it silently."""
     if os.environ.get(REAL_FULL_VARIABLE):
         return
     skip = pytest.mark.skip(reason=REAL_FULL_REASON)
