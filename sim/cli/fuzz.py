@@ -26,6 +26,7 @@ from sim.cli.fuzz_state import load_workload as load_state_workload
 from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
 from sim.core.files import write_atomically
+from sim.search.options import BACKENDS
 
 DEFAULT_OUT = Path("counterexamples")
 
@@ -149,8 +150,8 @@ def _check_numbers(options: FuzzOptions) -> None:
         raise InputError(f"--budget must be a positive number of seconds, not {options.budget}")
     if not 0 < options.shrink_seconds < 1e12:
         raise InputError(f"--shrink-seconds must be positive, not {options.shrink_seconds}")
-    if options.backend not in ("local", "dask"):
-        raise InputError(f"unknown backend {options.backend!r}; backends: local, dask")
+    if options.backend not in BACKENDS:
+        raise InputError(f"unknown backend {options.backend!r}; backends: {', '.join(BACKENDS)}")
     if options.scheduler is not None and options.backend != "dask":
         raise InputError("--scheduler is the address of a Dask scheduler: give it with --backend dask")
 

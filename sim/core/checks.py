@@ -9,7 +9,7 @@ it says ``not_evaluable`` rather than passing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Container, Iterable, Mapping
 
 OK = "ok"
 VIOLATED = "violated"
@@ -160,15 +160,14 @@ class CheckSpec:
         return CheckResult.not_evaluable(self.name, absent) if absent else self.function(history)
 
 
-def fields_recorded(history, names: Iterable[str], exempt: Mapping[str, Callable[[Any], bool]] | None = None
+def fields_recorded(history, names: Container[str], exempt: Mapping[str, Callable[[Any], bool]] | None = None
                     ) -> dict[str, set[str]]:
-    """Per event name of ``names``: every field some done event of that name records (a skipped event did
-    nothing, and an event ``exempt`` says yes to is left out)."""
-    wanted = names if isinstance(names, (set, frozenset, dict)) else set(names)
+    """Per event name in ``names`` (a set, or a check's ``requires``): every field some done event of that
+    name records (a skipped event did nothing, and an event ``exempt`` says yes to is left out)."""
     seen: dict[str, set[str]] = {}
     for event in history:
         name = event.event
-        if name in wanted and not event.get("skipped"):
+        if name in names and not event.get("skipped"):
             rule = exempt.get(name) if exempt else None
             if rule is not None and rule(event):
                 continue

@@ -61,5 +61,5 @@ class SearchOptions:
             raise InputError(f"--seed-start must be 0 or more, got {self.seed_start}")
 
     def replace(self, **changes: Any) -> "SearchOptions":
-        """These options with ``changes`` (the advisor's smaller sweeps, the review's levelled ones)."""
+        """These options with ``changes`` (the pipeline hands the sweep its share of the deadline so)."""
         return dataclasses.replace(self, **changes)
