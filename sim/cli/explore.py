@@ -8,6 +8,8 @@ import typer
 
 from sim.cli.app import JSON_HELP, app, human_console
 from sim.core.errors import InputError
+from sim.search.exhaustive import MAX_STATES_DEFAULT as STATE_LIMIT_DEFAULT
+from sim.search.exhaustive import STATE_LIMIT_MAX
 
 
 @app.command()
@@ -22,6 +24,9 @@ def explore(
                                 "process: faster than sending its states to workers)."),
     budget: Optional[float] = typer.Option(None, "--budget", help="Seconds of wall clock; a search the budget "
                                            "stops proves nothing and says so."),
+    state_limit: int = typer.Option(STATE_LIMIT_DEFAULT, "--state-limit",
+                                    help="Distinct states kept per depth (about 1 KB of memory each on the workspace "
+                                    "family); a search that reaches it stops and proves nothing."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Enumerate every valid order up to --depth events (commuting orders pruned, equal states merged): each
@@ -36,10 +41,12 @@ def explore(
         raise InputError(f"--depth must be between 1 and {EXHAUSTIVE_DEPTH_MAX}, got {depth}")
     if not 1 <= workers <= 4096:
         raise InputError(f"--workers must be from 1 to 4096, not {workers}")
+    if not 1 <= state_limit <= STATE_LIMIT_MAX:
+        raise InputError(f"--state-limit must be from 1 to {STATE_LIMIT_MAX:,}, not {state_limit}")
     if budget is not None and not 0 < budget < 1e12:
         raise InputError(f"--budget must be a positive number of seconds, not {budget}")
     loaded = FAMILIES.load_workload(workload)
     family = FAMILIES.family_for(loaded)
     protocols = distinct_protocols(family, list(protocol or family.presets), "--protocol")
     return _exhaustive(family, loaded, protocols, depth, human_console(json_out), json_out,
-                       Deadline(budget, "--budget"), workers)
+                       Deadline(budget, "--budget"), workers, state_limit)

@@ -444,14 +444,16 @@ def _exhaustive_progress(bar: Bar, label: str) -> Callable[[int, int, int], None
     return progress
 
 
-def _exhaustive(family, workload, protocols, max_events: int, console, json_out: bool, deadline, workers: int) -> int:
-    from sim.search.exhaustive import explore
+def _exhaustive(family, workload, protocols, max_events: int, console, json_out: bool, deadline, workers: int,
+                state_limit: int | None = None) -> int:
+    from sim.search.exhaustive import MAX_STATES_DEFAULT, explore
 
+    state_limit = MAX_STATES_DEFAULT if state_limit is None else state_limit
     results = []
     with Bar(progress_wanted(json_out)) as bar:
         for p in protocols:
-            results.append(explore(family, workload, p, max_events, deadline=deadline, workers=workers,
-                                   progress=_exhaustive_progress(bar, p.label)))
+            results.append(explore(family, workload, p, max_events, max_states=state_limit, deadline=deadline,
+                                   workers=workers, progress=_exhaustive_progress(bar, p.label)))
     document = {"family": family.name, "workload": workload.name, "max_events": max_events,
                 "protocols": [r.to_json() for r in results]}
     for r in results:
@@ -463,6 +465,9 @@ def _exhaustive(family, workload, protocols, max_events: int, console, json_out:
             console.print(f"  no safety violation within {max_events} events (proved by enumeration)", markup=False)
         elif not data["violations"]:
             console.print("  no violation found before the search stopped: nothing is proved", markup=False)
+        if r.reason == "state_limit":
+            console.print(f"  the state limit ({state_limit:,} distinct states per depth) stopped it: "
+                          "fencesim explore --state-limit raises it", markup=False)
         for name, found in data["violations"].items():
             console.print(f"  {name}: shortest {found['shortest_events']} events, {len(found['orders'])} order(s):",
                           markup=False)

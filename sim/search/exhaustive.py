@@ -43,8 +43,10 @@ from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
 
-#: Limits: distinct states kept per depth, and the deepest bound accepted.
+#: Limits: distinct states kept per depth (by default, and the most ``fencesim explore --state-limit`` takes),
+#: and the deepest bound accepted.
 MAX_STATES_DEFAULT = 1_000_000
+STATE_LIMIT_MAX = 100_000_000
 EXHAUSTIVE_DEPTH_MAX = 12
 
 
