@@ -13,7 +13,9 @@ is one script run, not one interpreter.  The parts:
                     against the baseline (the same states: the counts must be equal).
 2. exhaustive-deep  tiny / plan to depth 12 and three-files / step-dedupe to depth 10 on 2 workers:
                     wall time, distinct states and peak memory (the search's process and its workers),
-                    with the state limit that bounds the memory.
+                    with the state limit that bounds the memory; then tiny / plan to depth 12 again with
+                    the limit raised to 4,000,000 states per depth (``explore --state-limit``), where it
+                    completes.
 3. sweep            runs per second on seed-fuzz / none against the bare-Python model, in this process:
                     generation alone, the bare model alone, replay + checks alone, and the whole sweep
                     (generation included) against the bare model with generation.
@@ -49,7 +51,8 @@ from sim.search.exhaustive import explore
 family = FAMILIES.get("workspace")
 workload = FAMILIES.load_workload({workload!r})
 started = time.perf_counter()
-result = explore(family, workload, family.parse_protocol({protocol!r}), {depth}, workers={workers})
+result = explore(family, workload, family.parse_protocol({protocol!r}), {depth}, workers={workers},
+                 max_states={limit})
 seconds = time.perf_counter() - started
 own = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -81,7 +84,7 @@ def run_python(code: str, path: Path, timeout_s: float = 3600) -> dict:
 
 def part_exhaustive_rate(baseline: Path) -> None:
     print("\n[1] exhaustive search, tiny / plan to depth 10, one worker (distinct states per second)")
-    code = EXPLORE.format(workload="tiny", protocol="plan", depth=10, workers=1)
+    code = EXPLORE.format(workload="tiny", protocol="plan", depth=10, workers=1, limit=1_000_000)
     ours = run_python(code, ROOT)
     theirs = run_python(code, baseline)
     same = "same states" if (ours["states"], ours["orders"]) == (theirs["states"], theirs["orders"]) else "DIFFERENT"
@@ -95,11 +98,14 @@ def part_exhaustive_deep() -> None:
     print("\n[2] exhaustive search on 2 workers: wall time and peak memory (this checkout)")
     from sim.search.exhaustive import MAX_STATES_DEFAULT
 
-    for workload, protocol, depth in (("tiny", "plan", 12), ("three-files", "step-dedupe", 10)):
-        got = run_python(EXPLORE.format(workload=workload, protocol=protocol, depth=depth, workers=2), ROOT)
+    for workload, protocol, depth, limit in (("tiny", "plan", 12, MAX_STATES_DEFAULT),
+                                             ("three-files", "step-dedupe", 10, MAX_STATES_DEFAULT),
+                                             ("tiny", "plan", 12, 4_000_000)):
+        got = run_python(EXPLORE.format(workload=workload, protocol=protocol, depth=depth, workers=2, limit=limit),
+                         ROOT)
         memory = f"{got['own_kb'] / 1024:,.0f} MB + workers {got['workers_kb'] / 1024:,.0f} MB"
         line(f"{workload} / {protocol} to depth {depth}", f"{got['seconds']:.1f} s",
-             f"{got['states']:,} states", f"{memory}; {got['end']}, state limit {MAX_STATES_DEFAULT:,} per depth")
+             f"{got['states']:,} states", f"{memory}; {got['end']}, state limit {limit:,} per depth")
 
 
 def _best(repeats: int, work) -> float:
