@@ -8,8 +8,7 @@ import typer
 
 from sim.cli.app import JSON_HELP, app, human_console
 from sim.core.errors import InputError
-from sim.search.exhaustive import MAX_STATES_DEFAULT as STATE_LIMIT_DEFAULT
-from sim.search.exhaustive import STATE_LIMIT_MAX
+from sim.search.exhaustive import MAX_STATES_DEFAULT, STATE_LIMIT_MAX
 
 
 @app.command()
@@ -24,7 +23,7 @@ def explore(
                                 "process: faster than sending its states to workers)."),
     budget: Optional[float] = typer.Option(None, "--budget", help="Seconds of wall clock; a search the budget "
                                            "stops proves nothing and says so."),
-    state_limit: int = typer.Option(STATE_LIMIT_DEFAULT, "--state-limit",
+    state_limit: int = typer.Option(MAX_STATES_DEFAULT, "--state-limit",
                                     help="Distinct states kept per depth (about 1 KB of memory each on the workspace "
                                     "family); a search that reaches it stops and proves nothing."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),

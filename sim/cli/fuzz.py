@@ -131,10 +131,11 @@ def fuzz(
     run = _prepare(options, state)
     if options.exhaustive:
         from sim.search.budget import Deadline
+        from sim.search.exhaustive import MAX_STATES_DEFAULT
 
         return _exhaustive(run.family, run.workload, run.protocols, options.max_events,
                            human_console(options.json_out), options.json_out, Deadline(options.budget, "--budget"),
-                           options.workers or 1)
+                           options.workers or 1, MAX_STATES_DEFAULT)
     from sim.core.outputs import FolderLock
 
     with FolderLock(options.out):
@@ -445,10 +446,9 @@ def _exhaustive_progress(bar: Bar, label: str) -> Callable[[int, int, int], None
 
 
 def _exhaustive(family, workload, protocols, max_events: int, console, json_out: bool, deadline, workers: int,
-                state_limit: int | None = None) -> int:
-    from sim.search.exhaustive import MAX_STATES_DEFAULT, explore
+                state_limit: int) -> int:
+    from sim.search.exhaustive import explore
 
-    state_limit = MAX_STATES_DEFAULT if state_limit is None else state_limit
     results = []
     with Bar(progress_wanted(json_out)) as bar:
         for p in protocols:
