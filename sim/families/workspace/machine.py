@@ -117,7 +117,7 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
         self.replan_specs = {spec.step_id: spec for spec in scenario.replan}
         self.specs = {spec.step_id: spec for spec in self.plan_specs}
         self.order = {spec.step_id: i for i, spec in enumerate(self.plan_specs)}
-        self._replanned: dict[tuple, dict[str, Step]] = {}
+        self._replanned: dict[tuple, tuple[tuple[str, ...], tuple[Step, ...]]] = {}  # inputs -> (ids, steps)
         self._planned: dict[tuple, tuple[tuple[Step, ...], list[tuple[str, str]]]] = {}
         self._guards: dict[str, Callable[[State, Action], str | None]] = {
             "plan": self.why_not_plan, "replan": self.why_not_replan, "dispatch": self.why_not_dispatch,
@@ -257,24 +257,25 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
         The executor is not told (the seed's re-plan drift)."""
         stale = event.point == "stale"
         done = len(state.sent) + len(state.refused)
-        remaining = tuple(s.step_id for s in state.steps[done:])  # undispatched
+        remaining = tuple([s.step_id for s in state.steps[done:]])  # undispatched
         # the guard (why_not_replan) admits a re-plan only once the plan was read, so its snapshot is set
         snapshot, snapshot_rev = cast("tuple[Content, ...]", state.snapshot), cast(int, state.snapshot_rev)
         base = snapshot if stale else state.files
         inputs = (stale, state.model_number, base, snapshot, snapshot_rev, remaining, state.snapshot_revs)
         replanned = self._replanned.get(inputs)
         if replanned is None:
-            replanned = self._replan_steps(stale, state.model_number, base, snapshot, snapshot_rev, remaining,
-                                           state.snapshot_revs)
+            steps_by_id = self._replan_steps(stale, state.model_number, base, snapshot, snapshot_rev, remaining,
+                                             state.snapshot_revs)
+            replanned = (tuple(steps_by_id), tuple(steps_by_id.values()))
             if len(self._replanned) < REPLAN_CACHE_ENTRIES:
                 self._replanned[inputs] = replanned
+        ids, new_steps = replanned
         number = state.model_number + 1
         record = ("router", "replan", dict(stale=True if stale else None, model=model_name(number),
-                                           steps=list(replanned), claimed_base_rev=state.snapshot_rev,
+                                           steps=list(ids), claimed_base_rev=snapshot_rev,
                                            snapshot_revs=self.revs_shown(state.snapshot_revs)))
-        # the re-planned steps are the undispatched ones, in plan order (``replanned`` is keyed in that order)
-        steps = state.steps[:done] + tuple(replanned.values())
-        return state._replace(model_number=number, steps=steps), [record]
+        # the re-planned steps are the undispatched ones, in plan order (``_replan_steps`` keys them in that order)
+        return state._replace(model_number=number, steps=state.steps[:done] + new_steps), [record]
 
     def _replan_steps(self, stale: bool, model_number: int, base: tuple[Content, ...], snapshot: tuple[Content, ...],
                       snapshot_rev: int, remaining: tuple[str, ...],
