@@ -29,7 +29,14 @@ naming the law, the protocol and the smallest orders that show it:
    event alike -- the same skip, records, verdicts and new violations --
    and reach equal keys again, followed for a few events (exhaustive search
    merges them: an unsound key makes "proved absent" wrong);
-7. ``parse_event`` -- ``parse_event(str(e)) == e`` for every event
+7. ``symmetric`` -- for a workload whose family declares interchangeable
+   parts (:meth:`~sim.core.family.Model.symmetry`): renaming the parts in an
+   order skips the same events, violates the same invariants and ends in the
+   same orbit (the same canonical key); and orders with one canonical key
+   answer every next event alike up to some renaming -- the same skip and new
+   violations, children again in one orbit -- followed for a few events
+   (``explore --symmetry`` keeps one state per orbit);
+8. ``parse_event`` -- ``parse_event(str(e)) == e`` for every event
    (``--resume`` and baselines read orders back from text).
 """
 
@@ -60,7 +67,7 @@ MACHINE_STEPS_MAX = 60_000
 REPLAY_STEPS_MAX = 1_500
 
 LAWS = ("deterministic", "deletion", "machine_replay", "enabled_exact", "independent_commute",
-        "equal_keys_equal_futures", "parse_event")
+        "equal_keys_equal_futures", "symmetric", "parse_event")
 
 
 class LawBroken(AssertionError):
@@ -89,6 +96,9 @@ def check_family(family: Family, workload: Workload, protocols: Sequence[str | P
         if law in ("machine_replay", "enabled_exact") and not has_machine:
             outcome[law] = "not applicable: the family has no machine (every candidate is replayed)"
             continue
+        if law == "symmetric" and family.symmetry(workload) is None:
+            outcome[law] = "not applicable: the family declares no interchangeable parts in this workload"
+            continue
         for protocol in chosen:
             _LAW_FUNCTIONS[law](_Context(family, workload, protocol, examples, walk_depth))
         outcome[law] = "held"
@@ -110,6 +120,12 @@ class _Context:
 
     def replay(self, events: Sequence[Any]) -> Replay:
         return self.family.replay(self.base, self.protocol, tuple(events))
+
+    def key(self, replay: Replay) -> Any:
+        """The state key exhaustive search merges on: the machine's, or the family's for a replay."""
+        if self.machine is None:
+            return self.family.state_key(replay)
+        return self.machine.key(self.family.final_state(replay))
 
     def violated(self, replay: Replay, since: int = 0) -> set[str]:
         return {v.invariant for v in self.family.check(replay.history).safety_violations
@@ -265,8 +281,9 @@ def _child(ctx: _Context, node: _Node, event: Any) -> tuple[_Node | None, tuple]
     return _Node(order, ctx.machine.key(state), violated, state, history), (shown, violated - node.violated)
 
 
-def _walk(ctx: _Context) -> list[list[_Node]]:
-    """Nodes grouped by (depth, state key, invariants violated), breadth first from the empty order, bounded."""
+def _walk(ctx: _Context, group: Callable[[_Node], Any] | None = None) -> list[list[_Node]]:
+    """Nodes grouped by depth and ``group`` (default: state key and invariants violated), breadth first from
+    the empty order, bounded; the groups of more than one node."""
     if ctx.machine is None:
         root = _Node((), None, frozenset())
     else:
@@ -283,7 +300,7 @@ def _walk(ctx: _Context) -> list[list[_Node]]:
                 steps += 1
                 child, _ = _child(ctx, node, event)
                 if child is not None:
-                    kept = layer.setdefault((child.key, child.violated), [])
+                    kept = layer.setdefault((child.key, child.violated) if group is None else group(child), [])
                     if len(kept) < ORDERS_KEPT_PER_KEY:
                         kept.append(child)
         groups += [nodes for nodes in layer.values() if len(nodes) > 1]
@@ -310,6 +327,63 @@ def _equal_futures(ctx: _Context) -> None:
                 pairs.append((one, two, depth + 1))
 
 
+def _symmetric(ctx: _Context) -> None:
+    declared = ctx.family.symmetry(ctx.workload)
+    assert declared is not None  # check_family calls this law only for a declared symmetry
+    canonical, maps = declared.canonical, declared.permutations
+
+    @ctx.settings
+    @given(ctx.orders(), st.integers(min_value=0, max_value=max(0, len(maps) - 1)))
+    def law(order, which):
+        if not maps:
+            return
+        renamed = [maps[which](event) for event in order]
+        one, two = ctx.replay(order), ctx.replay(renamed)
+        if one.skipped != two.skipped:
+            differs = "skips other events"
+        elif ctx.violated(one) != ctx.violated(two):
+            differs = "violates other invariants"
+        elif canonical(ctx.key(one)) != canonical(ctx.key(two)):
+            differs = "ends in another orbit (another canonical key)"
+        else:
+            return
+        raise ctx.broken("symmetric", f"{_text(order)} renamed to {_text(renamed)} {differs}")
+
+    law()
+    _orbit_futures(ctx, canonical, ((lambda event: event),) + tuple(maps))
+
+
+def _orbit_futures(ctx: _Context, canonical: Callable[[Any], Any], maps: tuple[Callable[[Any], Any], ...]) -> None:
+    """Pairs of nodes with one canonical key must answer every event alike up to one renaming of the second's
+    events (the same skip and new violations, children again with one canonical key), followed for
+    ``FUTURE_EVENTS_MAX`` events within a budget of steps."""
+    groups = _walk(ctx, lambda node: (canonical(node.key), node.violated))
+    pairs = [(nodes[0], other, 0) for nodes in groups for other in nodes[1:]][:PAIRS_CHECKED_MAX]
+    steps = 0
+    while pairs and steps < ctx.steps_max:
+        first, other, depth = pairs.pop(0)
+        answers = [_child(ctx, first, event) for event in ctx.alphabet]
+        steps += len(answers)
+        matched = None
+        for rename in maps:
+            children = []
+            for event, (one, shown_one) in zip(ctx.alphabet, answers):
+                steps += 1
+                two, shown_two = _child(ctx, other, rename(event))
+                if (one is None) != (two is None) or shown_one[-1] != shown_two[-1] or (
+                        one is not None and two is not None and canonical(one.key) != canonical(two.key)):
+                    break
+                children.append((one, two))
+            else:
+                matched = children
+                break
+        if matched is None:
+            raise ctx.broken("symmetric", f"{_text(first.order)} and {_text(other.order)} have one canonical key, "
+                             "but no renaming makes the events after them answer alike")
+        if depth + 1 < FUTURE_EVENTS_MAX:
+            pairs += [(one, two, depth + 1) for one, two in matched if one is not None and two is not None]
+
+
 def _parse_event(ctx: _Context) -> None:
     @ctx.settings
     @given(ctx.orders())
@@ -325,5 +399,5 @@ def _parse_event(ctx: _Context) -> None:
 _LAW_FUNCTIONS: dict[str, Callable[[_Context], None]] = {
     "deterministic": _deterministic, "deletion": _deletion, "machine_replay": _machine_replay,
     "enabled_exact": _enabled_exact, "independent_commute": _independent_commute,
-    "equal_keys_equal_futures": _equal_futures, "parse_event": _parse_event,
+    "equal_keys_equal_futures": _equal_futures, "symmetric": _symmetric, "parse_event": _parse_event,
 }

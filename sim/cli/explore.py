@@ -26,6 +26,9 @@ def explore(
     state_limit: int = typer.Option(MAX_STATES_DEFAULT, "--state-limit",
                                     help="Distinct states kept per depth (about 1 KB of memory each on the workspace "
                                     "family); a search that reaches it stops and proves nothing."),
+    symmetry: bool = typer.Option(False, "--symmetry", help="Keep one state per orbit of the workload's "
+                                  "interchangeable parts, where its family declares some (the same proofs; states "
+                                  "counted are orbits)."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Enumerate every valid order up to --depth events (commuting orders pruned, equal states merged): each
@@ -48,4 +51,4 @@ def explore(
     family = FAMILIES.family_for(loaded)
     protocols = distinct_protocols(family, list(protocol or family.presets), "--protocol")
     return _exhaustive(family, loaded, protocols, depth, human_console(json_out), json_out,
-                       Deadline(budget, "--budget"), workers, state_limit)
+                       Deadline(budget, "--budget"), workers, state_limit, symmetry)

@@ -446,14 +446,17 @@ def _exhaustive_progress(bar: Bar, label: str) -> Callable[[int, int, int], None
 
 
 def _exhaustive(family, workload, protocols, max_events: int, console, json_out: bool, deadline, workers: int,
-                state_limit: int) -> int:
+                state_limit: int, symmetry: bool = False) -> int:
     from sim.search.exhaustive import explore
 
+    if symmetry and family.symmetry(workload) is None:
+        console.print(f"note: the {family.name} family declares no interchangeable parts in {workload.name}: "
+                      "searched without symmetry reduction", markup=False)
     results = []
     with Bar(progress_wanted(json_out)) as bar:
         for p in protocols:
             results.append(explore(family, workload, p, max_events, max_states=state_limit, deadline=deadline,
-                                   workers=workers, progress=_exhaustive_progress(bar, p.label)))
+                                   workers=workers, progress=_exhaustive_progress(bar, p.label), symmetry=symmetry))
     document = {"family": family.name, "workload": workload.name, "max_events": max_events,
                 "protocols": [r.to_json() for r in results]}
     for r in results:
@@ -461,6 +464,9 @@ def _exhaustive(family, workload, protocols, max_events: int, console, json_out:
         console.print(f"{r.protocol}: {r.orders_explored} orders ({r.pruned} more pruned as commuting), "
                       f"{r.distinct_states} distinct states explored up to {max_events} events "
                       f"({'complete' if r.complete else 'stopped by ' + r.reason})", markup=False)
+        if r.symmetry is not None:
+            console.print(f"  one state per orbit of the interchangeable {r.symmetry} (states counted are orbits)",
+                          markup=False)
         if not data["violations"] and r.complete:
             console.print(f"  no safety violation within {max_events} events (proved by enumeration)", markup=False)
         elif not data["violations"]:

@@ -33,8 +33,9 @@ optional members.  In the order a fuzz run uses them:
   state value, with guards written once: exhaustive search drives it
   directly), :meth:`state_key` (two orders with equal keys have the same
   future, so exhaustive search merges them), :meth:`independent` (events that
-  commute), :meth:`alphabets` (smaller alphabets tried first when tightening
-  a counterexample), the knob ranks the advisor walks;
+  commute), :meth:`symmetry` (interchangeable parts: ``explore --symmetry``
+  keeps one state per orbit), :meth:`alphabets` (smaller alphabets tried
+  first when tightening a counterexample), the knob ranks the advisor walks;
 * presentation: ``lanes`` (timeline columns), :meth:`describe` (a history
   event as a timeline cell), :meth:`counterexample` (a scenario file for a
   minimal order), :meth:`single_faults` (the cells of a single-fault grid).
@@ -53,6 +54,7 @@ from sim.core.kernel import RunEnd
 from sim.core.knobs import KnobTable, Protocol
 from sim.core.ledger import Entry
 from sim.core.machine import Machine
+from sim.core.symmetry import Symmetry
 from sim.core.values import shown
 from sim.core.workload import Workload
 
@@ -206,6 +208,12 @@ class Model(abc.ABC):
         violations, either order); exhaustive search then tries only one of the two orders.
         The safe default is False."""
         return False
+
+    def symmetry(self, workload: Workload) -> Symmetry | None:
+        """The workload's interchangeable parts, or None (the default: none declared).  ``fencesim explore
+        --symmetry`` then keeps one state per orbit (see :mod:`sim.core.symmetry`, and the law suite's
+        ``symmetric`` law, which checks the declaration)."""
+        return None
 
     def never_fired(self, workload: Any, protocol: Any, measures: Mapping[str, float]) -> list[dict[str, str]]:
         """The protocol's non-default mechanisms that never acted on the workload, given its runs' measures

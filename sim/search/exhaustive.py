@@ -24,6 +24,12 @@ Where two adjacent events are independent
 only the order with the earlier alphabet entry first is tried -- the other
 reaches the same state with the same violations (``pruned_commuting``
 counts the orders skipped so).
+
+One more, asked for (``symmetry=True``, ``fencesim explore --symmetry``),
+changes what is counted but not what is proved: where the family declares
+interchangeable parts (:mod:`sim.core.symmetry`), states are merged per
+orbit -- one state for all its renamings -- so ``distinct_states`` counts
+orbits.
 """
 
 from __future__ import annotations
@@ -62,13 +68,14 @@ class ExhaustiveResult:
     reason: str = "bound_reached"
     shortest: dict[str, int] = field(default_factory=dict)
     minimal_orders: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
+    symmetry: str | None = None  # the interchangeable parts when states were merged per orbit
 
     @property
     def violated(self) -> bool:
         return bool(self.minimal_orders)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "protocol": self.protocol, "max_events": self.max_events, "orders_explored": self.orders_explored,
             "distinct_states": self.distinct_states, "pruned_commuting": self.pruned, "complete": self.complete,
             "end": self.reason,
@@ -79,6 +86,9 @@ class ExhaustiveResult:
                 for name, orders in self.minimal_orders.items()
             },
         }
+        if self.symmetry is not None:  # present only when asked for: a search without it reads as it always did
+            out["symmetry"] = self.symmetry
+        return out
 
 
 @dataclass
@@ -95,6 +105,7 @@ class _Context:
     protocol: Protocol
     events: list
     accelerate: bool = True
+    canonical: Callable[[Any], Any] | None = None  # symmetry reduction: a state key -> its orbit's
 
     def __post_init__(self) -> None:
         self.rank = {str(event): index for index, event in enumerate(self.events)}
@@ -136,7 +147,7 @@ class _Context:
     def _expand_direct(self, entry, keep_nodes: bool) -> tuple[list, int]:
         order, _, violated, (state, carries, length) = entry
         assert self.machine is not None  # expand() comes here only with a machine
-        key_of, readers_of = self.machine.key, self._readers
+        key_of, readers_of, canonical = self.machine.key, self._readers, self.canonical
         choices, pruned = self._choices(str(order[-1]) if order else None)
         time = plain_time(len(order))
         outcomes = []
@@ -159,7 +170,8 @@ class _Context:
                     if shown and invariant not in found:
                         found = found | {invariant}
             node = (after, tuple(fed), index) if keep_nodes else None
-            outcomes.append((order + (action,), found, (key_of(after), found), node))
+            key = key_of(after) if canonical is None else canonical(key_of(after))
+            outcomes.append((order + (action,), found, (key, found), node))
         return outcomes, pruned
 
     def _expand_replaying(self, entry) -> tuple[list, int]:
@@ -172,7 +184,10 @@ class _Context:
             if replay.last_skipped:
                 continue
             violated = frozenset(v.invariant for v in family.check(replay.history).safety_violations)
-            outcomes.append((order + (action,), violated, (family.state_key(replay), violated), None))
+            key = family.state_key(replay)
+            if self.canonical is not None:
+                key = self.canonical(key)
+            outcomes.append((order + (action,), violated, (key, violated), None))
         return outcomes, pruned
 
 
@@ -245,7 +260,8 @@ class _Expander:
 def explore(family: Family, workload: Workload, protocol: Protocol, max_events: int,
             max_states: int = MAX_STATES_DEFAULT, only: str | None = None,
             alphabet: Sequence[Any] | None = None, deadline: Deadline = NO_DEADLINE, workers: int = 1,
-            progress: Callable[[int, int, int], None] | None = None, accelerate: bool = True) -> ExhaustiveResult:
+            progress: Callable[[int, int, int], None] | None = None, accelerate: bool = True,
+            symmetry: bool = False) -> ExhaustiveResult:
     """Enumerate every valid order of up to ``max_events`` events (see module doc).
 
     ``only`` stops at the first depth where that invariant is violated (used
@@ -257,13 +273,20 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     worker count (a family with a machine is explored in this process: see
     :class:`_Expander`).  ``progress(depth, max_events, states)`` follows each depth.
     ``accelerate=False`` replays every candidate from scratch and prunes nothing
-    (the law suite's reference; the result is the same).
+    (the law suite's reference; the result is the same).  ``symmetry=True``
+    merges states per orbit of the workload's interchangeable parts, where the
+    family declares some (:meth:`~sim.core.family.Model.symmetry`; otherwise it
+    changes nothing): the same shortest lengths and invariants proved absent,
+    with orbits counted instead of states (``result.symmetry`` names the parts).
     """
     if not 1 <= max_events <= EXHAUSTIVE_DEPTH_MAX:
         raise InputError(f"--max-events must be between 1 and {EXHAUSTIVE_DEPTH_MAX}, got {max_events}")
     result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants)
     events = list(family.alphabet(workload) if alphabet is None else alphabet)
-    context = _Context(family, workload, protocol, events, accelerate)
+    declared = family.symmetry(workload) if symmetry else None
+    context = _Context(family, workload, protocol, events, accelerate,
+                       declared.canonical if declared is not None else None)
+    result.symmetry = declared.parts if declared is not None else None
     # frontier: key -> [order, orders merged into it, invariants violated, node to expand (or None)]
     frontier: dict[Any, list] = {"root": [(), 1, frozenset(), context.root()]}
     seen_states = 0

@@ -15,6 +15,9 @@ from sim.registry import FAMILIES
 from sim.search.exhaustive import explore
 from sim.testing import LAWS, LawBroken, check_family
 
+#: What the suite answers for a family that declares no symmetry (the shipped ones: docs/adding-a-family.md).
+NO_SYMMETRY = "not applicable: the family declares no interchangeable parts in this workload"
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "third_family"))
 from register_family import FAMILY as REGISTER  # noqa: E402
 
@@ -51,7 +54,7 @@ def test_the_workspace_platform_mechanisms_keep_every_law(tmp_path):
     path.write_text(PLATFORM_WORKLOAD, encoding="utf-8")
     loaded = FAMILIES.load_workload(str(path))
     outcome = check_family(FAMILIES.get("workspace"), loaded, PLATFORM_PROTOCOLS, examples=30)
-    assert outcome == {law: "held" for law in LAWS}
+    assert outcome == {law: "held" for law in LAWS} | {"symmetric": NO_SYMMETRY}
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
@@ -60,7 +63,7 @@ def test_the_workspace_family_keeps_every_law(workload):
     """Deterministic, deletable, machine equals replay, exact guards, commuting, sound keys, events read back."""
     loaded = FAMILIES.load_workload(workload)
     outcome = check_family(FAMILIES.get("workspace"), loaded, WORKSPACE_PROTOCOLS, examples=40)
-    assert outcome == {law: "held" for law in LAWS}
+    assert outcome == {law: "held" for law in LAWS} | {"symmetric": NO_SYMMETRY}
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
@@ -69,8 +72,8 @@ def test_the_effects_family_keeps_every_law_it_can():
     loaded = FAMILIES.load_workload("effects-release")
     outcome = check_family(FAMILIES.get("runtime"), loaded, ["unkeyed-retry", "keyed-fingerprint-reconcile"],
                            examples=25, walk_depth=2)
-    assert outcome["machine_replay"].startswith("not applicable")
-    assert all(outcome[law] == "held" for law in LAWS if law not in ("machine_replay", "enabled_exact"))
+    assert outcome["machine_replay"].startswith("not applicable") and outcome["symmetric"] == NO_SYMMETRY
+    assert all(outcome[law] == "held" for law in LAWS if law not in ("machine_replay", "enabled_exact", "symmetric"))
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane

@@ -27,6 +27,7 @@ from sim.core.family import Family, Replay
 from sim.core.kernel import END_COMPLETED, RunEnd
 from sim.core.knobs import Knob, KnobTable, Protocol
 from sim.core.machine import Machine, Record, drive
+from sim.core.symmetry import Symmetry, renamings
 from sim.core.workload import Workload, build_workload, split_workload
 
 TABLE = KnobTable(
@@ -169,6 +170,13 @@ class RegisterFamily(Family):
     def state_key(self, replay: Replay) -> Hashable:
         return replay.state
 
+    def symmetry(self, workload: Workload) -> Symmetry | None:
+        """The clients run the same code and no check names one: any renaming of them is a symmetry."""
+        clients = list(workload.base.clients)
+        if not 2 <= len(clients) <= SYMMETRIC_CLIENTS_MAX:
+            return None
+        return Symmetry(f"clients {', '.join(clients)}", orbit_key, renamings(clients, renamed))
+
     # -- judgement and presentation --------------------------------------------------------------
 
     def verdicts(self, replay: Replay) -> list[dict[str, Any]]:
@@ -187,6 +195,21 @@ class RegisterFamily(Family):
         scenario.protocol = protocol.label
         scenario.meta = {k: v for k, v in meta.items() if k not in ("name", "description")}
         return scenario
+
+
+#: The most clients whose renamings are listed (n! - 1 of them).
+SYMMETRIC_CLIENTS_MAX = 5
+
+
+def renamed(op: Op, mapping: dict[str, str]) -> Op:
+    return Op(op.kind, mapping[op.client])
+
+
+def orbit_key(state: "RegisterState") -> Hashable:
+    """The state without the clients' names: the register, the values read (as a sorted list), how many
+    clients are done -- the clients that neither read nor are done are the rest."""
+    return (state.value, state.version, tuple(sorted(seen for _, seen in state.read)), len(state.done),
+            state.clients)
 
 
 class RegisterState(NamedTuple):
