@@ -65,8 +65,21 @@ def _hunk_digests(content: Content, names: tuple[str, ...]) -> tuple[tuple[str, 
     return tuple((name, hunk_hash(text_of(content, name))) for name in names)
 
 
-class Step(NamedTuple):
-    """A step as the planner emitted it: its claims, and the author's truth (for the history only)."""
+#: What tells two steps apart, in order (the rest of a step only labels the history).
+_STEP_IDENTITY = ("step_id", "path", "patch", "claimed_base_rev", "claimed_pre_hash", "truth", "replanned")
+_STEP_FIELDS = _STEP_IDENTITY + ("truth_hash", "model", "shown")
+
+
+class Step(str):
+    """A step as the planner emitted it: its claims, and the author's truth (for the history only).
+
+    A state holds its steps several times over -- in its plan, in the messages sent and in flight -- and is
+    hashed once per candidate in exhaustive search, where a run has a few hundred distinct steps among hundreds
+    of thousands of states.  So a step *is* the text of what tells it apart (``repr`` of its first seven
+    fields): it compares and hashes as that string, whose hash is computed once and kept by the interpreter,
+    and its fields are attributes.  The last three (``truth_hash``, ``model``, ``shown``) are Labels: not in
+    the text, so never telling two steps apart, as in every other value of the state.
+    """
 
     step_id: str
     path: str
@@ -78,6 +91,25 @@ class Step(NamedTuple):
     truth_hash: Label  # hash of the whole file the author expected (the history's expected_prior_hash)
     model: Label  # the model that planned the step
     shown: Label  # what every record of the step shows: (sorted patch hunks, their expected hashes)
+
+    def __new__(cls, step_id: str, path: str, patch: Content, claimed_base_rev: int, claimed_pre_hash: str,
+                truth: Content, replanned: str | None, truth_hash: Label, model: Label, shown: Label) -> "Step":
+        step = str.__new__(cls, repr((step_id, path, patch, claimed_base_rev, claimed_pre_hash, truth, replanned)))
+        step.__dict__.update(step_id=step_id, path=path, patch=patch, claimed_base_rev=claimed_base_rev,
+                             claimed_pre_hash=claimed_pre_hash, truth=truth, replanned=replanned,
+                             truth_hash=truth_hash, model=model, shown=shown)
+        return step
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (Step, tuple(self.__dict__[name] for name in _STEP_FIELDS))
+
+    def __repr__(self) -> str:
+        return "Step(" + ", ".join(f"{name}={self.__dict__[name]!r}" for name in _STEP_FIELDS) + ")"
+
+    def _replace(self, **changes: Any) -> "Step":
+        fields = {name: self.__dict__[name] for name in _STEP_FIELDS}
+        fields.update(changes)
+        return Step(**fields)
 
 
 class Message(NamedTuple):
