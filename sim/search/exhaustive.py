@@ -292,17 +292,18 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     seen_states = 0
     with _Expander(context, workers) as expander, _no_cyclic_gc():
         for depth in range(1, max_events + 1):
-            layer, found_here = _next_layer(frontier, expander, depth < max_events, result, max_states, deadline)
-            seen_states += len(layer)
+            layer, size, found_here = _next_layer(frontier, expander, depth < max_events, result, max_states,
+                                                  deadline)
+            seen_states += size
             for invariant, orders in found_here.items():
                 result.shortest[invariant] = depth
                 result.minimal_orders[invariant] = orders
             if progress is not None:
                 progress(depth, max_events, seen_states)
-            if not result.complete or not layer or (only is not None and only in result.shortest):
+            if not result.complete or not size or (only is not None and only in result.shortest):
                 if only is not None and only in result.shortest:
                     result.reason = "found"
-                elif not layer and result.complete:
+                elif not size and result.complete:
                     result.reason = "exhausted"
                 break
             frontier = layer
@@ -327,9 +328,13 @@ def _no_cyclic_gc():
 
 
 def _next_layer(frontier: dict[Any, list], expander: "_Expander", keep: bool, result: ExhaustiveResult,
-                max_states: int, deadline: Deadline) -> tuple[dict[Any, list], dict[str, list]]:
-    """Expand every frontier entry by one event; merge equal keys, keeping the first order (frontier order)."""
+                max_states: int, deadline: Deadline) -> tuple[dict[Any, list], int, dict[str, list]]:
+    """Expand every frontier entry by one event; merge equal keys, keeping the first order (frontier order).
+
+    Returns the next frontier, its number of distinct states and the orders that first violate an invariant
+    here.  The last layer (``keep`` false) is counted, never expanded: only its keys are kept, in a set."""
     layer: dict[Any, list] = {}
+    last: set[Any] = set()
     found_here: dict[str, list[tuple[Any, ...]]] = {}
     entries = list(frontier.values())
     for (_, count, parent_violated, _), (outcomes, pruned) in zip(entries, expander.map(entries, keep)):
@@ -338,19 +343,31 @@ def _next_layer(frontier: dict[Any, list], expander: "_Expander", keep: bool, re
             deadline.note("exhaustive")
             break
         result.pruned += pruned * count
+        result.orders_explored += count * len(outcomes)
+        left = len(outcomes)
         for candidate, violated, key, node in outcomes:
-            result.orders_explored += count
+            left -= 1
             if violated is not parent_violated:
                 for invariant in sorted(violated - parent_violated):
                     if invariant not in result.shortest:
                         found_here.setdefault(invariant, []).append(candidate)
-            entry = [candidate, count, violated, node]
-            kept = layer.setdefault(key, entry)
-            if kept is not entry:
-                kept[1] += count
-            elif len(layer) > max_states:
+            if keep:
+                entry = [candidate, count, violated, node]
+                kept = layer.setdefault(key, entry)
+                if kept is not entry:
+                    kept[1] += count
+                    continue
+                size = len(layer)
+            else:
+                size = len(last)
+                last.add(key)
+                if len(last) == size:
+                    continue
+                size += 1
+            if size > max_states:
+                result.orders_explored -= count * left  # the candidates after this one were not explored
                 result.complete, result.reason = False, "state_limit"
                 break
         if not result.complete:
             break
-    return layer, found_here
+    return layer, len(layer) if keep else len(last), found_here
