@@ -335,8 +335,6 @@ def _symmetric(ctx: _Context) -> None:
     @ctx.settings
     @given(ctx.orders(), st.integers(min_value=0, max_value=max(0, len(maps) - 1)))
     def law(order, which):
-        if not maps:
-            return
         renamed = [maps[which](event) for event in order]
         one, two = ctx.replay(order), ctx.replay(renamed)
         if one.skipped != two.skipped:
@@ -349,7 +347,8 @@ def _symmetric(ctx: _Context) -> None:
             return
         raise ctx.broken("symmetric", f"{_text(order)} renamed to {_text(renamed)} {differs}")
 
-    law()
+    if maps:  # a symmetry of one part renames nothing: only the orbit futures are left to check
+        law()
     _orbit_futures(ctx, canonical, ((lambda event: event),) + tuple(maps))
 
 

@@ -359,11 +359,11 @@ def _next_layer(frontier: dict[Any, list], expander: "_Expander", keep: bool, re
                     continue
                 size = len(layer)
             else:
-                size = len(last)
+                before = len(last)
                 last.add(key)
-                if len(last) == size:
+                size = len(last)
+                if size == before:
                     continue
-                size += 1
             if size > max_states:
                 result.orders_explored -= count * left  # the candidates after this one were not explored
                 result.complete, result.reason = False, "state_limit"
