@@ -26,7 +26,7 @@ def test_presets_has_the_four_presets():
     """sim.PRESETS maps the four workspace presets to parsed Protocols, in table order."""
     assert list(sim.PRESETS) == ["none", "plan", "step", "step-dedupe"]
     assert all(isinstance(p, Protocol) for p in sim.PRESETS.values())
-    assert sim.PRESETS["step-dedupe"].dedupe == "journal"
+    assert sim.PRESETS["step-dedupe"].knobs["dedupe"] == "journal"
 
 
 def test_family_and_families_name_both_families():
@@ -40,7 +40,7 @@ def test_parse_protocol_takes_a_family_name():
     """sim.parse_protocol parses a workspace protocol by default and another family's when named."""
     assert sim.parse_protocol("step-dedupe").family == "workspace"
     runtime = sim.parse_protocol("keyed,lease_fence=off", "runtime")
-    assert (runtime.family, runtime.idempotency, runtime.lease_fence) == ("runtime", "key", "off")
+    assert (runtime.family, runtime.knobs["idempotency"], runtime.knobs["lease_fence"]) == ("runtime", "key", "off")
     with pytest.raises(sim.ProtocolError):
         sim.parse_protocol("keyed")
 

@@ -32,8 +32,9 @@ optional members.  In the order a fuzz run uses them:
 * search aids: :meth:`machine` (the model as a transition system over one
   state value, with guards written once: exhaustive search drives it
   directly), :meth:`state_key` (two orders with equal keys have the same
-  future, so exhaustive search merges them), :meth:`independent` (events that
-  commute), :meth:`symmetry` (interchangeable parts: ``explore --symmetry``
+  future, so exhaustive search merges them), :meth:`footprint` (what an event
+  reads and writes, declared in the knob table; :meth:`independent` is derived
+  from it), :meth:`symmetry` (interchangeable parts: ``explore --symmetry``
   keeps one state per orbit), :meth:`alphabets` (smaller alphabets tried
   first when tightening a counterexample), the knob ranks the advisor walks;
 * presentation: ``lanes`` (timeline columns), :meth:`describe` (a history
@@ -49,6 +50,7 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence, runtime_checkable
 from typing import Protocol as TypingProtocol
 
 from sim.core.checks import CheckReport, CheckSpec, run_checks
+from sim.core.footprint import Footprint, independent, resolve
 from sim.core.history import Event, History
 from sim.core.kernel import RunEnd
 from sim.core.knobs import KnobTable, Protocol
@@ -119,7 +121,8 @@ class Model(abc.ABC):
 
     Required: :meth:`generate`, :meth:`alphabet`, :meth:`replay`, :meth:`state_key`, :meth:`verdicts`,
     and the attributes ``name``, ``knobs`` and ``checks``.  Optional (each with a safe default):
-    :meth:`machine` with :meth:`final_state`, :meth:`independent`, :meth:`alphabets`, :meth:`measure`,
+    :meth:`machine` with :meth:`final_state`, :meth:`footprint_kind` and :meth:`footprint_keys` (with
+    footprints in the knob table), :meth:`alphabets`, :meth:`measure`,
     :meth:`claims`, :meth:`outcome`, :meth:`effect_ledger`, :meth:`fault_count`."""
 
     name: str = ""
@@ -203,11 +206,30 @@ class Model(abc.ABC):
         """The machine state a replay ended in (for a family with a :meth:`machine`)."""
         raise NotImplementedError(f"the {self.name} family has no machine")
 
-    def independent(self, first: Any, second: Any) -> bool:
-        """Whether two events commute in every state where both take effect (same state, same
-        violations, either order); exhaustive search then tries only one of the two orders.
-        The safe default is False."""
-        return False
+    def footprint(self, workload: Workload, protocol: Protocol, event: Any) -> Footprint | None:
+        """What ``event`` reads and writes under ``protocol``, from the knob table's declarations (its kind's
+        footprint and what each knob value adds), or None when the family declares none (:mod:`sim.core.footprint`).
+        Not meant to be overridden: declare footprints in the knob table, and say which kind an event is
+        (:meth:`footprint_kind`) and which keys fill its templates (:meth:`footprint_keys`)."""
+        if self.knobs.events is None:
+            return None
+        declared = self.knobs.access(protocol, self.footprint_kind(event))
+        return resolve(declared, self.footprint_keys(workload, event), event)
+
+    def footprint_kind(self, event: Any) -> str:
+        """The kind of event whose footprint ``event`` has (default: its ``kind`` attribute)."""
+        return str(event.kind)
+
+    def footprint_keys(self, workload: Workload, event: Any) -> Mapping[str, Iterable[str]]:
+        """The keys that fill ``event``'s footprint templates: ``{"step": ["s1"], "path": ["app.py"]}``
+        (default: none, so only whole parts can be named)."""
+        return {}
+
+    def independent(self, workload: Workload, protocol: Protocol, first: Any, second: Any) -> bool:
+        """Whether two events commute, derived from their footprints (neither writes what the other reads or
+        writes); False for a family that declares none.  Exhaustive search then tries one of their two orders,
+        and the law suite checks every such claim on every state within a small depth."""
+        return independent(self.footprint(workload, protocol, first), self.footprint(workload, protocol, second))
 
     def symmetry(self, workload: Workload) -> Symmetry | None:
         """The workload's interchangeable parts, or None (the default: none declared).  ``fencesim explore
@@ -219,11 +241,6 @@ class Model(abc.ABC):
         """The protocol's non-default mechanisms that never acted on the workload, given its runs' measures
         summed: ``[{"knob", "value", "line"}]`` (a report prints ``line``).  The default knows of none."""
         return []
-
-    def independent_under(self, protocol: Any, first: Any, second: Any) -> bool:
-        """:meth:`independent` for one protocol (a mechanism a knob switches on may make two events
-        interfere that commute without it); the default asks :meth:`independent`."""
-        return self.independent(first, second)
 
     @abc.abstractmethod
     def state_key(self, replay: Replay) -> Hashable:

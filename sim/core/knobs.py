@@ -12,15 +12,31 @@ stronger, equal ranks are alternatives (``stamp_at=plan`` and
 a value ranked below the design's own (it never drops a mechanism), and
 the quality suite enumerates every value ranked below the strongest as a
 weakening that some shipped workload must catch.
+
+A knob is declared once, as a field of a family's frozen dataclass of knob
+values (a :class:`Knobs` subclass, each field made with :func:`knob`): its
+type gives the values (``Literal["none", "plan", "step"]``, or a number),
+and the field carries the rest of the *mechanism* -- default, meaning,
+ranks, its footprint (what each of its values makes each kind of event read
+and write, :mod:`sim.core.footprint`), a ``fired`` predicate over history
+events (the mechanism changed what happened) and a ``silent`` reason (why it
+may never have acted).  :meth:`KnobTable.of` reads the table from the
+dataclass, so the parser, the advisor, liveness, the docs' tables and the
+derived independence all read one declaration; and a family reads its
+protocol as that dataclass (``WorkspaceKnobs.of(protocol).fence``), so a
+misspelt knob or value fails ``mypy``, not a run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence, TypeVar
 
 from sim.core.errors import ProtocolError
+from sim.core.footprint import NOTHING, Access, FootprintError
 from sim.core.values import shown
 from sim.core.workload import did_you_mean
 
@@ -46,6 +62,13 @@ class Knob:
     ladder: tuple[Any, ...] = ()
     follows: str | None = None
     unit: str = ""
+    #: value -> event kind -> what that value adds to the event's reads and writes (``sim.core.footprint``).
+    footprint: Mapping[Any, Mapping[str, Access]] = field(default_factory=dict)
+    #: ``fired(event, seen, values)``: whether this event shows the knob's (non-default) mechanism changing what
+    #: happened; ``seen`` is the family's running view of the history so far, ``values`` the typed protocol.
+    fired: Callable[[Any, Any, Any], bool] | None = None
+    #: Why the mechanism may never have acted on a workload: ``silent(workload, values) -> str``.
+    silent: Callable[[Any, Any], str] | None = None
 
     def parse(self, text: str) -> Any:
         if self.values is not None:
@@ -98,6 +121,70 @@ class KnobTable:
     #: The presets a built protocol's shortest label may start from (None: every preset).  Presets outside it
     #: can be named but never relabel a protocol spelt otherwise.
     label_presets: tuple[str, ...] | None = None
+    #: Event kind -> what it reads and writes whatever the knobs say (None: the family declares no footprints,
+    #: so no two of its events are independent).  Each knob's ``footprint`` adds to it.
+    events: Mapping[str, Access] | None = None
+    #: The family's typed knob values (a :class:`Knobs` dataclass) when the table was read from one.
+    values_type: type | None = None
+
+    @classmethod
+    def of(cls, values_type: type["Knobs"], family: str, presets: Mapping[str, Mapping[str, Any]],
+           events: Mapping[str, Access] | None = None, label_presets: tuple[str, ...] | None = None) -> "KnobTable":
+        """The table of a :class:`Knobs` dataclass: one knob per field, in field order (see the module doc)."""
+        hints = typing.get_type_hints(values_type)
+        knobs = []
+        for spec in dataclasses.fields(typing.cast(Any, values_type)):
+            declared = spec.metadata.get(KNOB_METADATA)
+            if declared is None:
+                raise TypeError(f"{values_type.__name__}.{spec.name} is not declared with knob()")
+            knobs.append(_knob_of(spec.name, hints[spec.name], spec.default, declared))
+        table = cls(family, tuple(knobs), presets, label_presets, events, values_type)
+        table.check()
+        return table
+
+    def __reduce__(self) -> Any:
+        """A table read from a :class:`Knobs` dataclass travels by reference to it (its knobs carry functions)."""
+        if self.values_type is not None and getattr(self.values_type, "table", None) is self:
+            return (_table_of, (self.values_type,))
+        return super().__reduce__()
+
+    def check(self) -> None:
+        """Refuse a table that contradicts itself: presets and footprints naming unknown knobs, values or
+        event kinds, a default outside the values, a knob following an unknown one."""
+        names = self.names()
+        for preset, given in self.presets.items():
+            for name, value in given.items():
+                knob = self.knob(name)
+                if knob.values is not None and value not in knob.values:
+                    raise ValueError(f"preset {preset!r} sets {name}={value!r}, not a value of the knob")
+        for knob in self.knobs:
+            if knob.values is not None and knob.default not in knob.values:
+                raise ValueError(f"knob {knob.name!r}: default {knob.default!r} is not among {knob.values}")
+            if knob.follows is not None and knob.follows not in names:
+                raise ValueError(f"knob {knob.name!r} follows {knob.follows!r}, which is no knob")
+            for value, kinds in knob.footprint.items():
+                if knob.values is not None and value not in knob.values:
+                    raise ValueError(f"knob {knob.name!r}: footprint of {value!r}, which is not a value of it")
+                unknown = sorted(set(kinds) - set(self.events or ()))
+                if unknown:
+                    raise ValueError(f"knob {knob.name!r}={value}: footprint of event kind(s) {', '.join(unknown)} "
+                                     "the table declares no footprint for")
+
+    def access(self, protocol: "Protocol", kind: str) -> Access:
+        """What one kind of event reads and writes under ``protocol``: its own footprint and what each knob's
+        value adds (precondition: the table declares footprints)."""
+        cache = protocol.accesses
+        found = cache.get(kind)
+        if found is None:
+            events = self.events or {}
+            if kind not in events:
+                raise FootprintError(f"the {self.family} family declares no footprint for events of kind {kind!r} "
+                                     f"(declared: {', '.join(events)})")
+            found = events[kind]
+            for knob in self.knobs:
+                found = found | knob.footprint.get(protocol.knobs[knob.name], {}).get(kind, NOTHING)
+            cache[kind] = found
+        return found
 
     def knob(self, name: str) -> Knob:
         for knob in self.knobs:
@@ -209,39 +296,44 @@ def refuse_duplicates(protocols: Sequence["Protocol"], option: str = "--protocol
 class Protocol:
     """Resolved knob values of one family, with the label the user wrote.
 
-    >>> from sim.families.workspace.knobs import TABLE
+    >>> from sim.families.workspace.knobs import TABLE, WorkspaceKnobs
     >>> p = TABLE.parse("step-dedupe,journal_write=after_write")
-    >>> p.fence, p.dedupe, p.journal_write
+    >>> p.knobs["fence"], WorkspaceKnobs.of(p).dedupe, WorkspaceKnobs.of(p).journal_write
     ('step', 'journal', 'after_write')
     """
 
-    __slots__ = ("table", "label", "knobs", "explicit")
+    __slots__ = ("table", "label", "knobs", "explicit", "typed", "accesses")
+
+    table: KnobTable
+    label: str
+    knobs: dict[str, Any]
+    explicit: frozenset[str]
+    typed: Any  # the family's Knobs value, built on first use (Knobs.of)
+    accesses: dict[str, Access]  # event kind -> its access under this protocol (KnobTable.access)
 
     def __init__(self, table: KnobTable, label: str, knobs: dict[str, Any], explicit: frozenset[str] = frozenset()):
         object.__setattr__(self, "table", table)
         object.__setattr__(self, "label", label)
         object.__setattr__(self, "knobs", dict(knobs))
         object.__setattr__(self, "explicit", frozenset(explicit))
+        object.__setattr__(self, "typed", None)
+        object.__setattr__(self, "accesses", {})
 
     @property
     def family(self) -> str:
         return self.table.family
 
-    def __getattr__(self, name: str) -> Any:
-        knobs = object.__getattribute__(self, "knobs")
-        if name in knobs:
-            return knobs[name]
-        raise AttributeError(name)
-
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("a Protocol is immutable; build another with with_knobs()")
 
-    def __getstate__(self):
+    def __getstate__(self) -> tuple[Any, ...]:
         return (self.table, self.label, self.knobs, self.explicit)
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
         for name, value in zip(self.__slots__, state):
             object.__setattr__(self, name, value)
+        object.__setattr__(self, "typed", None)
+        object.__setattr__(self, "accesses", {})
 
     def with_knobs(self, **knobs: Any) -> "Protocol":
         """This protocol with some knobs changed; the label says which."""
@@ -268,3 +360,117 @@ class Protocol:
     def describe(self) -> str:
         """Every knob and its value, in table order: ``fence=step,stamp_at=dispatch,...``."""
         return ",".join(f"{k.name}={k.show(self.knobs[k.name])}" for k in self.table.knobs)
+
+
+# -- one declaration per knob: the typed values ---------------------------------------------------------------
+
+#: Where :func:`knob` keeps a field's declaration in the dataclass field's metadata.
+KNOB_METADATA = "fencesim.knob"
+
+
+@dataclass(frozen=True)
+class _Declared:
+    meaning: str
+    ranks: Mapping[str, int]
+    convert: Callable[[str], Any] | None
+    ladder: tuple[Any, ...]
+    follows: str | None
+    unit: str
+    footprint: Mapping[Any, Mapping[str, Access]]
+    fired: Callable[[Any, Any, Any], bool] | None
+    silent: Callable[[Any, Any], str] | None
+
+
+def knob(default: Any, meaning: str, *, ranks: Mapping[str, int] | None = None,
+         convert: Callable[[str], Any] | None = None, ladder: tuple[Any, ...] = (), follows: str | None = None,
+         unit: str = "", footprint: Mapping[Any, Mapping[str, Access]] | None = None,
+         fired: Callable[[Any, Any, Any], bool] | None = None,
+         silent: Callable[[Any, Any], str] | None = None) -> Any:
+    """A knob, declared as a field of a :class:`Knobs` dataclass (its values come from the field's type).
+
+    >>> @dataclass(frozen=True)
+    ... class MyKnobs(Knobs):
+    ...     fence: Literal["off", "on"] = knob("off", "check the revision at apply", ranks={"off": 0, "on": 1})
+    """
+    declared = _Declared(meaning, dict(ranks or {}), convert, tuple(ladder), follows, unit, dict(footprint or {}),
+                         fired, silent)
+    return field(default=default, metadata={KNOB_METADATA: declared})
+
+
+def _knob_of(name: str, hint: Any, default: Any, declared: _Declared) -> Knob:
+    values: tuple[str, ...] | None
+    if typing.get_origin(hint) is typing.Literal:
+        values = tuple(typing.get_args(hint))
+    elif hint in (int, float):
+        values = None
+    else:
+        raise TypeError(f"knob {name!r}: its type must be a Literal of strings or a number, not {hint!r}")
+    convert = declared.convert if declared.convert is not None or values is not None else hint
+    return Knob(name, values, default, declared.meaning, declared.ranks, convert, declared.ladder, declared.follows,
+                declared.unit, declared.footprint, declared.fired, declared.silent)
+
+
+def _table_of(values_type: type["Knobs"]) -> KnobTable:
+    return values_type.table
+
+
+KnobsT = TypeVar("KnobsT", bound="Knobs")
+
+
+class Knobs:
+    """Base of a family's typed knob values: a frozen dataclass, one field per knob (made with :func:`knob`).
+
+    A family reads a protocol through it -- ``WorkspaceKnobs.of(protocol).fence`` -- so ``mypy`` knows every
+    knob's name and values."""
+
+    table: ClassVar[KnobTable]
+
+    @classmethod
+    def of(cls: type[KnobsT], protocol: Protocol) -> KnobsT:
+        """The protocol's knob values as this dataclass (built once per protocol, as its table's own dataclass:
+        a family extended with a knob of its own reads the extended values through the base class too)."""
+        typed = protocol.typed
+        if not isinstance(typed, cls):
+            made = protocol.table.values_type
+            typed = (made if made is not None and issubclass(made, cls) else cls)(**protocol.knobs)
+            object.__setattr__(protocol, "typed", typed)
+        return typed
+
+
+# -- did a mechanism act? ------------------------------------------------------------------------------------
+
+
+def fired_measures(table: KnobTable, events: Sequence[Any], values: Any, seen: Any) -> dict[str, int]:
+    """``fired_<knob>`` for every knob with a ``fired`` predicate (table order): 1 when some event shows the
+    mechanism acting.  ``seen`` is the family's running view of the history (``seen.feed(event)`` after the
+    predicates looked at each event)."""
+    waiting = [(knob.name, knob.fired) for knob in table.knobs if knob.fired is not None]
+    fired = dict.fromkeys((name for name, _ in waiting), 0)
+    for event in events:
+        if waiting:
+            still = []
+            for name, predicate in waiting:
+                if predicate(event, seen, values):
+                    fired[name] = 1
+                else:
+                    still.append((name, predicate))
+            waiting = still
+        seen.feed(event)
+    return {f"fired_{name}": value for name, value in fired.items()}
+
+
+def never_fired_lines(table: KnobTable, workload: Any, protocol: Protocol, values: Any,
+                      measures: Mapping[str, float]) -> list[dict[str, str]]:
+    """The protocol's non-default mechanisms whose ``fired_<knob>`` summed to 0, each with its ``silent``
+    reason: ``[{"knob", "value", "line"}]`` (``overlap_check=on never fired: no two steps share a hunk``)."""
+    out = []
+    for knob in table.knobs:
+        if knob.fired is None:
+            continue
+        value = protocol.knobs[knob.name]
+        if value == knob.default or measures.get(f"fired_{knob.name}", 0):
+            continue
+        why = knob.silent(workload, values) if knob.silent is not None else "it never acted"
+        out.append({"knob": knob.name, "value": knob.show(value),
+                    "line": f"{knob.name}={knob.show(value)} never fired: {why}"})
+    return out

@@ -16,7 +16,9 @@ a model's ``init / actions / next_state``:
   when :meth:`why_not` is ``None``;
 * :meth:`Machine.key` -- what decides the future, derived from the state
   value (never listed by hand beside it): exhaustive search merges states
-  with equal keys.
+  with equal keys;
+* :meth:`Machine.parts` -- the state as the parts its footprints name
+  (:mod:`sim.core.footprint`).
 
 A state is a value: immutable, hashable, compared by content.  Snapshot and
 restore are the value itself.  Fields that only label the history (copy
@@ -33,8 +35,9 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
+from sim.core.footprint import Part, named_parts
 from sim.core.history import History
 
 #: One history record a transition produces: (actor, event name, fields); the driver stamps index and time.
@@ -72,6 +75,12 @@ class Machine(abc.ABC):
     def key(self, state: Any) -> Hashable:
         """What decides the future of ``state`` (default: the whole value)."""
         return state
+
+    def parts(self, state: Any) -> Mapping[Part, Any]:
+        """The state as parts, for footprints (:mod:`sim.core.footprint`): ``{(field, key): value}``, together
+        determining :meth:`key` (the law suite checks it).  Default: each field of a named-tuple state whole; a
+        family whose footprints name keys (``files[path]``) splits those fields by key."""
+        return named_parts(state)
 
     def skip_record(self, event: Any, reason: str) -> Record | None:
         """The history record of an event that could not happen (default: a ``skipped`` event; None: none)."""

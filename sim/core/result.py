@@ -58,7 +58,7 @@ class RunResult:
         return not self.mismatches
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "scenario": self.scenario,
             "family": self.family,
             "protocol": self.protocol.label,

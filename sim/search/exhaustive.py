@@ -20,10 +20,11 @@ transition system over one state value) and its safety checks are folds
 the checks' carries, no kernel runs, an event the guard refuses is never
 tried, and a candidate costs one transition and one fold step per check.
 Where two adjacent events are independent
-(:meth:`~sim.core.family.Family.independent`: they commute in every state),
-only the order with the earlier alphabet entry first is tried -- the other
-reaches the same state with the same violations (``pruned_commuting``
-counts the orders skipped so).
+(:meth:`~sim.core.family.Family.independent`: derived from the footprints
+the family declares -- neither writes what the other reads or writes -- and
+checked by the law suite), only the order with the earlier alphabet entry
+first is tried -- the other reaches the same state with the same violations
+(``pruned_commuting`` counts the orders skipped so).
 
 One more, asked for (``symmetry=True``, ``fencesim explore --symmetry``),
 changes what is counted but not what is proved: where the family declares
@@ -44,6 +45,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from sim.core.errors import InputError
 from sim.core.family import Family
+from sim.core.footprint import independent
 from sim.core.history import Event, plain_time
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
@@ -109,8 +111,7 @@ class _Context:
 
     def __post_init__(self) -> None:
         self.rank = {str(event): index for index, event in enumerate(self.events)}
-        self.commute = {(str(a), str(b)) for a in self.events for b in self.events
-                        if self.accelerate and self.family.independent_under(self.protocol, a, b)}
+        self.commute = _commuting(self.family, self.workload, self.protocol, self.events) if self.accelerate else set()
         self.names = [str(event) for event in self.events]
         self._after: dict[str | None, tuple[list, int]] = {}
         safety = [spec for spec in self.family.checks if spec.safety]
@@ -189,6 +190,13 @@ class _Context:
                 key = self.canonical(key)
             outcomes.append((order + (action,), violated, (key, violated), None))
         return outcomes, pruned
+
+
+def _commuting(family: Family, workload: Workload, protocol: Protocol, events: list) -> set[tuple[str, str]]:
+    """The pairs of events independent by their footprints (:meth:`~sim.core.family.Model.independent`)."""
+    prints = [family.footprint(workload, protocol, event) for event in events]
+    return {(str(a), str(b)) for a, first in zip(events, prints) for b, second in zip(events, prints)
+            if a != b and independent(first, second)}
 
 
 class _Readers(dict):

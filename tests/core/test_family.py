@@ -100,7 +100,7 @@ def test_check_runs_all_checks_or_only_the_named_ones():
 def test_parse_protocol_passes_a_protocol_through():
     """parse_protocol parses text with the family's table and returns a Protocol object unchanged."""
     protocol = TOY.parse_protocol("plain,guard=on")
-    assert TOY.parse_protocol(protocol) is protocol and protocol.guard == "on"
+    assert TOY.parse_protocol(protocol) is protocol and protocol.knobs["guard"] == "on"
     assert TOY.presets == ("plain",)
 
 

@@ -11,6 +11,7 @@ from sim.core.errors import InputError, ProtocolError
 from sim.core.knobs import Knob, KnobTable, Protocol
 from sim.families.effects.knobs import TABLE as EFFECTS
 from sim.families.workspace.knobs import TABLE as WORKSPACE
+from sim.families.workspace.knobs import WorkspaceKnobs
 
 WORKSPACE_KNOBS = ("fence", "stamp_at", "dedupe", "journal_write", "drift_check", "overlap_check", "pipeline")
 
@@ -18,19 +19,19 @@ WORKSPACE_KNOBS = ("fence", "stamp_at", "dedupe", "journal_write", "drift_check"
 def test_knob_overrides_preset():
     """'step-dedupe,journal_write=after_write' keeps the preset's knobs and changes journal_write."""
     protocol = WORKSPACE.parse("step-dedupe,journal_write=after_write")
-    assert (protocol.fence, protocol.dedupe, protocol.journal_write) == ("step", "journal", "after_write")
+    assert [protocol.knobs[k] for k in ("fence", "dedupe", "journal_write")] == ["step", "journal", "after_write"]
     assert protocol.label == "step-dedupe,journal_write=after_write"
 
 
 def test_knobs_alone_build_a_protocol():
     """'fence=step,stamp_at=apply' sets both knobs; dedupe stays at its default 'off'."""
     protocol = WORKSPACE.parse("fence=step,stamp_at=apply")
-    assert (protocol.fence, protocol.stamp_at, protocol.dedupe) == ("step", "apply", "off")
+    assert [protocol.knobs[k] for k in ("fence", "stamp_at", "dedupe")] == ["step", "apply", "off"]
 
 
 def test_knob_before_preset_still_overrides():
     """A knob written before the preset overrides it all the same."""
-    assert WORKSPACE.parse("dedupe=memory,step-dedupe").dedupe == "memory"
+    assert WORKSPACE.parse("dedupe=memory,step-dedupe").knobs["dedupe"] == "memory"
 
 
 def test_spaces_around_parts_are_ignored():
@@ -95,7 +96,7 @@ def test_protocol_is_immutable_and_with_knobs_builds_another():
     with pytest.raises(AttributeError):
         step.fence = "none"
     dedupe = step.with_knobs(dedupe="journal")
-    assert (step.dedupe, dedupe.dedupe) == ("off", "journal")
+    assert (step.knobs["dedupe"], dedupe.knobs["dedupe"]) == ("off", "journal")
     assert dedupe == WORKSPACE.parse("step-dedupe")
     assert dedupe.label == "step,dedupe=journal"
 
@@ -112,10 +113,15 @@ def test_with_knobs_label_parses_back_to_the_same_protocol():
     assert WORKSPACE.parse(changed.label) == changed
 
 
-def test_unknown_attribute_is_an_attribute_error():
-    """Reading a knob the family does not have raises AttributeError, not KeyError."""
+def test_a_protocol_is_read_as_its_familys_typed_knobs():
+    """A protocol has no knob attributes (a misspelt one would be Any): a family reads it as its typed
+    dataclass, which has each knob and no other."""
+    protocol = WORKSPACE.parse("step")
+    assert not hasattr(protocol, "fence")
+    typed = WorkspaceKnobs.of(protocol)
+    assert (typed.fence, typed.dedupe) == ("step", "off") and WorkspaceKnobs.of(protocol) is typed
     with pytest.raises(AttributeError):
-        _ = WORKSPACE.parse("step").idempotency
+        _ = typed.idempotency  # type: ignore[attr-defined]
 
 
 def test_explicit_lists_the_knobs_the_label_set():
@@ -182,7 +188,7 @@ def test_weakenings_are_the_values_below_the_top_rank():
 def test_numeric_knob_parses_numbers_and_ranks_by_value():
     """A numeric knob (key_retention) takes a finite number >= 0, ranks by value and proposes its ladder."""
     knob = EFFECTS.knob("key_retention")
-    assert EFFECTS.parse("keyed,key_retention=5").key_retention == 5.0
+    assert EFFECTS.parse("keyed,key_retention=5").knobs["key_retention"] == 5.0
     assert knob.rank(3600.0) > knob.rank(5.0)
     assert knob.candidates() == (5.0, 30.0, 7 * 24 * 3600.0)
     assert knob.show(3600.0) == "3600"
@@ -198,9 +204,9 @@ def test_numeric_knob_refuses_bad_numbers(value, fragment):
 
 def test_followed_knob_takes_the_value_of_the_knob_it_follows():
     """approval follows compensation unless the protocol sets it."""
-    assert EFFECTS.parse("keyed,compensation=off").approval == "off"
-    assert EFFECTS.parse("keyed,compensation=off,approval=on").approval == "on"
-    assert EFFECTS.parse("keyed").approval == "on"
+    assert EFFECTS.parse("keyed,compensation=off").knobs["approval"] == "off"
+    assert EFFECTS.parse("keyed,compensation=off,approval=on").knobs["approval"] == "on"
+    assert EFFECTS.parse("keyed").knobs["approval"] == "on"
 
 
 def test_a_table_of_ones_own_parses_with_the_shared_parser():
@@ -208,7 +214,7 @@ def test_a_table_of_ones_own_parses_with_the_shared_parser():
     table = KnobTable("toy", (Knob("lock", ("off", "on"), "off", "a lock", ranks={"off": 0, "on": 1}),),
                       {"safe": {"lock": "on"}})
     protocol = table.parse("safe")
-    assert isinstance(protocol, Protocol) and protocol.lock == "on" and protocol.family == "toy"
+    assert isinstance(protocol, Protocol) and protocol.knobs["lock"] == "on" and protocol.family == "toy"
     assert list(table.preset_protocols()) == ["safe"]
     with pytest.raises(ProtocolError, match="unknown toy preset"):
         table.parse("unsafe")

@@ -72,7 +72,7 @@ class FavouredClient(RegisterFamily):
     """Planted: client A always writes with compare-and-set, yet the clients are declared interchangeable."""
 
     def machine(self, scenario, protocol):
-        return FavouringMachine(len(scenario.clients), protocol.write == "cas")
+        return FavouringMachine(tuple(scenario.clients), protocol.knobs["write"] == "cas")
 
 
 class FavouringMachine(RegisterMachine):

@@ -108,7 +108,7 @@ def test_recommendation_is_the_cleanest_then_busiest_then_cheapest_priced_candid
 def test_journal_loss_fix_is_an_atomic_journal_write():
     """For the after_write journal window the advisor recommends journal_write=atomic."""
     advice = _advice(JOURNAL_LOSS)
-    assert FAMILY.parse_protocol(advice.recommended).journal_write == "atomic"
+    assert FAMILY.parse_protocol(advice.recommended).knobs["journal_write"] == "atomic"
 
 
 def test_recommendation_applies_work():

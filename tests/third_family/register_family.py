@@ -19,23 +19,35 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Hashable, Iterable, NamedTuple, Sequence
+from typing import Any, Hashable, Iterable, Literal, Mapping, NamedTuple, Sequence
 
 from sim.core.checks import CheckResult, CheckSpec, Violation
 from sim.core.errors import ScenarioError
 from sim.core.family import Family, Replay
+from sim.core.footprint import Part, access, keyed
 from sim.core.kernel import END_COMPLETED, RunEnd
-from sim.core.knobs import Knob, KnobTable, Protocol
+from sim.core.knobs import Knobs, KnobTable, Protocol, knob
 from sim.core.machine import Machine, Record, drive
 from sim.core.symmetry import Symmetry, renamings
 from sim.core.workload import Workload, build_workload, split_workload
 
-TABLE = KnobTable(
-    family="register",
-    knobs=(Knob("write", ("blind", "cas"), "blind", "blind: write whatever changed; cas: only on the version read",
-                ranks={"blind": 0, "cas": 1}),),
-    presets={"blind": {"write": "blind"}, "cas": {"write": "cas"}},
-)
+
+@dataclass(frozen=True)
+class RegisterKnobs(Knobs):
+    """The register's one knob, declared once (its values are the field's type)."""
+
+    write: Literal["blind", "cas"] = knob("blind", "blind: write whatever changed; cas: only on the version read",
+                                          ranks={"blind": 0, "cas": 1})
+
+
+#: What each event reads and writes (the machine's parts: ``read`` and ``done`` are keyed by client).  ``read C``
+#: and ``read D`` touch different keys, so exhaustive search tries one of their orders; a write touches the
+#: register, which every other event reads.
+EVENTS = {"read": access("read[client] done[client] value version", "read[client]"),
+          "write": access("read[client] version", "value version done[client] read[client]")}
+
+TABLE = KnobTable.of(RegisterKnobs, family="register", presets={"blind": {"write": "blind"}, "cas": {"write": "cas"}},
+                     events=EVENTS)
 
 
 @dataclass(frozen=True)
@@ -162,7 +174,10 @@ class RegisterFamily(Family):
                       driven.skipped)
 
     def machine(self, scenario: RegisterScenario, protocol: Protocol) -> "RegisterMachine":
-        return RegisterMachine(len(scenario.clients), protocol.write == "cas")
+        return RegisterMachine(tuple(scenario.clients), RegisterKnobs.of(protocol).write == "cas")
+
+    def footprint_keys(self, workload: Workload, event: Op) -> Mapping[str, Iterable[str]]:
+        return {"client": (event.client,)}
 
     def final_state(self, replay: Replay) -> "RegisterState":
         return replay.state
@@ -225,11 +240,18 @@ class RegisterState(NamedTuple):
 class RegisterMachine(Machine):
     """Each client reads once, then writes what it read plus one (blind, or compare-and-set)."""
 
-    def __init__(self, clients: int, cas: bool):
-        self.clients, self.cas = clients, cas
+    def __init__(self, names: tuple[str, ...], cas: bool):
+        self.names, self.clients, self.cas = names, len(names), cas
 
     def initial(self) -> RegisterState:
         return RegisterState(0, 0, (), (), self.clients)
+
+    def parts(self, state: RegisterState) -> Mapping[Part, Any]:
+        """The register, and each client's read and whether it is done (the footprints' keyed parts)."""
+        reading = dict(state.read)
+        return {("value", None): state.value, ("version", None): state.version, ("clients", None): state.clients,
+                **keyed("read", ((c, reading.get(c)) for c in self.names)),
+                **keyed("done", ((c, c in state.done) for c in self.names))}
 
     def why_not(self, state: RegisterState, op: Op) -> str | None:
         reading = dict(state.read)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from sim.core.knobs import Protocol
+from sim.families.effects.knobs import EffectsKnobs
 
 
 def judge(by_protocol: dict[str, dict], protocols: Sequence[Protocol]) -> list[dict]:
@@ -16,17 +17,18 @@ def judge(by_protocol: dict[str, dict], protocols: Sequence[Protocol]) -> list[d
     out = []
     for protocol in protocols:
         tally = by_protocol[protocol.label]
+        knobs = EffectsKnobs.of(protocol)
         found, runs = tally["violating_runs_by_invariant"], tally["runs"]
-        if protocol.idempotency != "none":
+        if knobs.idempotency != "none":
             out.append(_claim(protocol.label, "stable keys make a retried effect singular (duplicate_effect)",
                               found["duplicate_effect"], runs))
-        if protocol.on_timeout == "unknown":
+        if knobs.on_timeout == "unknown":
             out.append(_claim(protocol.label, "a timeout recorded as unknown is never taken for a failure "
                                               "(unknown_as_failed)", found["unknown_as_failed"], runs))
-        if protocol.reconcile == "on":
+        if knobs.reconcile == "on":
             out.append(_claim(protocol.label, "reconciling before any retry never loses or repeats a committed "
                                               "effect (lost_success)", found["lost_success"], runs))
-        if protocol.idempotency == "key+fingerprint" and protocol.reconcile == "on":
+        if knobs.idempotency == "key+fingerprint" and knobs.reconcile == "on":
             out.append(_claim(protocol.label, "keys, fingerprints and reconciliation give one authoritative "
                                               "outcome per task (every safety invariant)",
                               tally["violating_runs"], runs))

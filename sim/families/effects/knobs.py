@@ -8,7 +8,10 @@ top rank is a weakening the quality suite plants.
 
 from __future__ import annotations
 
-from sim.core.knobs import Knob, KnobTable
+from dataclasses import dataclass
+from typing import Literal
+
+from sim.core.knobs import Knobs, KnobTable, knob
 
 FAMILY_NAME = "runtime"
 
@@ -17,55 +20,53 @@ KEY_RETENTION_DEFAULT_S = 7 * 24 * 3600.0
 #: Retentions the advisor may propose, and a short one a planted bug may set.
 KEY_RETENTION_LADDER_S = (5.0, 30.0, KEY_RETENTION_DEFAULT_S)
 
-TABLE = KnobTable(
-    family=FAMILY_NAME,
-    knobs=(
-        Knob("idempotency", ("none", "key", "key+fingerprint"), "none",
-             "none: every request is new; key: the external system returns the existing effect for a "
-             "known key; key+fingerprint: and rejects a known key with other arguments",
-             ranks={"none": 0, "key": 1, "key+fingerprint": 2}),
-        Knob("on_timeout", ("failed", "unknown"), "failed", "what a timed-out transition is recorded as",
-             ranks={"failed": 0, "unknown": 1}),
-        Knob("reconcile", ("on", "off"), "off",
-             "query the external system before re-dispatching an unknown outcome",
-             ranks={"off": 0, "on": 1}),
-        Knob("compensation", ("on", "off"), "on",
-             "run compensations for committed reversible effects when a task aborts",
-             ranks={"off": 0, "on": 1}),
-        Knob("approval", ("on", "off"), "on",
-             "on: the worker waits for a human's approval before an irreversible transition; off: it asks "
-             "but goes ahead when no one answered within the grace period (default: same as compensation)",
-             ranks={"off": 0, "on": 1}, follows="compensation"),
-        Knob("checkpoint", ("verified", "optimistic"), "verified",
-             "checkpoint after the receipt, or right after dispatch",
-             ranks={"optimistic": 0, "verified": 1}),
-        Knob("version_policy", ("pinned", "replay", "migrate", "none"), "pinned",
-             "how a task resumes after the workflow changed: its own version, replay under the new "
-             "code, a recorded migration, or the new code unannounced",
-             ranks={"none": 0, "pinned": 1, "replay": 1, "migrate": 1}),
-        Knob("lease_fence", ("on", "off"), "on",
-             "the event log refuses appends from a worker whose lease expired",
-             ranks={"off": 0, "on": 1}),
-        Knob("receipt_check", ("validated", "trusting"), "validated",
-             "validated: a receipt must match the key, fingerprint and head; trusting: any matching-looking object",
-             ranks={"trusting": 0, "validated": 1}),
-        Knob("irreversible_keys", ("off", "on"), "off",
-             "on: irreversible endpoints honour idempotency keys too (a release keyed by its tag); off: they "
-             "take none, so only approval, reconciliation and the lease fence protect them",
-             ranks={"off": 0, "on": 1}),
-        Knob("ledger_dedupe", ("key", "off"), "key",
-             "key: an append (a usage charge) is deduplicated at the ledger by its idempotency key; off: the ledger "
-             "takes no key, so a repeated append is a second charge",
-             ranks={"off": 0, "key": 1}),
-        Knob("pin_reads", ("on", "off"), "on",
-             "on: a read records the version and content hash it observed, and every later step (and every worker "
-             "that resumes) acts on that pinned observation; off: a worker that lost what it read reads again and "
-             "acts on whatever the world holds now",
-             ranks={"off": 0, "on": 1}),
-        Knob("key_retention", None, KEY_RETENTION_DEFAULT_S,
-             "simulated seconds the external system keeps a key; a retry after that is a new request",
-             convert=float, ladder=KEY_RETENTION_LADDER_S, unit="s"),
-    ),
+@dataclass(frozen=True)
+class EffectsKnobs(Knobs):
+    """One durable-effects protocol's knob values, typed (``EffectsKnobs.of(protocol)``): each knob declared once."""
+
+    idempotency: Literal["none", "key", "key+fingerprint"] = knob(
+        "none", "none: every request is new; key: the external system returns the existing effect for a "
+        "known key; key+fingerprint: and rejects a known key with other arguments",
+        ranks={"none": 0, "key": 1, "key+fingerprint": 2})
+    on_timeout: Literal["failed", "unknown"] = knob(
+        "failed", "what a timed-out transition is recorded as", ranks={"failed": 0, "unknown": 1})
+    reconcile: Literal["on", "off"] = knob(
+        "off", "query the external system before re-dispatching an unknown outcome", ranks={"off": 0, "on": 1})
+    compensation: Literal["on", "off"] = knob(
+        "on", "run compensations for committed reversible effects when a task aborts", ranks={"off": 0, "on": 1})
+    approval: Literal["on", "off"] = knob(
+        "on", "on: the worker waits for a human's approval before an irreversible transition; off: it asks "
+        "but goes ahead when no one answered within the grace period (default: same as compensation)",
+        ranks={"off": 0, "on": 1}, follows="compensation")
+    checkpoint: Literal["verified", "optimistic"] = knob(
+        "verified", "checkpoint after the receipt, or right after dispatch", ranks={"optimistic": 0, "verified": 1})
+    version_policy: Literal["pinned", "replay", "migrate", "none"] = knob(
+        "pinned", "how a task resumes after the workflow changed: its own version, replay under the new "
+        "code, a recorded migration, or the new code unannounced",
+        ranks={"none": 0, "pinned": 1, "replay": 1, "migrate": 1})
+    lease_fence: Literal["on", "off"] = knob(
+        "on", "the event log refuses appends from a worker whose lease expired", ranks={"off": 0, "on": 1})
+    receipt_check: Literal["validated", "trusting"] = knob(
+        "validated",
+        "validated: a receipt must match the key, fingerprint and head; trusting: any matching-looking object",
+        ranks={"trusting": 0, "validated": 1})
+    irreversible_keys: Literal["off", "on"] = knob(
+        "off", "on: irreversible endpoints honour idempotency keys too (a release keyed by its tag); off: they "
+        "take none, so only approval, reconciliation and the lease fence protect them", ranks={"off": 0, "on": 1})
+    ledger_dedupe: Literal["key", "off"] = knob(
+        "key", "key: an append (a usage charge) is deduplicated at the ledger by its idempotency key; off: the ledger "
+        "takes no key, so a repeated append is a second charge", ranks={"off": 0, "key": 1})
+    pin_reads: Literal["on", "off"] = knob(
+        "on", "on: a read records the version and content hash it observed, and every later step (and every worker "
+        "that resumes) acts on that pinned observation; off: a worker that lost what it read reads again and "
+        "acts on whatever the world holds now", ranks={"off": 0, "on": 1})
+    key_retention: float = knob(
+        KEY_RETENTION_DEFAULT_S, "simulated seconds the external system keeps a key; a retry after that is a new "
+        "request", convert=float, ladder=KEY_RETENTION_LADDER_S, unit="s")
+
+
+TABLE = KnobTable.of(
+    EffectsKnobs, family=FAMILY_NAME,
     presets={
         "unkeyed-retry": {"idempotency": "none", "on_timeout": "failed", "reconcile": "off"},
         "keyed": {"idempotency": "key", "on_timeout": "failed", "reconcile": "off"},
@@ -93,6 +94,7 @@ TABLE = KnobTable(
     # A protocol spelt by knobs is labelled from the four protocol presets only, as it always was.
     label_presets=("unkeyed-retry", "keyed", "keyed-reconcile", "keyed-fingerprint-reconcile"),
 )
+EffectsKnobs.table = TABLE
 
 #: The seed's four protocol presets, in the order of the design's table (least to most careful): what a command
 #: runs when it is given no protocol.

@@ -42,7 +42,7 @@ class MomentOps(RuntimeBase):
             raise self.refused(line, f"{name} is not in workflow version {wt.version}", task)
         status = wt.view.status(name)
         allowed = {"intent", "failed", "not_found"}
-        if self.protocol.reconcile == "off" or transition.is_read:  # a read is repeated, never reconciled
+        if self.knobs.reconcile == "off" or transition.is_read:  # a read is repeated, never reconciled
             allowed.add("unknown")
         if changed:
             allowed |= {"dispatched", "unknown"}
@@ -69,7 +69,7 @@ class MomentOps(RuntimeBase):
                           transition.effect_class, self.honours_keys(transition), acts_on)
         self.in_flight.append(request)
         self.last_request = request
-        if self.protocol.checkpoint == "optimistic":
+        if self.knobs.checkpoint == "optimistic":
             self._checkpoint(worker, task, wt, extra=name)
         if self.on_dispatch is not None:
             self.on_dispatch(request)
@@ -171,7 +171,7 @@ class MomentOps(RuntimeBase):
             raise self.refused(line, f"{name} is not awaiting a response", task)
         waited = any(r.worker == worker and r.task == task and r.transition == name for r in self.in_flight) or any(
             r[0].worker == worker and r[0].task == task and r[0].transition == name for r in self.responses)
-        outcome = self.protocol.on_timeout
+        outcome = self.knobs.on_timeout
         transition = self.transition(wt, name)
         read = transition is not None and transition.is_read
         record = self.worker_append(worker, task, "timed_out", transition=name, outcome=outcome,
@@ -206,7 +206,7 @@ class MomentOps(RuntimeBase):
             verdict = "done:deduplicated"
         self._verdict(record, name, verdict)
         del wt.evidence[name]
-        if self.protocol.checkpoint == "verified":
+        if self.knobs.checkpoint == "verified":
             self._checkpoint(worker, task, wt)
         return
 

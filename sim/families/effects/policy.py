@@ -36,7 +36,7 @@ def decide(rt, worker: str, task: str) -> tuple[str, str] | None:
         return None
     workflow = rt.workflow_of(wt.version)
     if view.aborted:
-        if rt.protocol.compensation == "on":
+        if rt.knobs.compensation == "on":
             for transition in reversed(workflow.transitions):
                 tv = view.transitions.get(transition.name)
                 if transition.compensation and tv is not None and tv.status == "done" and not tv.compensated:
@@ -62,7 +62,7 @@ def decide(rt, worker: str, task: str) -> tuple[str, str] | None:
                 return ("escalate" if evidence.outcome == "rejected" else "receipt"), name
             return "timeout", name
         if status == "unknown":
-            if rt.protocol.reconcile == "on" and not transition.is_read:  # a read is simply read again
+            if rt.knobs.reconcile == "on" and not transition.is_read:  # a read is simply read again
                 return "reconcile", name
             # no way to prove the outcome: a blind retry under the same key
             return ("dispatch" if view.get(name).attempts < MAX_ATTEMPTS else "abort"), name

@@ -12,7 +12,7 @@ class RecoveryOps(RuntimeBase):
 
     def reconcile(self, worker: str, task: str, name: str) -> None:
         line = f"reconcile {name} by {worker}"
-        if self.protocol.reconcile == "off":
+        if self.knobs.reconcile == "off":
             raise self.refused(line, "reconcile=off", task)
         wt = self.worker_task(worker, task, line)
         status = wt.view.status(name)
@@ -39,14 +39,14 @@ class RecoveryOps(RuntimeBase):
         What the endpoint can be queried by (``reconcile_by``) bounds it: by key then marker, by marker only, or
         not at all -- then nothing can be proved and the outcome goes to a human."""
         by = transition.queried_by
-        query = "key" if self.protocol.idempotency != "none" and by == "key" else "marker"
+        query = "key" if self.knobs.idempotency != "none" and by == "key" else "marker"
         if self.consume_fault(task, transition.logical, "unprovable"):
             return "unprovable", query if by != "none" else "none", None
         if by == "none":
             return "unprovable", "none", None
         view = wt.view.get(transition.name)
         expected_head = self.arguments(task, transition)["head"]
-        trusting = self.protocol.receipt_check == "trusting"
+        trusting = self.knobs.receipt_check == "trusting"
         obj = self.external.by_key(view.key, self.env.now) if by == "key" else None
         if obj is not None:
             if trusting or (obj.fingerprint == view.fingerprint and obj.head == expected_head and obj.open):

@@ -51,7 +51,7 @@ class SagaOps(RuntimeBase):
         wt = self.worker_task(worker, task, line)
         transition = self.transition(wt, name)
         tv = wt.view.transitions.get(name)
-        if self.protocol.compensation == "off" or not wt.view.aborted:
+        if self.knobs.compensation == "off" or not wt.view.aborted:
             raise self.refused(line, "no compensation is owed (compensation off or task not aborted)", task)
         if transition is None or transition.compensation is None or tv is None or tv.status != "done" or tv.compensated:
             raise self.refused(line, f"{name} has no committed effect to compensate", task)
@@ -87,7 +87,7 @@ class SagaOps(RuntimeBase):
         names = self.workflows[wt.version].names()
         if not view.aborted:
             return "succeeded" if all(view.status(n) == "done" for n in names) else None
-        if self.protocol.compensation == "off":
+        if self.knobs.compensation == "off":
             return "failed"
         for transition in self.workflows[wt.version].transitions:
             tv = view.transitions.get(transition.name)

@@ -22,6 +22,7 @@ from sim.core.history import History
 from sim.core.knobs import Protocol
 from sim.core.machine import Skipped
 from sim.families.effects.external import ExternalSystem, Request
+from sim.families.effects.knobs import EffectsKnobs
 from sim.families.effects.state import DURABLE_EVENTS, EventLog, WorkerMemory, WorkerTask, default_head
 from sim.families.effects.workflow import Transition, Workflow, version_2
 
@@ -60,16 +61,17 @@ class RuntimeBase:
     ):
         self.env = env
         self.protocol = protocol
+        self.knobs = knobs = EffectsKnobs.of(protocol)
         self.workflows = {1: workflow, 2: version_2(workflow)}
         self.code_version = 1
         self.arguments_by_transition = arguments or {}
         self.tenant = tenant
         self.history = History()
         self.log = EventLog()
-        self.external = ExternalSystem(protocol.idempotency, float(protocol.key_retention), next_number,
-                                       protocol.irreversible_keys == "on")
-        self.approval = protocol.approval == "on"
-        self.pinned_reads = protocol.pin_reads == "on"
+        self.external = ExternalSystem(knobs.idempotency, float(knobs.key_retention), next_number,
+                                       knobs.irreversible_keys == "on")
+        self.approval = knobs.approval == "on"
+        self.pinned_reads = knobs.pin_reads == "on"
         self.workers: dict[str, WorkerMemory] = {}
         self.leases: dict[str, list] = {}  # task -> [holder, epoch]
         self.deliveries: dict[str, int] = {}
@@ -141,7 +143,7 @@ class RuntimeBase:
         """A worker's write to the event log; refused after its lease expired if fenced."""
         task_memory = self.workers[worker].tasks[task]
         holder, epoch = self.leases[task]
-        if self.protocol.lease_fence == "on" and (holder != worker or task_memory.epoch != epoch):
+        if self.knobs.lease_fence == "on" and (holder != worker or task_memory.epoch != epoch):
             self._emit("log", "append_refused", task, worker=worker, refused=event, holder=holder,
                        transition=fields.get("transition"))
             task_memory.fenced = True
@@ -179,7 +181,7 @@ class RuntimeBase:
 
     def honours_keys(self, transition: Transition) -> bool:
         """Whether this transition's endpoint deduplicates by idempotency key (the protocol may send none)."""
-        return transition.honours_keys(self.protocol.irreversible_keys == "on", self.protocol.ledger_dedupe)
+        return transition.honours_keys(self.knobs.irreversible_keys == "on", self.knobs.ledger_dedupe)
 
     def key_of(self, task: str, transition: Transition, generation: int) -> str:
         """``idempotency_key = tenant + task + transition + attempt_generation``."""

@@ -13,7 +13,7 @@ class VersionOps(RuntimeBase):
 
     def _version_for(self, worker: str, task: str, view) -> int:
         task_version, code = view.version, self.code_version
-        policy = self.protocol.version_policy
+        policy = self.knobs.version_policy
         if task_version == code or policy == "pinned":
             return task_version
         if policy == "none":

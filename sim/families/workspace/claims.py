@@ -6,29 +6,32 @@ claim does not survive it, this says so plainly, citing the counts.
 
 from __future__ import annotations
 
+from sim.families.workspace.knobs import WorkspaceKnobs
+
 
 def judge(by_protocol: dict[str, dict], protocols) -> list[dict]:
     """Claims that apply to the protocols swept, each with ``holds`` and the evidence."""
     out = []
     for protocol in protocols:
         tally = by_protocol[protocol.label]
+        knobs = WorkspaceKnobs.of(protocol)
         found = tally["violating_runs_by_invariant"]
         runs = tally["runs"]
-        if protocol.fence != "none":
+        if knobs.fence != "none":
             out.append(_claim(protocol.label, "P1: every applied step saw base_rev == rev at apply (stale_accept)",
                               found["stale_accept"], runs))
-        if protocol.dedupe == "journal":
+        if knobs.dedupe == "journal":
             out.append(_claim(protocol.label, "P2: the journal keeps every applied step's key (journal_loss)",
                               found["journal_loss"], runs))
             out.append(_claim(protocol.label, "a persisted journal makes retries idempotent (duplicate_effect)",
                               found["duplicate_effect"], runs))
-        if protocol.fence == "step" and protocol.dedupe == "journal":
+        if knobs.fence == "step" and knobs.dedupe == "journal":
             out.append(_claim(
                 protocol.label,
                 "a step-level fence plus a persisted journal prevents lost updates (lost_update)",
                 found["lost_update"], runs,
             ))
-        if protocol.fence == "plan":
+        if knobs.fence == "plan":
             spurious = tally["spurious_rejections"]
             out.append({
                 "protocol": protocol.label,

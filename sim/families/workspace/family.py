@@ -128,25 +128,19 @@ class WorkspaceFamily(Family):
     def state_key(self, replay: Replay) -> Hashable:
         return replay.state.state  # the state value is its own key (labels never tell states apart)
 
-    def independent(self, first: Action, second: Action) -> bool:
-        """Events touching disjoint state: an answer on its way back (ack, lose_ack), a human edit, a
-        preemption, a re-sent or duplicated request.  Two edits, two preemptions, two re-sends and two
-        events of one step's answers do not commute; nothing that reads the workspace is here."""
-        kinds = {first.kind, second.kind}
-        if first.kind == second.kind and first.kind in ("human_edit", "preempt", "retry", "duplicate"):
-            return False
-        if kinds <= {"retry", "duplicate"}:
-            return False
-        if kinds <= {"ack", "lose_ack"} and first.step == second.step:
-            return False
-        return kinds <= {"ack", "lose_ack", "human_edit", "preempt", "retry", "duplicate"}
+    def footprint_kind(self, event: Action) -> str:
+        """``preempt POINT`` arms a crash for the next delivery: a footprint of its own (``preempt_at``)."""
+        return "preempt_at" if event.kind == "preempt" and event.point is not None else event.kind
 
-    def independent_under(self, protocol: Protocol, first: Action, second: Action) -> bool:
-        """With a client that reacts to an answer (``on_reject=replan`` re-plans from the current files,
-        ``journal_gc`` drops keys) an ``ack`` reads and writes what the others touch: it commutes with none."""
-        if "ack" in (first.kind, second.kind) and (protocol.on_reject != "stop" or protocol.journal_gc != "never"):
-            return False
-        return self.independent(first, second)
+    def footprint_keys(self, workload: Workload, event: Action) -> Mapping[str, Iterable[str]]:
+        """``[step]`` is the event's step; ``[path]`` the file it touches -- for a step, every file its plan and
+        re-plan name (a re-plan may move it)."""
+        if event.step is not None:
+            paths = [spec.path for spec in (*workload.base.plan, *workload.base.replan) if spec.step_id == event.step]
+            return {"step": (event.step,), "path": tuple(dict.fromkeys(paths))}
+        if event.path is not None:
+            return {"path": (event.path,)}
+        return {}
 
     # -- judgement ------------------------------------------------------------------------
 

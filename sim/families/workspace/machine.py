@@ -32,9 +32,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, cast
 
+from sim.core.footprint import Part, keyed, named_parts
 from sim.core.knobs import Protocol
 from sim.core.machine import Machine, Record
 from sim.families.workspace.checkpoints import CheckpointsAndJournal
+from sim.families.workspace.knobs import WorkspaceKnobs
 from sim.families.workspace.recovery import ClientRecovery
 from sim.families.workspace.scenario import Action, StepSpec, WorkspaceScenario
 from sim.families.workspace.state import (
@@ -100,15 +102,16 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
 
     def __init__(self, scenario: WorkspaceScenario, protocol: Protocol):
         self.scenario, self.protocol = scenario, protocol
-        self.fence, self.stamp_at, self.dedupe = protocol.fence, protocol.stamp_at, protocol.dedupe
-        self.atomic_journal = protocol.journal_write == "atomic"
-        self.pipeline_off = protocol.pipeline == "off"
-        self.file_scope = protocol.rev_scope == "file"
-        self.drift_reject = protocol.drift_check == "reject"
-        self.hunk_drift = protocol.drift_scope == "hunk"
-        self.recovery = protocol.on_reject == "replan"
-        self.per_step = protocol.checkpoint == "per_step"
-        self.gc = protocol.journal_gc
+        self.knobs = knobs = WorkspaceKnobs.of(protocol)
+        self.fence, self.stamp_at, self.dedupe = knobs.fence, knobs.stamp_at, knobs.dedupe
+        self.atomic_journal = knobs.journal_write == "atomic"
+        self.pipeline_off = knobs.pipeline == "off"
+        self.file_scope = knobs.rev_scope == "file"
+        self.drift_reject = knobs.drift_check == "reject"
+        self.hunk_drift = knobs.drift_scope == "hunk"
+        self.recovery = knobs.on_reject == "replan"
+        self.per_step = knobs.checkpoint == "per_step"
+        self.gc = knobs.journal_gc
         self.acks_react = self.recovery or self.gc != "never"
         self.proof_dedupes = self.per_step and self.gc == "after_checkpoint"
         self.paths = tuple(scenario.files)
@@ -150,6 +153,22 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
 
     def step(self, state: State, event: Action) -> tuple[State, list[Record]]:
         return self._steps[event.kind](state, event)
+
+    def parts(self, state: State) -> dict[Part, Any]:
+        """The state's fields as parts, those the footprints key split: ``files`` and ``file_revs`` by path;
+        ``journal``, ``memory`` and ``proved`` (keys) and ``refused``, ``verdict_steps``, ``applied`` (steps) by
+        step (``sim.families.workspace.knobs``)."""
+        out = named_parts(state)
+        for name in ("files", "file_revs"):
+            values = out.pop((name, None))
+            out.update(keyed(name, zip(self.paths, values if values is not None else (None,) * len(self.paths))))
+        for name in ("journal", "memory", "proved"):
+            keys = out.pop((name, None))
+            out.update(keyed(name, ((step, frozenset(k for k in keys if k[0] == step)) for step in self.order)))
+        for name in ("refused", "verdict_steps", "applied"):
+            steps = out.pop((name, None))
+            out.update(keyed(name, ((step, step in steps) for step in self.order)))
+        return out
 
     def skip_record(self, event: Action, reason: str) -> Record:
         return (ACTORS[event.kind], event.kind, dict(action=str(event), skipped=True, reason=reason))
@@ -215,7 +234,7 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
         verdict = "rejected:overlap" if overlap else None
         record = ("planner", "plan", dict(
             model=model_name(state.model_number), snapshot_rev=state.rev, plan_base_rev=state.rev,
-            steps=[s.step_id for s in steps], pipeline=self.protocol.pipeline,
+            steps=[s.step_id for s in steps], pipeline=self.knobs.pipeline,
             overlap=[list(pair) for pair in overlap] or None, verdict=verdict, domain="stale_plan" if verdict else None,
             snapshot_revs=self.revs_shown(state.file_revs)))
         return state._replace(snapshot=state.files, snapshot_rev=state.rev, steps=steps, plan_base_rev=state.rev,
@@ -245,7 +264,7 @@ class WorkspaceMachine(ClientRecovery, CheckpointsAndJournal, Machine):
             before = dict(before)
             before.update(spec.patch)
             view[spec.path] = before
-        overlap = _overlaps(tuple(steps)) if self.protocol.overlap_check == "on" else []
+        overlap = _overlaps(tuple(steps)) if self.knobs.overlap_check == "on" else []
         return tuple(steps), overlap
 
     def why_not_replan(self, state: State, event: Action) -> str | None:

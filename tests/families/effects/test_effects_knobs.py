@@ -37,7 +37,7 @@ def test_irreversible_keys_is_off_by_default_and_on_is_stronger():
     """irreversible_keys defaults to off (irreversible endpoints take no key); on ranks above off."""
     knob = TABLE.knob("irreversible_keys")
     assert knob.default == "off" and knob.rank("on") > knob.rank("off")
-    assert TABLE.parse("keyed-fingerprint-reconcile,irreversible_keys=on").irreversible_keys == "on"
+    assert TABLE.parse("keyed-fingerprint-reconcile,irreversible_keys=on").knobs["irreversible_keys"] == "on"
     assert knob.weakenings() == ("off",)
 
 

@@ -1,158 +1,17 @@
-"""The laws every protocol family keeps, as a suite a family's author runs on their own family.
-
-    >>> from sim.testing import check_family                        # doctest: +SKIP
-    >>> check_family(MY_FAMILY, my_workload)                          # doctest: +SKIP
-
-Each law is what a part of fencesim relies on; a family that breaks one gets
-wrong answers from that part, silently.  :func:`check_family` runs them all
-(Hypothesis draws and shrinks the orders) and raises :class:`LawBroken`
-naming the law, the protocol and the smallest orders that show it:
-
-1. ``deterministic`` -- an order replays to the same history bytes, skipped
-   events and end every time (sweeps, shrinking and exported counterexamples
-   rely on it);
-2. ``deletion`` -- deleting any event of a valid order still gives a run
-   (shrinking deletes events);
-3. ``machine_replay`` -- for a family with a :meth:`~sim.core.family.Family.machine`:
-   driving the machine directly gives the replay's history bytes and
-   skipped events, and continuing from the state a prefix ended in gives the
-   rest of the run (exhaustive search drives the machine, fuzzing replays);
-4. ``enabled_exact`` -- for a family with a machine: the machine's guard lets
-   an event through exactly when the replay takes it (an event the guard
-   refuses is never tried by exhaustive search, so a wrong refusal hides
-   behaviour);
-5. ``independent_commute`` -- two events the family calls independent, both
-   taking effect, reach the same state key and violations in either order,
-   and neither disables the other (exhaustive search tries one order);
-6. ``equal_keys_equal_futures`` -- orders with the same state key (found by
-   a bounded walk that keeps several orders per key) answer every next
-   event alike -- the same skip, records, verdicts and new violations --
-   and reach equal keys again, followed for a few events (exhaustive search
-   merges them: an unsound key makes "proved absent" wrong);
-7. ``symmetric`` -- for a workload whose family declares interchangeable
-   parts (:meth:`~sim.core.family.Model.symmetry`): renaming the parts in an
-   order skips the same events, violates the same invariants and ends in the
-   same orbit (the same canonical key); and orders with one canonical key
-   answer every next event alike up to some renaming -- the same skip and new
-   violations, children again in one orbit -- followed for a few events
-   (``explore --symmetry`` keeps one state per orbit);
-8. ``parse_event`` -- ``parse_event(str(e)) == e`` for every event
-   (``--resume`` and baselines read orders back from text).
-"""
+"""The laws checked on orders Hypothesis draws (and shrinks), and on a bounded walk from the empty order."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.core.family import Family, Replay
 from sim.core.history import History
-from sim.core.knobs import Protocol
 from sim.core.machine import drive
-from sim.core.workload import Workload
-
-#: Defaults of the suite: examples Hypothesis draws per law, the longest order drawn, the walk that finds
-#: orders with equal state keys (its depth and the replays it may spend), continuations tried per pair.
-EXAMPLES_DEFAULT = 60
-ORDER_EVENTS_MAX = 16
-WALK_DEPTH_DEFAULT = 4
-ORDERS_KEPT_PER_KEY = 3
-PAIRS_CHECKED_MAX = 400
-FUTURE_EVENTS_MAX = 3
-#: Steps the walk and the pairs may take: driving the machine one event, or one replay without it.
-MACHINE_STEPS_MAX = 60_000
-REPLAY_STEPS_MAX = 1_500
-
-LAWS = ("deterministic", "deletion", "machine_replay", "enabled_exact", "independent_commute",
-        "equal_keys_equal_futures", "symmetric", "parse_event")
-
-
-class LawBroken(AssertionError):
-    """A family breaks one of the laws (the message names it, the protocol and the orders)."""
-
-    def __init__(self, law: str, protocol: str, detail: str):
-        self.law, self.protocol = law, protocol
-        super().__init__(f"law {law!r} broken under {protocol}: {detail}")
-
-
-def check_family(family: Family, workload: Workload, protocols: Sequence[str | Protocol] | None = None,
-                 laws: Sequence[str] = LAWS, examples: int = EXAMPLES_DEFAULT,
-                 walk_depth: int = WALK_DEPTH_DEFAULT) -> dict[str, str]:
-    """Check every law on ``workload`` under each protocol (default: the family's presets).
-
-    Returns law -> ``"held"`` or ``"not applicable: why"``; raises :class:`LawBroken` on the first law
-    broken.  Deterministic: Hypothesis is derandomized and the walk is seeded.
-    """
-    unknown = sorted(set(laws) - set(LAWS))
-    if unknown:
-        raise ValueError(f"unknown law(s) {', '.join(unknown)}; laws: {', '.join(LAWS)}")
-    chosen = [family.parse_protocol(p) for p in (protocols or family.presets)]
-    has_machine = family.machine(workload.base, chosen[0]) is not None
-    outcome: dict[str, str] = {}
-    for law in laws:
-        if law in ("machine_replay", "enabled_exact") and not has_machine:
-            outcome[law] = "not applicable: the family has no machine (every candidate is replayed)"
-            continue
-        if law == "symmetric" and family.symmetry(workload) is None:
-            outcome[law] = "not applicable: the family declares no interchangeable parts in this workload"
-            continue
-        for protocol in chosen:
-            _LAW_FUNCTIONS[law](_Context(family, workload, protocol, examples, walk_depth))
-        outcome[law] = "held"
-    return outcome
-
-
-class _Context:
-    """One (family, workload, protocol) under test, with the order strategy the laws draw from."""
-
-    def __init__(self, family: Family, workload: Workload, protocol: Protocol, examples: int, walk_depth: int):
-        self.family, self.workload, self.protocol = family, workload, protocol
-        self.base = workload.base
-        self.alphabet = list(family.alphabet(workload))
-        self.examples, self.walk_depth = examples, walk_depth
-        self.machine = family.machine(self.base, protocol)
-        self.steps_max = REPLAY_STEPS_MAX if self.machine is None else MACHINE_STEPS_MAX
-        self.settings = settings(max_examples=examples, deadline=None, derandomize=True, database=None,
-                                 suppress_health_check=list(HealthCheck))
-
-    def replay(self, events: Sequence[Any]) -> Replay:
-        return self.family.replay(self.base, self.protocol, tuple(events))
-
-    def key(self, replay: Replay) -> Any:
-        """The state key exhaustive search merges on: the machine's, or the family's for a replay."""
-        if self.machine is None:
-            return self.family.state_key(replay)
-        return self.machine.key(self.family.final_state(replay))
-
-    def violated(self, replay: Replay, since: int = 0) -> set[str]:
-        return {v.invariant for v in self.family.check(replay.history).safety_violations
-                if v.event_index is None or v.event_index >= since}
-
-    def broken(self, law: str, detail: str) -> LawBroken:
-        return LawBroken(law, self.protocol.label, detail)
-
-    def orders(self) -> st.SearchStrategy:
-        """Orders the family's own generator draws, edited by inserting and deleting events."""
-        family, workload, alphabet = self.family, self.workload, self.alphabet
-
-        @st.composite
-        def edited(draw):
-            order = list(family.generate(workload, draw(st.integers(min_value=0, max_value=10_000))))
-            for _ in range(draw(st.integers(min_value=0, max_value=4))):
-                if order and draw(st.booleans()):
-                    del order[draw(st.integers(min_value=0, max_value=len(order) - 1))]
-                else:
-                    order.insert(draw(st.integers(min_value=0, max_value=len(order))), draw(st.sampled_from(alphabet)))
-            return order[:ORDER_EVENTS_MAX]
-
-        return edited()
-
-
-def _text(events: Sequence[Any]) -> str:
-    return "[" + ", ".join(str(e) for e in events) + "]"
+from sim.testing.context import FUTURE_EVENTS_MAX, ORDER_EVENTS_MAX, ORDERS_KEPT_PER_KEY, PAIRS_CHECKED_MAX, _text
+from sim.testing.context import LawContext as _Context
 
 
 def _deterministic(ctx: _Context) -> None:
@@ -220,31 +79,6 @@ def _enabled_exact(ctx: _Context) -> None:
 
     law()
 
-
-def _independent_commute(ctx: _Context) -> None:
-    family = ctx.family
-    pairs = [(a, b) for a in ctx.alphabet for b in ctx.alphabet
-             if a != b and family.independent_under(ctx.protocol, a, b)]
-    if not pairs:
-        return
-
-    @ctx.settings
-    @given(ctx.orders(), st.sampled_from(pairs))
-    def law(order, pair):
-        first, second = pair
-        valid = ctx.replay(order).valid_order()
-        alone = [not ctx.replay(valid + (e,)).last_skipped for e in pair]
-        if not all(alone):
-            return
-        one, two = ctx.replay(valid + (first, second)), ctx.replay(valid + (second, first))
-        n = len(valid)
-        if {n, n + 1} & (one.skipped | two.skipped):
-            raise ctx.broken("independent_commute",
-                             f"after {_text(valid)}, one of {first} / {second} disables the other")
-        if family.state_key(one) != family.state_key(two) or ctx.violated(one) != ctx.violated(two):
-            raise ctx.broken("independent_commute", f"after {_text(valid)}, {first} and {second} do not commute")
-
-    law()
 
 
 @dataclass
@@ -394,9 +228,3 @@ def _parse_event(ctx: _Context) -> None:
 
     law()
 
-
-_LAW_FUNCTIONS: dict[str, Callable[[_Context], None]] = {
-    "deterministic": _deterministic, "deletion": _deletion, "machine_replay": _machine_replay,
-    "enabled_exact": _enabled_exact, "independent_commute": _independent_commute,
-    "equal_keys_equal_futures": _equal_futures, "symmetric": _symmetric, "parse_event": _parse_event,
-}

@@ -1,0 +1,291 @@
+"""The laws checked on every state reachable within a small depth, exhaustively (nothing sampled).
+
+Exhaustive search prunes an order when two adjacent events are independent,
+and independence is derived from the footprints a family declares
+(:mod:`sim.core.footprint`).  A footprint that under-declares a read or a
+write makes the derived claim wrong and the proof skip states silently, and a
+sampled check can miss the one state that shows it.  So these laws visit
+every state within ``depth`` events of the start, breadth first (one
+shortest order per state), and try every event of the alphabet in each:
+
+* ``footprint`` -- the machine's parts determine its state key (nothing the
+  key holds is left out of them); an event changes only parts its footprint
+  declares written; and two states equal in every part an event declares
+  read answer the event alike -- the same skip, the same records (actor,
+  name, verdict), each written part set to the same value or left as it was.
+  A failure names the event, the part and the shortest orders that show it.
+* ``independent_commute`` -- in every state, two events independent by their
+  footprints neither enable nor disable each other, and reach the same state
+  key with the same violations in either order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
+
+from sim.core.footprint import Footprint, FootprintError, Part, independent, shown_part
+from sim.core.history import History
+from sim.testing.context import LawBroken, LawContext, _text
+
+#: The depth to which the exhaustive laws visit every state (events from the start), and the most states they
+#: visit: a workload whose states within the depth exceed it is refused with the depth that fits.
+FOOTPRINT_DEPTH_DEFAULT = 5
+REACHED_STATES_MAX = 200_000
+
+#: What a part is when a state has no such part (a key present in one state and not in another).
+_ABSENT = ("<absent>",)
+
+
+class _Answer:
+    """What one event did in one state (an event the guard refused has None instead); parts on first use."""
+
+    __slots__ = ("machine", "state", "records", "key", "_parts")
+
+    def __init__(self, machine: Any, state: Any, records: tuple):
+        self.machine, self.state, self.records = machine, state, records
+        self.key = machine.key(state)
+        self._parts: Mapping[Part, Any] | None = None
+
+    @property
+    def parts(self) -> Mapping[Part, Any]:
+        if self._parts is None:
+            self._parts = self.machine.parts(self.state)
+        return self._parts
+
+
+@dataclass
+class _Reached:
+    """A state reached by a shortest order, with every event's answer in it."""
+
+    order: tuple[Any, ...]
+    state: Any
+    key: Hashable
+    parts: Mapping[Part, Any]
+    history: History
+    answers: dict[int, _Answer | None] = field(default_factory=dict)  # alphabet position -> answer
+
+
+class Reachable:
+    """Every machine state within ``depth`` events of the start, and each event's answer in each of them."""
+
+    def __init__(self, ctx: LawContext, depth: int):
+        machine = ctx.machine
+        assert machine is not None  # the laws below are asked only of a family with a machine
+        self.ctx, self.machine, self.depth = ctx, machine, depth
+        start = machine.initial()
+        self.nodes = [_Reached((), start, machine.key(start), machine.parts(start), History())]
+        seen = {self.nodes[0].key}
+        frontier = list(self.nodes)
+        for level in range(depth + 1):
+            layer = []
+            for node in frontier:
+                self._answer_all(node)
+                if level == depth:
+                    continue
+                for position, answer in node.answers.items():
+                    if answer is None or answer.key in seen:
+                        continue
+                    seen.add(answer.key)
+                    event = ctx.alphabet[position]
+                    child = _Reached(node.order + (event,), answer.state, answer.key, answer.parts,
+                                     _extended(node.history, len(node.order), answer.records))
+                    layer.append(child)
+            if len(self.nodes) + len(layer) > REACHED_STATES_MAX:
+                raise LawBroken("footprint", ctx.protocol.label,
+                                f"more than {REACHED_STATES_MAX:,} states within {depth} events: give a smaller "
+                                f"depth (footprint_depth={level})")
+            self.nodes += layer
+            frontier = layer
+
+    def _answer_all(self, node: _Reached) -> None:
+        machine = self.machine
+        for position, event in enumerate(self.ctx.alphabet):
+            if machine.why_not(node.state, event) is not None:
+                node.answers[position] = None
+                continue
+            after, records = machine.step(node.state, event)
+            node.answers[position] = _Answer(machine, after, tuple(records))
+
+    def answer_in(self, state: Any, event: Any) -> _Answer | None:
+        machine = self.machine
+        if machine.why_not(state, event) is not None:
+            return None
+        after, records = machine.step(state, event)
+        return _Answer(machine, after, tuple(records))
+
+
+def _extended(history: History, position: int, records: Iterable[tuple[str, str, dict]]) -> History:
+    out = History(history)
+    for actor, name, fields in records:
+        out.append(position, actor, name, **fields)
+    return out
+
+
+def footprints(ctx: LawContext) -> list[Footprint | None]:
+    """Every alphabet event's footprint under the protocol (a declaration that cannot be resolved breaks the
+    law ``footprint``)."""
+    try:
+        return [ctx.family.footprint(ctx.workload, ctx.protocol, event) for event in ctx.alphabet]
+    except FootprintError as error:
+        raise ctx.broken("footprint", str(error)) from None
+
+
+# -- the law ``footprint`` ------------------------------------------------------------------------------------
+
+
+def footprint_law(ctx: LawContext, graph: Reachable) -> None:
+    prints = footprints(ctx)
+    _parts_determine_key(ctx, graph)
+    for position, declared in enumerate(prints):
+        if declared is None:
+            continue
+        _writes_declared(ctx, graph, position, declared)
+        _reads_declared(ctx, graph, position, declared)
+
+
+def _parts_determine_key(ctx: LawContext, graph: Reachable) -> None:
+    owners: dict[Any, _Reached] = {}
+    for node in graph.nodes:
+        shape = tuple(sorted(node.parts.items(), key=lambda item: (item[0][0], item[0][1] or "")))
+        other = owners.setdefault(shape, node)
+        if other.key != node.key:
+            raise ctx.broken("footprint", f"after {_text(other.order)} and after {_text(node.order)} the machine's "
+                             "parts are equal but the state keys differ: parts() leaves out something the key holds")
+
+
+def _changed(before: Mapping[Part, Any], after: Mapping[Part, Any]) -> list[Part]:
+    return sorted((p for p in before.keys() | after.keys() if before.get(p, _ABSENT) != after.get(p, _ABSENT)),
+                  key=lambda part: (part[0], part[1] or ""))
+
+
+def _listed(parts: Iterable[Part]) -> str:
+    return ", ".join(shown_part(p) for p in parts) or "nothing"
+
+
+def _writes_declared(ctx: LawContext, graph: Reachable, position: int, declared: Footprint) -> None:
+    event = ctx.alphabet[position]
+    for node in graph.nodes:
+        answer = node.answers[position]
+        if answer is None:
+            continue
+        undeclared = [p for p in _changed(node.parts, answer.parts) if not declared.declares_written(p)]
+        if undeclared:
+            raise ctx.broken("footprint", f"{event} changes {_listed(undeclared)}, which its footprint does not "
+                             f"declare written (it declares: {_listed(sorted(declared.writes, key=_order))}), "
+                             f"after {_text(node.order)}")
+
+
+def _order(part: Part) -> tuple[str, str]:
+    return (part[0], part[1] or "")
+
+
+def _shown(records: Sequence[tuple[str, str, dict]]) -> tuple:
+    return tuple((actor, name, fields.get("verdict")) for actor, name, fields in records)
+
+
+def _reads_declared(ctx: LawContext, graph: Reachable, position: int, declared: Footprint) -> None:
+    """States equal in every part the event declares read must answer it alike (see the module docstring)."""
+    groups: dict[Any, list[_Reached]] = {}
+    is_read: dict[Part, bool] = {}
+    for node in graph.nodes:
+        for part in node.parts.keys() - is_read.keys():
+            is_read[part] = declared.declares_read(part)
+        read = tuple(sorted(((p, v) for p, v in node.parts.items() if is_read[p]), key=lambda item: _order(item[0])))
+        groups.setdefault(read, []).append(node)
+    for members in groups.values():
+        if len(members) > 1:
+            _alike(ctx, members, position, declared)
+
+
+def _alike(ctx: LawContext, members: list[_Reached], position: int, declared: Footprint) -> None:
+    first = members[0]
+    one = first.answers[position]
+    written: dict[Part, tuple[Any, _Reached]] = {}  # part -> (the value some member set it to, that member)
+    kept: dict[Part, list[_Reached]] = {}
+    for node in members:
+        answer = node.answers[position]
+        if (answer is None) != (one is None):
+            _unread(ctx, first, node, position, declared, "is taken in one and refused in the other")
+        if answer is None or one is None:
+            continue
+        if _shown(answer.records) != _shown(one.records):
+            _unread(ctx, first, node, position, declared, "records other events or verdicts")
+        for part in node.parts.keys() | answer.parts.keys():
+            old, new = node.parts.get(part, _ABSENT), answer.parts.get(part, _ABSENT)
+            if old == new:
+                kept.setdefault(part, []).append(node)
+                continue
+            seen = written.setdefault(part, (new, node))
+            if seen[0] != new:
+                _unread(ctx, seen[1], node, position, declared, f"sets {shown_part(part)} to other values")
+    for part, (value, setter) in written.items():
+        for node in kept.get(part, ()):
+            if node.parts.get(part, _ABSENT) != value:
+                _unread(ctx, setter, node, position, declared, f"changes {shown_part(part)} in one and not the other")
+
+
+def _unread(ctx: LawContext, one: _Reached, two: _Reached, position: int, declared: Footprint, how: str) -> None:
+    event = ctx.alphabet[position]
+    differ = [p for p in _changed(one.parts, two.parts) if not declared.declares_read(p)]
+    raise ctx.broken("footprint", f"{event} depends on a part its footprint does not declare read (it declares: "
+                     f"{_listed(sorted(declared.reads, key=_order))}): after {_text(one.order)} and after "
+                     f"{_text(two.order)}, equal in every part it declares read, it {how}; the two states differ "
+                     f"in {_listed(differ)}")
+
+
+# -- the law ``independent_commute`` ----------------------------------------------------------------------------
+
+
+def commute_law(ctx: LawContext, graph: Reachable) -> None:
+    prints = footprints(ctx)
+    alphabet = ctx.alphabet
+    pairs = [(i, j) for i in range(len(alphabet)) for j in range(len(alphabet))
+             if i != j and independent(prints[i], prints[j])]
+    judged = _judged_events(ctx)
+    for node in graph.nodes:
+        for i, j in pairs:
+            _commutes(ctx, graph, node, i, j, judged)
+
+
+def _judged_events(ctx: LawContext) -> Callable[[str], bool] | None:
+    """Which record names a safety check reads, when every safety check is a fold that says so (None: any
+    record may be read).  Two orders whose records no check reads cannot differ in their violations."""
+    folds = [spec.fold for spec in ctx.family.checks if spec.safety]
+    if any(fold is None for fold in folds):
+        return None
+    return lambda name: any(fold.reads_event(name) for fold in folds if fold is not None)
+
+
+def _commutes(ctx: LawContext, graph: Reachable, node: _Reached, i: int, j: int,
+              judged: Callable[[str], bool] | None) -> None:
+    first, second = ctx.alphabet[i], ctx.alphabet[j]
+    one = node.answers[i]
+    if one is None:
+        return
+    then = graph.answer_in(one.state, second)
+    alone = node.answers[j]
+    where = f"after {_text(node.order)}"
+    if then is None:
+        if alone is not None:
+            raise ctx.broken("independent_commute", f"{where}, {first} disables {second}, though their footprints "
+                             "make them independent")
+        return
+    if alone is None:
+        raise ctx.broken("independent_commute", f"{where}, {first} enables {second}, though their footprints make "
+                         "them independent")
+    back = graph.answer_in(alone.state, first)
+    if back is None:
+        raise ctx.broken("independent_commute", f"{where}, {second} disables {first}, though their footprints "
+                         "make them independent")
+    if then.key != back.key:
+        raise ctx.broken("independent_commute", f"{where}, {first} and {second} (independent by their footprints) "
+                         "reach different states in the two orders")
+    if judged is not None and not any(judged(name) for _, name, _ in one.records + then.records):
+        return  # no safety check reads what either order recorded
+    start = len(node.order)
+    forward = _extended(_extended(node.history, start, one.records), start + 1, then.records)
+    backward = _extended(_extended(node.history, start, alone.records), start + 1, back.records)
+    if ctx.violated_in(forward) != ctx.violated_in(backward):
+        raise ctx.broken("independent_commute", f"{where}, {first} and {second} (independent by their footprints) "
+                         "violate other invariants in the two orders")
