@@ -281,7 +281,7 @@ def _spec(specs, step_id: str):
 
 def run_events(workload, protocol: Protocol, events) -> BareRun:
     """Apply an order to a fresh bare model and return it (violation counters included)."""
-    run = BareRun(workload.base, protocol.fence, protocol.dedupe)
+    run = BareRun(workload.base, protocol.knobs["fence"], protocol.knobs["dedupe"])
     step = run.step
     for action in events:
         step(action)
@@ -293,7 +293,7 @@ def bare_sweep(workload, protocol: Protocol | str, seeds: int, seed_start: int =
     if not isinstance(protocol, Protocol):
         protocol = parse_protocol(protocol)
     check_supported(protocol)
-    base, fence, dedupe = workload.base, protocol.fence, protocol.dedupe
+    base, fence, dedupe = workload.base, protocol.knobs["fence"], protocol.knobs["dedupe"]
     lost = dup = 0
     for seed in range(seed_start, seed_start + seeds):
         run = BareRun(base, fence, dedupe)

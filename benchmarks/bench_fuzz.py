@@ -144,7 +144,7 @@ def hypothesis_first_counterexample(workload, protocol, max_examples: int):
 
     steps = [s.step_id for s in workload.base.plan]
     paths = list(workload.base.files)
-    base, fence, dedupe = workload.base, protocol.fence, protocol.dedupe
+    base, fence, dedupe = workload.base, protocol.knobs["fence"], protocol.knobs["dedupe"]
     record: dict[str, list] = {"last": []}
 
     class WorkspaceMachine(RuleBasedStateMachine):

@@ -170,6 +170,17 @@ class KnobTable:
                     raise ValueError(f"knob {knob.name!r}={value}: footprint of event kind(s) {', '.join(unknown)} "
                                      "the table declares no footprint for")
 
+    def footprint_rows(self) -> list[tuple[str, str, str, str]]:
+        """The footprints as rows (for the docs): ``(when, event kind, reads, writes)`` -- every kind with every
+        knob at its default (``when`` empty), then what each knob value adds, in table order."""
+        rows = [("", kind, " ".join(declared.reads), " ".join(declared.writes))
+                for kind, declared in (self.events or {}).items()]
+        for knob in self.knobs:
+            for value, kinds in knob.footprint.items():
+                rows += [(f"{knob.name}={knob.show(value)}", kind, " ".join(added.reads), " ".join(added.writes))
+                         for kind, added in kinds.items()]
+        return rows
+
     def access(self, protocol: "Protocol", kind: str) -> Access:
         """What one kind of event reads and writes under ``protocol``: its own footprint and what each knob's
         value adds (precondition: the table declares footprints)."""

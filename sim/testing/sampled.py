@@ -48,6 +48,7 @@ def _machine_replay(ctx: _Context) -> None:
     @given(ctx.orders(), st.integers(min_value=0, max_value=ORDER_EVENTS_MAX))
     def law(order, split):
         machine = family.machine(ctx.base, ctx.protocol)
+        assert machine is not None  # check_family asks this law only of a family with a machine
         replayed, driven = ctx.replay(order), drive(machine, order)
         if driven.history.to_jsonl() != replayed.history.to_jsonl() or driven.skipped != replayed.skipped:
             raise ctx.broken("machine_replay", f"{_text(order)}: the machine and the replay disagree")
@@ -69,6 +70,7 @@ def _enabled_exact(ctx: _Context) -> None:
         valid = ctx.replay(order).valid_order()
         head = ctx.replay(valid)
         machine = family.machine(ctx.base, ctx.protocol)
+        assert machine is not None  # check_family asks this law only of a family with a machine
         state = family.final_state(head)
         for event in ctx.alphabet:
             allowed = machine.why_not(state, event) is None

@@ -13,7 +13,6 @@ from sim.families.effects.knobs import TABLE as EFFECTS
 from sim.families.workspace.knobs import TABLE as WORKSPACE
 from sim.families.workspace.knobs import WorkspaceKnobs
 
-WORKSPACE_KNOBS = ("fence", "stamp_at", "dedupe", "journal_write", "drift_check", "overlap_check", "pipeline")
 
 
 def test_knob_overrides_preset():
@@ -52,7 +51,7 @@ def test_unknown_knob_lists_knobs():
     """An unknown knob raises ProtocolError naming every knob of the family."""
     with pytest.raises(ProtocolError) as caught:
         WORKSPACE.parse("step,colour=red")
-    for knob in WORKSPACE_KNOBS:
+    for knob in WORKSPACE.names():
         assert knob in str(caught.value)
 
 
