@@ -14,7 +14,6 @@ from sim.families.workspace.knobs import TABLE as WORKSPACE
 from sim.families.workspace.knobs import WorkspaceKnobs
 
 
-
 def test_knob_overrides_preset():
     """'step-dedupe,journal_write=after_write' keeps the preset's knobs and changes journal_write."""
     protocol = WORKSPACE.parse("step-dedupe,journal_write=after_write")
