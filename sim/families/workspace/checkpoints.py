@@ -28,16 +28,17 @@ from __future__ import annotations
 from typing import Any, cast
 
 from sim.core.machine import Record
+from sim.families.workspace.core import WorkspaceCore
 from sim.families.workspace.scenario import Action
 from sim.families.workspace.state import Checkpoint, Label, Message, State, content_hash, hunk_digests, text_of
 
 
-class CheckpointsAndJournal:
+class CheckpointsAndJournal(WorkspaceCore):
     """Checkpoint per step, restore on a test failure, and the journal's garbage collection."""
 
     # -- checkpoints --------------------------------------------------------------------------------
 
-    def checkpoint(self: Any, state: State, message: Message, key: tuple[str, int | None], fields: dict[str, Any],
+    def checkpoint(self, state: State, message: Message, key: tuple[str, int | None], fields: dict[str, Any],
                    changes: dict[str, Any]) -> None:
         """Store the step's checkpoint with its write (and, with journal_gc=after_checkpoint, its key)."""
         step = message.step
@@ -48,7 +49,7 @@ class CheckpointsAndJournal:
         if self.gc == "after_checkpoint" and self.dedupe != "off":
             changes["proved"] = state.proved | {key}
 
-    def why_not_tests_fail(self: Any, state: State, event: Action) -> str | None:
+    def why_not_tests_fail(self, state: State, event: Action) -> str | None:
         if self.per_step:
             for checkpoint in state.checkpoints:
                 if checkpoint.path == event.path:
@@ -59,9 +60,9 @@ class CheckpointsAndJournal:
                     return None
         return f"no step's write to {event.path} is in place for its tests to blame"
 
-    def tests_fail(self: Any, state: State, event: Action) -> tuple[State, list[Record]]:
+    def tests_fail(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """The verifier finds PATH broken: restore the latest checkpoint of it (checkpoint=per_step)."""
-        path = event.path
+        path = cast(str, event.path)  # a tests_fail always names its file (the parser requires it)
         if not self.per_step:
             steps = [s.step_id for s in state.steps if s.path == path and s.step_id in state.applied]
             return state, [("executor", "tests_fail", dict(path=path, steps=steps, checkpoint="none"))]
@@ -88,7 +89,7 @@ class CheckpointsAndJournal:
 
     # -- the journal's garbage collection --------------------------------------------------------------
 
-    def collect(self: Any, state: State, step_id: str, done: bool, records: list[Record]) -> State:
+    def collect(self, state: State, step_id: str, done: bool, records: list[Record]) -> State:
         """The client has ``step_id``'s answer (``done``: it will not re-plan the step): drop the keys the
         protocol's ``journal_gc`` says may go now."""
         if self.dedupe == "off":

@@ -27,24 +27,25 @@ without a dedupe store that is a ``duplicate_effect``.  The mixin is part of
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 from sim.core.machine import Record
+from sim.families.workspace.core import WorkspaceCore
 from sim.families.workspace.state import Answer, State, Step, content_hash, content_of
 
 #: Re-plans the client makes in one run with on_reject=replan (a limit: docs/limits.md).
 MAX_REPLANS = 3
 
 
-class ClientRecovery:
+class ClientRecovery(WorkspaceCore):
     """Held-back dispatches and re-plans after a rejection (see the module docstring)."""
 
-    def hold(self: Any, state: State, step_id: str, waiting: str) -> tuple[State, list[Record]]:
+    def hold(self, state: State, step_id: str, waiting: str) -> tuple[State, list[Record]]:
         """The client holds a dispatch back until it may go (kept in plan order)."""
         held = tuple(sorted(state.held + (step_id,), key=self.order.__getitem__))
         return state._replace(held=held), [("client", "dispatch", dict(step=step_id, held=True, waiting=waiting))]
 
-    def release(self: Any, state: State, records: list[Record]) -> State:
+    def release(self, state: State, records: list[Record]) -> State:
         """Send every held-back dispatch that may go now, in plan order (their records join ``records``)."""
         while state.held:
             step_id = state.held[0]
@@ -55,7 +56,7 @@ class ClientRecovery:
             records.extend(sent)
         return state
 
-    def answered(self: Any, state: State, answer: Answer, records: list[Record]) -> State:
+    def answered(self, state: State, answer: Answer, records: list[Record]) -> State:
         """The client has an answer: the executor may drop keys (journal_gc), and a rejection of the client's
         latest dispatch of the step makes it re-plan (on_reject=replan)."""
         wants = False
@@ -68,7 +69,7 @@ class ClientRecovery:
             state = self.rebase(state, answer.step_id, answer.verdict, records)
         return state
 
-    def rebase(self: Any, state: State, step_id: str, verdict: str, records: list[Record]) -> State:
+    def rebase(self, state: State, step_id: str, verdict: str, records: list[Record]) -> State:
         """Re-plan ``step_id`` and the steps after it not yet sent from the current workspace, and send it."""
         if state.replans >= MAX_REPLANS:
             records.append(("planner", "rebase", dict(step=step_id, after=verdict, replans=state.replans,
@@ -90,7 +91,7 @@ class ClientRecovery:
         records.extend(sent)
         return state
 
-    def _rebased_steps(self: Any, state: State, ids: tuple[str, ...]) -> dict[str, Step]:
+    def _rebased_steps(self, state: State, ids: tuple[str, ...]) -> dict[str, Step]:
         """The steps re-planned from the current workspace: their claims are current and so is their truth."""
         view = {path: dict(content) for path, content in zip(self.paths, state.files)}
         earlier = dict.fromkeys(self.paths, 0)

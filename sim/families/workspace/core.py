@@ -1,0 +1,194 @@
+"""What every part of the workspace machine shares: the protocol read once, the plan, and how the state is read.
+
+:class:`WorkspaceCore` holds the attributes a (scenario, protocol) fixes --
+the typed knob values and the flags read from them, the files' positions,
+the plan's steps -- and the small readers every transition uses.  Each actor's
+transitions are a mixin of their own (:mod:`~sim.families.workspace.planner`,
+:mod:`~sim.families.workspace.client`, :mod:`~sim.families.workspace.network`,
+:mod:`~sim.families.workspace.human`, :mod:`~sim.families.workspace.executor`,
+:mod:`~sim.families.workspace.recovery`, :mod:`~sim.families.workspace.checkpoints`);
+where one calls another across concerns, the seam is declared here, once, with
+its contract, and :class:`~sim.families.workspace.machine.WorkspaceMachine`
+composes them.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, cast
+
+from sim.core.footprint import Part, keyed, named_parts
+from sim.core.knobs import Protocol
+from sim.core.machine import Machine, Record
+from sim.families.workspace.knobs import WorkspaceKnobs
+from sim.families.workspace.scenario import Action, StepSpec, WorkspaceScenario
+from sim.families.workspace.state import (
+    Answer,
+    Content,
+    Label,
+    Message,
+    State,
+    Step,
+    content_hash,
+    content_of,
+    hunk_digests,
+    patched,
+)
+
+#: The actor that performs each kind of event (a skipped event is recorded under it).
+ACTORS = {"plan": "planner", "replan": "router", "dispatch": "client", "retry": "client", "preempt": "executor",
+          "human_edit": "human", "deliver": "network", "duplicate": "network", "ack": "network",
+          "lose_ack": "network", "tests_fail": "executor", "settle": "network"}
+
+#: The per-file revisions' type (``State.file_revs``: set whenever rev_scope=file).
+Revs = tuple[int, ...]
+
+
+class WorkspaceCore(Machine):
+    """The attributes and readers every workspace transition shares, and the seams between concerns."""
+
+    def __init__(self, scenario: WorkspaceScenario, protocol: Protocol):
+        self.scenario, self.protocol = scenario, protocol
+        self.knobs = knobs = WorkspaceKnobs.of(protocol)
+        self.fence, self.stamp_at, self.dedupe = knobs.fence, knobs.stamp_at, knobs.dedupe
+        self.atomic_journal = knobs.journal_write == "atomic"
+        self.pipeline_off = knobs.pipeline == "off"
+        self.file_scope = knobs.rev_scope == "file"
+        self.drift_reject = knobs.drift_check == "reject"
+        self.hunk_drift = knobs.drift_scope == "hunk"
+        self.recovery = knobs.on_reject == "replan"
+        self.per_step = knobs.checkpoint == "per_step"
+        self.gc = knobs.journal_gc
+        self.acks_react = self.recovery or self.gc != "never"
+        self.proof_dedupes = self.per_step and self.gc == "after_checkpoint"
+        self.paths = tuple(scenario.files)
+        self.position = {path: i for i, path in enumerate(self.paths)}
+        self.plan_specs: list[StepSpec] = list(scenario.plan)
+        self.replan_specs = {spec.step_id: spec for spec in scenario.replan}
+        self.specs = {spec.step_id: spec for spec in self.plan_specs}
+        self.order = {spec.step_id: i for i, spec in enumerate(self.plan_specs)}
+        self._replanned: dict[tuple, tuple[tuple[str, ...], tuple[Step, ...]]] = {}  # inputs -> (ids, steps)
+        self._planned: dict[tuple, tuple[tuple[Step, ...], list[tuple[str, str]]]] = {}
+
+    # -- the contract (what exhaustive search and the law suite read) --------------------------------------
+
+    def initial(self) -> State:
+        files = tuple(content_of(self.scenario.files[path]) for path in self.paths)
+        return State(rev=0, files=files, journal=frozenset(), memory=frozenset(), model_number=1, snapshot=None,
+                     snapshot_rev=None, steps=(), plan_base_rev=None, plan_rejected=False, sent=(),
+                     refused=frozenset(), verdict_steps=frozenset(), applied=frozenset(), armed=None, edits=0,
+                     requests=(), answers=(), copies=Label((0,) * len(self.plan_specs)), incarnation=Label(1),
+                     file_revs=(0,) * len(self.paths) if self.file_scope else None)
+
+    def parts(self, state: State) -> dict[Part, Any]:
+        """The state's fields as parts, those the footprints key split: ``files`` and ``file_revs`` by path;
+        ``journal``, ``memory`` and ``proved`` (keys) and ``refused``, ``verdict_steps``, ``applied`` (steps) by
+        step (``sim.families.workspace.knobs``)."""
+        out = named_parts(state)
+        for name in ("files", "file_revs"):
+            values = out.pop((name, None))
+            out.update(keyed(name, zip(self.paths, values if values is not None else (None,) * len(self.paths))))
+        for name in ("journal", "memory", "proved"):
+            keys = out.pop((name, None))
+            out.update(keyed(name, ((step, frozenset(k for k in keys if k[0] == step)) for step in self.order)))
+        for name in ("refused", "verdict_steps", "applied"):
+            steps = out.pop((name, None))
+            out.update(keyed(name, ((step, step in steps) for step in self.order)))
+        return out
+
+    def skip_record(self, event: Action, reason: str) -> Record:
+        return (ACTORS[event.kind], event.kind, dict(action=str(event), skipped=True, reason=reason))
+
+    # -- reading the state ---------------------------------------------------------------------------------
+
+    def file(self, state: State, path: str) -> Content:
+        return state.files[self.position[path]]
+
+    def hash(self, state: State, path: str) -> str:
+        return content_hash(state.files[self.position[path]])
+
+    def rev_of(self, state: State, path: str) -> int:
+        """The revision a step on ``path`` is stamped with and fenced by: the workspace's, or (rev_scope=file)
+        the file's own."""
+        return cast(Revs, state.file_revs)[self.position[path]] if self.file_scope else state.rev
+
+    def _written(self, state: State, path: str, patch: Content) -> dict[str, Any]:
+        """The changes of a write: the file patched, rev + 1 (and, with rev_scope=file, the file's rev + 1)."""
+        files = list(state.files)
+        index = self.position[path]
+        files[index] = patched(files[index], patch)
+        if self.file_scope:
+            revs = list(cast(Revs, state.file_revs))
+            revs[index] += 1
+            return dict(files=tuple(files), rev=state.rev + 1, file_revs=tuple(revs))
+        return dict(files=tuple(files), rev=state.rev + 1)
+
+    def revs_shown(self, revs: tuple[int, ...] | None) -> dict[str, int] | None:
+        """Per-file revisions as the history shows them (None, so left out, with one workspace rev)."""
+        return None if revs is None else dict(zip(self.paths, revs))
+
+    def truth_fields(self, state: State, step: Step) -> dict[str, Any]:
+        names, expected = step.shown.value
+        return dict(expected_prior_hash=step.truth_hash.value, patch_hunks=list(names),
+                    expected_prior_hunks=dict(expected),
+                    hunks_before=hunk_digests(self.file(state, step.path), names))
+
+    def new_step(self, step_id: str, path: str, patch: Content, claimed_base_rev: int, claimed_pre_hash: str,
+                 truth: Content, replanned: str | None, truth_hash: str, model: str) -> Step:
+        names = tuple(sorted(h for h, _ in patch))
+        return Step(step_id, path, patch, claimed_base_rev, claimed_pre_hash, truth, replanned, Label(truth_hash),
+                    Label(model), Label((names, hunk_digests(truth, names))))
+
+    def _next_copy(self, state: State, step_id: str) -> tuple[Label, Label]:
+        """(the copy counters after one more copy of the step, that copy's number)."""
+        copies = state.copies.value
+        index = self.order[step_id]
+        copy = copies[index] + 1
+        return Label(copies[:index] + (copy,) + copies[index + 1:]), Label(copy)
+
+    # -- the seams between concerns (each implemented by one mixin) -------------------------------------------
+
+    @abc.abstractmethod
+    def send(self, state: State, step: Step, round_: int = 0, **shown: Any) -> tuple[State, list[Record]]:
+        """The client stamps ``step`` and sends it, or refuses it for drift (:mod:`~sim.families.workspace.client`)."""
+
+    @abc.abstractmethod
+    def blocked(self, state: State, step_id: str) -> str | None:
+        """Why a step the client means to send may not go yet, or None (:mod:`~sim.families.workspace.client`)."""
+
+    @abc.abstractmethod
+    def serve(self, state: State, message: Message) -> tuple[State, list[Record]]:
+        """The executor serves one delivered message (:mod:`~sim.families.workspace.executor`)."""
+
+    @abc.abstractmethod
+    def dying(self, state: State) -> dict[str, Any]:
+        """What the executor's death changes (:mod:`~sim.families.workspace.executor`)."""
+
+    @abc.abstractmethod
+    def answer(self, state: State, event: Action) -> tuple[State, list[Record]]:
+        """An answer reaches the client or is lost (:mod:`~sim.families.workspace.network`)."""
+
+    @abc.abstractmethod
+    def hold(self, state: State, step_id: str, waiting: str) -> tuple[State, list[Record]]:
+        """The client holds a dispatch back (:mod:`~sim.families.workspace.recovery`)."""
+
+    @abc.abstractmethod
+    def release(self, state: State, records: list[Record]) -> State:
+        """Send every held-back dispatch that may go now (:mod:`~sim.families.workspace.recovery`)."""
+
+    @abc.abstractmethod
+    def rebase(self, state: State, step_id: str, verdict: str, records: list[Record]) -> State:
+        """Re-plan a rejected step from the current workspace and send it (:mod:`~sim.families.workspace.recovery`)."""
+
+    @abc.abstractmethod
+    def answered(self, state: State, answer: Answer, records: list[Record]) -> State:
+        """The client has an answer: drop keys, re-plan a rejection (:mod:`~sim.families.workspace.recovery`)."""
+
+    @abc.abstractmethod
+    def checkpoint(self, state: State, message: Message, key: tuple[str, int | None], fields: dict[str, Any],
+                   changes: dict[str, Any]) -> None:
+        """Store the step's checkpoint with its write (:mod:`~sim.families.workspace.checkpoints`)."""
+
+    @abc.abstractmethod
+    def collect(self, state: State, step_id: str, done: bool, records: list[Record]) -> State:
+        """Drop the dedupe keys the protocol's journal_gc lets go (:mod:`~sim.families.workspace.checkpoints`)."""
