@@ -11,7 +11,7 @@ from typing import Literal
 import pytest
 
 from sim.core.footprint import access
-from sim.core.knobs import KnobTable, knob
+from sim.core.mechanisms import knob, knob_table
 from sim.families.workspace.family import WorkspaceFamily
 from sim.families.workspace.knobs import EVENTS, TABLE, WorkspaceKnobs
 from sim.families.workspace.machine import WorkspaceMachine
@@ -35,8 +35,7 @@ def _retry_stamp_family(footprint: dict) -> WorkspaceFamily:
             "same", "fresh: a retry re-reads the revision and hash when it is re-sent", ranks={"same": 1, "fresh": 1},
             footprint=footprint)
 
-    table = KnobTable.of(RetryStampKnobs, family="workspace", presets=TABLE.presets, events=EVENTS)
-    RetryStampKnobs.table = table
+    table = knob_table(RetryStampKnobs, family="workspace", presets=TABLE.presets, events=EVENTS)
 
     class RetryStampMachine(WorkspaceMachine):
         def retry(self, state, event):

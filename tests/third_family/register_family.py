@@ -26,8 +26,9 @@ from sim.core.errors import ScenarioError
 from sim.core.family import Family, Replay
 from sim.core.footprint import Part, access, keyed
 from sim.core.kernel import END_COMPLETED, RunEnd
-from sim.core.knobs import Knobs, KnobTable, Protocol, knob
+from sim.core.knobs import Protocol
 from sim.core.machine import Machine, Record, drive
+from sim.core.mechanisms import Knobs, knob, knob_table
 from sim.core.symmetry import Symmetry, renamings
 from sim.core.workload import Workload, build_workload, split_workload
 
@@ -46,8 +47,8 @@ class RegisterKnobs(Knobs):
 EVENTS = {"read": access("read[client] done[client] value version", "read[client]"),
           "write": access("read[client] version", "value version done[client] read[client]")}
 
-TABLE = KnobTable.of(RegisterKnobs, family="register", presets={"blind": {"write": "blind"}, "cas": {"write": "cas"}},
-                     events=EVENTS)
+TABLE = knob_table(RegisterKnobs, family="register", presets={"blind": {"write": "blind"}, "cas": {"write": "cas"}},
+                   events=EVENTS)
 
 
 @dataclass(frozen=True)

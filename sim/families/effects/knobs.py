@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sim.core.knobs import Knobs, KnobTable, knob
+from sim.core.mechanisms import Knobs, knob, knob_table
 
 FAMILY_NAME = "runtime"
 
@@ -65,7 +65,7 @@ class EffectsKnobs(Knobs):
         "request", convert=float, ladder=KEY_RETENTION_LADDER_S, unit="s")
 
 
-TABLE = KnobTable.of(
+TABLE = knob_table(
     EffectsKnobs, family=FAMILY_NAME,
     presets={
         "unkeyed-retry": {"idempotency": "none", "on_timeout": "failed", "reconcile": "off"},
@@ -94,7 +94,7 @@ TABLE = KnobTable.of(
     # A protocol spelt by knobs is labelled from the four protocol presets only, as it always was.
     label_presets=("unkeyed-retry", "keyed", "keyed-reconcile", "keyed-fingerprint-reconcile"),
 )
-EffectsKnobs.table = TABLE
+
 
 #: The seed's four protocol presets, in the order of the design's table (least to most careful): what a command
 #: runs when it is given no protocol.

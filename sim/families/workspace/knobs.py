@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from sim.core.footprint import access
-from sim.core.knobs import Knobs, KnobTable, knob
+from sim.core.mechanisms import Knobs, knob, knob_table
 
 # -- what each kind of event reads and writes with every knob at its default ----------------------------------
 
@@ -284,7 +284,7 @@ class WorkspaceKnobs(Knobs):
         fired=_journal_gc_fired, silent=_journal_gc_silent)
 
 
-TABLE = KnobTable.of(
+TABLE = knob_table(
     WorkspaceKnobs, family="workspace",
     presets={
         "none": {"fence": "none", "dedupe": "off"},
@@ -293,7 +293,6 @@ TABLE = KnobTable.of(
         "step-dedupe": {"fence": "step", "dedupe": "journal"},
     },
     events=EVENTS)
-WorkspaceKnobs.table = TABLE
 
 #: The presets, in the seed table's row order.
 PRESETS = tuple(TABLE.presets)

@@ -24,7 +24,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from sim.core.history import History
-from sim.core.knobs import Protocol, fired_measures, never_fired_lines
+from sim.core.knobs import Protocol
+from sim.core.mechanisms import fired_measures, never_fired_lines
 from sim.core.workload import Workload
 from sim.families.workspace.checks import _replaced_unexpected
 from sim.families.workspace.knobs import TABLE, Seen, WorkspaceKnobs
