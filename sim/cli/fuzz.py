@@ -293,7 +293,7 @@ def _sweep(run: Prepared, deadline):
     """The pipeline, its state saved after every chunk; an interrupt keeps it and prints the resume command."""
     from sim.search.options import SearchOptions
     from sim.search.pipeline import fuzz as run_fuzz
-    from sim.search.sweep import SweepState
+    from sim.search.tally import SweepState
 
     options, state = run.options, run.state
     resume = SweepState(**state["sweep"]) if state is not None else None
@@ -321,7 +321,7 @@ def _sweep(run: Prepared, deadline):
 def _empty_tallies(run: Prepared) -> dict:
     import dataclasses
 
-    from sim.search.sweep import ProtocolTally
+    from sim.search.tally import ProtocolTally
 
     return {p.label: dataclasses.asdict(ProtocolTally(run.family.safety_invariants, run.family.availability_columns))
             for p in run.protocols}
