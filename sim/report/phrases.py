@@ -2,7 +2,8 @@
 (:mod:`sim.report.render`), the terminal's tables and the tests.
 
 Each helper reads one design of ``results.json`` (a dict, as the review wrote it) and returns rows or
-words; none knows Markdown from HTML, except that :func:`advice_line` can mark code with ``code``.
+words in no markup, except :func:`advice_text`, the advisor's line with its changes in backticks (the
+document writes it as :class:`~sim.report.document.Marked` text).
 """
 
 from __future__ import annotations
