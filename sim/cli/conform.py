@@ -233,13 +233,14 @@ def _shrink_all(family, target, protocols, results, out, command, shrink_seconds
 def _check_outputs(out: Path, record: Path | None, inputs: list, force: bool) -> Path | None:
     """Every output before any work: --out new, empty or fencesim's; --record a new file or a history; neither
     an input nor the other output.  Returns the path to record to."""
-    from sim.core.outputs import Plan, check_file, check_folder
+    from sim.core.outputs import Plan
+    from sim.report.outputs import check_output_dir, check_output_file
 
-    check_folder(out, "--out", force=force)
+    check_output_dir(out, "--out", force=force)
     plan = Plan(inputs=[(option, Path(path)) for option, path in inputs], folders=[("--out", out, ())])
     target = None
     if record is not None:
-        target = check_file(record, "--record", "history", force)
+        target = check_output_file(record, "--record", "history", force)
         plan.files.append(("--record", Path(record)))
     plan.check()
     return target

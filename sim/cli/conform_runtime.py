@@ -114,8 +114,9 @@ def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runti
                     scenario: Path | None = None) -> int:
     """Run the grid (or the seeds, or a scenario's fault list), print (or emit) the agreement table, export
     each disagreement; exit 1 on any."""
-    from sim.core.outputs import Plan, check_folder
+    from sim.core.outputs import Plan
     from sim.real.runtimes.worker_kit import PLANTED_BUGS
+    from sim.report.outputs import check_output_dir
 
     _check_mode(cells, wanted, seeds, seed_start, shrink_seconds, scenario, workload)
     unknown = sorted(set(plant) - set(PLANTED_BUGS))
@@ -127,7 +128,7 @@ def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runti
     else:
         family, target, chosen = load(workload, protocols)
     only = pick_cells(family, target, wanted)
-    check_folder(out, "--out", force=force)
+    check_output_dir(out, "--out", force=force)
     inputs = [("--scenario" if scenario else "--workload", Path(target.path))] if target.path is not None else []
     Plan(inputs=inputs, folders=[("--out", out, ())]).check()
     shown = name if command is None else shlex.join(command)

@@ -10,8 +10,8 @@ from rich.table import Table
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
 from sim.core.errors import InputError
-from sim.core.files import check_output_dir
 from sim.core.knobs import refuse_duplicates
+from sim.report.outputs import check_output_dir
 
 #: What a cell of the cruel grid shows when ``--budget`` stopped the grid before it ran.
 NOT_RUN = "not_run"

@@ -5,8 +5,8 @@ bounds the whole run; the sweep's state is saved in ``--out`` after every
 chunk and on an interrupt, so ``--resume DIR`` finishes an interrupted run
 with every option it started with (the budget too: what is left of it);
 ``--baseline`` lets known violations pass.  Every input is read and every
-output path checked before any work (:mod:`sim.core.outputs`): nothing of
-the user's is replaced, and a run never fails at its end for a path it
+output path checked before any work (:mod:`sim.report.outputs`): nothing
+of the user's is replaced, and a run never fails at its end for a path it
 could have refused at its start.
 """
 
@@ -232,8 +232,9 @@ def distinct_protocols(family, texts: list[str], option: str) -> list:
 
 def _check_outputs(run: Prepared) -> None:
     """Every output path, before any work: never an input, never another output, never a file of the user's."""
-    from sim.core.outputs import Plan, check_file, check_folder, check_summary, check_will_write
+    from sim.core.outputs import Plan
     from sim.report.export import counterexample_name, export_names
+    from sim.report.outputs import check_output_dir, check_output_file, check_output_names, check_summary
 
     options = run.options
     plan = Plan()
@@ -244,16 +245,17 @@ def _check_outputs(run: Prepared) -> None:
     if options.exhaustive:
         plan.check()
         return
-    check_folder(options.out, "--out", force=options.force)
+    check_output_dir(options.out, "--out", force=options.force)
     names = [STATE_FILE] + [name for p in run.protocols for invariant in run.family.safety_invariants
                             for name in export_names(counterexample_name(run.workload.name, p.label, invariant))]
-    check_will_write(options.out, names[1:], "--out")
+    check_output_names(options.out, names[1:], "--out")
     plan.folders.append(("--out", options.out, tuple(names)))
     if options.junit is not None:
-        run.junit = check_file(options.junit, "--junit", "junit", options.force)
+        run.junit = check_output_file(options.junit, "--junit", "junit", options.force)
         plan.files.append(("--junit", Path(options.junit)))
     if options.write_baseline is not None:
-        run.write_baseline = check_file(options.write_baseline, "--write-baseline", "baseline", options.force)
+        run.write_baseline = check_output_file(options.write_baseline, "--write-baseline", "baseline",
+                                               options.force)
         plan.files.append(("--write-baseline", Path(options.write_baseline)))
     summary = os.environ.get("GITHUB_STEP_SUMMARY") or None  # set but empty: as if unset
     if summary is not None:
@@ -291,7 +293,7 @@ def _sweep(run: Prepared, deadline):
     """The pipeline, its state saved after every chunk; an interrupt keeps it and prints the resume command."""
     from sim.search.options import SearchOptions
     from sim.search.pipeline import fuzz as run_fuzz
-    from sim.search.sweep import SweepState
+    from sim.search.tally import SweepState
 
     options, state = run.options, run.state
     resume = SweepState(**state["sweep"]) if state is not None else None
@@ -319,7 +321,7 @@ def _sweep(run: Prepared, deadline):
 def _empty_tallies(run: Prepared) -> dict:
     import dataclasses
 
-    from sim.search.sweep import ProtocolTally
+    from sim.search.tally import ProtocolTally
 
     return {p.label: dataclasses.asdict(ProtocolTally(run.family.safety_invariants, run.family.availability_columns))
             for p in run.protocols}
@@ -360,8 +362,8 @@ def _execute(run: Prepared) -> int:
 
         write_atomically(run.junit, junit_xml(document, timings(result)))
     if run.summary is not None:
-        from sim.core.outputs import append_summary
         from sim.report.ci import markdown_summary
+        from sim.report.outputs import append_summary
 
         append_summary(run.summary, markdown_summary(document))
     return exit_code

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from sim.report.render import IDENTICAL_WORDS, advice_line, group_advice, group_heading
+from sim.report.phrases import IDENTICAL_WORDS, advice_line, group_advice, group_heading
 
 
 def seeds_line(document: dict) -> str:

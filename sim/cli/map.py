@@ -47,7 +47,7 @@ def map_command(
     if names is not None and not all(names):
         raise InputError("--knobs: give knob names separated by single commas")
     if out is not None:
-        from sim.core.files import check_output_dir
+        from sim.report.outputs import check_output_dir
 
         out = check_output_dir(out, "--out")
     deadline = NO_DEADLINE if budget is None else Deadline(budget)

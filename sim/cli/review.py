@@ -33,7 +33,7 @@ def review(
     smallest fix, the verdict matrix, exposure -- as summary.md, report.html, results.json and figures."""
     from sim.designs import default_designs, load_design
     from sim.report.folder import check_report_dir, write_review
-    from sim.report.render import identical_lines
+    from sim.report.phrases import identical_lines
     from sim.reviewing import run_review
 
     if budget is not None and not budget > 0:

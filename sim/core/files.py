@@ -181,22 +181,6 @@ def check_format(data: dict[str, Any], source: Source) -> None:
             "format")
 
 
-def check_output_file(path: str | Path, what: str, kind: str | None = None, force: bool = False) -> Path:
-    """Fail fast, before any work, if ``path`` cannot take an output file of ``kind``; return the path to
-    write (see :func:`sim.core.outputs.check_file`: a file of the user's is never replaced)."""
-    from sim.core.outputs import check_file
-
-    return check_file(path, what, kind, force)
-
-
-def check_output_dir(path: str | Path, what: str, force: bool = False, contents: bool = True) -> Path:
-    """Fail fast, before any work, if ``path`` cannot be (or become) an output folder: it must be new, empty
-    or hold only fencesim's outputs (``contents=False``: any folder; ``force``: beside other files)."""
-    from sim.core.outputs import check_folder
-
-    return check_folder(path, what, force=force or not contents)
-
-
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -1,52 +1,37 @@
-"""Output safety: what fencesim may write where, decided before any work.
+"""Output safety: what a command may write where, decided before any work.
 
-Nothing a user had is replaced or lost.  An output replaces only fencesim's
-own kind of output: ``--junit`` only a JUnit file fencesim wrote, a
-baseline only a fencesim baseline, an ``--out`` folder only when it is new,
-empty, or holds nothing but fencesim's outputs; the GitHub job summary is
-only appended to.  An output never names one of the command's inputs, nor
-another output of the same command.  Paths that cannot take a file (a
-symbolic-link loop, a dangling link, a FIFO, a device, a folder where a
-file is wanted, a parent that is a regular file, a read-only or full file
-system, a name longer than the file system allows) are refused with one
-line naming the path and the option.  ``force`` (``--force``) accepts a
-file or folder that holds something else; it never overrides the rest.
+Nothing a user had is replaced or lost.  An output replaces only the command's own kind of output: a
+file only when it is empty or its :class:`FileKind` recognises it, a folder only when it is new, empty,
+or holds nothing but the command's outputs (its :class:`Ownership`); a file that is appended to
+(:func:`check_append`) is never truncated.  An output never names one of the command's inputs, nor
+another output of the same command (:class:`Plan`).  Paths that cannot take a file (a symbolic-link
+loop, a dangling link, a FIFO, a device, a folder where a file is wanted, a parent that is a regular
+file, a read-only or full file system, a name longer than the file system allows) are refused with one
+line naming the path and the option.  ``force`` (``--force``) accepts a file or folder that holds
+something else; it never overrides the rest.
 
-A file is recognised as fencesim's by its content (every kind fencesim
-writes carries a signature), so an earlier run's outputs are recognised
-whichever fencesim version wrote them.
+This module knows no file format: what fencesim's own files look like, and how an earlier run's are
+recognised, is the report layer's (``sim.report.outputs``), handed in as data.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import re
 import stat
 import tempfile
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
 from sim.core.errors import InputError
 
-#: The first line of every counterexample scenario fencesim writes.
-COUNTEREXAMPLE_MARK = "# Written by fencesim: a counterexample scenario; `fencesim run` replays it."
-#: The first line of every regression test fencesim writes.
-PYTEST_MARK = "# Written by fencesim: a regression test of a minimal counterexample."
-#: The name of the JUnit document's root (``<testsuites name="fencesim ...">``).
-JUNIT_MARK = '<testsuites name="fencesim'
-#: Bytes read from a file to recognise it.
-SIGNATURE_BYTES = 8192
 #: Entries of an output folder examined before giving up (a limit on everything).
 FOLDER_SCAN_LIMIT = 100_000
 #: Subfolders of an output folder examined (``counterexamples/cruel``, ``counterexamples/conform``).
 FOLDER_SCAN_DEPTH = 4
-#: Folders tools leave beside exported tests; they are never fencesim's to keep or lose.
-CACHES = frozenset({"__pycache__", ".pytest_cache"})
 #: The name of an output folder's lock (``fencesim fuzz`` holds it while it writes there).
 LOCK_NAME = ".fencesim.lock"
 #: A temporary file of :func:`sim.core.files.write_files_atomically` left by a killed writer.
@@ -61,109 +46,37 @@ class WriteFailed(OutputError, OSError):
     """Writing an output failed (a full disk, a folder gone): one line, and still an ``OSError``."""
 
 
-# -- recognising fencesim's own files ------------------------------------------------------------------
+# -- what a writer's own files are: data the caller gives ------------------------------------------------
 
 
-def _head(path: Path) -> str:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(SIGNATURE_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return ""
+@dataclass(frozen=True)
+class FileKind:
+    """A kind of output file: what it is, in words for messages (``"a JUnit file fencesim wrote"``), and
+    whether an existing file holds one (``holds(path)``, by its content)."""
+
+    words: str
+    holds: Callable[[Path], bool]
 
 
-def _json(path: Path) -> object:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(64 * 1024 * 1024 + 1)
-        return json.loads(data)
-    except (OSError, ValueError, RecursionError):
-        return None
+@dataclass(frozen=True)
+class Ownership:
+    """How a command tells its own earlier outputs in a folder from a user's files: ``kind_of(path)`` names
+    the kind of output a non-empty file holds (None: not one); folders named in ``passed_over`` (the caches
+    tools leave) are no one's, neither kept nor refused."""
+
+    kind_of: Callable[[Path], str | None]
+    passed_over: frozenset[str] = frozenset()
 
 
-def is_junit(path: Path) -> bool:
-    """A JUnit document fencesim wrote."""
-    head = _head(path)
-    return head.lstrip().startswith("<?xml") and JUNIT_MARK in head
+def own_name(name: str) -> bool:
+    """Whether ``name`` is a file this module's machinery leaves in a folder: a folder's lock, or a
+    temporary file of a writer killed before its rename."""
+    return name == LOCK_NAME or _TEMPORARY.match(name) is not None
 
 
-def is_baseline(path: Path) -> bool:
-    """A baseline file fencesim wrote (its keys, whatever its entries)."""
-    data = _json(path)
-    return isinstance(data, dict) and isinstance(data.get("entries"), list) and {"format", "family",
-                                                                                "workload"} <= set(data)
-
-
-def is_sweep_state(path: Path) -> bool:
-    data = _json(path)
-    return isinstance(data, dict) and {"format", "arguments", "sweep"} <= set(data)
-
-
-def is_history(path: Path) -> bool:
-    """JSON lines of a history: every line of the first 8 KiB an event record (``index``, ``event``)."""
-    lines = [line for line in _head(path).splitlines() if line.strip()]
-    if len(lines) > 1 and len(_head(path)) >= SIGNATURE_BYTES:
-        lines = lines[:-1]  # the last line may be cut by the signature's limit
-    try:
-        records = [json.loads(line) for line in lines]
-    except ValueError:
-        return False
-    return bool(records) and all(isinstance(r, dict) and "index" in r and "event" in r for r in records)
-
-
-def is_counterexample(path: Path) -> bool:
-    """A scenario file fencesim exported (its mark, or the keys every export writes)."""
-    head = _head(path)
-    if head.startswith(COUNTEREXAMPLE_MARK):
-        return True
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return {"invariant", "commit"} <= set(data) or {"invariant", "minimal"} <= set(data)
-
-
-def is_timeline(path: Path) -> bool:
-    lines = _head(path).splitlines()
-    return len(lines) >= 2 and re.match(r"^\s+t \| ", lines[0]) is not None and set(lines[1]) == {"-"}
-
-
-def is_pytest(path: Path) -> bool:
-    head = _head(path)
-    return head.startswith(PYTEST_MARK) or ('"""Regression:' in head and "sim.load_scenario(SCENARIO)" in head)
-
-
-def is_side_by_side(path: Path) -> bool:
-    first = _head(path).split("\n", 1)[0]
-    return re.match(r"^\s*#\s+model\s+real executor", first) is not None
-
-
-#: What each kind of output is, for messages, and how it is recognised.
-KINDS: dict[str, tuple[str, Callable[[Path], bool]]] = {
-    "junit": ("a JUnit file fencesim wrote", is_junit),
-    "baseline": ("a fencesim baseline", is_baseline),
-    "history": ("a recorded history (JSON lines)", is_history),
-    "sweep-state": ("a fencesim sweep state", is_sweep_state),
-}
-
-
-def fencesim_file(path: Path) -> str | None:
-    """The kind of fencesim output ``path`` holds, by name and content; None when it is not one."""
-    name = path.name
-    if name == "sweep-state.json" or name == LOCK_NAME or _TEMPORARY.match(name):
-        return "own"
-    checks = (("test_", ".py", is_pytest), ("", ".timeline.txt", is_timeline), ("", ".side-by-side.txt",
-                                                                                  is_side_by_side),
-              ("", ".toml", is_counterexample), ("", ".jsonl", is_history), ("", ".xml", is_junit),
-              ("", ".json", is_baseline))
-    for prefix, suffix, check in checks:
-        if name.startswith(prefix) and name.endswith(suffix):
-            return suffix if check(path) else None
-    return None
-
-
-def foreign_entries(folder: Path, depth: int = FOLDER_SCAN_DEPTH) -> list[str]:
-    """Entries of ``folder`` (relative names) that are not fencesim outputs; empty files count as none."""
+def foreign_entries(folder: Path, ownership: Ownership, depth: int = FOLDER_SCAN_DEPTH) -> list[str]:
+    """Entries of ``folder`` (relative names) that are not ``ownership``'s outputs; empty files count as
+    none, and neither do the files of :func:`own_name`."""
     strangers: list[str] = []
     seen = [0]
 
@@ -179,7 +92,7 @@ def foreign_entries(folder: Path, depth: int = FOLDER_SCAN_DEPTH) -> list[str]:
                 strangers.append(f"more than {FOLDER_SCAN_LIMIT} entries")
                 return
             shown = f"{prefix}{entry.name}"
-            if entry.name in CACHES and entry.is_dir(follow_symlinks=False):
+            if entry.name in ownership.passed_over and entry.is_dir(follow_symlinks=False):
                 continue
             if entry.is_symlink():
                 strangers.append(shown)
@@ -188,11 +101,15 @@ def foreign_entries(folder: Path, depth: int = FOLDER_SCAN_DEPTH) -> list[str]:
                     strangers.append(shown + "/")
                 else:
                     walk(Path(entry.path), shown + "/", level + 1)
-            elif not entry.is_file() or (entry.stat().st_size and fencesim_file(Path(entry.path)) is None):
+            elif not entry.is_file() or (entry.stat().st_size and not _owned(Path(entry.path), ownership)):
                 strangers.append(shown)
 
     walk(Path(folder), "", 1)
     return strangers
+
+
+def _owned(path: Path, ownership: Ownership) -> bool:
+    return own_name(path.name) or ownership.kind_of(path) is not None
 
 
 # -- checking a path before any work --------------------------------------------------------------------
@@ -284,9 +201,9 @@ def _name_max(folder: Path) -> int:
         return 255
 
 
-def check_file(path: str | Path, what: str, kind: str | None = None, force: bool = False) -> Path:
-    """Where an output file of ``kind`` (a key of :data:`KINDS`) may be written, checked before any work:
-    the path to write (symbolic links followed, so a link is kept and its target replaced).
+def check_file(path: str | Path, what: str, kind: FileKind | None = None, force: bool = False) -> Path:
+    """Where an output file of ``kind`` may be written, checked before any work: the path to write
+    (symbolic links followed, so a link is kept and its target replaced).
 
     An existing file is replaced only when it is empty or ``kind`` recognises it (``force``: any regular
     file); everything else in the module docstring is refused with :class:`OutputError`.
@@ -310,8 +227,8 @@ def check_file(path: str | Path, what: str, kind: str | None = None, force: bool
             raise OutputError(f"{what} {path} is {other}; fencesim writes regular files only")
         if not os.access(target, os.W_OK):
             raise OutputError(f"{what} {path} is read-only; fencesim does not replace it")
-        if info.st_size and kind is not None and not force and not KINDS[kind][1](target):
-            raise OutputError(f"{what} {path} holds something that is not {KINDS[kind][0]}; fencesim never "
+        if info.st_size and kind is not None and not force and not kind.holds(target):
+            raise OutputError(f"{what} {path} holds something that is not {kind.words}; fencesim never "
                               "replaces a file of yours: give a new name (or --force to replace it)")
     folder = _existing_ancestor(target, what)
     _check_name(target, folder, what)
@@ -319,8 +236,8 @@ def check_file(path: str | Path, what: str, kind: str | None = None, force: bool
     return target
 
 
-def check_folder(path: str | Path, what: str, force: bool = False) -> Path:
-    """Where an output folder may be, checked before any work: new, empty, or holding only fencesim's
+def check_folder(path: str | Path, what: str, ownership: Ownership, force: bool = False) -> Path:
+    """Where an output folder may be, checked before any work: new, empty, or holding only ``ownership``'s
     outputs (``force``: anything, though no file of the user's is ever replaced).  Nothing is created."""
     text = str(path)
     if text == "" or "\x00" in text:
@@ -340,7 +257,7 @@ def check_folder(path: str | Path, what: str, force: bool = False) -> Path:
         raise OutputError(f"{what} {path} is {_describe(info.st_mode) or 'a file'}, not a folder")
     _check_room(target, path, what)
     if not force:
-        strangers = foreign_entries(target)
+        strangers = foreign_entries(target, ownership)
         if strangers:
             shown = ", ".join(strangers[:5]) + (", ..." if len(strangers) > 5 else "")
             raise OutputError(f"{what} {path} holds files that fencesim did not write ({shown}); an output "
@@ -349,14 +266,14 @@ def check_folder(path: str | Path, what: str, force: bool = False) -> Path:
     return path
 
 
-def check_will_write(folder: Path, names: Iterable[str], what: str) -> None:
-    """Files ``names`` that a command will write in ``folder``: each is new, empty, or fencesim's own."""
+def check_will_write(folder: Path, names: Iterable[str], what: str, ownership: Ownership) -> None:
+    """Files ``names`` that a command will write in ``folder``: each is new, empty, or ``ownership``'s."""
     for name in names:
         target = Path(folder) / name
         if target.is_symlink() or (target.exists() and not target.is_file()):
             raise OutputError(f"{what} {folder}: {name} is not a regular file fencesim wrote; it is never "
                               "replaced (move it away)")
-        if target.is_file() and target.stat().st_size and fencesim_file(target) is None:
+        if target.is_file() and target.stat().st_size and not _owned(target, ownership):
             raise OutputError(f"{what} {folder}: {name} is a file of yours, not one fencesim wrote; it is never "
                               "replaced (move it away or give another folder)")
 
@@ -413,12 +330,12 @@ class Plan:
         return any(_same(source, Path(folder) / name) for name in names)
 
 
-# -- the job summary: appended, never replaced ------------------------------------------------------------
+# -- a file that is only ever appended to ------------------------------------------------------------------
 
 
-def check_summary(path: str | Path, what: str = "GITHUB_STEP_SUMMARY") -> Path:
-    """A file to append the job summary to, checked before any work (GitHub creates it; a missing one is
-    created, in a folder that exists)."""
+def check_append(path: str | Path, what: str, noun: str = "the text") -> Path:
+    """A file to append to (``noun``: what is appended, for messages, ``"the summary"``), checked before any
+    work: a regular file that takes appends, or a missing one, in a folder that exists, to be created."""
     path = Path(str(path))
     target = resolve_link(path, what)
     try:
@@ -427,14 +344,14 @@ def check_summary(path: str | Path, what: str = "GITHUB_STEP_SUMMARY") -> Path:
         info = None
     if info is None:
         if not target.parent.is_dir():
-            raise OutputError(f"{what} {path}: folder {path.parent} does not exist (the summary is appended to "
+            raise OutputError(f"{what} {path}: folder {path.parent} does not exist ({noun} is appended to "
                               "a file there)")
         _check_name(target, target.parent, what)
         _check_room(target.parent, path, what)
         return target
     other = _describe(info.st_mode)
     if other is not None:
-        raise OutputError(f"{what} {path} is {other}; the summary is appended to a regular file only")
+        raise OutputError(f"{what} {path} is {other}; {noun} is appended to a regular file only")
     _check_room(target.parent, path, what)
     try:
         os.close(os.open(target, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | os.O_NOCTTY))
@@ -443,20 +360,21 @@ def check_summary(path: str | Path, what: str = "GITHUB_STEP_SUMMARY") -> Path:
     return target
 
 
-def append_summary(path: Path, text: str, what: str = "GITHUB_STEP_SUMMARY") -> None:
-    """Append ``text``; never blocks (a FIFO put there since the check is refused) and never truncates."""
+def append_text(path: Path, text: str, what: str, noun: str = "the text") -> None:
+    """Append ``text`` (``noun``: what it is, for messages); never blocks (a FIFO put there since the check
+    is refused) and never truncates."""
     try:
         handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY, 0o666)
     except OSError as error:
         raise OutputError(f"{what} {path}: cannot append to it ({error.strerror})") from None
     try:
         if not stat.S_ISREG(os.fstat(handle).st_mode):
-            raise OutputError(f"{what} {path} is no longer a regular file; the summary was not written")
-        data = text.encode("utf-8")
-        while data:
-            data = data[os.write(handle, data):]
+            raise OutputError(f"{what} {path} is no longer a regular file; {noun} was not written")
+        remaining = text.encode("utf-8")
+        while remaining:
+            remaining = remaining[os.write(handle, remaining):]
     except OSError as error:
-        raise OutputError(f"{what} {path}: the summary could not be written ({error.strerror})") from None
+        raise OutputError(f"{what} {path}: {noun} could not be written ({error.strerror})") from None
     finally:
         os.close(handle)
 

@@ -22,7 +22,7 @@ import tomli_w
 from sim.core.family import Family
 from sim.core.files import write_files_atomically
 from sim.core.history import History
-from sim.core.outputs import COUNTEREXAMPLE_MARK, PYTEST_MARK, check_will_write
+from sim.report.outputs import COUNTEREXAMPLE_MARK, PYTEST_MARK, check_output_names
 
 
 def current_commit() -> str:
@@ -174,7 +174,7 @@ def export(family: Family, scenario: Any, history: History, out_dir: Path, marke
     out_dir = Path(out_dir)
     name = slug(scenario.name, limit=NAME_LIMIT)
     paths = Exported(out_dir / f"{name}.toml", out_dir / f"{name}.timeline.txt", out_dir / f"test_{name}.py")
-    check_will_write(out_dir, export_names(scenario.name), "--out")
+    check_output_names(out_dir, export_names(scenario.name), "--out")
     invariant = scenario.meta.get("invariant", "")
     write_files_atomically({
         paths.scenario: scenario_toml(family, scenario),

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sim.core.errors import InputError
-from sim.core.files import check_output_dir
 from sim.report import figures as plots
 from sim.report.export import current_commit, export, fencesim_version, file_stem, timeline
+from sim.report.outputs import CACHES, check_output_dir
 from sim.report.render import markdown, to_html
 from sim.report.review import DesignReview, ReviewedCounterexample, ReviewResult
 
@@ -81,10 +81,6 @@ def draw(results: ReviewResult) -> tuple[dict[str, dict[str, str]], dict[str, An
                     section["metrics"], section["analytic"], int(section["unit"].split()[1].replace(",", "")),
                     panels)
     return names, drawn
-
-
-#: Caches that running a report's exported tests leaves behind; replaced with the folder.
-CACHES = frozenset({"__pycache__", ".pytest_cache"})
 
 
 def check_report_dir(out_dir: str | Path, what: str = "--out", inputs: Sequence[tuple[str, Path]] = ()) -> Path:

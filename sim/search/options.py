@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from sim.core.errors import InputError
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.shrink import SHRINK_SECONDS_MAX
-
-if TYPE_CHECKING:
-    from sim.search.sweep import SweepState
+from sim.search.tally import SweepState
 
 #: Where a sweep's chunks run: processes on this machine, or a ``dask.distributed`` cluster.
 BACKENDS = ("local", "dask")
@@ -46,8 +44,8 @@ class SearchOptions:
     deadline: Deadline = NO_DEADLINE
     backend: str = "local"
     scheduler: str | None = None
-    resume: "SweepState | None" = None
-    checkpoint: "Callable[[SweepState], None] | None" = None
+    resume: SweepState | None = None
+    checkpoint: Callable[[SweepState], None] | None = None
     progress: SweepProgress | None = None
     keep_rows: bool = False
     advise: bool = True

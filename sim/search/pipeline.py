@@ -17,7 +17,8 @@ from sim.search.advisor import advise as run_advisor
 from sim.search.budget import Deadline, work_of
 from sim.search.options import SearchOptions
 from sim.search.shrink import ShrinkResult, shrink
-from sim.search.sweep import Found, SweepSummary, default_workers, run_sweep
+from sim.search.sweep import default_workers, run_sweep
+from sim.search.tally import Found, SweepSummary
 
 
 @dataclass
@@ -55,7 +56,7 @@ def identical_groups(result: FuzzResult) -> list[list[str]]:
 
     Two protocols' results are identical when, over the same seeds,
 
-    * their sweep tallies are equal (:meth:`~sim.search.sweep.ProtocolTally.to_json`): runs, violating runs,
+    * their sweep tallies are equal (:meth:`~sim.search.tally.ProtocolTally.to_json`): runs, violating runs,
       violating runs per invariant, every availability count, every summed measure (work done, applied
       safely, verdicts, each ``fired_<knob>``), coverage and blast radius; and
     * they violate the same invariants with the same counterexamples: per invariant, the same first violating

@@ -7,14 +7,8 @@ import os
 import pytest
 
 from sim.core.errors import InputError, ScenarioError
-from sim.core.files import (
-    Source,
-    check_output_dir,
-    check_output_file,
-    read_toml,
-    write_atomically,
-    write_files_atomically,
-)
+from sim.core.files import Source, read_toml, write_atomically, write_files_atomically
+from sim.report.outputs import check_output_dir, check_output_file
 
 TEXT = 'name = "x"\nplan = [ { id = "s1" } ]\nevents = [ "plan",\n  "dispatch s1" ]\n'
 

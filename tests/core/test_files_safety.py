@@ -111,9 +111,10 @@ def test_every_kind_fencesim_writes_is_recognised_as_its_own(tmp_path):
     """Each exported file, a JUnit file, a baseline, a sweep state and a history is fencesim's; a file of
     the user's with the same name is not."""
     import sim
-    from sim.core.outputs import fencesim_file, foreign_entries
+    from sim.core.outputs import foreign_entries
     from sim.report.ci import junit_xml
     from sim.report.fuzz import export_all, fuzz_document
+    from sim.report.outputs import FENCESIM, fencesim_file
     from sim.search.options import SearchOptions
     from sim.search.pipeline import fuzz
 
@@ -124,12 +125,12 @@ def test_every_kind_fencesim_writes_is_recognised_as_its_own(tmp_path):
     (tmp_path / "base.json").write_text('{"format": 1, "family": "workspace", "workload": "tiny", "entries": []}')
     (tmp_path / "run.jsonl").write_text(result.family.replay(result.workload.base, result.protocols[0],
                                                              result.counterexamples[0].events).history.to_jsonl())
-    assert foreign_entries(tmp_path) == []
+    assert foreign_entries(tmp_path, FENCESIM) == []
     assert all(fencesim_file(p) for p in tmp_path.iterdir())
     for path in list(tmp_path.iterdir()):
         path.write_text("the user's own text\n")
         assert fencesim_file(path) is None, path.name
-    assert len(foreign_entries(tmp_path)) == len(list(tmp_path.iterdir()))
+    assert len(foreign_entries(tmp_path, FENCESIM)) == len(list(tmp_path.iterdir()))
 
 
 def test_a_folder_lock_admits_one_holder(tmp_path):
@@ -144,3 +145,24 @@ def test_a_folder_lock_admits_one_holder(tmp_path):
     with FolderLock(tmp_path / "out"):
         pass
     assert OutputError
+
+
+def test_the_folder_check_knows_files_only_through_the_ownership_it_is_given(tmp_path):
+    """sim.core.outputs reads no format: a writer's own files are what its Ownership recognises, the lock and
+    temporary files are always its own, and its passed-over folders are no one's."""
+    from sim.core.outputs import LOCK_NAME, FileKind, OutputError, Ownership, check_file, check_folder
+
+    mine = Ownership(lambda path: "note" if path.read_text().startswith("NOTE") else None, frozenset({"cache"}))
+    (tmp_path / "a.txt").write_text("NOTE 1")
+    (tmp_path / LOCK_NAME).write_text("x")
+    (tmp_path / ".a.txt.abcdefgh.tmp").write_text("half")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "junk").write_text("junk")
+    assert check_folder(tmp_path, "--out", mine) == tmp_path
+    (tmp_path / "b.txt").write_text("something else")
+    with pytest.raises(OutputError, match="b.txt"):
+        check_folder(tmp_path, "--out", mine)
+    note = FileKind("a note", lambda path: path.read_text().startswith("NOTE"))
+    assert check_file(tmp_path / "a.txt", "--note", note) == tmp_path / "a.txt"
+    with pytest.raises(OutputError, match="is not a note"):
+        check_file(tmp_path / "b.txt", "--note", note)

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from sim.families.workspace import FAMILY
-from sim.report.render import matrix_rows, shown_examples
+from sim.report.phrases import matrix_rows, shown_examples
 from sim.search.options import SearchOptions
 from sim.search.pipeline import fuzz, identical_groups
 from tests.conftest import WEIGHED_WORKLOAD

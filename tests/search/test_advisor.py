@@ -207,7 +207,7 @@ def test_a_fix_is_offered_only_when_no_run_of_the_sweep_violates_it():
     one = advise(EFFECTS, result.workload, example.protocol, "duplicate_effect", example.events, max_changes=1,
                  seeds=300, tallies=None)
     assert one.recommended and one.fixes is False and one.runs_violating_it > 0
-    from sim.report.render import advice_line
+    from sim.report.phrases import advice_line
 
     line = advice_line({**one.to_json(), "changes": {k: str(v) for k, v in one.changes.items()}},
                        "duplicate_effect", "human exceptions")

@@ -4,11 +4,11 @@ writes replace what their authors expected wins over one that applies more steps
 from __future__ import annotations
 
 from sim.families.workspace import FAMILY
-from sim.report.render import advice_sentence
+from sim.report.phrases import advice_sentence
 from sim.report.review import advice_document
 from sim.search.advisor import ADVISOR_LIMIT_NAME, Advice, _price, _recommend
 from sim.search.budget import WorkLimit
-from sim.search.sweep import ProtocolTally
+from sim.search.tally import ProtocolTally
 
 BASE = FAMILY.parse_protocol("step-dedupe")
 #: applies more steps, but a third of them over content their author never saw

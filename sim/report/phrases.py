@@ -1,0 +1,276 @@
+"""The review's tables and sentences, as plain text: shared by the report document
+(:mod:`sim.report.render`), the terminal's tables and the tests.
+
+Each helper reads one design of ``results.json`` (a dict, as the review wrote it) and returns rows or
+words in no markup, except :func:`advice_text`, the advisor's line with its changes in backticks (the
+document writes it as :class:`~sim.report.document.Marked` text).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SHARE = "{value:.1%} [{low:.1%}, {high:.1%}]"
+
+
+def share_text(interval: dict[str, float] | None) -> str:
+    """A share with its interval (:data:`SHARE`), or ``n/a`` when there is none (or it is NaN)."""
+    if not interval or interval.get("value") is None or interval["value"] != interval["value"]:
+        return "n/a"
+    return SHARE.format(**interval)
+
+
+def headline_rows(design: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The headline table of one design: a row per protocol, as narrow as its content allows (the
+    invariants a protocol violates in one cell, so a family of eleven invariants still fits a page)."""
+    availability = [name.replace("_", " ") for name in design["availability"]]
+    safe = any("safe_progress" in row for row in design["protocols"])
+    columns = ["protocol", "verdict", "violating runs (95% Wilson)", "violating runs per invariant",
+               *(f"{name} (per run)" for name in availability), design["progress_label"],
+               *(["applied safely / planned"] if safe else [])]
+    rows = []
+    for row in design["protocols"]:
+        found = ", ".join(f"{name} {row['by_invariant'][name]['violating_runs']}" for name in design["invariants"]
+                          if row["by_invariant"][name]["violating_runs"]) or "none"
+        counted = [f"{row['availability'][name]['count']} ({row['availability'][name]['per_run']})"
+                   for name in design["availability"]]
+        progress = share_text(row["progress"]["share"]) if row["progress"] else "n/a"
+        verdict = row["verdict"].upper() if row["verdict"] != "no safety violation found" else row["verdict"]
+        safely = [share_text(row["safe_progress"]["share"]) if "safe_progress" in row else "n/a"] if safe else []
+        rows.append([row["protocol"], verdict, share_text(row["violating_runs"]["share"]), found, *counted,
+                     progress, *safely])
+    return columns, rows
+
+
+def matrix_rows(design: dict[str, Any]) -> tuple[list[str], list[list[str]], list[list[str]]]:
+    """The verdict matrix with one row per scenario or minimal counterexample and one column per protocol
+    (so many counterexamples make it longer, never wider): columns, rows, and each cell's class."""
+    matrix = design["matrix"]
+    shown = {e["name"]: f"{e['invariant']} under {', '.join([e['protocol'], *others])}"
+             for e, others in shown_examples(design)}
+    names = {e["name"] for e in design["counterexamples"]}
+    rows, classes = [], []
+    for column in matrix["columns"]:
+        if column in names and column not in shown:
+            continue  # the same order as its identical-results group's first protocol's
+        cells = [matrix["cells"][f"{r}\t{column}"] for r in matrix["rows"]]
+        label = f"minimal order: {shown[column]}" if column in shown else f"scenario {column}"
+        rows.append([label, *(cell["text"] for cell in cells)])
+        classes.append(["", *("bad" if cell["violated"] else "good" for cell in cells)])
+    return ["scenario or counterexample", *matrix["rows"]], rows, classes
+
+
+def sorted_claims(design: dict[str, Any]) -> tuple[list[dict], list[dict]]:
+    """The claims that fail (shown first, each in full) and those that hold (folded)."""
+    claims = design["claims"] or []
+    return [c for c in claims if not c["holds"]], [c for c in claims if c["holds"]]
+
+
+#: What a group of protocols with identical results shares (``sim.search.pipeline.identical_groups``).
+IDENTICAL_WORDS = "equal counts and measures, and the same minimal counterexample per invariant"
+
+
+def group_heading(group: list[str]) -> str:
+    """The heading of one group's section: ``a, b: identical results on this workload``."""
+    return f"{', '.join(group)}: identical results on this workload"
+
+
+def shown_examples(design: dict[str, Any]) -> list[tuple[dict[str, Any], list[str]]]:
+    """The counterexamples a report shows, each with the protocols of its identical-results group it also
+    stands for (``design["identical"]``): a group shows its first protocol's counterexamples once, and none of
+    the others' (they are the same orders)."""
+    grouped = {label: group for group in design.get("identical") or [] for label in group}
+    out = []
+    for example in design["counterexamples"]:
+        group = grouped.get(example["protocol"], [example["protocol"]])
+        if example["protocol"] == group[0]:
+            out.append((example, group[1:]))
+    return out
+
+
+def group_advice(examples: list[dict[str, Any]], example: dict[str, Any], others: list[str]
+                 ) -> tuple[list[str], list[dict[str, Any]]]:
+    """The advice of a group's other protocols for ``example``'s invariant: the labels whose advice makes the
+    same changes as ``example``'s, and the counterexamples whose advice asks for other changes."""
+    same, differing = [], []
+    mine = example.get("advice") or {}
+    for other in examples:
+        if other["protocol"] not in others or other["invariant"] != example["invariant"]:
+            continue
+        theirs = other.get("advice") or {}
+        if (mine.get("changes"), mine.get("fixes")) == (theirs.get("changes"), theirs.get("fixes")):
+            same.append(other["protocol"])
+        else:
+            differing.append(other)
+    return same, differing
+
+
+def identical_lines(design: dict[str, Any]) -> list[str]:
+    """One line per group of protocols with identical results on the design's workload."""
+    return [f"{group_heading(group)} ({IDENTICAL_WORDS}; shown once, under {group[0]})"
+            for group in design.get("identical") or []]
+
+def _runs(count: int) -> str:
+    return f"{count} run" if count == 1 else f"{count} runs"
+
+
+def advice_verdict(advice: dict[str, Any]) -> str:
+    """``fix``, ``partial improvement`` or ``unverified`` (``none`` when nothing was recommended)."""
+    if not advice or not advice.get("recommended"):
+        return "none"
+    if advice.get("fixes") is True:
+        return "fix"
+    if advice.get("fixes") is False:
+        return "partial improvement"
+    return "unverified"
+
+
+def advice_sentence(advice: dict[str, Any], invariant: str, availability: str = "availability findings") -> str:
+    """What the advisor's recommendation buys and costs, on the seeds it was measured on (plain text).
+
+    A count is compared only with a count of the same seeds: verified advice states the sweep's own
+    seeds, unverified advice its sample, and never a "was" it did not measure."""
+    parts = []
+    verified = advice.get("verified_seeds") or 0
+    if advice.get("runs_violating_it") is not None and verified:
+        start = advice.get("seed_start", 0)
+        span = f"seeds {start}..{start + verified - 1}"
+        whole = "" if verified >= advice.get("seeds", verified) else f" of the {advice['seeds']} the sweep ran"
+        where = f"on the sweep's own {span}{whole} and the exported order"
+        was = advice.get("runs_violating_it_before")
+        parts.append(f"{invariant} in {advice['runs_violating_it']} of {verified} runs"
+                     + ("" if was is None else f" (was {was})"))
+        if advice.get("violating_runs") is not None:
+            parts.append(f"{_runs(advice['violating_runs'])} violating any safety invariant")
+    else:
+        where = f"in a {advice['sample_seeds']}-seed sample (not verified on the sweep's seeds)"
+        if advice.get("sample_runs_violating_it") is not None:
+            parts.append(f"{invariant} in {_runs(advice['sample_runs_violating_it'])}")
+        if advice.get("sample_violating_runs") is not None:
+            parts.append(f"{_runs(advice['sample_violating_runs'])} violating any safety invariant")
+    parts.append(f"{advice['availability_per_run']} {availability} per run")
+    if advice.get("progress_share") is not None:
+        parts.append(f"work done {advice['progress_share']:.0%}")
+    if advice.get("safe_progress_share") is not None:
+        parts.append(f"applied safely {advice['safe_progress_share']:.0%} (what the advisor's cost ranks by)")
+    stopped = f"; {advice['stopped']} stopped the advisor" if advice.get("stopped") else ""
+    return f"{where}: " + ", ".join(parts) + stopped
+
+
+def advice_line(advice: dict[str, Any] | None, invariant: str, availability: str, code: str = "") -> str:
+    """The advisor's answer in one line: a fix, a partial improvement (with its residual), or none."""
+    if advice is None:
+        return "advisor not run"
+    if not advice.get("recommended"):
+        if advice.get("beyond_protocol"):
+            return advice["beyond_protocol"]
+        stopped = f" ({advice['stopped']} stopped the search)" if advice.get("stopped") else ""
+        return f"no change of up to two knobs removes it{stopped}"
+    changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
+    change = f"{code}{changes}{code} (giving {code}{advice['recommended']}{code})"
+    cost = advice_sentence(advice, invariant, availability)
+    verdict = advice_verdict(advice)
+    if verdict == "fix":
+        return f"smallest fix: {change}; verified {cost}"
+    if verdict == "partial improvement":
+        return f"partial improvement, not a fix (it leaves runs violating {invariant}): {change}; {cost}"
+    return f"unverified proposal: {change}; {cost}"
+
+
+def advice_text(advice: dict[str, Any] | None, invariant: str, availability: list[str]) -> str:
+    """:func:`advice_line` as the report writes it: changes and protocols in backticks, the availability
+    columns (``availability``) joined in words."""
+    return advice_line(advice, invariant, " + ".join(a.replace("_", " ") for a in availability), "`")
+
+
+def proof_text(example: dict[str, Any]) -> str:
+    """How minimal a counterexample is: proved shortest, 1-minimal, or stopped by a named limit."""
+    if example["shortest_proved"]:
+        return "proved shortest"
+    if example["one_minimal"]:
+        return "1-minimal (not proved shortest)"
+    return f"not minimal: stopped by {example['shrink_end']}"
+
+
+def coverage_table(design: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Per protocol: distinct behaviours, goals never reached, and the blast radius per 10,000 runs."""
+    columns = ["protocol", "distinct behaviours", "coverage goals", "blast radius per 10,000 runs"]
+    rows = []
+    for row in design.get("coverage", []):
+        goals = ", ".join(f"{goal}: {'NEVER' if goal in row['never'] else count}"
+                          for goal, count in row["goals"].items()) or "none declared"
+        kinds = row["blast_radius"]["kinds"]
+        radius = "; ".join(f"{kind.replace('_', ' ')} {_rate(v['rate']['value'])} [{_rate(v['rate']['low'])}, "
+                           f"{_rate(v['rate']['high'])}] ({v['count']})" for kind, v in kinds.items()) or "none"
+        rows.append([row["protocol"], str(row["distinct_behaviours"]), goals, radius])
+    return columns, rows
+
+
+def map_rows(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """One row per group of protocols that behave alike: its verdict within the bound, shortest violations,
+    costs, and the protocols it stands for."""
+    columns = ["protocol (and those alike)", "verdict", "shortest violations", "violating runs", "findings per run"]
+    alike: dict[str, list[str]] = {}
+    for point in document["protocols"]:
+        alike.setdefault(point["same_as"], []).append(point["protocol"])
+    rows = []
+    for point in document["protocols"]:
+        if point["same_as"] != point["protocol"]:
+            continue
+        shortest = ", ".join(f"{name} {v['shortest_events']}" for name, v in point["invariants"].items()
+                             if v["status"] == "violated") or "-"
+        share = point["violating_share"]
+        others = [p for p in alike[point["protocol"]] if p != point["protocol"]]
+        rows.append([point["protocol"] + (f" (and {len(others)} alike: {'; '.join(others[:3])}"
+                                          f"{'...' if len(others) > 3 else ''})" if others else ""),
+                     point["status"], shortest, "-" if share is None else f"{share['value']:.0%}",
+                     f"{sum(point['availability_per_run'].values()):.2f}"])
+    return columns, rows
+
+
+def map_lines(document: dict[str, Any]) -> list[str]:
+    """The map in sentences: minimal safe designs, the Pareto front, each certificate, each finding."""
+    lines = [f"Every combination of {', '.join(document['knobs'])} explored exhaustively within "
+             f"{document['max_events']} events.",
+             f"Minimal safe designs: {', '.join(document['minimal_safe']) or 'none'}.",
+             f"Pareto front (safety against cost): {', '.join(document['pareto_front']) or 'none'}."]
+    lines += [f"Certificate: {c['words']}" for c in document["certificates"]]
+    lines += [f"Finding: {f['safe']} is safe for {f['invariant']} but the stronger {f['stronger_violates']} "
+              f"violates it: {' ; '.join(f['witness'])}" for f in document["monotonicity_findings"]]
+    return lines
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def coverage_words(design: dict[str, Any]) -> str:
+    """The coverage section's paragraph: what its numbers mean, and any goal never reached."""
+    never = sorted({(g, r["protocol"]) for r in design.get("coverage", []) for g in r["never"]})
+    text = ("Distinct behaviours are the run signatures a sweep saw (estimated); where the saturation curve "
+            "flattens, more seeds stopped finding new behaviour. The blast radius counts what violating runs did "
+            "to the world: edits overwritten, steps applied twice, objects duplicated or orphaned (rate and 95% "
+            "interval per 10,000 runs, count in brackets).")
+    if never:
+        text += " Warning: goals never reached -- " + "; ".join(f"{g} under {p}" for g, p in never) + "."
+    return text
+
+
+def section_rows(section: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """A family section's simulated metrics: a row per metric, a column per protocol, value [interval]."""
+    protocols = list(section["metrics"])
+    rows = []
+    metrics = list(next(iter(section["metrics"].values()))) if protocols else []
+    for metric in metrics:
+        row = [metric]
+        for protocol in protocols:
+            cell = section["metrics"][protocol][metric]
+            if cell["value"] is None:
+                row.append("n/a")
+            elif cell["ci_low"] is None:
+                row.append(f"{cell['value']:,.2f}")
+            else:
+                row.append(f"{cell['value']:,.2f} [{cell['ci_low']:,.2f}, {cell['ci_high']:,.2f}]")
+        rows.append(row)
+    return ["metric", *protocols], rows
+
