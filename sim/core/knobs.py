@@ -112,11 +112,12 @@ class KnobTable:
     #: Event kind -> what it reads and writes whatever the knobs say (None: the family declares no footprints,
     #: so no two of its events are independent).  Each knob's ``footprint`` adds to it.
     events: Mapping[str, Access] | None = None
-    #: The family's typed knob values (a :class:`~sim.core.mechanisms.Knobs` dataclass) when the table was read from one.
+    #: The family's typed knob values (a ``sim.core.mechanisms.Knobs`` dataclass) when the table was read from one.
     values_type: type | None = None
 
     def __reduce__(self) -> Any:
-        """A table read from a typed dataclass (:mod:`sim.core.mechanisms`) travels by reference to it (its knobs carry functions)."""
+        """A table read from a typed dataclass (:mod:`sim.core.mechanisms`) travels by reference to it (its knobs
+        carry functions)."""
         if self.values_type is not None and getattr(self.values_type, "table", None) is self:
             return (_table_of, (self.values_type,))
         return super().__reduce__()
