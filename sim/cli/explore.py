@@ -1,14 +1,32 @@
-"""``fencesim explore``: exhaustive search of every valid order up to a depth (``fuzz --exhaustive`` too)."""
+"""``fencesim explore``: exhaustive search of a family's states, breadth first (``fuzz --exhaustive`` too)."""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional
 
 import typer
 
-from sim.cli.app import JSON_HELP, app, human_console
+from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
+from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
-from sim.search.exhaustive import MAX_STATES_DEFAULT, STATE_LIMIT_MAX
+from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX, MAX_STATES_DEFAULT, STATE_LIMIT_MAX
+
+#: The largest --memory-limit accepted, in GB.
+MEMORY_LIMIT_MAX_GB = 4096.0
+
+
+@dataclass(frozen=True)
+class ExploreRequest:
+    """How far and how to search: the depth (None: until exhausted) and the limits and reductions asked for."""
+
+    depth: int | None
+    state_limit: int = MAX_STATES_DEFAULT
+    memory_limit_bytes: int | None = None
+    symmetry: bool = False
+    reduce: bool = False
+    exact: bool = False
+    sleep: bool = True
 
 
 @app.command()
@@ -17,30 +35,44 @@ def explore(
                                  help="A workload name (scenarios/workloads) or file; it names the family."),
     protocol: Optional[List[str]] = typer.Option(None, "--protocol", "-p",
                                                  help="Repeat for several; default: the family's presets."),
-    depth: int = typer.Option(6, "--depth", "--max-events", help="Longest order enumerated, in events."),
+    depth: str = typer.Option("6", "--depth", "--max-events",
+                              help=f"Longest order searched, in events (1 to {EXHAUSTIVE_DEPTH_MAX:,}), or 'max': "
+                              "until no new state is left."),
     workers: int = typer.Option(1, "--workers", help="Processes expanding each layer of a search that replays its "
                                 "candidates (a family with a machine, as the workspace family, explores in one "
                                 "process: faster than sending its states to workers)."),
     budget: Optional[float] = typer.Option(None, "--budget", help="Seconds of wall clock; a search the budget "
                                            "stops proves nothing and says so."),
     state_limit: int = typer.Option(MAX_STATES_DEFAULT, "--state-limit",
-                                    help="Distinct states kept per depth (about 1 KB of memory each on the workspace "
-                                    "family); a search that reaches it stops and proves nothing."),
+                                    help="Distinct states in all (the visited set keeps a fingerprint of each, about "
+                                    "70 bytes; each depth's new states are kept whole until expanded); a search that "
+                                    "reaches it stops and proves nothing."),
+    memory_limit: Optional[float] = typer.Option(None, "--memory-limit", help="GB of memory the search may use "
+                                                 "(default: three quarters of the machine's); past half of it a "
+                                                 "layer spills to disk; at it the search stops and proves nothing."),
     symmetry: bool = typer.Option(False, "--symmetry", help="Keep one state per orbit of the workload's "
                                   "interchangeable parts, where its family declares some (the same proofs; states "
                                   "counted are orbits)."),
+    reduce: bool = typer.Option(False, "--reduce", help="Follow persistent sets only (fewer states): violations "
+                                "found are measured again unreduced for their shortest orders; absence is proved "
+                                "only when the reduced search exhausts the states."),
+    exact: bool = typer.Option(False, "--exact", help="Keep each state's key in the visited set instead of a "
+                               "64-bit fingerprint: no collision possible, several hundred bytes a state."),
+    sleep: bool = typer.Option(True, "--sleep/--no-sleep", help="Leave out events asleep (independent of the "
+                               "events before them, their order tried elsewhere: the same states and proofs); "
+                               "--no-sleep tries every event in every state, and counts states generated as TLC "
+                               "does."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
-    """Enumerate every valid order up to --depth events (commuting orders pruned, equal states merged): each
-    invariant is either proved to hold within that depth or violated with its shortest orders. Exit 0 when
-    nothing is violated, 1 otherwise (a search stopped by a limit proves nothing and says so)."""
-    from sim.cli.fuzz import _exhaustive, distinct_protocols
+    """Search every state reachable within --depth events, breadth first (equal states merged, commuting orders
+    tried once): each invariant is proved absent within that depth -- at every depth when the search exhausts
+    the states -- or violated with its shortest orders. Exit 0 when nothing is violated, 1 otherwise (a search
+    stopped by a limit proves nothing and says so)."""
+    from sim.cli.fuzz import distinct_protocols
     from sim.registry import FAMILIES
     from sim.search.budget import Deadline
-    from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX
 
-    if not 1 <= depth <= EXHAUSTIVE_DEPTH_MAX:
-        raise InputError(f"--depth must be between 1 and {EXHAUSTIVE_DEPTH_MAX}, got {depth}")
+    request = ExploreRequest(_depth(depth), state_limit, _memory(memory_limit), symmetry, reduce, exact, sleep)
     if not 1 <= workers <= 4096:
         raise InputError(f"--workers must be from 1 to 4096, not {workers}")
     if not 1 <= state_limit <= STATE_LIMIT_MAX:
@@ -50,5 +82,97 @@ def explore(
     loaded = FAMILIES.load_workload(workload)
     family = FAMILIES.family_for(loaded)
     protocols = distinct_protocols(family, list(protocol or family.presets), "--protocol")
-    return _exhaustive(family, loaded, protocols, depth, human_console(json_out), json_out,
-                       Deadline(budget, "--budget"), workers, state_limit, symmetry)
+    return exhaustive(family, loaded, protocols, request, human_console(json_out), json_out,
+                      Deadline(budget, "--budget"), workers)
+
+
+def _depth(text: str) -> int | None:
+    if text.strip().lower() == "max":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"--depth must be a whole number of events or 'max', not {text!r}") from None
+    if not 1 <= value <= EXHAUSTIVE_DEPTH_MAX:
+        raise InputError(f"--depth must be between 1 and {EXHAUSTIVE_DEPTH_MAX:,} (or 'max'), got {value}")
+    return value
+
+
+def _memory(gigabytes: float | None) -> int | None:
+    if gigabytes is None:
+        return None
+    if not 0.05 <= gigabytes <= MEMORY_LIMIT_MAX_GB:  # also refuses nan
+        raise InputError(f"--memory-limit must be from 0.05 to {MEMORY_LIMIT_MAX_GB:,.0f} GB, not {gigabytes}")
+    return int(gigabytes * 1e9)
+
+
+def _progress(bar: Bar, label: str) -> Callable[[int, int, int], None]:
+    def progress(depth: int, total: int, states: int) -> None:
+        bar(f"exhaustive {label}", depth, total or depth + 1, f"{states:,} states")
+
+    return progress
+
+
+def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequest, console: Any, json_out: bool,
+               deadline: Any, workers: int) -> int:
+    """Search each protocol, print what was proved and found, and return the exit code."""
+    from sim.search.exhaustive import explore
+
+    if request.symmetry and family.symmetry(workload) is None:
+        console.print(f"note: the {family.name} family declares no interchangeable parts in {workload.name}: "
+                      "searched without symmetry reduction", markup=False)
+    results = []
+    with Bar(progress_wanted(json_out)) as bar:
+        for p in protocols:
+            results.append(explore(family, workload, p, request.depth, max_states=request.state_limit,
+                                   deadline=deadline, workers=workers, progress=_progress(bar, p.label),
+                                   symmetry=request.symmetry, reduce=request.reduce,
+                                   memory_limit=request.memory_limit_bytes, exact=request.exact,
+                                   sleep=request.sleep))
+    document = {"family": family.name, "workload": workload.name,
+                "max_events": request.depth if request.depth is not None else "max",
+                "protocols": [r.to_json() for r in results]}
+    for r in results:
+        for line in result_lines(r, request):
+            console.print(line, markup=False)
+    if json_out:
+        emit_json(document)
+    return EXIT_VIOLATION if any(r.violated for r in results) else EXIT_OK
+
+
+def result_lines(result: Any, request: ExploreRequest) -> list[str]:
+    """A search's result in words: what it counted, what it proved, what stopped it, what it found."""
+    data = result.to_json()
+    bound = f"within {result.max_events} events" if result.max_events is not None else "at any depth"
+    how = "every reachable state seen" if result.exhausted else "complete" if result.complete else \
+        "stopped by " + result.reason
+    lines = [f"{result.protocol}: {result.distinct_states:,} distinct states (the initial one included), "
+             f"{result.states_generated:,} states generated, diameter {result.diameter} ({how})",
+             "  new states per depth: " + ", ".join(f"{n:,}" for n in result.states_per_depth)]
+    if result.pruned:
+        lines.append(f"  {result.pruned:,} events not tried: asleep (independent of the events before them, "
+                     "their order tried elsewhere)")
+    if result.fingerprints:
+        lines.append(f"  chance that two states shared a fingerprint: {result.collision_probability:.1e} "
+                     "(TLC's optimistic estimate)")
+    if result.symmetry is not None:
+        lines.append(f"  one state per orbit of the interchangeable {result.symmetry} (states counted are orbits)")
+    if result.reduced:
+        lines.append("  persistent sets only: violations measured again unreduced; absence proved only when "
+                     "the states are exhausted")
+    if result.proved_absent:
+        within = "at every depth" if data["proved_within_events"] == "all" else \
+            f"within {data['proved_within_events']} events"
+        lines.append(f"  proved absent {within}: {', '.join(result.proved_absent)}")
+    elif not data["violations"]:
+        lines.append(f"  nothing proved {bound}: the search did not cover it" if result.complete else
+                     "  no violation found before the search stopped: nothing is proved")
+    if result.reason == "state_limit":
+        lines.append(f"  the state limit ({request.state_limit:,} distinct states) stopped it: "
+                     "fencesim explore --state-limit raises it")
+    if result.reason == "memory_limit":
+        lines.append("  the memory limit stopped it: fencesim explore --memory-limit raises it")
+    for name, found in data["violations"].items():
+        lines.append(f"  {name}: shortest {found['shortest_events']} events, {len(found['orders'])} order(s):")
+        lines += ["    " + " ; ".join(order) for order in found["orders"]]
+    return lines

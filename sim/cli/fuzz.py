@@ -16,7 +16,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -130,12 +130,13 @@ def fuzz(
     state = _resume_options(ctx, options, options.resume) if options.resume is not None else None
     run = _prepare(options, state)
     if options.exhaustive:
+        from sim.cli.explore import ExploreRequest
+        from sim.cli.explore import exhaustive as search_every_state
         from sim.search.budget import Deadline
-        from sim.search.exhaustive import MAX_STATES_DEFAULT
 
-        return _exhaustive(run.family, run.workload, run.protocols, options.max_events,
-                           human_console(options.json_out), options.json_out, Deadline(options.budget, "--budget"),
-                           options.workers or 1, MAX_STATES_DEFAULT)
+        return search_every_state(run.family, run.workload, run.protocols, ExploreRequest(options.max_events),
+                                  human_console(options.json_out), options.json_out,
+                                  Deadline(options.budget, "--budget"), options.workers or 1)
     from sim.core.outputs import FolderLock
 
     with FolderLock(options.out):
@@ -438,49 +439,3 @@ def _check_determinism(family, workload, protocols, seed_start: int, seeds: int,
         raise RuntimeError(f"nondeterminism: runs {', '.join(differing[:10])} gave other history bytes in a fresh "
                            "process")
     return {"runs": len(here), "identical": True, "hash_seed": env["PYTHONHASHSEED"]}
-
-
-def _exhaustive_progress(bar: Bar, label: str) -> Callable[[int, int, int], None]:
-    def progress(depth: int, total: int, states: int) -> None:
-        bar(f"exhaustive {label}", depth, total, f"{states} states")
-
-    return progress
-
-
-def _exhaustive(family, workload, protocols, max_events: int, console, json_out: bool, deadline, workers: int,
-                state_limit: int, symmetry: bool = False) -> int:
-    from sim.search.exhaustive import explore
-
-    if symmetry and family.symmetry(workload) is None:
-        console.print(f"note: the {family.name} family declares no interchangeable parts in {workload.name}: "
-                      "searched without symmetry reduction", markup=False)
-    results = []
-    with Bar(progress_wanted(json_out)) as bar:
-        for p in protocols:
-            results.append(explore(family, workload, p, max_events, max_states=state_limit, deadline=deadline,
-                                   workers=workers, progress=_exhaustive_progress(bar, p.label), symmetry=symmetry))
-    document = {"family": family.name, "workload": workload.name, "max_events": max_events,
-                "protocols": [r.to_json() for r in results]}
-    for r in results:
-        data = r.to_json()
-        console.print(f"{r.protocol}: {r.orders_explored} orders ({r.pruned} more pruned as commuting), "
-                      f"{r.distinct_states} distinct states explored up to {max_events} events "
-                      f"({'complete' if r.complete else 'stopped by ' + r.reason})", markup=False)
-        if r.symmetry is not None:
-            console.print(f"  one state per orbit of the interchangeable {r.symmetry} (states counted are orbits)",
-                          markup=False)
-        if not data["violations"] and r.complete:
-            console.print(f"  no safety violation within {max_events} events (proved by enumeration)", markup=False)
-        elif not data["violations"]:
-            console.print("  no violation found before the search stopped: nothing is proved", markup=False)
-        if r.reason == "state_limit":
-            console.print(f"  the state limit ({state_limit:,} distinct states per depth) stopped it: "
-                          "fencesim explore --state-limit raises it", markup=False)
-        for name, found in data["violations"].items():
-            console.print(f"  {name}: shortest {found['shortest_events']} events, {len(found['orders'])} order(s):",
-                          markup=False)
-            for order in found["orders"]:
-                console.print("    " + " ; ".join(order), markup=False)
-    if json_out:
-        emit_json(document)
-    return EXIT_VIOLATION if any(r.violated for r in results) else EXIT_OK

@@ -118,6 +118,11 @@ class CheckSpec:
     maps an event name to a predicate that picks the events which may rightly
     lack the required fields (a delivery cut short by a crash before any
     decision has no verdict): such events neither show nor hide a field.
+
+    ``state`` is the same invariant as a predicate on the machine's state value (True where it is violated),
+    as a TLA+ invariant is written: when every safety check has one, exhaustive search judges states by them
+    and reads no history record.  The law suite's ``state_invariants`` checks that the predicate and the
+    history check agree on every state within its depth.
     """
 
     name: str
@@ -127,6 +132,7 @@ class CheckSpec:
     requires: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     count_as: str | None = None
     exempt: Mapping[str, Callable[[Any], bool]] = field(default_factory=dict)
+    state: Callable[[Any], bool] | None = None
 
     @property
     def fold(self) -> Fold | None:

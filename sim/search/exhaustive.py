@@ -1,331 +1,367 @@
-"""Exhaustive bounded enumeration of event orders, for any family.
+"""Exhaustive search of a family's states, breadth first, for any family -- TLC's semantics.
 
-Breadth-first over order length: every order of up to ``max_events`` events
-over the family's alphabet for the workload in which every event takes
-effect (an order whose last event has no effect is the same run as its
-prefix and is not extended).  Orders that reach the same state -- the
-family's :meth:`~sim.core.family.Family.state_key` plus the set of
-invariants already violated -- are merged, keeping the first order and
-counting how many reached it; this is sound because what can happen next,
-and whether it violates an invariant, depends only on that state.  So the
-search proves the absence of every safety violation within the bound, or
-returns, for each violated invariant, the shortest length at which it can
-happen and every violating order of that length (one representative per
-merged prefix).
+One visited set over the whole search (:mod:`sim.search.visited`): a state
+is found once, at the first depth it can be reached, and expanded once, at
+that depth.  A *state* here is what the search merges on: the family's state
+key (:meth:`~sim.core.family.Model.state_key`, the machine's key) with the
+set of invariants already violated on the way to it -- sound because what
+can happen next, and whether it violates an invariant, depends only on that
+(the law suite's ``equal_keys_equal_futures`` checks it).  Breadth first, so
+the first depth at which an invariant is violated is its shortest length,
+and every violating order of that length is returned (one per state it was
+reached from).  What a result counts, as TLC does (``docs/formats.md``):
 
-Two things make it fast without changing what it proves.  Where the family
-has a machine (:meth:`~sim.core.family.Family.machine`: its model as a
-transition system over one state value) and its safety checks are folds
-(:class:`~sim.core.checks.Fold`), each frontier entry keeps its state and
-the checks' carries, no kernel runs, an event the guard refuses is never
-tried, and a candidate costs one transition and one fold step per check.
-Where two adjacent events are independent
-(:meth:`~sim.core.family.Family.independent`: derived from the footprints
-the family declares -- neither writes what the other reads or writes -- and
-checked by the law suite), only the order with the earlier alphabet entry
-first is tried -- the other reaches the same state with the same violations
-(``pruned_commuting`` counts the orders skipped so).
+* ``distinct_states`` -- states found, the initial state included;
+* ``states_generated`` -- successors computed (each event taken in each
+  state expanded), plus the initial state;
+* ``states_per_depth`` -- new states found at each depth, from depth 0;
+* ``diameter`` -- the deepest depth at which a new state was found;
+* ``exhausted`` -- a depth found nothing new: every reachable state was
+  seen, and an invariant not violated is absent at every length.
 
-One more, asked for (``symmetry=True``, ``fencesim explore --symmetry``),
-changes what is counted but not what is proved: where the family declares
-interchangeable parts (:mod:`sim.core.symmetry`), states are merged per
-orbit -- one state for all its renamings -- so ``distinct_states`` counts
-orbits.
+A search runs to ``max_events`` (None: until exhausted), bounded by a state
+limit, a memory limit and a deadline; whatever stops it says so, and then
+it proves nothing.
+
+What it leaves out without changing what it proves (:mod:`sim.search.reduction`):
+events asleep -- independent by the footprints the family declares, their
+order tried elsewhere -- every state still reached at its shortest depth
+(``pruned_commuting`` counts the events not tried).  Asked for, it keeps one
+state per orbit of the workload's interchangeable parts (``symmetry``;
+``distinct_states`` then counts orbits), or follows persistent sets only
+(``reduce``: fewer states; a violation's shortest length is then measured
+by an unreduced search bounded by the length found, and absence is proved
+only when the reduced search exhausted the states).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing
-import multiprocessing.pool
-import signal
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from sim.core.errors import InputError
 from sim.core.family import Family
-from sim.core.footprint import independent
-from sim.core.history import Event, plain_time
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.expansion import Expansion, Successor
+from sim.search.layers import MEMORY_CHECK_EVERY, Layer, physical_bytes, resident_bytes
+from sim.search.pool import Expander
+from sim.search.reduction import bits
+from sim.search.visited import Visited, collision_probability
 
-#: Limits: distinct states kept per depth (by default, and the most ``fencesim explore --state-limit`` takes),
-#: and the deepest bound accepted.
-MAX_STATES_DEFAULT = 1_000_000
-STATE_LIMIT_MAX = 100_000_000
-EXHAUSTIVE_DEPTH_MAX = 12
+#: Limits: distinct states (in all, the initial one included) by default and at most, the deepest bound
+#: accepted, and the share of the machine's memory a search may use by default (it spills its layer to disk
+#: at half of that).
+MAX_STATES_DEFAULT = 10_000_000
+STATE_LIMIT_MAX = 1_000_000_000
+EXHAUSTIVE_DEPTH_MAX = 10_000
+MEMORY_SHARE_DEFAULT = 0.75
 
 
 @dataclass
 class ExhaustiveResult:
     protocol: str
-    max_events: int
+    max_events: int | None  # None: until exhausted
     invariants: tuple[str, ...]
-    orders_explored: int = 0
-    pruned: int = 0  # orders not replayed because two adjacent independent events were swapped
     distinct_states: int = 0
+    states_generated: int = 0
+    states_per_depth: list[int] = field(default_factory=list)
+    pruned: int = 0  # events not tried because they were asleep (their order was tried elsewhere)
     complete: bool = True
     reason: str = "bound_reached"
     shortest: dict[str, int] = field(default_factory=dict)
     minimal_orders: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     symmetry: str | None = None  # the interchangeable parts when states were merged per orbit
+    reduced: bool = False  # persistent sets only (the shortest lengths measured again, unreduced)
+    fingerprints: bool = True
+    proved_within: int | None = None  # the depth within which absence is proved (None: every depth)
 
     @property
     def violated(self) -> bool:
         return bool(self.minimal_orders)
 
+    @property
+    def diameter(self) -> int:
+        return max((d for d, n in enumerate(self.states_per_depth) if n), default=0)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.reason == "exhausted"
+
+    @property
+    def proved_absent(self) -> list[str]:
+        if not self.complete or self.proved_within == 0:
+            return []
+        return [name for name in self.invariants if name not in self.minimal_orders]
+
+    @property
+    def collision_probability(self) -> float:
+        return collision_probability(self.distinct_states, self.states_generated) if self.fingerprints else 0.0
+
     def to_json(self) -> dict:
-        out = {
-            "protocol": self.protocol, "max_events": self.max_events, "orders_explored": self.orders_explored,
-            "distinct_states": self.distinct_states, "pruned_commuting": self.pruned, "complete": self.complete,
-            "end": self.reason,
-            "proved_absent": [n for n in self.invariants if n not in self.minimal_orders] if self.complete else [],
+        out: dict[str, Any] = {
+            "protocol": self.protocol, "max_events": self.max_events if self.max_events is not None else "max",
+            "distinct_states": self.distinct_states, "states_generated": self.states_generated,
+            "states_per_depth": list(self.states_per_depth), "diameter": self.diameter,
+            "exhausted": self.exhausted, "pruned_commuting": self.pruned, "complete": self.complete,
+            "end": self.reason, "proved_absent": self.proved_absent,
+            "proved_within_events": (self.proved_within if self.proved_within is not None else "all")
+            if self.complete else 0,
+            "collision_probability": float(f"{self.collision_probability:.3g}"),
             "violations": {
                 name: {"shortest_events": self.shortest[name],
                        "orders": [[str(a) for a in order] for order in orders]}
                 for name, orders in self.minimal_orders.items()
             },
         }
-        if self.symmetry is not None:  # present only when asked for: a search without it reads as it always did
+        if self.symmetry is not None:  # present only when asked for
             out["symmetry"] = self.symmetry
+        if self.reduced:
+            out["reduced"] = "persistent sets"
         return out
 
 
-@dataclass
-class _Context:
-    """What expanding a frontier entry needs (sent once to each worker process).
-
-    With the family's machine (and every safety check written as a fold) an entry's node is
-    ``(state, fold carries, history length)`` and a candidate costs one guard, one transition and one
-    fold step per check over the events it produced.  Otherwise each candidate is replayed whole.
-    """
-
-    family: Family
-    workload: Workload
-    protocol: Protocol
-    events: list
-    accelerate: bool = True
-    canonical: Callable[[Any], Any] | None = None  # symmetry reduction: a state key -> its orbit's
-
-    def __post_init__(self) -> None:
-        self.rank = {str(event): index for index, event in enumerate(self.events)}
-        self.commute = _commuting(self.family, self.workload, self.protocol, self.events) if self.accelerate else set()
-        self.names = [str(event) for event in self.events]
-        self._after: dict[str | None, tuple[list, int]] = {}
-        safety = [spec for spec in self.family.checks if spec.safety]
-        folds = [spec.fold for spec in safety]
-        machine = self.family.machine(self.workload.base, self.protocol) if self.accelerate else None
-        self.machine = machine if machine is not None and all(f is not None for f in folds) else None
-        self.folds = [f for f in folds if f is not None] if self.machine is not None else []
-        self._readers = _Readers(self.folds)
-
-    def root(self) -> Any:
-        if self.machine is None:
-            return None
-        return (self.machine.initial(), tuple(fold.start for fold in self.folds), 0)
-
-    def expand(self, entry, keep_nodes: bool) -> tuple[list, int]:
-        """Every effective one-event extension of a frontier entry: (order, violated, key, node)."""
-        if self.machine is not None:
-            return self._expand_direct(entry, keep_nodes)
-        return self._expand_replaying(entry)
-
-    def _pruned(self, last: str | None, name: str) -> bool:
-        return last is not None and (last, name) in self.commute and self.rank[name] < self.rank[last]
-
-    def _choices(self, last: str | None) -> tuple[list, int]:
-        """The events tried after ``last`` (independent ones ranked earlier are pruned) and how many were pruned."""
-        choices = self._after.get(last)
-        if choices is None:
-            kept = [a for a, n in zip(self.events, self.names) if not self._pruned(last, n)]
-            if self.machine is not None:
-                kept = [(a, *self.machine.resolve(a)) for a in kept]
-            choices = self._after[last] = (kept, len(self.events) - len(kept))
-        return choices
-
-    def _expand_direct(self, entry, keep_nodes: bool) -> tuple[list, int]:
-        order, _, violated, (state, carries, length) = entry
-        assert self.machine is not None  # expand() comes here only with a machine
-        key_of, readers_of, canonical = self.machine.key, self._readers, self.canonical
-        choices, pruned = self._choices(str(order[-1]) if order else None)
-        time = plain_time(len(order))
-        outcomes = []
-        for action, why_not, step in choices:
-            if why_not(state, action) is not None:
-                continue
-            after, records = step(state, action)
-            fed, found, index = carries, violated, length
-            for actor, event_name, fields in records:
-                readers = readers_of[event_name]
-                index += 1
-                if not readers:
-                    continue
-                if None in fields.values():
-                    fields = {k: v for k, v in fields.items() if v is not None}
-                event = Event(index - 1, time, actor, event_name, fields)
-                fed = list(fed)
-                for position, invariant, feed in readers:
-                    fed[position], shown = feed(fed[position], event)
-                    if shown and invariant not in found:
-                        found = found | {invariant}
-            node = (after, tuple(fed), index) if keep_nodes else None
-            key = key_of(after) if canonical is None else canonical(key_of(after))
-            outcomes.append((order + (action,), found, (key, found), node))
-        return outcomes, pruned
-
-    def _expand_replaying(self, entry) -> tuple[list, int]:
-        order = entry[0]
-        family, protocol, base = self.family, self.protocol, self.workload.base
-        choices, pruned = self._choices(str(order[-1]) if order else None)
-        outcomes = []
-        for action in choices:
-            replay = family.replay(base, protocol, order + (action,))
-            if replay.last_skipped:
-                continue
-            violated = frozenset(v.invariant for v in family.check(replay.history).safety_violations)
-            key = family.state_key(replay)
-            if self.canonical is not None:
-                key = self.canonical(key)
-            outcomes.append((order + (action,), violated, (key, violated), None))
-        return outcomes, pruned
-
-
-def _commuting(family: Family, workload: Workload, protocol: Protocol, events: list) -> set[tuple[str, str]]:
-    """The pairs of events independent by their footprints (:meth:`~sim.core.family.Model.independent`)."""
-    prints = [family.footprint(workload, protocol, event) for event in events]
-    return {(str(a), str(b)) for a, first in zip(events, prints) for b, second in zip(events, prints)
-            if a != b and independent(first, second)}
-
-
-class _Readers(dict):
-    """event name -> (position, invariant, feed) of each safety fold that reads events of that name, filled
-    on first lookup (a plain dict lookup afterwards: it is read once per record of every candidate)."""
-
-    def __init__(self, folds: list) -> None:
-        super().__init__()
-        self.folds = folds
-
-    def __missing__(self, event_name: str) -> list:
-        readers = self[event_name] = [
-            (i, f.name, f.feed) for i, f in enumerate(self.folds) if f.reads_event(event_name)]
-        return readers
-
-
-#: Frontier entries per task handed to a worker process.
-EXPAND_CHUNK = 64
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(context: _Context) -> None:
-    # interrupts are the parent's to handle: a worker dies quietly when the pool is terminated
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _WORKER["context"] = context
-
-
-def _expand_chunk(task) -> list:
-    entries, keep = task
-    return [_WORKER["context"].expand(entry, keep) for entry in entries]
-
-
-class _Expander:
-    """Expands frontier entries in this process, or in a pool of workers (results in frontier order).
-
-    Workers help only where a candidate is replayed whole (a family without a machine): with a machine a
-    candidate costs one transition, less than sending its state to a worker and its children back, so the
-    search stays in this process whatever ``workers`` says (measured on three-files / step-dedupe to depth
-    8: 36 s in one process, 89 s with two workers; the result is the same for any worker count)."""
-
-    def __init__(self, context: _Context, workers: int):
-        self.context = context
-        self.workers = 1 if context.machine is not None else max(1, workers)
-        self.pool: multiprocessing.pool.Pool | None = None
-
-    def __enter__(self) -> "_Expander":
-        if self.workers > 1:
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-            self.pool = ctx.Pool(self.workers, initializer=_init_worker, initargs=(self.context,))
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
-
-    def map(self, entries: list, keep: bool) -> Iterator[tuple[list, int]]:
-        if self.pool is None or len(entries) < 2 * EXPAND_CHUNK:
-            for entry in entries:
-                yield self.context.expand(entry, keep)
-            return
-        chunks = [(entries[i:i + EXPAND_CHUNK], keep) for i in range(0, len(entries), EXPAND_CHUNK)]
-        for results in self.pool.imap(_expand_chunk, chunks):
-            yield from results
-
-
-def explore(family: Family, workload: Workload, protocol: Protocol, max_events: int,
+def explore(family: Family, workload: Workload, protocol: Protocol, max_events: int | None,
             max_states: int = MAX_STATES_DEFAULT, only: str | None = None,
             alphabet: Sequence[Any] | None = None, deadline: Deadline = NO_DEADLINE, workers: int = 1,
             progress: Callable[[int, int, int], None] | None = None, accelerate: bool = True,
-            symmetry: bool = False) -> ExhaustiveResult:
-    """Enumerate every valid order of up to ``max_events`` events (see module doc).
+            symmetry: bool = False, reduce: bool = False, memory_limit: int | None = None,
+            exact: bool = False, sleep: bool = True) -> ExhaustiveResult:
+    """Search every state reachable in at most ``max_events`` events (None: until exhausted), breadth first.
 
-    ``only`` stops at the first depth where that invariant is violated (used
-    by the shrinker to prove a counterexample is as short as possible).
-    ``alphabet`` restricts the events tried: every order found is still a
-    valid order of the workload, but absence is then proved only for that
-    sub-alphabet.  ``workers`` processes expand each depth's frontier in
-    chunks, merged in frontier order, so the result is the same for any
-    worker count (a family with a machine is explored in this process: see
-    :class:`_Expander`).  ``progress(depth, max_events, states)`` follows each depth.
-    ``accelerate=False`` replays every candidate from scratch and prunes nothing
-    (the law suite's reference; the result is the same).  ``symmetry=True``
-    merges states per orbit of the workload's interchangeable parts, where the
-    family declares some (:meth:`~sim.core.family.Model.symmetry`; otherwise it
-    changes nothing): the same shortest lengths and invariants proved absent,
-    with orbits counted instead of states (``result.symmetry`` names the parts).
+    ``only`` stops after the first depth where that invariant is violated (the shrinker proves a
+    counterexample shortest so).  ``alphabet`` restricts the events tried: every order found is still a valid
+    order of the workload, but absence is then proved only for that sub-alphabet.  ``workers`` processes
+    expand each layer where every successor is a replay (a family with a machine is explored in this process:
+    see :class:`sim.search.pool.Expander`); the result is the same for any count.  ``progress(depth,
+    max_events or 0, distinct states)`` follows each depth.  ``accelerate=False`` replays every successor from
+    scratch and leaves nothing out (the law suite's reference: the same states and proofs).  ``symmetry``,
+    ``reduce``: see the module doc.  ``memory_limit``: bytes of resident memory (default: a share of the
+    machine's); ``exact`` keeps the states' keys in the visited set instead of fingerprints; ``sleep=False``
+    tries every event in every state (states generated are then counted as TLC counts them).
     """
-    if not 1 <= max_events <= EXHAUSTIVE_DEPTH_MAX:
+    if max_events is not None and not 1 <= max_events <= EXHAUSTIVE_DEPTH_MAX:
         raise InputError(f"--max-events must be between 1 and {EXHAUSTIVE_DEPTH_MAX}, got {max_events}")
-    result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants)
+    if not 1 <= max_states <= STATE_LIMIT_MAX:
+        raise InputError(f"the state limit must be from 1 to {STATE_LIMIT_MAX:,}, not {max_states}")
     events = list(family.alphabet(workload) if alphabet is None else alphabet)
     declared = family.symmetry(workload) if symmetry else None
-    context = _Context(family, workload, protocol, events, accelerate,
-                       declared.canonical if declared is not None else None)
+    expansion = Expansion(family, workload, protocol, events, accelerate,
+                          declared.canonical if declared is not None else None)
+    result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants, fingerprints=not exact)
     result.symmetry = declared.parts if declared is not None else None
-    # frontier: key -> [order, orders merged into it, invariants violated, node to expand (or None)]
-    frontier: dict[Any, list] = {"root": [(), 1, frozenset(), context.root()]}
-    seen_states = 0
-    with _Expander(context, workers) as expander, _no_cyclic_gc():
-        for depth in range(1, max_events + 1):
-            layer, size, found_here = _next_layer(frontier, expander, depth < max_events, result, max_states,
-                                                  deadline)
-            seen_states += size
-            for invariant, orders in found_here.items():
-                result.shortest[invariant] = depth
-                result.minimal_orders[invariant] = orders
-            if progress is not None:
-                progress(depth, max_events, seen_states)
-            if not result.complete or not size or (only is not None and only in result.shortest):
-                if only is not None and only in result.shortest:
-                    result.reason = "found"
-                elif not size and result.complete:
-                    result.reason = "exhausted"
-                break
-            frontier = layer
-        # dropped while the cyclic collector is still off: re-enabled first, it would traverse every state of
-        # the last layer once before they are freed (a tenth of the search's time at depth 10)
-        frontier = layer = {}
-    result.distinct_states = seen_states
+    result.reduced = reduce and expansion.machine is not None
+    limit = memory_limit if memory_limit is not None else int(physical_bytes() * MEMORY_SHARE_DEFAULT) or None
+    search = _Search(expansion, result, Visited(exact), max_states, limit, deadline, only,
+                     sleeping=sleep and accelerate and declared is None and not result.reduced)
+    with Expander(expansion, workers) as expander, _no_cyclic_gc():
+        search.run(expander, progress)
+    if result.reduced and result.minimal_orders:
+        _measure_unreduced(family, workload, protocol, events, result, max_states, limit, deadline, symmetry)
+    if result.reduced and not result.exhausted and not result.minimal_orders:
+        result.proved_within = 0  # a reduced search bounded by a depth proves no absence (module doc)
     return result
 
 
+class _Search:
+    """One breadth-first search: its visited set, its layers and the result it fills."""
+
+    def __init__(self, expansion: Expansion, result: ExhaustiveResult, visited: Visited, max_states: int,
+                 memory_limit: int | None, deadline: Deadline, only: str | None, sleeping: bool):
+        self.expansion, self.result, self.visited = expansion, result, visited
+        self.max_states, self.memory_limit, self.deadline, self.only = max_states, memory_limit, deadline, only
+        self.independence = expansion.independence if sleeping and expansion.independence.any else None
+        self.reducing = result.reduced and expansion.independence.any
+        expansion.watching = self.reducing
+        self.asleep: dict[int, int] = {}  # state number -> its sleep set, for the layer being expanded or built
+        self.positions: dict[Any, int] = {}  # mark -> state number, for the layer being built (sleep sets meet)
+
+    def run(self, expander: Expander, progress: Callable[[int, int, int], None] | None) -> None:
+        result, expansion = self.result, self.expansion
+        found = expansion.root_found()
+        root = expansion.key(_root_key(expansion))
+        number = self.visited.add(self.visited.mark(root if expansion.mode == "states" else (root, found)), -1, -1)
+        assert number == 0
+        result.states_generated = result.distinct_states = 1
+        result.states_per_depth = [1]
+        for invariant in sorted(found):
+            result.shortest[invariant], result.minimal_orders[invariant] = 0, [()]
+        layer = Layer()
+        layer.append((0, expansion.root(), found))
+        self.asleep = {0: 0}
+        depth = 0
+        while self.result.max_events is None or depth < self.result.max_events:
+            depth += 1
+            keep = self.result.max_events is None or depth < self.result.max_events
+            built = self._next(layer, expander, depth, keep)
+            result.states_per_depth.append(len(built) if keep else built.count)
+            if progress is not None:
+                progress(depth, result.max_events or 0, result.distinct_states)
+            if not result.complete:
+                break
+            if not built.count:
+                result.reason = "exhausted"
+                break
+            if self.only is not None and self.only in result.shortest:
+                result.reason, result.complete = "found", False
+                break
+            layer = built
+        result.proved_within = None if result.exhausted else depth
+        layer.close()
+
+    def _next(self, layer: Layer, expander: Expander, depth: int, keep: bool) -> Any:
+        """Expand every entry of a layer; the states found new, in the order found (a counted-only layer when
+        it is the last)."""
+        spill = self.memory_limit // 2 if self.memory_limit else None
+        built = Layer(spill) if keep else _Counted()
+        asleep, self.asleep, self.positions = self.asleep, {}, {}
+        found_here: dict[str, list[tuple[Any, ...]]] = {}
+        for (number, _, found), (successors, slept) in expander.map(layer, depth, asleep):
+            if self._stopped():
+                break
+            self.result.pruned += slept
+            chosen = self._chosen(successors, found) if self.reducing else successors
+            self._add(number, found, chosen, asleep.get(number, 0), built, keep, found_here, depth)
+            if not self.result.complete:
+                break
+        for invariant, orders in found_here.items():
+            self.result.shortest[invariant] = depth
+            self.result.minimal_orders[invariant] = orders
+        return built
+
+    def _add(self, number: int, found: frozenset[str], successors: list[Successor], asleep: int, built: Any,
+             keep: bool, found_here: dict[str, list[tuple[Any, ...]]], depth: int) -> None:
+        """Count each successor, note the violations it shows first, and keep each new state (this loop runs once
+        per successor: the visited set's operations are written out here, not called)."""
+        result, visited = self.result, self.visited
+        judged = self.expansion.mode == "states"  # violations are the states' own: judged once, on new states
+        independent = self.independence.independent if self.independence is not None else None
+        seen, parents, events, exact = visited.seen, visited.parent, visited.event, visited.exact
+        tried, generated = 0, len(successors)
+        for position, (event, shown, key, node, _) in enumerate(successors):
+            if not judged and shown is not found:
+                self._violating(number, event, shown - found, found_here)
+            merged = key if judged else (key, shown)
+            mark = merged if exact else hash(merged)
+            if mark in seen:
+                if keep and independent is not None and mark in self.positions:  # met again in this layer
+                    self.asleep[self.positions[mark]] &= (asleep | tried) & independent[event]
+                tried |= 1 << event
+                continue
+            seen.add(mark)
+            child = len(parents)
+            parents.append(number)
+            events.append(event)
+            if judged:
+                shown = self.expansion.judge(node)
+                if shown:
+                    self._violating(number, event, shown, found_here)
+            if keep:
+                built.append((child, node, shown))
+                if independent is not None:
+                    self.asleep[child] = (asleep | tried) & independent[event]
+                    self.positions[mark] = child
+            else:
+                built.count += 1
+            tried |= 1 << event
+            result.distinct_states += 1
+            if result.distinct_states > self.max_states:
+                result.complete, result.reason = False, "state_limit"
+                generated = position + 1
+                break
+            if self.memory_limit and result.distinct_states % MEMORY_CHECK_EVERY == 0 and \
+                    resident_bytes() > self.memory_limit:
+                result.complete, result.reason = False, "memory_limit"
+                generated = position + 1
+                break
+        result.states_generated += generated
+
+    def _violating(self, number: int, event: int, newly: frozenset[str],
+                   found_here: dict[str, list[tuple[Any, ...]]]) -> None:
+        """Record the order through ``event`` from state ``number`` for each invariant it first violates."""
+        events = self.expansion.events
+        for invariant in sorted(newly):
+            if invariant not in self.result.shortest:
+                found_here.setdefault(invariant, []).append(self.visited.order(number, events) + (events[event],))
+
+    def _chosen(self, successors: list[Successor], found: frozenset[str]) -> list[Successor]:
+        """The successors of the smallest persistent set whose events are invisible and all lead to new
+        states; all of them where there is none (see :mod:`sim.search.reduction`)."""
+        if len(successors) < 2:
+            return successors
+        enabled = 0
+        for successor in successors:
+            enabled |= 1 << successor[0]
+        by_event = {s[0]: s for s in successors}
+        best: list[Successor] | None = None
+        for successor in successors:
+            ample = self.expansion.independence.persistent(enabled, successor[0])
+            if ample == enabled or (best is not None and bin(ample).count("1") >= len(best)):
+                continue
+            picked = [by_event[e] for e in bits(ample)]
+            if all(not visible and shown == found and self._new(key, shown) for _, shown, key, _, visible in picked):
+                best = picked
+        return best if best is not None else successors
+
+    def _new(self, key: Any, shown: frozenset[str]) -> bool:
+        mark = self.visited.mark(key if self.expansion.mode == "states" else (key, shown))
+        return mark not in self.visited.seen
+
+    def _stopped(self) -> bool:
+        if self.deadline.expired():
+            self.result.complete, self.result.reason = False, self.deadline.name
+            self.deadline.note("exhaustive")
+            return True
+        return False
+
+
+class _Counted:
+    """The last layer: counted, never expanded, so nothing of it is kept but its fingerprints."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def close(self) -> None:
+        """Nothing is kept."""
+
+
+def _root_key(expansion: Expansion) -> Any:
+    if expansion.mode == "replay":
+        family = expansion.family
+        return family.state_key(family.replay(expansion.workload.base, expansion.protocol, ()))
+    assert expansion.machine is not None
+    return expansion.machine.key(expansion.machine.initial())
+
+
+def _measure_unreduced(family: Family, workload: Workload, protocol: Protocol, events: list,
+                       result: ExhaustiveResult, max_states: int, limit: int | None, deadline: Deadline,
+                       symmetry: bool) -> None:
+    """A reduced search found violations, maybe later than their shortest orders: search again, unreduced,
+    bounded by the longest length found, and keep its shortest lengths and orders (and whatever else it
+    finds within that bound)."""
+    bound = max(result.shortest.values())
+    if bound == 0:
+        return
+    again = explore(family, workload, protocol, bound, max_states=max_states, alphabet=events, deadline=deadline,
+                    symmetry=symmetry, memory_limit=limit)
+    if not again.complete:
+        result.complete, result.reason = False, again.reason
+        return
+    result.shortest, result.minimal_orders = dict(again.shortest), dict(again.minimal_orders)
+    if not result.exhausted:
+        result.proved_within = bound
+
+
 @contextlib.contextmanager
-def _no_cyclic_gc():
-    """States are trees of tuples, never cycles: the cyclic collector only costs time here (a third of it
-    at depth 9 on the tiny workload), so it is off during the search and back on after."""
+def _no_cyclic_gc() -> Iterator[None]:
+    """States are trees of tuples, never cycles: the cyclic collector only costs time here, so it is off
+    during the search and back on after."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -333,49 +369,3 @@ def _no_cyclic_gc():
     finally:
         if enabled:
             gc.enable()
-
-
-def _next_layer(frontier: dict[Any, list], expander: "_Expander", keep: bool, result: ExhaustiveResult,
-                max_states: int, deadline: Deadline) -> tuple[dict[Any, list], int, dict[str, list]]:
-    """Expand every frontier entry by one event; merge equal keys, keeping the first order (frontier order).
-
-    Returns the next frontier, its number of distinct states and the orders that first violate an invariant
-    here.  The last layer (``keep`` false) is counted, never expanded: only its keys are kept, in a set."""
-    layer: dict[Any, list] = {}
-    last: set[Any] = set()
-    found_here: dict[str, list[tuple[Any, ...]]] = {}
-    entries = list(frontier.values())
-    for (_, count, parent_violated, _), (outcomes, pruned) in zip(entries, expander.map(entries, keep)):
-        if deadline.expired():
-            result.complete, result.reason = False, deadline.name
-            deadline.note("exhaustive")
-            break
-        result.pruned += pruned * count
-        result.orders_explored += count * len(outcomes)
-        left = len(outcomes)
-        for candidate, violated, key, node in outcomes:
-            left -= 1
-            if violated is not parent_violated:
-                for invariant in sorted(violated - parent_violated):
-                    if invariant not in result.shortest:
-                        found_here.setdefault(invariant, []).append(candidate)
-            if keep:
-                entry = [candidate, count, violated, node]
-                kept = layer.setdefault(key, entry)
-                if kept is not entry:
-                    kept[1] += count
-                    continue
-                size = len(layer)
-            else:
-                before = len(last)
-                last.add(key)
-                size = len(last)
-                if size == before:
-                    continue
-            if size > max_states:
-                result.orders_explored -= count * left  # the candidates after this one were not explored
-                result.complete, result.reason = False, "state_limit"
-                break
-        if not result.complete:
-            break
-    return layer, len(layer) if keep else len(last), found_here

@@ -48,7 +48,7 @@ MAX_SHRINK_REPLAYS = 20_000
 SHRINK_SECONDS_MAX = 30.0
 #: Orders up to this length are checked for a shorter one by exhaustive search.
 EXHAUSTIVE_TIGHTEN_MAX_EVENTS = 7
-EXHAUSTIVE_TIGHTEN_MAX_STATES = 20_000
+EXHAUSTIVE_TIGHTEN_MAX_STATES = 150_000
 
 
 @dataclass

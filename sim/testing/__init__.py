@@ -5,7 +5,8 @@
 
 Each law is what a part of fencesim relies on; a family that breaks one gets
 wrong answers from that part, silently.  :func:`check_family` runs them all
-(Hypothesis draws and shrinks the orders) and raises :class:`LawBroken`
+(Hypothesis draws and shrinks the orders of most; the three exhaustive ones
+visit every state within a depth) and raises :class:`LawBroken`
 naming the law, the protocol and the smallest orders that show it:
 
 1. ``deterministic`` -- an order replays to the same history bytes, skipped
@@ -21,22 +22,31 @@ naming the law, the protocol and the smallest orders that show it:
    an event through exactly when the replay takes it (an event the guard
    refuses is never tried by exhaustive search, so a wrong refusal hides
    behaviour);
-5. ``independent_commute`` -- two events the family calls independent, both
-   taking effect, reach the same state key and violations in either order,
-   and neither disables the other (exhaustive search tries one order);
-6. ``equal_keys_equal_futures`` -- orders with the same state key (found by
+5. ``footprint`` -- for a family that declares footprints: the machine's
+   parts determine its key, an event changes only the parts it declares
+   written, and two states equal in every part it declares read answer it
+   alike -- on every state within ``footprint_depth`` events (exhaustive
+   search derives independence from the footprints);
+6. ``independent_commute`` -- two events independent by their footprints
+   neither enable nor disable each other and reach the same state key and
+   violations in either order, on every state within the depth (exhaustive
+   search tries one order);
+7. ``state_invariants`` -- for safety checks with a state predicate: the
+   predicate and the history check agree along every order within the depth
+   (exhaustive search judges states by the predicates);
+8. ``equal_keys_equal_futures`` -- orders with the same state key (found by
    a bounded walk that keeps several orders per key) answer every next
    event alike -- the same skip, records, verdicts and new violations --
    and reach equal keys again, followed for a few events (exhaustive search
    merges them: an unsound key makes "proved absent" wrong);
-7. ``symmetric`` -- for a workload whose family declares interchangeable
+9. ``symmetric`` -- for a workload whose family declares interchangeable
    parts (:meth:`~sim.core.family.Model.symmetry`): renaming the parts in an
    order skips the same events, violates the same invariants and ends in the
    same orbit (the same canonical key); and orders with one canonical key
    answer every next event alike up to some renaming -- the same skip and new
    violations, children again in one orbit -- followed for a few events
    (``explore --symmetry`` keeps one state per orbit);
-8. ``parse_event`` -- ``parse_event(str(e)) == e`` for every event
+10. ``parse_event`` -- ``parse_event(str(e)) == e`` for every event
    (``--resume`` and baselines read orders back from text).
 """
 
@@ -54,7 +64,7 @@ from sim.testing.reachable import FOOTPRINT_DEPTH_DEFAULT
 __all__ = ["LAWS", "LawBroken", "check_family", "default_protocols"]
 
 LAWS = ("deterministic", "deletion", "machine_replay", "enabled_exact", "footprint", "independent_commute",
-        "equal_keys_equal_futures", "symmetric", "parse_event")
+        "state_invariants", "equal_keys_equal_futures", "symmetric", "parse_event")
 
 
 def check_family(family: Family, workload: Workload, protocols: Sequence[str | Protocol] | None = None,
@@ -83,8 +93,11 @@ def check_family(family: Family, workload: Workload, protocols: Sequence[str | P
         if law == "symmetric" and family.symmetry(workload) is None:
             outcome[law] = "not applicable: the family declares no interchangeable parts in this workload"
             continue
-        if law in EXHAUSTIVE_LAWS and not declares:
+        if law in ("footprint", "independent_commute") and not declares:
             outcome[law] = "not applicable: the family declares no footprints (no two of its events are independent)"
+            continue
+        if law == "state_invariants" and not any(spec.state for spec in family.checks if spec.safety):
+            outcome[law] = "not applicable: no safety check has a state predicate"
             continue
         for protocol in chosen:
             ctx = LawContext(family, workload, protocol, examples, walk_depth)
@@ -110,18 +123,20 @@ def default_protocols(family: Family) -> list[Protocol]:
 
 
 #: The laws that visit every state within ``footprint_depth`` (:mod:`sim.testing.reachable`).
-EXHAUSTIVE_LAWS = ("footprint", "independent_commute")
+EXHAUSTIVE_LAWS = ("footprint", "independent_commute", "state_invariants")
 
 
 def _exhaustive(law: str, ctx: LawContext, graphs: dict[Protocol, reachable.Reachable], depth: int) -> None:
     if ctx.machine is None:
-        raise ctx.broken(law, "the family declares footprints but has no machine, so they cannot be checked against "
-                         "its states: give it a machine, or declare no footprints (and get no pruning)")
+        raise ctx.broken(law, "the family declares footprints or state predicates but has no machine, so they cannot "
+                         "be checked against its states: give it a machine, or declare none")
     graph = graphs.get(ctx.protocol)
     if graph is None:
         graph = graphs[ctx.protocol] = reachable.Reachable(ctx, depth)
     if law == "footprint":
         reachable.footprint_law(ctx, graph)
+    elif law == "state_invariants":
+        reachable.state_law(ctx, graph)
     else:
         reachable.commute_law(ctx, graph)
 

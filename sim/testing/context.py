@@ -62,6 +62,11 @@ class LawContext:
         return {v.invariant for v in self.family.check(history).safety_violations
                 if v.event_index is None or v.event_index >= since}
 
+    def judged_by_states(self) -> bool:
+        """Whether every safety check has a state predicate (exhaustive search then judges states, not orders)."""
+        safety = [spec for spec in self.family.checks if spec.safety]
+        return bool(safety) and self.machine is not None and all(spec.state is not None for spec in safety)
+
     def broken(self, law: str, detail: str) -> LawBroken:
         return LawBroken(law, self.protocol.label, detail)
 

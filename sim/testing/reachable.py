@@ -16,7 +16,8 @@ shortest order per state), and try every event of the alphabet in each:
   A failure names the event, the part and the shortest orders that show it.
 * ``independent_commute`` -- in every state, two events independent by their
   footprints neither enable nor disable each other, and reach the same state
-  key with the same violations in either order.
+  key with the same violations in either order (a family whose safety checks
+  are all state predicates is judged by states: the same key is enough).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class _Reached:
     parts: Mapping[Part, Any]
     history: History
     answers: dict[int, _Answer | None] = field(default_factory=dict)  # alphabet position -> answer
+    judged: frozenset[str] = frozenset()  # what the state predicates found along the order (state_invariants)
 
 
 class Reachable:
@@ -74,7 +76,9 @@ class Reachable:
         assert machine is not None  # the laws below are asked only of a family with a machine
         self.ctx, self.machine, self.depth = ctx, machine, depth
         start = machine.initial()
-        self.nodes = [_Reached((), start, machine.key(start), machine.parts(start), History())]
+        self.predicates = [(spec.name, spec.state) for spec in ctx.family.checks if spec.safety and spec.state]
+        self.nodes = [_Reached((), start, machine.key(start), machine.parts(start), History(),
+                               judged=self.judge(start))]
         seen = {self.nodes[0].key}
         frontier = list(self.nodes)
         for level in range(depth + 1):
@@ -89,7 +93,8 @@ class Reachable:
                     seen.add(answer.key)
                     event = ctx.alphabet[position]
                     child = _Reached(node.order + (event,), answer.state, answer.key, answer.parts,
-                                     _extended(node.history, len(node.order), answer.records))
+                                     _extended(node.history, len(node.order), answer.records),
+                                     judged=node.judged | self.judge(answer.state))
                     layer.append(child)
             if len(self.nodes) + len(layer) > REACHED_STATES_MAX:
                 raise LawBroken("footprint", ctx.protocol.label,
@@ -97,6 +102,9 @@ class Reachable:
                                 f"depth (footprint_depth={level})")
             self.nodes += layer
             frontier = layer
+
+    def judge(self, state: Any) -> frozenset[str]:
+        return frozenset(name for name, violated in self.predicates if violated(state))
 
     def _answer_all(self, node: _Reached) -> None:
         machine = self.machine
@@ -250,8 +258,13 @@ def commute_law(ctx: LawContext, graph: Reachable) -> None:
 
 def _judged_events(ctx: LawContext) -> Callable[[str], bool] | None:
     """Which record names a safety check reads, when every safety check is a fold that says so (None: any
-    record may be read).  Two orders whose records no check reads cannot differ in their violations."""
-    folds = [spec.fold for spec in ctx.family.checks if spec.safety]
+    record may be read).  Two orders whose records no check reads cannot differ in their violations.  When
+    every safety check is a state predicate, none: the search judges states, not orders, and the two orders'
+    intermediate states are states of their own (each reached and judged)."""
+    safety = [spec for spec in ctx.family.checks if spec.safety]
+    if safety and all(spec.state is not None for spec in safety):
+        return lambda name: False
+    folds = [spec.fold for spec in safety]
     if any(fold is None for fold in folds):
         return None
     return lambda name: any(fold.reads_event(name) for fold in folds if fold is not None)
@@ -289,3 +302,19 @@ def _commutes(ctx: LawContext, graph: Reachable, node: _Reached, i: int, j: int,
     if ctx.violated_in(forward) != ctx.violated_in(backward):
         raise ctx.broken("independent_commute", f"{where}, {first} and {second} (independent by their footprints) "
                          "violate other invariants in the two orders")
+
+
+# -- the law ``state_invariants`` --------------------------------------------------------------------------------
+
+
+def state_law(ctx: LawContext, graph: Reachable) -> None:
+    """Each safety check's state predicate and its history check agree: along every order to a state within the
+    depth, the predicate holds in some state the order passes exactly when the history check finds a violation."""
+    names = {name for name, _ in graph.predicates}
+    for node in graph.nodes:
+        by_history = ctx.violated_in(node.history) & names
+        if by_history != node.judged:
+            more, fewer = sorted(by_history - node.judged), sorted(node.judged - by_history)
+            raise ctx.broken("state_invariants", f"after {_text(node.order)} the history checks find "
+                             f"{', '.join(more) or 'nothing more'} and the state predicates "
+                             f"{', '.join(fewer) or 'nothing more'}: a predicate and its check disagree")

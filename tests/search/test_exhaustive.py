@@ -69,11 +69,12 @@ def test_minimal_orders_have_the_shortest_length_and_replay_to_the_violation(inv
 
 
 @pytest.mark.parametrize("label", ["plan", "none"])
-def test_orders_explored_is_at_least_distinct_states(label):
-    """Merging equal states never counts more states than orders."""
+def test_states_generated_is_at_least_distinct_states(label):
+    """Each distinct state was generated at least once, the initial one included (TLC's two counts)."""
     result = _explore(label, 5)
-    assert result.distinct_states > 0
-    assert result.orders_explored >= result.distinct_states
+    assert result.distinct_states > 1
+    assert result.states_generated >= result.distinct_states
+    assert sum(result.states_per_depth) == result.distinct_states and result.states_per_depth[0] == 1
 
 
 def test_same_call_twice_gives_identical_json():
@@ -123,7 +124,8 @@ def test_a_restricted_alphabet_finds_only_orders_over_it():
 def test_to_json_reports_orders_states_and_the_end():
     """to_json names the protocol, bound, counts, completeness, end reason and each violation's orders."""
     data = _explore("none", 5).to_json()
-    assert {"protocol", "max_events", "orders_explored", "distinct_states", "complete", "end", "proved_absent",
+    assert {"protocol", "max_events", "distinct_states", "states_generated", "states_per_depth", "diameter",
+            "exhausted", "complete", "end", "proved_absent", "proved_within_events", "collision_probability",
             "violations"} <= set(data)
     assert data["violations"]["lost_update"]["shortest_events"] == 4
     assert all(isinstance(e, str) for order in data["violations"]["lost_update"]["orders"] for e in order)
@@ -151,15 +153,16 @@ def test_effects_lease_fence_off_is_found_with_one_fault():
 def test_a_family_with_a_machine_is_explored_in_one_process_whatever_the_workers():
     """Sending states to workers costs more than one transition each: with a machine the search keeps to this
     process; a family without one (the effects family replays each candidate) still gets its workers."""
-    from sim.search.exhaustive import _Context, _Expander
+    from sim.search.expansion import Expansion
+    from sim.search.pool import Expander
 
     tiny = sim.load_workload("tiny")
     workspace = sim.family("workspace")
-    direct = _Context(workspace, tiny, workspace.parse_protocol("plan"), list(workspace.alphabet(tiny)))
-    assert direct.machine is not None and _Expander(direct, 2).workers == 1
+    direct = Expansion(workspace, tiny, workspace.parse_protocol("plan"), list(workspace.alphabet(tiny)), True, None)
+    assert direct.machine is not None and Expander(direct, 2).workers == 1
     saga = sim.load_workload("effects-saga")
     effects = sim.family("runtime")
-    replaying = _Context(effects, saga, effects.parse_protocol("keyed"), list(effects.alphabet(saga))[:3])
-    assert replaying.machine is None and _Expander(replaying, 2).workers == 2
+    replaying = Expansion(effects, saga, effects.parse_protocol("keyed"), list(effects.alphabet(saga))[:3], True, None)
+    assert replaying.machine is None and Expander(replaying, 2).workers == 2
     one = explore(tiny, parse_protocol("plan"), 5, workers=1).to_json()
     assert explore(tiny, parse_protocol("plan"), 5, workers=2).to_json() == one

@@ -61,7 +61,7 @@ class RuntimeBase:
     ):
         self.env = env
         self.protocol = protocol
-        self.knobs = knobs = EffectsKnobs.of(protocol)
+        knobs = EffectsKnobs.of(protocol)
         self.workflows = {1: workflow, 2: version_2(workflow)}
         self.code_version = 1
         self.arguments_by_transition = arguments or {}
@@ -89,6 +89,11 @@ class RuntimeBase:
         self.on_human_record: Callable[[str], None] | None = None
         self.on_fault_fired: Callable[[Any], None] | None = None
 
+
+    @property
+    def knobs(self) -> EffectsKnobs:
+        """The protocol's knob values, typed (read from ``protocol`` each time: a planted bug may swap it)."""
+        return EffectsKnobs.of(self.protocol)
     def arm_fault(self, task: str, name: str, kind: str, token: Any = None) -> None:
         """A fault that strikes at T's next matching moment (its reconcile, compensation, retry)."""
         self.armed.setdefault((task, name, kind), []).append(token)

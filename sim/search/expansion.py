@@ -1,0 +1,176 @@
+"""Expanding one state of exhaustive search: every event tried, each successor judged.
+
+Three ways, the fastest the family allows (each gives the same successors
+and the same violations):
+
+* **states** -- the family has a machine and every safety check has a
+  ``state`` predicate: a successor costs one guard and one
+  :meth:`~sim.core.machine.Machine.advance`, and the predicates judge it; no
+  history record is built or read.
+* **folds** -- a machine, and every safety check is a fold: an entry keeps its
+  state and the checks' carries, and a successor costs one guard, one step
+  and one fold step per check over the records it produced.
+* **replay** -- otherwise every successor is a replay of its whole order.
+
+An entry of a layer is ``(number, node, found)``: its state's number in the
+visited set, what expanding it needs (the state and carries, or its order),
+and the invariants already violated on the way to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from sim.core.family import Family
+from sim.core.history import Event, plain_time
+from sim.core.knobs import Protocol
+from sim.core.machine import Machine
+from sim.core.workload import Workload
+from sim.search.reduction import Independence
+
+#: One event taken in one state, as a plain tuple (built for every successor, so no object is made):
+#: (its alphabet position, the invariants violated so far on the way through it -- in ``states`` mode the
+#: parent's, judged when the state is new --, the merge key's state part, what expanding it needs, whether it
+#: shows something a safety check reads).
+Successor = tuple[int, frozenset[str], Any, Any, bool]
+
+
+#: No invariant violated (one value, shared).
+NONE_FOUND: frozenset[str] = frozenset()
+
+
+class Expansion:
+    """What expanding an entry needs, for one (family, workload, protocol) (sent once to each worker)."""
+
+    def __init__(self, family: Family, workload: Workload, protocol: Protocol, events: list, accelerate: bool,
+                 canonical: Callable[[Any], Any] | None):
+        self.family, self.workload, self.protocol, self.events = family, workload, protocol, events
+        self.canonical = canonical
+        safety = [spec for spec in family.checks if spec.safety]
+        machine = family.machine(workload.base, protocol) if accelerate else None
+        self.predicates = [(spec.name, spec.state) for spec in safety if spec.state is not None]
+        folds = [spec.fold for spec in safety]
+        if machine is not None and safety and len(self.predicates) == len(safety):
+            self.mode = "states"
+        elif machine is not None and all(f is not None for f in folds):
+            self.mode = "folds"
+        else:
+            self.mode, machine = "replay", None
+        self.machine = machine
+        self.folds = [f for f in folds if f is not None] if self.mode == "folds" else []
+        self.readers = _Readers(self.folds)
+        self.resolved = [(a, *machine.resolve(a)) for a in events] if machine is not None else []
+        prints = [family.footprint(workload, protocol, a) for a in events] if accelerate else [None] * len(events)
+        self.independence = Independence(prints)
+        self.own_enabled = machine is not None and type(machine).enabled is not Machine.enabled
+        # the state is its own key and no orbit is asked for: no call per successor to compute it
+        self.plain_key = machine is not None and canonical is None and type(machine).key is Machine.key
+        self.watching = False  # set by a search following persistent sets (visibility is then judged)
+
+    def root(self) -> Any:
+        if self.mode == "states":
+            return self.machine.initial()  # type: ignore[union-attr]  # states mode has a machine
+        if self.mode == "folds":
+            return (self.machine.initial(), tuple(fold.start for fold in self.folds), 0)  # type: ignore[union-attr]
+        return ()
+
+    def root_found(self) -> frozenset[str]:
+        return self.judge(self.root()) if self.mode == "states" else frozenset()
+
+    def key(self, state_key: Any) -> Any:
+        return state_key if self.canonical is None else self.canonical(state_key)
+
+    def expand(self, node: Any, found: frozenset[str], depth: int, asleep: int) -> tuple[list[Successor], int]:
+        """Every event not asleep that takes effect in the node's state, and how many events slept."""
+        if self.mode == "states":
+            return self._by_states(node, found, asleep)
+        if self.mode == "folds":
+            return self._by_folds(node, found, depth, asleep)
+        return self._by_replay(node, asleep)
+
+    def _by_states(self, state: Any, found: frozenset[str], asleep: int) -> tuple[list[Successor], int]:
+        machine, key_of, events = self.machine, self.key, self.events
+        assert machine is not None
+        advance, machine_key, out = machine.advance, machine.key, []
+        plain = self.plain_key
+        for position in self.enabled_of(state):
+            if asleep >> position & 1:
+                continue
+            after = advance(state, events[position])
+            out.append((position, found, after if plain else key_of(machine_key(after)), after, False))
+        slept = bin(asleep).count("1")
+        if self.watching:  # the persistent-set condition asks which successors change a predicate's value
+            before = self.judge(state)
+            out = [(p, f, k, n, self.judge(n) != before) for p, f, k, n, _ in out]
+        return out, slept
+
+    def judge(self, state: Any) -> frozenset[str]:
+        """The state predicates' invariants violated in ``state`` (``states`` mode)."""
+        bad = [name for name, violated in self.predicates if violated(state)]
+        return frozenset(bad) if bad else NONE_FOUND
+
+    def enabled_of(self, state: Any) -> list[int]:
+        machine = self.machine
+        assert machine is not None
+        if self.own_enabled:
+            return machine.enabled(state, self.events)
+        return [i for i, (action, why_not, _) in enumerate(self.resolved) if why_not(state, action) is None]
+
+    def _by_folds(self, node: Any, found: frozenset[str], depth: int, asleep: int) -> tuple[list[Successor], int]:
+        state, carries, length = node
+        machine, readers_of, key_of = self.machine, self.readers, self.key
+        assert machine is not None
+        time = plain_time(depth - 1)
+        slept, out = 0, []
+        for position, (action, why_not, step) in enumerate(self.resolved):
+            if asleep >> position & 1:
+                slept += 1
+                continue
+            if why_not(state, action) is not None:
+                continue
+            after, records = step(state, action)
+            fed, shown, index, visible = carries, found, length, False
+            for actor, event_name, fields in records:
+                readers = readers_of[event_name]
+                index += 1
+                if not readers:
+                    continue
+                visible = True
+                if None in fields.values():
+                    fields = {k: v for k, v in fields.items() if v is not None}
+                event = Event(index - 1, time, actor, event_name, fields)
+                fed = list(fed)
+                for slot, invariant, feed in readers:
+                    fed[slot], violations = feed(fed[slot], event)
+                    if violations and invariant not in shown:
+                        shown = shown | {invariant}
+            out.append((position, shown, key_of(machine.key(after)), (after, tuple(fed), index), visible))
+        return out, slept
+
+    def _by_replay(self, order: tuple, asleep: int) -> tuple[list[Successor], int]:
+        family, protocol, base = self.family, self.protocol, self.workload.base
+        slept, out = 0, []
+        for position, action in enumerate(self.events):
+            if asleep >> position & 1:
+                slept += 1
+                continue
+            replay = family.replay(base, protocol, order + (action,))
+            if replay.last_skipped:
+                continue
+            violated = frozenset(v.invariant for v in family.check(replay.history).safety_violations)
+            out.append((position, violated, self.key(family.state_key(replay)), order + (action,), True))
+        return out, slept
+
+
+class _Readers(dict):
+    """event name -> (position, invariant, feed) of each safety fold that reads events of that name, filled
+    on first lookup (a plain dict lookup afterwards: it is read once per record of every successor)."""
+
+    def __init__(self, folds: list) -> None:
+        super().__init__()
+        self.folds = folds
+
+    def __missing__(self, event_name: str) -> list:
+        readers = self[event_name] = [
+            (i, f.name, f.feed) for i, f in enumerate(self.folds) if f.reads_event(event_name)]
+        return readers

@@ -1,0 +1,78 @@
+"""Expanding a layer of exhaustive search in this process, or in a pool of worker processes.
+
+Workers help only where every successor is a replay of its whole order (a
+family without a machine): with a machine a successor costs one transition,
+less than sending its state to a worker and its successors back, so the
+search stays in this process whatever ``workers`` says (measured on
+three-files / step-dedupe to depth 8: 36 s in one process, 89 s with two
+workers).  Results come back in layer order, so the search is the same for
+any worker count.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.pool
+import signal
+from typing import Any, Iterable, Iterator
+
+from sim.search.expansion import Expansion, Successor
+
+#: Entries per task handed to a worker process.
+EXPAND_CHUNK = 64
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(expansion: Expansion) -> None:
+    # interrupts are the parent's to handle: a worker dies quietly when the pool is terminated
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _WORKER["expansion"] = expansion
+
+
+def _expand_chunk(task: tuple[list, int, dict[int, int]]) -> list:
+    entries, depth, asleep = task
+    expansion = _WORKER["expansion"]
+    return [expansion.expand(node, found, depth, asleep.get(number, 0)) for number, node, found in entries]
+
+
+class Expander:
+    """Expands the entries of a layer (see the module docstring)."""
+
+    def __init__(self, expansion: Expansion, workers: int):
+        self.expansion = expansion
+        self.workers = 1 if expansion.machine is not None else max(1, workers)
+        self.pool: multiprocessing.pool.Pool | None = None
+
+    def __enter__(self) -> "Expander":
+        if self.workers > 1:
+            methods = multiprocessing.get_all_start_methods()
+            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+            self.pool = ctx.Pool(self.workers, initializer=_init_worker, initargs=(self.expansion,))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+
+    def map(self, layer: Iterable[tuple[int, Any, frozenset[str]]], depth: int,
+            asleep: dict[int, int]) -> Iterator[tuple[tuple[int, Any, frozenset[str]], tuple[list[Successor], int]]]:
+        """Each entry with its successors and the count of events asleep in it, in layer order."""
+        expand = self.expansion.expand
+        if self.pool is None:
+            for entry in layer:
+                yield entry, expand(entry[1], entry[2], depth, asleep.get(entry[0], 0))
+            return
+        entries = list(layer)
+        if len(entries) < 2 * EXPAND_CHUNK:
+            for entry in entries:
+                yield entry, expand(entry[1], entry[2], depth, asleep.get(entry[0], 0))
+            return
+        chunks = [(entries[i:i + EXPAND_CHUNK], depth, {n: asleep.get(n, 0) for n, _, _ in entries[i:i + EXPAND_CHUNK]})
+                  for i in range(0, len(entries), EXPAND_CHUNK)]
+        position = 0
+        for results in self.pool.imap(_expand_chunk, chunks):
+            for outcome in results:
+                yield entries[position], outcome
+                position += 1
