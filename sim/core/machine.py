@@ -78,6 +78,13 @@ class Machine(abc.ABC):
         ``enabled_exact`` checks it agrees with :meth:`why_not`."""
         return [i for i, event in enumerate(events) if self.why_not(state, event) is None]
 
+    def disabled_by(self, state: Any, event: Any) -> Sequence[Part] | None:
+        """For an event its guard refuses in ``state``: parts one false condition of the guard reads (an event
+        can be enabled only by an event writing one of them), or None (default: any part it reads).  Persistent
+        sets (``explore --reduce``) grow from it; the law suite's ``footprint`` checks that the named parts hold
+        the guard's verdict (states equal in them answer the event alike)."""
+        return None
+
     def advance(self, state: Any, event: Any) -> Any:
         """The state after ``event``, when no record of it is wanted (exhaustive search judging states by
         state predicates alone); the default is :meth:`step`'s state.  A family may make it cheaper."""

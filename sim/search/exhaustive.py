@@ -219,11 +219,11 @@ class _Search:
         built = Layer(spill) if keep else _Counted()
         asleep, self.asleep, self.positions = self.asleep, {}, {}
         found_here: dict[str, list[tuple[Any, ...]]] = {}
-        for (number, _, found), (successors, slept) in expander.map(layer, depth, asleep):
+        for (number, node, found), (successors, slept) in expander.map(layer, depth, asleep):
             if self._stopped():
                 break
             self.result.pruned += slept
-            chosen = self._chosen(successors, found) if self.reducing else successors
+            chosen = self._chosen(successors, found, node) if self.reducing else successors
             self._add(number, found, chosen, asleep.get(number, 0), built, keep, found_here, depth)
             if not self.result.complete:
                 break
@@ -287,7 +287,7 @@ class _Search:
             if invariant not in self.result.shortest:
                 found_here.setdefault(invariant, []).append(self.visited.order(number, events) + (events[event],))
 
-    def _chosen(self, successors: list[Successor], found: frozenset[str]) -> list[Successor]:
+    def _chosen(self, successors: list[Successor], found: frozenset[str], node: Any) -> list[Successor]:
         """The successors of the smallest persistent set whose events are invisible and all lead to new
         states; all of them where there is none (see :mod:`sim.search.reduction`)."""
         if len(successors) < 2:
@@ -297,8 +297,9 @@ class _Search:
             enabled |= 1 << successor[0]
         by_event = {s[0]: s for s in successors}
         best: list[Successor] | None = None
+        enabling = self.expansion.enabling(node, enabled)
         for successor in successors:
-            ample = self.expansion.independence.persistent(enabled, successor[0])
+            ample = self.expansion.independence.persistent(enabled, successor[0], enabling)
             if ample == enabled or (best is not None and bin(ample).count("1") >= len(best)):
                 continue
             picked = [by_event[e] for e in bits(ample)]

@@ -104,6 +104,26 @@ class Expansion:
             out = [(p, f, k, n, self.judge(n) != before) for p, f, k, n, _ in out]
         return out, slept
 
+    def enabling(self, node: Any, enabled: int) -> Callable[[int], int] | None:
+        """For persistent sets in a node's state: the events that may enable each disabled event, from the parts
+        the machine says disable it (None: the footprints' reads are all the search knows)."""
+        machine = self.machine
+        if machine is None or type(machine).disabled_by is Machine.disabled_by:
+            return None
+        state = node if self.mode == "states" else node[0]
+        independence, events = self.independence, self.events
+
+        def enabling(event: int) -> int:
+            parts = machine.disabled_by(state, events[event])
+            if parts is None:
+                return independence.enablers[event]
+            mask = 0
+            for part in parts:
+                mask |= independence.writers(part)
+            return mask & ~(1 << event)
+
+        return enabling
+
     def judge(self, state: Any) -> frozenset[str]:
         """The state predicates' invariants violated in ``state`` (``states`` mode)."""
         bad = [name for name, violated in self.predicates if violated(state)]

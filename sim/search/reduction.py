@@ -15,8 +15,10 @@ independent when neither writes a part the other reads or writes:
 * **Persistent sets** (``reduce=True``, ``fencesim explore --reduce``).  In a
   state, only a *persistent* subset of the enabled events is followed: a set
   no event outside it can interfere with before one of its own happens
-  (closed under dependence for an enabled event, and under "may enable" --
-  writes a part it reads -- for a disabled one).  It is used only when each
+  (closed under dependence for an enabled event, and under "may enable" for
+  a disabled one: the events writing a part that one false condition of its
+  guard reads, where the machine names them --
+  :meth:`~sim.core.machine.Machine.disabled_by` -- else any part it reads).  It is used only when each
   of its events is *invisible* there (it records nothing a safety check reads
   and violates nothing) and leads to a state not seen before (the proviso
   that keeps breadth-first search from ignoring an event forever); else
@@ -29,9 +31,9 @@ independent when neither writes a part the other reads or writes:
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
-from sim.core.footprint import Footprint, independent
+from sim.core.footprint import Footprint, Part, independent, overlaps
 
 
 class Independence:
@@ -45,6 +47,19 @@ class Independence:
                             for i in range(count)]
         self.dependent = [self.everything & ~mask for mask in self.independent]
         self.enablers = [_enablers(footprints, i) for i in range(count)]
+        self.footprints = list(footprints)
+        self._writers: dict[Part, int] = {}
+
+    def writers(self, part: Part) -> int:
+        """The events whose footprints may write ``part`` (all of them for an event with no footprint)."""
+        mask = self._writers.get(part)
+        if mask is None:
+            mask = 0
+            for j, theirs in enumerate(self.footprints):
+                if theirs is None or any(overlaps(w, part) for w in theirs.writes):
+                    mask |= 1 << j
+            self._writers[part] = mask
+        return mask
 
     @property
     def any(self) -> bool:
@@ -55,12 +70,17 @@ class Independence:
         there before it."""
         return (asleep | tried_before) & self.independent[event]
 
-    def persistent(self, enabled: int, seed: int) -> int:
-        """The enabled events of the smallest persistent set grown from ``seed`` (see the module docstring)."""
+    def persistent(self, enabled: int, seed: int, enabling: Callable[[int], int] | None = None) -> int:
+        """The enabled events of the persistent set grown from ``seed`` (see the module docstring).
+        ``enabling(event)``: the events that may enable a disabled one here (default: any writing what it reads)."""
         chosen, work = 1 << seed, [seed]
         while work:
             event = work.pop()
-            more = (self.dependent[event] if enabled >> event & 1 else self.enablers[event]) & ~chosen
+            if enabled >> event & 1:
+                more = self.dependent[event]
+            else:
+                more = enabling(event) if enabling is not None else self.enablers[event]
+            more &= ~chosen
             while more:
                 low = more & -more
                 chosen |= low

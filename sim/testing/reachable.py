@@ -25,8 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
-from sim.core.footprint import Footprint, FootprintError, Part, independent, shown_part
+from sim.core.footprint import Footprint, FootprintError, Part, independent, overlaps, shown_part
 from sim.core.history import History
+from sim.core.machine import Machine
 from sim.testing.context import LawBroken, LawContext, _text
 
 #: The depth to which the exhaustive laws visit every state (events from the start), and the most states they
@@ -150,6 +151,32 @@ def footprint_law(ctx: LawContext, graph: Reachable) -> None:
             continue
         _writes_declared(ctx, graph, position, declared)
         _reads_declared(ctx, graph, position, declared)
+    _disabled_stays_disabled(ctx, graph, prints)
+
+
+def _disabled_stays_disabled(ctx: LawContext, graph: Reachable, prints: list[Footprint | None]) -> None:
+    """Where the machine names what disables an event (``disabled_by``), no event that writes none of those
+    parts enables it (persistent sets rely on it)."""
+    machine = graph.machine
+    if type(machine).disabled_by is Machine.disabled_by:
+        return
+    alphabet = ctx.alphabet
+    for node in graph.nodes:
+        for position, answer in node.answers.items():
+            if answer is not None:
+                continue
+            parts = machine.disabled_by(node.state, alphabet[position])
+            if parts is None:
+                continue
+            for other, then in node.answers.items():
+                theirs = prints[other]
+                if then is None or theirs is None or any(theirs.declares_written(p) or
+                                                         any(overlaps(w, p) for w in theirs.writes) for p in parts):
+                    continue
+                if machine.why_not(then.state, alphabet[position]) is None:
+                    raise ctx.broken("footprint", f"after {_text(node.order)}, {alphabet[other]} enables "
+                                     f"{alphabet[position]}, though it writes none of the parts disabled_by names "
+                                     f"({_listed(parts)})")
 
 
 def _parts_determine_key(ctx: LawContext, graph: Reachable) -> None:

@@ -108,3 +108,27 @@ def test_the_family_keeps_every_law(tmp_path):
     and footprints included."""
     outcome = check_family(FAMILY, _workload(tmp_path, 3), examples=30)
     assert outcome == dict.fromkeys(LAWS, "held")
+
+
+class WrongDisabler(TwoPhaseMachine):
+    """Planted: TMCommit is said to wait on tmState alone, though the Prepared messages enable it."""
+
+    def disabled_by(self, state, event):
+        if event.kind == "TMCommit":
+            return [("tm_state", None)]
+        return super().disabled_by(state, event)
+
+
+class WrongDisablerFamily(type(FAMILY)):  # type: ignore[misc]
+    def machine(self, scenario, protocol):
+        return WrongDisabler(tuple(scenario.rms), False)
+
+
+def test_a_wrong_disabled_by_breaks_the_footprint_law(tmp_path):
+    """Persistent sets grow from disabled_by: a machine that names the wrong part is refused, with the event
+    that enables what it said could not be."""
+    from sim.testing import LawBroken
+
+    with pytest.raises(LawBroken) as broken:
+        check_family(WrongDisablerFamily(), _workload(tmp_path, 2), ["spec"], laws=["footprint"])
+    assert "enables TMCommit" in str(broken.value) and "TMRcvPrepared" in str(broken.value)

@@ -145,6 +145,19 @@ class TwoPhaseMachine(Machine):
                 out.append(base + 4)
         return out
 
+    def disabled_by(self, state: TwoPhaseState, event: Action) -> Sequence[Part] | None:
+        """The part one false condition of the action's guard reads (``--reduce`` grows persistent sets from it)."""
+        kind, rm = event.kind, event.rm
+        if kind in ("TMCommit", "TMAbort", "TMRcvPrepared") and state.tm_state != "init":
+            return [("tm_state", None)]
+        if kind == "TMCommit":
+            return [("prepared", next(r for r in self.rms if r not in state.prepared))]
+        if kind == "TMRcvPrepared":
+            return [("prepared_sent", rm)]
+        if kind in ("RMPrepare", "RMChooseToAbort"):
+            return [("rm_state", rm)]
+        return [("commit_sent", None)] if kind == "RMRcvCommitMsg" else [("abort_sent", None)]
+
     def advance(self, state: TwoPhaseState, event: Action) -> TwoPhaseState:
         kind, rm = event.kind, event.rm
         if kind == "TMCommit":
