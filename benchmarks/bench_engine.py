@@ -59,7 +59,8 @@ result = explore(family, workload, family.parse_protocol({protocol!r}), {depth},
 seconds = time.perf_counter() - started
 own = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({{"seconds": seconds, "states": result.distinct_states, "orders": result.orders_explored,
+print(json.dumps({{"seconds": seconds, "states": result.distinct_states,
+                  "orders": getattr(result, "orders_explored", None) or getattr(result, "states_generated", 0),
                   "complete": result.complete, "end": result.reason, "own_kb": own, "workers_kb": children}}))
 """
 

@@ -101,8 +101,8 @@ def part_exhaustive(depths: list[int]) -> None:
             result = explore(family, workload, protocol, depth, **kwargs)
             seconds = time.perf_counter() - started
             runs[label] = (seconds, result)
-            print(f"  depth {depth}, {label}: {seconds:.1f} s, {result.orders_explored:,} orders "
-                  f"({result.orders_explored / seconds:,.0f}/s), {result.distinct_states:,} states "
+            print(f"  depth {depth}, {label}: {seconds:.1f} s, {result.states_generated:,} generated "
+                  f"({result.states_generated / seconds:,.0f}/s), {result.distinct_states:,} states "
                   f"({result.distinct_states / seconds:,.0f}/s), {result.pruned:,} pruned, "
                   f"proved absent: {', '.join(result.to_json()['proved_absent'])}", flush=True)
         if "full replays, 1 worker" in runs:
