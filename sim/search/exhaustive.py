@@ -299,8 +299,9 @@ class _Search:
         best: list[Successor] | None = None
         enabling = self.expansion.enabling(node, enabled)
         for successor in successors:
-            ample = self.expansion.independence.persistent(enabled, successor[0], enabling)
-            if ample == enabled or (best is not None and bin(ample).count("1") >= len(best)):
+            bound = len(best) if best is not None else len(successors)
+            ample = self.expansion.independence.persistent(enabled, successor[0], enabling, bound)
+            if ample is None or ample == enabled:
                 continue
             picked = [by_event[e] for e in bits(ample)]
             if all(not visible and shown == found and self._new(key, shown) for _, shown, key, _, visible in picked):

@@ -70,11 +70,15 @@ class Independence:
         there before it."""
         return (asleep | tried_before) & self.independent[event]
 
-    def persistent(self, enabled: int, seed: int, enabling: Callable[[int], int] | None = None) -> int:
-        """The enabled events of the persistent set grown from ``seed`` (see the module docstring).
+    def persistent(self, enabled: int, seed: int, enabling: Callable[[int], int] | None = None,
+                   smaller_than: int | None = None) -> int | None:
+        """The enabled events of the persistent set grown from ``seed`` (see the module docstring), or None once
+        it holds ``smaller_than`` enabled events or more (a smaller one is known: growing it further is waste).
         ``enabling(event)``: the events that may enable a disabled one here (default: any writing what it reads)."""
         chosen, work = 1 << seed, [seed]
         while work:
+            if smaller_than is not None and bin(chosen & enabled).count("1") >= smaller_than:
+                return None
             event = work.pop()
             if enabled >> event & 1:
                 more = self.dependent[event]

@@ -1,0 +1,223 @@
+"""Exhaustive search held against a yardstick measured in the same run.
+
+Parts (``--only PART``, repeatable; all by default):
+
+* ``public-model`` -- tlaplus/Examples' TwoPhase.tla with six resource
+  managers (50,816 states): a plain breadth-first search of the spec written
+  as directly as Python allows (its successor function inline, the two
+  invariants checked on each new state) against ``explore`` of the same spec
+  written as a family (``tests/public_model``), default (sleep sets),
+  ``--symmetry`` (the spec's RMs are interchangeable, as TLC's SYMMETRY) and
+  ``--reduce``; the runs interleaved, medians over ``--repeats``.
+* ``deep`` -- wall time and peak memory (VmHWM, each search in a process of
+  its own) of tiny / plan to depth 12, three-files / step-dedupe to depth 10
+  (every invariant decided within 10 events) and a six-step design to depth
+  8, each with the state and memory limits given.
+* ``memory`` -- bytes per visited state on the workspace family: the visited
+  set and trace as the search holds them.
+
+Numbers are printed, never asserted; read the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PARTS = ("public-model", "deep", "memory")
+
+PLAIN = r'''
+import sys, time
+N = int(sys.argv[1])
+RM = tuple(f"r{i}" for i in range(1, N + 1))
+ALL = frozenset(RM)
+STATES = frozenset(("working", "prepared", "committed", "aborted"))
+def successors(s):
+    rm, tm, prep, msgs = s
+    out = []
+    if tm == "init" and prep == ALL:
+        out.append((rm, "committed", prep, msgs | {("Commit",)}))
+    if tm == "init":
+        out.append((rm, "aborted", prep, msgs | {("Abort",)}))
+    for i, r in enumerate(RM):
+        if tm == "init" and ("Prepared", r) in msgs:
+            out.append((rm, tm, prep | {r}, msgs))
+        if rm[i] == "working":
+            out.append((rm[:i] + ("prepared",) + rm[i + 1:], tm, prep, msgs | {("Prepared", r)}))
+            out.append((rm[:i] + ("aborted",) + rm[i + 1:], tm, prep, msgs))
+        if ("Commit",) in msgs:
+            out.append((rm[:i] + ("committed",) + rm[i + 1:], tm, prep, msgs))
+        if ("Abort",) in msgs:
+            out.append((rm[:i] + ("aborted",) + rm[i + 1:], tm, prep, msgs))
+    return out
+def bad(s):
+    rm, tm, prep, msgs = s
+    return not STATES.issuperset(rm) or ("committed" in rm and "aborted" in rm)
+t = time.perf_counter()
+init = (("working",) * N, "init", frozenset(), frozenset())
+seen, frontier, generated, violations = {init}, [init], 1, 0
+while frontier:
+    nxt = []
+    for s in frontier:
+        for s2 in successors(s):
+            generated += 1
+            if s2 not in seen:
+                seen.add(s2); nxt.append(s2)
+                violations += bad(s2)
+    frontier = nxt
+print(time.perf_counter() - t, len(seen), generated, violations)
+'''
+
+EXPLORE = r'''
+import sys, time
+sys.path.insert(0, {model!r})
+from two_phase_family import FAMILY, workload_text
+from sim.core.registry import Registry
+from sim.registry import SHIPPED
+from sim.search.exhaustive import explore
+path = {path!r}
+open(path, "w").write(workload_text([f"r{{i}}" for i in range(1, {n} + 1)]))
+workload = Registry((*SHIPPED, FAMILY)).load_workload(path)
+t = time.perf_counter()
+r = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), None, **{kwargs})
+print(time.perf_counter() - t, r.distinct_states, r.states_generated, r.diameter + 1, r.exhausted,
+      ",".join(r.proved_absent))
+'''
+
+DEEP = r'''
+import json, sys, time
+from sim.registry import FAMILIES
+from sim.search.exhaustive import explore
+family = FAMILIES.get("workspace")
+workload = FAMILIES.load_workload({workload!r})
+t = time.perf_counter()
+r = explore(family, workload, family.parse_protocol({protocol!r}), {depth}, max_states={states},
+            memory_limit={memory})
+seconds = time.perf_counter() - t
+peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
+found = {{k: v["shortest_events"] for k, v in r.to_json()["violations"].items()}}
+print(json.dumps({{"seconds": seconds, "states": r.distinct_states, "generated": r.states_generated,
+                  "end": r.reason, "proved_absent": r.proved_absent, "found": found, "peak_mb": peak // 1024}}))
+'''
+
+SIX_STEPS = """format = 1
+name = "six-steps"
+description = "A billing monorepo of three files and six steps, with human edits, lost acks, retries, duplicates."
+files = { "billing/api.py" = { routes = "r0", auth = "a0" }, "billing/models.py" = { invoice = "i0", tax = "t0" },
+          "tests/test_billing.py" = "x0" }
+plan = [ { id = "routes", path = "billing/api.py", patch = { routes = "r1" } },
+         { id = "invoice", path = "billing/models.py", patch = { invoice = "i1" } },
+         { id = "auth", path = "billing/api.py", patch = { auth = "a1" } },
+         { id = "tax", path = "billing/models.py", patch = { tax = "t1" } },
+         { id = "tests", path = "tests/test_billing.py", patch = "x1" },
+         { id = "docs", path = "billing/api.py", patch = { routes = "r2" } } ]
+
+[faults]
+classes = ["human_edit", "lose_ack", "retry", "duplicate"]
+per_run_max = 4
+"""
+
+
+def run(code: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    if done.returncode:
+        raise SystemExit(done.stderr[-2000:])
+    return done.stdout.strip().splitlines()[-1]
+
+
+def public_model(repeats: int) -> None:
+    print("\npublic model: TwoPhase.tla, six RMs (50,816 states; the spec's comment)")
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "two-phase.toml")
+        variants = {"explore (sleep sets)": {}, "explore --symmetry": {"symmetry": True},
+                    "explore --reduce": {"reduce": True}, "explore --no-sleep": {"sleep": False}}
+        times: dict[str, list[float]] = {"plain BFS": [], **{name: [] for name in variants}}
+        shown: dict[str, str] = {}
+        for _ in range(repeats):
+            seconds, states, generated, violations = run(PLAIN, "6").split()
+            times["plain BFS"].append(float(seconds))
+            shown["plain BFS"] = f"{int(states):,} states, {int(generated):,} generated"
+            for name, kwargs in variants.items():
+                out = run(EXPLORE.format(model=str(ROOT / "tests" / "public_model"), path=path, n=6,
+                                         kwargs=kwargs)).split()
+                times[name].append(float(out[0]))
+                shown[name] = (f"{int(out[1]):,} states, {int(out[2]):,} generated, depth {out[3]}, "
+                               f"exhausted {out[4]}, proved {out[5] or '-'}")
+    base = statistics.median(times["plain BFS"])
+    for name, values in times.items():
+        median = statistics.median(values)
+        print(f"  {name:<22} median {median:6.3f} s (of {len(values)}), {base / median:5.2f}x the plain BFS: "
+              f"{shown[name]}")
+
+
+def deep(state_limit: int, memory_gb: float) -> None:
+    print(f"\ndeep searches (state limit {state_limit:,}, memory limit {memory_gb} GB)")
+    memory = int(memory_gb * 1e9)
+    with tempfile.TemporaryDirectory() as folder:
+        six = Path(folder) / "six-steps.toml"
+        six.write_text(SIX_STEPS, encoding="utf-8")
+        for workload, protocol, depth in (("tiny", "plan", 12), ("three-files", "step-dedupe", 10),
+                                          (str(six), "step-dedupe", 8)):
+            started = time.perf_counter()
+            data = json.loads(run(DEEP.format(workload=workload, protocol=protocol, depth=depth,
+                                              states=state_limit, memory=memory)))
+            name = Path(workload).stem
+            print(f"  {name} / {protocol} to depth {depth}: {data['seconds']:.1f} s "
+                  f"({time.perf_counter() - started:.1f} s with start-up), {data['states']:,} states, "
+                  f"{data['generated']:,} generated, peak {data['peak_mb']:,} MB, end {data['end']}, "
+                  f"found {data['found'] or '-'}, proved absent {', '.join(data['proved_absent']) or '-'}")
+
+
+def memory_part() -> None:
+    from sim.registry import FAMILIES
+    from sim.search.exhaustive import explore
+    from sim.search.visited import Visited
+
+    print("\nbytes per visited state (workspace family, tiny / plan to depth 10)")
+    family = FAMILIES.get("workspace")
+    workload = FAMILIES.load_workload("tiny")
+    captured: list[Visited] = []
+    original = Visited.__init__
+
+    def keep(self: Visited, exact: bool = False) -> None:
+        original(self, exact)
+        captured.append(self)
+
+    Visited.__init__ = keep  # type: ignore[method-assign]
+    try:
+        result = explore(family, workload, family.parse_protocol("plan"), 10)
+    finally:
+        Visited.__init__ = original  # type: ignore[method-assign]
+    print(f"  {result.distinct_states:,} states: {captured[0].bytes_per_state():.0f} bytes each "
+          "(the fingerprint set and the trace)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", action="append", choices=PARTS)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--state-limit", type=int, default=100_000_000)
+    parser.add_argument("--memory-limit", type=float, default=20.0, help="GB")
+    args = parser.parse_args()
+    parts = args.only or PARTS
+    print(f"bench_checker: {', '.join(parts)}; {os.cpu_count()} cores")
+    if "public-model" in parts:
+        public_model(args.repeats)
+    if "memory" in parts:
+        memory_part()
+    if "deep" in parts:
+        deep(args.state_limit, args.memory_limit)
+
+
+if __name__ == "__main__":
+    main()
