@@ -5,8 +5,13 @@ family without a machine): with a machine a successor costs one transition,
 less than sending its state to a worker and its successors back, so the
 search stays in this process whatever ``workers`` says (measured on
 three-files / step-dedupe to depth 8: 36 s in one process, 89 s with two
-workers).  Results come back in layer order, so the search is the same for
-any worker count.
+workers).  A visited set sharded between two processes, each owning half the
+fingerprints and sending every successor to its owner, as TLC's and
+Stateright's parallel checkers do, does not beat one process either
+(``benchmarks/bench_sharded.py``: 0.75x on tiny / plan to depth 9, 1.09x on
+the public model's 50,816 states): pickling a state costs about what
+expanding it does.  Results come back in layer order, so the search is the
+same for any worker count.
 """
 
 from __future__ import annotations
