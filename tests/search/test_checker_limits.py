@@ -1,0 +1,93 @@
+"""Exhaustive search's bounds: no fixed depth cap, a state limit in all, a memory limit, a layer that spills to
+disk and reads back the same; each stop says what was and was not proved."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import sim
+from sim.search import layers
+from sim.search.exhaustive import explore
+from sim.search.layers import Layer
+from sim.search.visited import Visited, collision_probability
+
+FAMILY = sim.family("workspace")
+
+
+def _tiny():
+    return sim.load_workload("tiny")
+
+
+def test_a_layer_that_spills_reads_back_its_entries_in_order():
+    """Past the spill mark a layer writes its entries to disk in chunks and yields them back, each once."""
+    layer = Layer(spill_bytes=1)
+    entries = [(i, ("state", i), frozenset({"x"} if i % 7 else ())) for i in range(3 * layers.SPILL_CHUNK + 5)]
+    for entry in entries:
+        layer.append(entry)
+    assert layer.spilled_chunks >= 2 and len(layer) == len(entries)
+    assert list(layer) == entries
+
+
+def test_a_search_whose_layers_spill_finds_the_same(monkeypatch):
+    """Spilling changes where a layer waits, not what the search finds."""
+    plain = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), 7).to_json()
+    monkeypatch.setattr(layers, "resident_bytes", lambda: 1 << 62)  # every layer past its mark
+    spilled = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), 7, memory_limit=1 << 63).to_json()
+    assert spilled == plain
+
+
+def test_the_memory_limit_stops_a_search_that_then_proves_nothing():
+    """A limit below what the process already holds stops the search at its first reading."""
+    result = explore(FAMILY, _tiny(), FAMILY.parse_protocol("plan"), 9, memory_limit=1)
+    assert (result.complete, result.reason, result.proved_absent) == (False, "memory_limit", [])
+
+
+def test_the_state_limit_counts_states_in_all():
+    """The limit is on distinct states over the whole search, the initial one included."""
+    result = explore(FAMILY, _tiny(), FAMILY.parse_protocol("plan"), 9, max_states=500)
+    assert not result.complete and result.reason == "state_limit" and result.distinct_states == 501
+
+
+def test_no_depth_cap_and_depth_max_run_until_a_limit(cli):
+    """--depth 20 and --depth max are taken; on the workspace family (human edits make the states endless) the
+    state limit ends them, and they say so."""
+    done = cli("explore", "-w", "tiny", "-p", "plan", "--depth", "max", "--state-limit", "2000", "--json")
+    (result,) = json.loads(done.stdout)["protocols"]
+    assert done.returncode == 0 and result["max_events"] == "max" and result["end"] == "state_limit"
+    assert result["proved_absent"] == [] and "--state-limit raises it" in done.stderr
+    assert cli("explore", "-w", "tiny", "-p", "plan", "--depth", "20", "--state-limit", "500").returncode == 0
+
+
+@pytest.mark.parametrize("bad", ["nan", "0", "-1", "5000", "lots"])
+def test_a_memory_limit_out_of_range_is_one_line_and_exit_4(cli, bad):
+    """--memory-limit takes 0.05 to 4,096 GB."""
+    done = cli("explore", "--memory-limit", bad)
+    assert done.returncode == 4 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_the_trace_gives_back_each_state_s_first_order():
+    """The visited set keeps a parent and an event per state: orders are read back from it."""
+    visited = Visited()
+    events = ["a", "b", "c"]
+    root = visited.add(visited.mark("s0"), -1, -1)
+    one = visited.add(visited.mark("s1"), root, 2)
+    two = visited.add(visited.mark("s2"), one, 0)
+    assert visited.add(visited.mark("s1"), two, 1) is None
+    assert visited.order(two, events) == ("c", "a") and visited.order(root, events) == ()
+
+
+def test_the_collision_estimate_is_tlc_s():
+    """n * (g - n) / 2**64: no chance with nothing generated twice, about 1e-7 at three million of seven."""
+    assert collision_probability(1000, 1000) == 0.0
+    assert collision_probability(3_000_000, 7_000_000) == pytest.approx(3e6 * 4e6 / 2 ** 64)
+
+
+def test_fingerprints_and_exact_keys_find_the_same():
+    """--exact keeps the keys: the same result, with no chance of a collision."""
+    fingerprinted = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), 6).to_json()
+    exact = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), 6, exact=True).to_json()
+    assert exact.pop("collision_probability") == 0.0
+    fingerprinted.pop("collision_probability")
+    assert exact == fingerprinted
