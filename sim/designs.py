@@ -74,8 +74,7 @@ class MapRequest:
 def _map_request(raw: Any, family: Family, source: Source) -> MapRequest | None:
     """The design's ``map`` table, checked against the family's knobs and the map's limits."""
     from sim.core.errors import InputError
-    from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX
-    from sim.search.lattice import lattice
+    from sim.search.lattice import MAP_DEPTH_MAX, lattice
 
     if raw is None:
         return None
@@ -94,7 +93,7 @@ def _map_request(raw: Any, family: Family, source: Source) -> MapRequest | None:
     if not isinstance(knobs, list) or not knobs or not all(isinstance(k, str) for k in knobs):
         raise fail(f"map.knobs must be a non-empty list of knob names, not {shown(knobs)}")
     depth, seeds = raw.get("max_events", 6), raw.get("seeds", 200)
-    for name, value, low, high in (("max_events", depth, 1, EXHAUSTIVE_DEPTH_MAX), ("seeds", seeds, 0, SEEDS_LIMIT)):
+    for name, value, low, high in (("max_events", depth, 1, MAP_DEPTH_MAX), ("seeds", seeds, 0, SEEDS_LIMIT)):
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             raise fail(f"map.{name} must be a whole number from {low} to {high}, not {shown(value)}")
     try:

@@ -34,11 +34,10 @@ def map_command(
     from sim.cli.progress import Bar, progress_wanted
     from sim.registry import FAMILIES
     from sim.search.budget import NO_DEADLINE, Deadline
-    from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX
-    from sim.search.lattice import design_map
+    from sim.search.lattice import MAP_DEPTH_MAX, design_map
 
-    if not 1 <= max_events <= EXHAUSTIVE_DEPTH_MAX:
-        raise InputError(f"--max-events must be between 1 and {EXHAUSTIVE_DEPTH_MAX}, got {max_events}")
+    if not 1 <= max_events <= MAP_DEPTH_MAX:
+        raise InputError(f"--max-events must be between 1 and {MAP_DEPTH_MAX}, got {max_events}")
     if seeds < 0 or workers < 1 or (budget is not None and budget <= 0):
         raise InputError("--seeds must be 0 or more, --workers 1 or more, --budget more than 0")
     loaded = FAMILIES.load_workload(workload)

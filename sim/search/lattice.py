@@ -50,9 +50,12 @@ from sim.search.sweep import sweep
 
 #: Protocols one map may classify (a larger lattice is refused: name fewer knobs with --knobs).
 LATTICE_PROTOCOLS_MAX = 512
+#: The deepest bound a map searches each protocol to (a map searches hundreds of protocols; ``fencesim explore``
+#: takes deeper bounds, one protocol at a time).
+MAP_DEPTH_MAX = 12
 #: Seeds per protocol of the cost sweep, by default.
 COST_SEEDS_DEFAULT = 300
-#: Distinct states exhaustive search may keep per depth, per protocol of a map.
+#: Distinct states exhaustive search may keep in all, per protocol of a map.
 MAP_STATES_MAX = 200_000
 
 SAFE = "safe"
