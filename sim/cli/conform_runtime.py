@@ -65,7 +65,7 @@ def load(workload: str | None, protocols: Sequence[str] | None) -> tuple[Any, An
 
     target = FAMILIES.load_workload(workload or DEFAULT_WORKLOAD)
     family = FAMILIES.family_for(target)
-    if family.name not in ("runtime", "effects"):
+    if family.name != "effects":
         raise InputError(f"--runtime compares a durable runtime with the effects family; {target.name} is a "
                          f"{family.name} workload (leave --runtime out to drive a real executor)")
     return family, target, distinct_protocols(family, list(protocols or DEFAULT_PROTOCOLS), "--protocol")
@@ -80,7 +80,7 @@ def load_scenario(path: Path, protocols: Sequence[str] | None) -> tuple[Any, Any
 
     loaded = FAMILIES.load_scenario(path)
     family = FAMILIES.family_for(loaded)
-    if family.name not in ("runtime", "effects"):
+    if family.name != "effects":
         raise InputError(f"--runtime compares a durable runtime with the effects family; {path} is a "
                          f"{family.name} scenario")
     if getattr(loaded, "faults", None) is None:

@@ -19,7 +19,7 @@ from sim.registry import FAMILIES
 DBOS_UNAVAILABLE = runtime_unavailable("dbos")
 pytestmark = [pytest.mark.real, pytest.mark.skipif(DBOS_UNAVAILABLE is not None, reason=str(DBOS_UNAVAILABLE))]
 
-EFFECTS = FAMILIES.get("runtime")
+EFFECTS = FAMILIES.get("effects")
 
 
 def violated(history) -> list[str]:
@@ -64,7 +64,7 @@ def test_killed_after_the_pr_committed_without_keys_two_prs_with_keys_one(protoc
     assert violated(run.history) == violations == violated(model_history(protocol, "terminate open_pr after_commit"))
     path = tmp_path / "real.jsonl"
     path.write_text(run.history.to_jsonl())
-    done = cli("check", "--family", "runtime", str(path), "--json")
+    done = cli("check", "--family", "effects", str(path), "--json")
     assert done.returncode == (1 if violations else 0), done.stderr
     report = json.loads(done.stdout)
     assert sorted({v["invariant"] for v in report["violations"]}) == violations and report["not_evaluable"] == {}

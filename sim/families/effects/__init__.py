@@ -1,4 +1,4 @@
-"""The durable-effects family (family name ``runtime``): long agent tasks whose side
+"""The durable-effects family (family name ``effects``): long agent tasks whose side
 effects pass intent, dispatch, external commit and receipt, with idempotency keys,
 reconciliation of unknown outcomes, and compensation.
 

@@ -122,12 +122,12 @@ def resolve_protocol(protocol: Any) -> tuple[str, dict[str, Any]]:
     if isinstance(protocol, dict):
         from sim.registry import FAMILIES
 
-        defaults = FAMILIES.get("runtime").parse_protocol("keyed-fingerprint-reconcile")
+        defaults = FAMILIES.get("effects").parse_protocol("keyed-fingerprint-reconcile")
         return ",".join(f"{k}={v}" for k, v in sorted(protocol.items())), {**defaults.knobs, **protocol}
     if isinstance(protocol, str):
         from sim.registry import FAMILIES
 
-        protocol = FAMILIES.get("runtime").parse_protocol(protocol)
+        protocol = FAMILIES.get("effects").parse_protocol(protocol)
     return protocol.label, dict(protocol.knobs)
 
 

@@ -629,7 +629,7 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     recorded history.
 
     >>> run = run_real_effects("saga", "unkeyed-retry", "terminate open_pr after_commit")   # doctest: +SKIP
-    >>> sim.check_history(run.history, "runtime")                                             # doctest: +SKIP
+    >>> sim.check_history(run.history, "effects")                                             # doctest: +SKIP
 
     ``fault`` is one fault (``FAULT TRANSITION BOUNDARY``) or a list of them, played in the model's order
     (:func:`~sim.real.runtimes.cells.check_order` says which lists the harness can express).
