@@ -46,8 +46,8 @@ from sim.core.values import MAX_NAME_CHARS, kind, name_from_path, name_problem, 
 from sim.core.workload import did_you_mean
 from sim.families.effects.faults import FaultEvent, parse_fault
 from sim.families.effects.knobs import FAMILY_NAME, TABLE
-from sim.families.effects.workflow import SAGA_TRANSITIONS, Workflow, parse_workflow, version_2
-from sim.families.effects.workflow_file import check_builtin_upgrade, parse_versions
+from sim.families.effects.workflow import SAGA_TRANSITIONS, Workflow, saga, version_2
+from sim.families.effects.workflow_file import check_builtin_upgrade, dump_transition, parse_versions, parse_workflow
 
 #: The family's former name, still accepted in files (``family = "runtime"``) and on the command line.
 FAMILY_ALIAS = "runtime"
@@ -98,7 +98,7 @@ class RuntimeScenario:
     path: Path | None
     task: str = "task_1"
     tenant: str = "acme"
-    workflow: Workflow = field(default_factory=lambda: parse_workflow(None, ""))
+    workflow: Workflow = field(default_factory=saga)
     arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
     next_number: int = 1
     ops: list[ScriptOp] = field(default_factory=list)
@@ -373,8 +373,10 @@ def dump_scenario(scenario: RuntimeScenario) -> dict[str, Any]:
         out["workflow"] = workflow.name
     elif workflow.names() == saga_names:
         out["workflow"] = "saga"
-    else:
+    elif all(t in SAGA_TRANSITIONS for t in workflow.transitions):
         out["workflow"] = workflow.names()
+    else:  # a workflow built in code: its transitions as tables, every field they declare
+        out["workflow"] = [dump_transition(t) for t in workflow.transitions]
     if workflow.declared_upgrade is not None:
         out["versions"] = {"2": workflow.declared_upgrade.spec}
     if scenario.next_number != 1:
