@@ -145,7 +145,7 @@ def test_a_dead_executor_is_resumed_only_by_an_explicit_recovery(tmp_path):
 
     labels, knobs = harness.resolve_protocol("keyed-fingerprint-reconcile")
     transitions = harness.workflow_data("saga", knobs)
-    run = harness.CellRun(tmp_path, transitions, knobs, None, harness.dbos_command(), "task_42", "acme",
+    run = harness.CellRun(tmp_path, transitions, knobs, harness.dbos_command(), "task_42", "acme",
                           time.monotonic() + 120, harness.ACK_TIMEOUT_S, "saga")
     try:
         run.external.start()

@@ -17,13 +17,50 @@ REQUEST_BOUNDARIES = ("after_dispatch", "after_commit")
 #: arrived but the call step's output (the receipt) is not durable yet.
 REAL_POINTS = ("dispatch_recorded", "response_received")
 CRUEL_FAULTS = ("terminate", "duplicate", "delay_ack", "change_owner")
-#: Faults this harness can strike, and where.  The others of the model are not applicable (see NOT_APPLICABLE).
-FAULT_POINTS = {
-    "terminate": BOUNDARIES + REAL_POINTS, "duplicate": BOUNDARIES, "delay_ack": BOUNDARIES,
-    "change_owner": BOUNDARIES + REAL_POINTS, "zombie": BOUNDARIES + REAL_POINTS,
-    "lose_request": ("after_dispatch",), "lose_response": ("after_commit",),
-    "timeout": ("after_dispatch",), "postcondition_fails": ("after_receipt",), "foreign_object": ("before_intent",),
+
+
+@dataclass(frozen=True)
+class FaultPlay:
+    """How the harness strikes one fault class: its points, the choreography's method that plays it, and what
+    it does at a worker's record and at the external system (the docs' table)."""
+
+    points: tuple[str, ...]
+    play: str
+    at_worker: str = ""
+    at_external: str = ""
+
+
+#: The fault classes this harness can strike, each written once.  The others of the model are not applicable
+#: (``NOT_APPLICABLE``); a parity test checks that the two cover the model's registry.
+FAULT_PLAYS: dict[str, FaultPlay] = {
+    "terminate": FaultPlay(BOUNDARIES + REAL_POINTS, "play_terminate", "`SIGKILL` there", "`kill_caller`"),
+    "duplicate": FaultPlay(
+        BOUNDARIES, "play_duplicate", "the queue redelivers the task to its holder (`deliver`): DBOS returns the "
+        "running execution, `redelivery_ignored`", "`duplicate`: a copy of the request"),
+    "delay_ack": FaultPlay(
+        BOUNDARIES, "play_delay_ack", "the queue's deadline passes: the task is delivered to a new worker, which "
+        "finds it held (`lease_busy`) and stops", "`hold`: the request (or its reply) waits until T has settled "
+        "(its receipt, an exception, a failure); the worker times out meanwhile"),
+    "change_owner": FaultPlay(
+        BOUNDARIES + REAL_POINTS, "play_hand_over", "the worker is frozen while a new one recovers the task and "
+        "owns it; then the old one goes on and is refused at its next record (`append_refused`), then the new one "
+        "goes on", "`hold`, then the same hand-over; the request goes on while the old worker is still frozen (its "
+        "answer waits in its socket), then it wakes"),
+    "zombie": FaultPlay(
+        BOUNDARIES + REAL_POINTS, "play_hand_over", "frozen (`SIGSTOP`) while a new worker recovers the task and "
+        "finishes it; then woken (`SIGCONT`)", "`freeze_caller`, then the same"),
+    "lose_request": FaultPlay(("after_dispatch",), "play_lost", "", "`drop`"),
+    "lose_response": FaultPlay(("after_commit",), "play_lost", "", "`lose_reply`"),
+    "timeout": FaultPlay(("after_dispatch",), "play_timeout", "", "`hold` before the store, released after the "
+                         "worker's first reconciliation"),
+    "postcondition_fails": FaultPlay(
+        ("after_receipt",), "play_postcondition", "after T's receipt, the external system marks T's object invalid; "
+        "the worker's check finds it and the task aborts"),
+    "foreign_object": FaultPlay(("before_intent",), "play_foreign_object", "before T's intent, someone else's "
+                                "object with T's marker appears"),
 }
+#: Where each fault the harness plays may strike.
+FAULT_POINTS = {fault: play.points for fault, play in FAULT_PLAYS.items()}
 #: Faults (and knob values) the harness cannot express, and why.
 NOT_APPLICABLE = {
     "retry_changed": "the reference worker never regenerates a request body: a retry resends the recorded one",
