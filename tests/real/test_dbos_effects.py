@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+import sim
 from sim.families.effects import cruel
 from sim.families.effects.faults import FaultEvent
 from sim.families.effects.workflow import SAGA_TRANSITIONS
@@ -68,6 +69,23 @@ def test_killed_after_the_pr_committed_without_keys_two_prs_with_keys_one(protoc
     assert done.returncode == (1 if violations else 0), done.stderr
     report = json.loads(done.stdout)
     assert sorted({v["invariant"] for v in report["violations"]}) == violations and report["not_evaluable"] == {}
+
+
+def test_a_workloads_arguments_reach_the_worker_and_the_fingerprints_are_compared():
+    """effects-saga's [arguments.open_pr] reach the DBOS worker: its intent and the host's commit fingerprint
+    open_pr as the model does (236b7fdbcdcf) and the comparison agrees; a run without them (e492b300a6cb)
+    disagrees on the fingerprints."""
+    from sim.real.runtimes.compare import CellComparison, compare_order, observe
+
+    workload = sim.load_workload("effects-saga")
+    protocol = EFFECTS.parse_protocol("keyed-fingerprint-reconcile")
+    cell = compare_order(EFFECTS, workload, protocol, (), ())
+    assert cell.agrees, cell.differences()
+    assert cell.real["fingerprints"]["open_pr"] == cell.model["fingerprints"]["open_pr"] == ["236b7fdbcdcf"]
+    bare = run_real_effects(workload.base.workflow, protocol, None, task=workload.base.task)
+    without = CellComparison(protocol.label, (), model=cell.model, real=observe(EFFECTS, bare.history))
+    assert [d.split(":")[0] for d in without.differences()] == ["fingerprints"]
+    assert without.real["fingerprints"]["open_pr"] == ["e492b300a6cb"]
 
 
 def test_re_recording_a_cell_gives_the_same_bytes():

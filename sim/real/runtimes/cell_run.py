@@ -47,10 +47,13 @@ class CellRun:
     """The harness of one run: processes, the recorder, the queue, the lease and the humans."""
 
     def __init__(self, root: Path, transitions: list[dict], knobs: dict[str, Any], command: list[str], task: str,
-                 tenant: str, deadline: float, ack_timeout_s: float, workflow_name: str, runtime: str = "dbos"):
+                 tenant: str, deadline: float, ack_timeout_s: float, workflow_name: str, runtime: str = "dbos",
+                 arguments: dict[str, dict[str, Any]] | None = None, timeout_default_s: float | None = None):
         self.root, self.transitions, self.knobs = root, transitions, knobs
         self.command, self.task, self.tenant, self.deadline = command, task, tenant, deadline
         self.ack_timeout_s, self.workflow_name = ack_timeout_s, workflow_name
+        self.arguments = dict(arguments or {})
+        self.timeout_default_s = timeout_default_s
         self.plant: tuple[str, ...] = ()
         self.runtime = runtime
         self.runtime_server = TemporalServer(root) if runtime == "temporal" else None
@@ -88,13 +91,20 @@ class CellRun:
                 else "ignore", "key_retention_s": float(self.knobs.get("key_retention", 604800.0))}
 
     def start_request(self, name: str, recover: list[str]) -> dict[str, Any]:
-        """The ``start`` request worker ``name`` is sent (``docs/real-runtimes.md``)."""
-        return {"op": "start", "worker": name, "task": self.task, "tenant": self.tenant,
-                "workflow": {"name": self.workflow_name, "version": 1, "transitions": self.transitions},
-                "protocol": {k: self.knobs[k] for k in worker_kit.KNOBS}, "external": self.external.url,
-                "state": str(self.root / "runtime"), "ack_timeout_s": self.ack_timeout_s, "recover": recover,
-                "plant": sorted(self.plant),
-                "runtime": {"address": self.runtime_server.address} if self.runtime_server else {}}
+        """The ``start`` request worker ``name`` is sent (``docs/real-runtimes.md``): the workflow as data, the
+        protocol, the transitions' arguments, where everything is."""
+        request: dict[str, Any] = {
+            "op": "start", "worker": name, "task": self.task, "tenant": self.tenant,
+            "workflow": {"name": self.workflow_name, "version": 1,
+                         "transitions": [{f: t[f] for f in (*worker_kit.TRANSITION_FIELDS, "logical")}
+                                         for t in self.transitions]},
+            "protocol": {k: self.knobs[k] for k in worker_kit.KNOBS}, "arguments": self.arguments,
+            "external": self.external.url, "state": str(self.root / "runtime"), "ack_timeout_s": self.ack_timeout_s,
+            "recover": recover, "plant": sorted(self.plant),
+            "runtime": {"address": self.runtime_server.address} if self.runtime_server else {}}
+        if self.timeout_default_s is not None:
+            request["timeout_default_s"] = self.timeout_default_s
+        return request
 
     # -- recording ------------------------------------------------------------------------------
 
@@ -242,7 +252,7 @@ class CellRun:
     def resolve(self, source: str, name: str) -> None:
         """A human looks at the external system itself and records what is true (the model's resolve)."""
         t = self.by_name[name]
-        head = worker_kit.default_head(self.task)
+        head = self.head_of(t)
         truth = next((o for o in self.external.objects()
                       if o["task"] == self.task and o["logical"] == t["logical"] and o["kind"] == t["object"]
                       and not o["foreign"] and o["generation"] == 1 and o["head"] == head and o["open"]), None)
@@ -261,6 +271,11 @@ class CellRun:
         for source, transition in self.deferred:
             self.resolve(source, transition)
         self.deferred.clear()
+
+    def head_of(self, transition: dict) -> str:
+        """The head a transition's work sits on: its arguments', else the task's default (the model's rule)."""
+        given = self.arguments.get(transition["logical"], {}).get("head")
+        return given if isinstance(given, str) else worker_kit.default_head(self.task)
 
     # -- conditions ---------------------------------------------------------------------------------
 

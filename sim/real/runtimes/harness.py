@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from sim.core.history import History
 from sim.real import external_system
-from sim.real.runtimes import worker_kit
+from sim.real.runtimes import model_schema, worker_kit
 from sim.real.runtimes.cell_run import RUN_TIMEOUT_S, CellRun
 from sim.real.runtimes.cells import (
     BOUNDARIES,
@@ -81,7 +81,7 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
                      command: list[str] | None = None, task: str = TASK_DEFAULT,
                      tenant: str = worker_kit.DEFAULT_TENANT, keep: Path | None = None,
                      timeout_s: float = RUN_TIMEOUT_S, ack_timeout_s: float = ACK_TIMEOUT_S,
-                     plant: tuple[str, ...] = ()) -> RealEffectsRun:
+                     plant: tuple[str, ...] = (), arguments: dict[str, dict[str, Any]] | None = None) -> RealEffectsRun:
     """Play one cell, a list of faults, or a healthy run (``fault=None``) against a real worker; return the
     recorded history.
 
@@ -91,6 +91,8 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     ``fault`` is one fault (``FAULT TRANSITION BOUNDARY``) or a list of them, played in the model's order
     (:func:`~sim.real.runtimes.cells.check_order` says which lists the harness can express).
     ``plant``: bugs the reference worker carries (``worker_kit.PLANTED_BUGS``), to test what finds them.
+    ``arguments``: each transition's canonical arguments (a scenario's ``[arguments.T]``, by logical name): they
+    reach the workers, so the intent's fingerprint and the request's are the model's.
     ``keep``: copy the run's folder (the external system's database and request log, the runtime's
     database, every process's log) there afterwards.  Raises :class:`NotApplicable` for a fault or knob
     the runtime cannot express, :class:`RealEffectsError` when a process fails or hangs.
@@ -114,7 +116,7 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     with tempfile.TemporaryDirectory(prefix="fencesim-effects-") as tmp:
         root = Path(tmp)
         run = CellRun(root, transitions, knobs, command, task, tenant, started + timeout_s, ack_timeout_s, name,
-                      runtime)
+                      runtime, arguments, _timeout_class_default_s())
         run.plant = tuple(plant)
         choreography = Choreography(run, faults)
         try:
@@ -135,6 +137,12 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     return RealEffectsRun(history, time.monotonic() - started, run.kills, run.freezes, sorted(run.workers), runtime,
                           faults[0] if faults else None, {"label": label, **knobs}, log, objects, faults,
                           choreography.struck_count)
+
+
+def _timeout_class_default_s() -> float | None:
+    """The model's default timeout class (its schema's ``timeout_s``), which a worker's ``ack_timeout_s`` stands for."""
+    spec = model_schema.load().field("timeout_s")
+    return None if spec is None else float(spec.default)
 
 
 def _fault_list(fault: CellFault | str | Sequence[CellFault | str] | None) -> tuple[CellFault, ...]:

@@ -43,6 +43,10 @@ from .config import (
     MAX_ATTEMPTS,
     MAX_COMPENSATION_TRIES,
     PLANTED_BUGS,
+    TIMEOUT_CLASS_DEFAULT_S,
+    TRANSITION_FIELDS,
+    WAIT_CEILING_S,
+    WAIT_FLOOR_S,
     Transition,
     WorkerConfig,
     default_head,
@@ -53,7 +57,8 @@ from .steps import STEP_EVENTS, Abort, Recv, StepBodies, StepCall, transition_of
 
 __all__ = ["ACK_TIMEOUT_DEFAULT_S", "APPROVAL_GRACE_S", "CHANNEL_TIMEOUT_S", "DEFAULT_TENANT",
            "FINGERPRINT_HEX_DIGITS", "HEAD_HEX_DIGITS", "HUMAN_WAIT_LIMIT_S", "KNOBS", "MAX_ATTEMPTS",
-           "MAX_COMPENSATION_TRIES", "PLANTED_BUGS", "STEP_EVENTS", "Abort", "Channel", "ExternalClient",
+           "MAX_COMPENSATION_TRIES", "PLANTED_BUGS", "STEP_EVENTS", "TIMEOUT_CLASS_DEFAULT_S", "TRANSITION_FIELDS",
+           "WAIT_CEILING_S", "WAIT_FLOOR_S", "Abort", "Channel", "ExternalClient",
            "HarnessGone", "NoAnswer", "Recv", "StepBodies", "StepCall", "TaskPolicy", "Transition", "WorkerConfig",
            "default_head", "drive", "fingerprint_of", "serve_worker", "transition_of"]
 

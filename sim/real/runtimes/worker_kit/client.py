@@ -30,9 +30,9 @@ class ExternalClient:
         self.worker = worker
         self.timeout_s = timeout_s
 
-    def _call(self, method: str, path: str, body: dict | None = None,
-              headers: dict[str, str] | None = None) -> tuple[int, dict]:
-        connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
+    def _call(self, method: str, path: str, body: dict | None = None, headers: dict[str, str] | None = None,
+              timeout_s: float | None = None) -> tuple[int, dict]:
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout_s or self.timeout_s)
         try:
             data = json.dumps(body).encode("utf-8") if body is not None else None
             sent = {"Content-Type": "application/json", "Fencesim-Worker": self.worker, **(headers or {})}
@@ -47,11 +47,13 @@ class ExternalClient:
         finally:
             connection.close()
 
-    def create(self, transition: Transition, body: dict, key: str | None, request: str) -> dict:
+    def create(self, transition: Transition, body: dict, key: str | None, request: str,
+               timeout_s: float | None = None) -> dict:
+        """A transition's request; ``timeout_s`` is how long to wait for its answer (default: the client's)."""
         headers = {"Fencesim-Request": request}
         if key is not None:
             headers["Idempotency-Key"] = key
-        status, payload = self._call("POST", f"/v1/objects/{transition.object_kind}", body, headers)
+        status, payload = self._call("POST", f"/v1/objects/{transition.object_kind}", body, headers, timeout_s)
         if status not in (200, 201, 409):
             raise RuntimeError(f"the external system refused {transition.name}: {status} {payload}")
         return payload

@@ -12,7 +12,7 @@ from typing import Callable
 
 from .channel import Channel
 from .client import ExternalClient, NoAnswer
-from .config import WorkerConfig, default_head, fingerprint_of
+from .config import WorkerConfig, fingerprint_of
 
 
 @dataclass(frozen=True)
@@ -78,10 +78,10 @@ class StepBodies:
         self.channel.point("before_send", t.name)  # inside the call step: its request has not left yet
         send_key = intent["key"] if args["idempotency"] != "none" else None
         body = {"task": self.config.task, "transition": t.name, "logical": t.logical,
-                "generation": intent["generation"], "head": default_head(self.config.task),
+                "generation": intent["generation"], "head": self.config.head_of(t),
                 "arguments": self.config.arguments_of(t)}
         try:
-            answer = self.client.create(t, body, send_key, dispatch["request"])
+            answer = self.client.create(t, body, send_key, dispatch["request"], self.config.wait_s(t))
         except NoAnswer as error:
             return {"no_answer": error.reason}
         self.channel.event("response_delivered", task=self.config.task, transition=t.name,
@@ -93,7 +93,7 @@ class StepBodies:
         """Query by key, then by task marker and head; prove, disprove, or fail to prove (the model's rules)."""
         t, intent = self.transitions[args["transition"]], args["intent"]
         trusting = args["receipt_check"] == "trusting"
-        head = default_head(self.config.task)
+        head = self.config.head_of(t)
         by_key = args["idempotency"] != "none" and t.reconcile_by == "key"
         query = "key" if by_key else "marker"
         if t.reconcile_by == "none":
