@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any
+from typing import Any, Callable
 
 from sim.core.errors import ScenarioError
 from sim.core.values import kind, shown
@@ -44,6 +44,8 @@ from sim.families.effects.workflow import (
 DECLARABLE_VERSIONS = ("2",)
 VERSION_KEYS = ("workflow",)
 _RENAME = re.compile(r"^\s*(\S+)\s*->\s*(\S+)\s*$")
+#: ``error(message, key)``: the exception naming the file and the line of ``key`` in the item being read.
+ErrorAt = Callable[[str, "str | None"], ScenarioError]
 #: N of ``generic:N``: plain decimal digits, no more than the limit has.
 _COUNT = re.compile(f"[0-9]{{1,{len(str(MAX_TRANSITIONS))}}}")
 
@@ -174,7 +176,7 @@ def _table(item: dict, locator: _Locator, line: int | None, what: str) -> Transi
     return parse_table(item, what, lambda message, key: locator.error(message, line, key))
 
 
-def parse_table(item: dict, what: str, error) -> Transition:
+def parse_table(item: dict, what: str, error: ErrorAt) -> Transition:
     """One transition table checked against the table of fields (``error(message, key)`` builds the exception
     to raise, naming the line of ``key`` when the item holds it).  The fields are checked in table order; a
     field a class refuses is refused right after its value is checked."""
@@ -199,7 +201,7 @@ def parse_table(item: dict, what: str, error) -> Transition:
                       identity.get("compensation"), identity["name"], tuple(options))
 
 
-def _field_value(entry: TransitionField, item: dict, what: str, label: str, error) -> Any:
+def _field_value(entry: TransitionField, item: dict, what: str, label: str, error: ErrorAt) -> Any:
     """One field's value as the transition keeps it (None: not declared), or raise what is wrong."""
     value = item.get(entry.name)
     key = entry.name if entry.name in item else None

@@ -11,13 +11,15 @@ from sim.real import external_system
 from sim.real.runtimes import model_schema, worker_kit
 
 TASK_DEFAULT = "task_42"
-BOUNDARIES = ("before_intent", "after_intent", "after_dispatch", "after_commit", "after_receipt")
+#: The boundaries between a transition's moments, as the model's schema lists them.
+BOUNDARIES = model_schema.load().boundaries
 REQUEST_BOUNDARIES = ("after_dispatch", "after_commit")
 #: Points only a real worker has (the model's dispatch and its request leave at once, and its receipt is a
 #: step after the response): the dispatch record is durable but the request has not left; the response has
 #: arrived but the call step's output (the receipt) is not durable yet.
 REAL_POINTS = ("dispatch_recorded", "response_received")
-CRUEL_FAULTS = ("terminate", "duplicate", "delay_ack", "change_owner")
+#: The seed's "deliberately cruel" faults, as the model's schema marks them.
+CRUEL_FAULTS = model_schema.load().cruel_faults()
 
 
 @dataclass(frozen=True)

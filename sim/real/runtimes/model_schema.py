@@ -50,6 +50,7 @@ class FaultSpec:
     points: tuple[str, ...]
     applies_to: str
     doc: str
+    cruel: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,13 @@ class Schema:
     """The model's declarations the real side reads."""
 
     effect_classes: tuple[str, ...]
+    boundaries: tuple[str, ...]
     fields: tuple[FieldSpec, ...]
     faults: tuple[FaultSpec, ...]
+
+    def cruel_faults(self) -> tuple[str, ...]:
+        """The seed's "deliberately cruel" faults, in the model's order."""
+        return tuple(f.name for f in self.faults if f.cruel)
 
     def field_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
@@ -79,9 +85,9 @@ def parse(data: dict[str, Any]) -> Schema:
         raise ValueError(f"the workflow schema must be format {SCHEMA_FORMAT}, not {data.get('format')!r}")
     fields = tuple(FieldSpec(f["name"], f["kind"], bool(f.get("required")), f.get("default"), f.get("by_class", {}),
                              tuple(f.get("values", ())), f.get("doc", "")) for f in data["fields"])
-    faults = tuple(FaultSpec(f["name"], tuple(f["points"]), f.get("applies_to", ""), f.get("doc", ""))
-                   for f in data["faults"])
-    return Schema(tuple(data["effect_classes"]), fields, faults)
+    faults = tuple(FaultSpec(f["name"], tuple(f["points"]), f.get("applies_to", ""), f.get("doc", ""),
+                             bool(f.get("cruel"))) for f in data["faults"])
+    return Schema(tuple(data["effect_classes"]), tuple(data["boundaries"]), fields, faults)
 
 
 @lru_cache(maxsize=8)

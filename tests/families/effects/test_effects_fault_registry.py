@@ -53,3 +53,13 @@ def test_the_cruel_grid_is_the_registrys_cruel_classes_at_their_points():
     assert len(cells) == 4 * 5 * 4
     assert all(isinstance(c.events[0], FaultEvent) and c.events[0].point in faults.FAULT_POINTS[c.events[0].fault]
                for c in cells)
+
+
+def test_the_formats_page_lists_the_registrys_classes():
+    """docs/formats.md's list of the effects family's fault classes is the registry's, in its order."""
+    import re
+
+    page = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
+    listed = re.search(r"; effects (`[^;|]*?`) \(reads only\)", page)
+    assert listed is not None
+    assert tuple(re.findall(r"`([a-z_]+)`", listed.group(1))) == faults.FAULT_CLASSES
