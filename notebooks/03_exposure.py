@@ -11,7 +11,7 @@
 # %% [markdown]
 # # Exposure: the worked example, what-if rates, simulated against arithmetic
 #
-# The durable-effects family (`runtime`): long agent tasks whose side effects
+# The durable-effects family (`effects`): long agent tasks whose side effects
 # pass intent, dispatch, commit and receipt. The seed's worked example: 10,000
 # tasks x 7 transitions, 4.1% ambiguous, 60% of those already committed, 99.7%
 # reconcilable.

@@ -11,7 +11,7 @@ The Python API (the command line is a thin face over the same functions):
 >>> df = sim.sweep_frame("seed-fuzz", ["none", "step-dedupe"], seeds=200)  # doctest: +SKIP
 
 Families (``sim.FAMILIES``): ``workspace`` (revision-fenced steps, the
-default) and ``runtime`` (durable keyed effects).  :mod:`sim.figures` draws
+default) and ``effects`` (durable keyed effects).  :mod:`sim.figures` draws
 every figure of a review from a sweep frame, a fuzz result or a review.
 """
 
@@ -46,7 +46,7 @@ def __getattr__(name: str) -> Any:
 
 
 def family(name: str):
-    """A family by name (``workspace``, ``runtime``)."""
+    """A family by name (``workspace``, ``effects``)."""
     from sim.registry import FAMILIES
 
     return FAMILIES.get(name)
@@ -101,7 +101,7 @@ def exposure_frame(workload=None, protocols=None, tasks: int = 10_000, seeds: in
     base = None
     if workload is not None:
         loaded = FAMILIES.load_workload(workload) if isinstance(workload, str) else workload
-        if FAMILIES.family_for(loaded).name != "runtime":
+        if FAMILIES.family_for(loaded).name != "effects":
             raise InputError(f"exposure_frame needs an effects workload, not a {FAMILIES.family_for(loaded).name} one")
         base = loaded.base
     options: dict[str, Any] = {"presets": list(protocols) if protocols else None, "seeds": seeds, "tasks": tasks,

@@ -32,15 +32,15 @@ def test_presets_has_the_four_presets():
 def test_family_and_families_name_both_families():
     """sim.family finds a family by name or alias; sim.FAMILIES is the program's registry."""
     assert sim.family("workspace").name == "workspace"
-    assert sim.family("effects") is sim.family("runtime")
-    assert sim.FAMILIES.names() == ["workspace", "runtime"]
+    assert sim.family("effects") is sim.family("runtime")  # the former name is an alias
+    assert sim.FAMILIES.names() == ["workspace", "effects"]
 
 
 def test_parse_protocol_takes_a_family_name():
     """sim.parse_protocol parses a workspace protocol by default and another family's when named."""
     assert sim.parse_protocol("step-dedupe").family == "workspace"
-    runtime = sim.parse_protocol("keyed,lease_fence=off", "runtime")
-    assert (runtime.family, runtime.knobs["idempotency"], runtime.knobs["lease_fence"]) == ("runtime", "key", "off")
+    effects = sim.parse_protocol("keyed,lease_fence=off", "effects")
+    assert (effects.family, effects.knobs["idempotency"], effects.knobs["lease_fence"]) == ("effects", "key", "off")
     with pytest.raises(sim.ProtocolError):
         sim.parse_protocol("keyed")
 
@@ -66,7 +66,7 @@ def test_run_scenario_accepts_a_path_of_either_family(seed_dir, stories_dir):
     """sim.run_scenario loads a path itself, whichever family the file names."""
     assert sim.run_scenario(seed_dir / "replan_drift.toml", "plan").expectation_met is True
     story = sim.run_scenario(stories_dir / "pr_lost_response.toml", "keyed-reconcile")
-    assert (story.family, story.outcome, story.expectation_met) == ("runtime", "done:reconciled", True)
+    assert (story.family, story.outcome, story.expectation_met) == ("effects", "done:reconciled", True)
 
 
 def test_run_result_to_json_has_contract_keys(seed_dir):
@@ -89,13 +89,13 @@ def test_check_history_infers_the_runtime_family(stories_dir):
     report = sim.check_history(result.history)
     assert report.status() == result.checks.status()
     assert "lost_success" in report.status()
-    assert sim.check_history(result.history, "runtime").status() == report.status()
+    assert sim.check_history(result.history, "effects").status() == report.status()
 
 
 def test_load_workload_of_either_family():
     """sim.load_workload finds workloads of both families by name."""
     assert sim.load_workload("seed-fuzz").family == "workspace"
-    assert sim.load_workload("effects-saga").family == "runtime"
+    assert sim.load_workload("effects-saga").family == "effects"
 
 
 def test_sweep_frame_takes_a_workload_name_or_object():

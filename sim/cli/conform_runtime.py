@@ -65,7 +65,7 @@ def load(workload: str | None, protocols: Sequence[str] | None) -> tuple[Any, An
 
     target = FAMILIES.load_workload(workload or DEFAULT_WORKLOAD)
     family = FAMILIES.family_for(target)
-    if family.name not in ("runtime", "effects"):
+    if family.name != "effects":
         raise InputError(f"--runtime compares a durable runtime with the effects family; {target.name} is a "
                          f"{family.name} workload (leave --runtime out to drive a real executor)")
     return family, target, distinct_protocols(family, list(protocols or DEFAULT_PROTOCOLS), "--protocol")
@@ -80,7 +80,7 @@ def load_scenario(path: Path, protocols: Sequence[str] | None) -> tuple[Any, Any
 
     loaded = FAMILIES.load_scenario(path)
     family = FAMILIES.family_for(loaded)
-    if family.name not in ("runtime", "effects"):
+    if family.name != "effects":
         raise InputError(f"--runtime compares a durable runtime with the effects family; {path} is a "
                          f"{family.name} scenario")
     if getattr(loaded, "faults", None) is None:
@@ -302,7 +302,9 @@ def side_by_side(cell: Any, replay: str, scenario: bool = False) -> str:
     if cell.failed is not None:  # no real observation: the run failed or hung (its partial history is exported)
         lines += [f"the real run failed: {cell.failed}", ""]
     lines += [f"{'observed':<14} {'model':<40} real"]
-    for key in ("effects", "duplicates", "receipts", "compensations", "outcome", "violations"):
+    from sim.real.runtimes.compare import OBSERVED
+
+    for key in OBSERVED:
         model, real = (cell.model or {}).get(key), (cell.real or {}).get(key, "-")
         lines.append(f"{'  ' if model == real else '!='}{key:<12} {str(model):<40} {real}")
     return "\n".join(lines) + "\n"
@@ -326,7 +328,7 @@ def print_table(console: Any, workload: str, runtime: str, table: Any, files: li
     if not table.disagreements:
         applicable = sum(1 for c in table.cells if c.applicable)
         console.print(f"every applicable run agrees ({applicable}): same effects, duplicates, receipts, "
-                      "compensations, outcome and violations", markup=False)
+                      "compensations, outcome, violations and fingerprints", markup=False)
         return
     for found in table.disagreements:
         cell = found.shrunk_to or found

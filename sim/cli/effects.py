@@ -210,7 +210,7 @@ def _exposure_workload(workload: str | None):
     from sim.registry import FAMILIES
 
     loaded = FAMILIES.load_workload(workload)
-    if FAMILIES.family_for(loaded).name != "runtime":
+    if FAMILIES.family_for(loaded).name != "effects":
         raise InputError(f"--workload {workload}: exposure needs an effects (runtime) workload, not a "
                          f"{FAMILIES.family_for(loaded).name} one")
     return loaded.base

@@ -40,7 +40,7 @@ def seed_arithmetic(workload, result) -> dict[str, Any]:
 
 
 #: What is printed beside the estimates, by family name: the seed's exposure arithmetic for the effects family.
-BESIDE = {"runtime": seed_arithmetic}
+BESIDE = {"effects": seed_arithmetic}
 
 
 def _cell(estimate) -> str:

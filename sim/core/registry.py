@@ -3,7 +3,7 @@
 No family registers itself on import.  The program's registry
 (:mod:`sim.registry`) lists the shipped families in one place; a test or a
 user can build another with their own family added.  Files name their
-family (``family = "runtime"``); a file without one is the registry's
+family (``family = "effects"``); a file without one is the registry's
 default family.
 """
 

@@ -197,7 +197,7 @@ TELEMETRY_KEYS: dict[str, dict[str, tuple[str, str]]] = {
         "executors": ("size", "executors serving a plan (default 1)"),
         "plans_per_month": ("size", "plans per month, the period's size (default 10,000)"),
     },
-    "runtime": {
+    "effects": {
         "ambiguous_share": ("share", "share of requests whose acknowledgement does not arrive"),
         "committed_share": ("share", "share of ambiguous requests that had committed"),
         "reconciled_share": ("share", "share of reconciliations that prove the outcome (default 1)"),

@@ -71,7 +71,7 @@ INTERVAL = ("simultaneous 95%: Clopper-Pearson per stratum (runs) or exact Poiss
 CONFIDENCE = 0.95
 #: Runs sampled per protocol, by default, per family (the orders are shared by every protocol): a workspace
 #: run costs well under a millisecond, an effects task several, so the workspace family samples five times as many.
-SEEDS_DEFAULT = {"workspace": 10_000, "runtime": 2_000}
+SEEDS_DEFAULT = {"workspace": 10_000, "effects": 2_000}
 #: Runs sampled per protocol for a family not in ``SEEDS_DEFAULT``.
 SEEDS_FALLBACK = 2_000
 SEEDS_MAX = 1_000_000
@@ -364,7 +364,7 @@ def strata_plan(family: Family, workload: Workload) -> _Plan:
 
 #: How each family's telemetry becomes strata, by family name (the families offer no hook for it yet).
 TELEMETRY_MODELS: dict[str, Callable[[Family, Workload], _Plan]] = {"workspace": _workspace_plan,
-                                                                   "runtime": _effects_plan}
+                                                                   "effects": _effects_plan}
 
 
 # -- sampling and estimation ----------------------------------------------------------------------------

@@ -102,12 +102,12 @@ def test_cruel_unkeyed_exits_one_and_counterexample_replays(cli, tmp_path):
     assert len(files) == 32
     assert "fencesim run" in done.stdout
     data = tomllib.loads((out / "cruel_unkeyed_retry_open_pr_after_dispatch_terminate.toml").read_text())
-    assert (data["family"], data["faults"]) == ("runtime", ["terminate open_pr after_dispatch"])
+    assert (data["family"], data["faults"]) == ("effects", ["terminate open_pr after_dispatch"])
     replay = cli("run", out / "cruel_unkeyed_retry_open_pr_after_dispatch_terminate.toml", "--json")
     assert replay.returncode == 1
     result = json.loads(replay.stdout)[0]
     assert "duplicate_effect" in {v["invariant"] for v in result["violations"]}
-    assert result["family"] == "runtime" and result["protocol"] == "unkeyed-retry"
+    assert result["family"] == "effects" and result["protocol"] == "unkeyed-retry"
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
@@ -122,7 +122,7 @@ def test_cruel_default_out_is_under_the_current_directory(cli, tmp_path):
 def test_cruel_bad_protocol_is_an_input_error(cli):
     """An unknown preset is one line and exit 4."""
     done = cli("cruel", "-p", "keyed-magic")
-    assert done.returncode == 4 and "unknown runtime preset" in done.stderr
+    assert done.returncode == 4 and "unknown effects preset" in done.stderr
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane

@@ -262,11 +262,11 @@ def effects_run(tmp_path_factory):
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
 def test_effects_fuzz_reports_the_runtime_family(effects_run):
-    """Fuzzing an effects workload names the runtime family, its invariants and human_exceptions."""
+    """Fuzzing an effects workload names the effects family, its invariants and human_exceptions."""
     out, _ = effects_run
     assert out.returncode == 1, out.stderr
     document = json.loads(out.stdout)
-    assert document["family"] == "runtime" and document["availability"] == ["human_exceptions"]
+    assert document["family"] == "effects" and document["availability"] == ["human_exceptions"]
     assert "lost_success" in document["invariants"]
     assert {e["protocol"] for e in document["counterexamples"]} == {"keyed"}
     assert "human_exceptions" in document["by_protocol"]["keyed"]

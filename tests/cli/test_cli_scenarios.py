@@ -190,8 +190,8 @@ def test_empty_history_exits_five(cli, tmp_path):
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
-def test_check_infers_the_runtime_family(cli, tmp_path):
-    """'check' without --family recognises a runtime history and runs the runtime checks on it."""
+def test_check_infers_the_effects_family(cli, tmp_path):
+    """'check' without --family recognises an effects history and runs the effects checks on it."""
     import sim
 
     result = sim.run_scenario(sim.load_scenario(REPO_ROOT / "scenarios/runtime/pr_lost_response.toml"),
@@ -201,12 +201,12 @@ def test_check_infers_the_runtime_family(cli, tmp_path):
     completed = cli("check", path, "--json")
     assert completed.returncode == 1, completed.stderr
     document = json.loads(completed.stdout)
-    assert document["family"] == "runtime" and "lost_success" in document["checks"]
+    assert document["family"] == "effects" and "lost_success" in document["checks"]
     assert sorted({v["invariant"] for v in document["violations"]}) == sorted({v.invariant for v in result.violations})
 
 
 def test_check_refuses_a_history_of_the_other_family(cli, tmp_path):
-    """'check --family runtime' on a workspace history is refused: those checks cannot judge it."""
+    """'check --family effects' on a workspace history is refused: those checks cannot judge it."""
     path = _write_history(tmp_path, [APPLIED, dict(APPLIED, journal_key="s1@1")])
     completed = cli("check", path, "--family", "runtime", "--json")
     assert completed.returncode == 4 and "workspace family" in completed.stderr
@@ -249,7 +249,7 @@ def test_check_unknown_family_exits_four(cli, tmp_path):
     """An unknown --family is an input error with one line listing the families."""
     path = _write_history(tmp_path, [APPLIED])
     line = _assert_one_line_input_error(cli("check", path, "--family", "rocket"))
-    assert "workspace, runtime" in line
+    assert "workspace, effects" in line
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
@@ -269,7 +269,7 @@ def test_run_story_json_under_every_expect_protocol(cli):
     assert completed.returncode == 1, completed.stderr  # unkeyed-retry and keyed violate invariants
     entries = json.loads(completed.stdout)
     assert [e["protocol"] for e in entries] == list(labels)
-    assert all(e["expect_met"] is True and e["family"] == "runtime" for e in entries)
+    assert all(e["expect_met"] is True and e["family"] == "effects" for e in entries)
     assert entries[0]["verdicts"][-1]["verdict"] == "done:reconciled"
 
 

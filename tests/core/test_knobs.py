@@ -158,7 +158,7 @@ def test_protocols_of_two_families_are_never_equal():
     """Equality compares the family and the knobs; a hash agrees with equality."""
     assert WORKSPACE.parse("none") != EFFECTS.parse("unkeyed-retry")
     assert hash(WORKSPACE.parse("step,dedupe=journal")) == hash(WORKSPACE.parse("step-dedupe"))
-    assert WORKSPACE.parse("none").family == "workspace" and EFFECTS.parse("keyed").family == "runtime"
+    assert WORKSPACE.parse("none").family == "workspace" and EFFECTS.parse("keyed").family == "effects"
 
 
 def test_protocol_pickles_with_its_label_and_table():

@@ -59,22 +59,22 @@ def _history(*names):
 
 
 def test_program_registry_lists_workspace_first_then_runtime():
-    """sim.registry.FAMILIES holds the workspace family (the default) and then the runtime family."""
-    assert FAMILIES.names() == ["workspace", "runtime"]
+    """sim.registry.FAMILIES holds the workspace family (the default) and then the effects family."""
+    assert FAMILIES.names() == ["workspace", "effects"]
     assert FAMILIES.default is WORKSPACE
 
 
 def test_get_finds_families_by_name_and_alias():
-    """'runtime' and its alias 'effects' are the same family object."""
+    """'effects' and its alias 'runtime' (its former name) are the same family object."""
     assert FAMILIES.get("workspace") is WORKSPACE
-    assert FAMILIES.get("runtime") is FAMILIES.get("effects") is EFFECTS
+    assert FAMILIES.get("effects") is FAMILIES.get("runtime") is EFFECTS
 
 
 def test_unknown_family_is_a_scenario_error_with_a_suggestion():
     """An unknown family name is refused with the closest name and the list of families."""
     with pytest.raises(ScenarioError) as caught:
         FAMILIES.get("runtim")
-    assert "did you mean 'runtime'" in caught.value.message and "workspace, runtime" in caught.value.message
+    assert "did you mean 'runtime'" in caught.value.message and "workspace, effects" in caught.value.message
 
 
 def test_two_families_of_one_name_are_refused():
@@ -87,7 +87,7 @@ def test_with_family_builds_a_new_registry_and_keeps_the_old():
     """with_family adds a family (reachable by alias) in a new registry; the program's registry is unchanged."""
     toy = ToyFamily()
     bigger = FAMILIES.with_family(toy)
-    assert bigger.names() == ["workspace", "runtime", "toy"]
+    assert bigger.names() == ["workspace", "effects", "toy"]
     assert bigger.get("plaything") is toy and bigger.default is WORKSPACE
     with pytest.raises(ScenarioError):
         FAMILIES.get("toy")
@@ -101,9 +101,9 @@ def test_family_for_reads_the_family_attribute():
 
 
 def test_load_scenario_dispatches_on_the_family_key(seed_dir, stories_dir):
-    """A file without 'family' is a workspace scenario; 'family = "runtime"' makes it a runtime one."""
+    """A file without 'family' is a workspace scenario; 'family = "effects"' makes it an effects one."""
     assert FAMILIES.load_scenario(seed_dir / "concurrent_edit.toml").family == "workspace"
-    assert FAMILIES.load_scenario(stories_dir / "pr_lost_response.toml").family == "runtime"
+    assert FAMILIES.load_scenario(stories_dir / "pr_lost_response.toml").family == "effects"
 
 
 def test_file_naming_an_unknown_family_is_refused_at_its_line(tmp_path):

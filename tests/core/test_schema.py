@@ -54,7 +54,7 @@ def test_a_knob_value_the_checks_do_not_know_is_refused():
 def test_events_of_two_families_are_refused():
     """A workspace history holding an effects event names the other family."""
     error = _refused(DELIVERY, DELIVERY, {"actor": "git", "event": "committed", "task": "t"})
-    assert error.where == "h.jsonl:3" and "runtime family" in error.message
+    assert error.where == "h.jsonl:3" and "effects family" in error.message
 
 
 @pytest.mark.parametrize("row, fragment", [

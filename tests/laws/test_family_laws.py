@@ -71,7 +71,7 @@ def test_the_workspace_family_keeps_every_law(workload):
 def test_the_effects_family_keeps_every_law_it_can():
     """The effects family keeps the laws of a family without a machine (its fault lists are replayed)."""
     loaded = FAMILIES.load_workload("effects-release")
-    outcome = check_family(FAMILIES.get("runtime"), loaded, ["unkeyed-retry", "keyed-fingerprint-reconcile"],
+    outcome = check_family(FAMILIES.get("effects"), loaded, ["unkeyed-retry", "keyed-fingerprint-reconcile"],
                            examples=25, walk_depth=2)
     assert outcome["machine_replay"].startswith("not applicable") and outcome["symmetric"] == NO_SYMMETRY
     assert outcome["footprint"].startswith("not applicable: the family declares no footprints")

@@ -171,7 +171,7 @@ def test_no_family_writes_independence_by_hand():
 
 def test_a_family_without_footprints_gets_no_pruning_and_says_so():
     """The effects family declares no footprints: nothing is independent, and the exhaustive laws say why."""
-    effects = FAMILIES.get("runtime")
+    effects = FAMILIES.get("effects")
     workload = FAMILIES.load_workload("effects-pr")
     events = effects.alphabet(workload)[:2]
     assert not effects.independent(workload, effects.parse_protocol("keyed"), *events)

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.quality
 
 def _recorded() -> dict[str, list[str]]:
     """JSON lines of violating and clean histories of both families, by family."""
-    out: dict[str, list[str]] = {"workspace": [], "runtime": []}
+    out: dict[str, list[str]] = {"workspace": [], "effects": []}
     for path in sorted((REPO / "scenarios" / "histories").glob("*.jsonl")):
         out["workspace"].append(path.read_text())
     sources = sorted((REPO / "scenarios" / "regressions").glob("*.toml"))[::3] + sorted(
@@ -44,7 +44,7 @@ def _recorded() -> dict[str, list[str]]:
 
 
 RECORDED = _recorded()
-OTHER = {"workspace": "runtime", "runtime": "workspace"}
+OTHER = {"workspace": "effects", "effects": "workspace"}
 #: Fields whose values the checks branch on, and a value no model records.
 VALUED = {"verdict": "accepted", "outcome": "done", "result": "maybe", "fence": "strict", "dedupe": "disk"}
 
@@ -123,12 +123,12 @@ def succeeded_after_a_failure(rows, data) -> list[str] | None:
 
 
 KINDS = {
-    "duplicated_key": (("workspace", "runtime"), lambda rows, data, family: duplicated_key(rows, data)),
-    "unknown_value": (("workspace", "runtime"), lambda rows, data, family: unknown_value(rows, data)),
-    "misspelt_event": (("workspace", "runtime"), misspelt_event),
-    "mixed_families": (("workspace", "runtime"), mixed_families),
-    "indices_out_of_order": (("workspace", "runtime"), lambda rows, data, family: indices_out_of_order(rows, data)),
-    "succeeded_after_a_failure": (("runtime",), lambda rows, data, family: succeeded_after_a_failure(rows, data)),
+    "duplicated_key": (("workspace", "effects"), lambda rows, data, family: duplicated_key(rows, data)),
+    "unknown_value": (("workspace", "effects"), lambda rows, data, family: unknown_value(rows, data)),
+    "misspelt_event": (("workspace", "effects"), misspelt_event),
+    "mixed_families": (("workspace", "effects"), mixed_families),
+    "indices_out_of_order": (("workspace", "effects"), lambda rows, data, family: indices_out_of_order(rows, data)),
+    "succeeded_after_a_failure": (("effects",), lambda rows, data, family: succeeded_after_a_failure(rows, data)),
 }
 
 

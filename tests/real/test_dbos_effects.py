@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+import sim
 from sim.families.effects import cruel
 from sim.families.effects.faults import FaultEvent
 from sim.families.effects.workflow import SAGA_TRANSITIONS
@@ -19,7 +20,7 @@ from sim.registry import FAMILIES
 DBOS_UNAVAILABLE = runtime_unavailable("dbos")
 pytestmark = [pytest.mark.real, pytest.mark.skipif(DBOS_UNAVAILABLE is not None, reason=str(DBOS_UNAVAILABLE))]
 
-EFFECTS = FAMILIES.get("runtime")
+EFFECTS = FAMILIES.get("effects")
 
 
 def violated(history) -> list[str]:
@@ -64,10 +65,27 @@ def test_killed_after_the_pr_committed_without_keys_two_prs_with_keys_one(protoc
     assert violated(run.history) == violations == violated(model_history(protocol, "terminate open_pr after_commit"))
     path = tmp_path / "real.jsonl"
     path.write_text(run.history.to_jsonl())
-    done = cli("check", "--family", "runtime", str(path), "--json")
+    done = cli("check", "--family", "effects", str(path), "--json")
     assert done.returncode == (1 if violations else 0), done.stderr
     report = json.loads(done.stdout)
     assert sorted({v["invariant"] for v in report["violations"]}) == violations and report["not_evaluable"] == {}
+
+
+def test_a_workloads_arguments_reach_the_worker_and_the_fingerprints_are_compared():
+    """effects-saga's [arguments.open_pr] reach the DBOS worker: its intent and the host's commit fingerprint
+    open_pr as the model does (236b7fdbcdcf) and the comparison agrees; a run without them (e492b300a6cb)
+    disagrees on the fingerprints."""
+    from sim.real.runtimes.compare import CellComparison, compare_order, observe
+
+    workload = sim.load_workload("effects-saga")
+    protocol = EFFECTS.parse_protocol("keyed-fingerprint-reconcile")
+    cell = compare_order(EFFECTS, workload, protocol, (), ())
+    assert cell.agrees, cell.differences()
+    assert cell.real["fingerprints"]["open_pr"] == cell.model["fingerprints"]["open_pr"] == ["236b7fdbcdcf"]
+    bare = run_real_effects(workload.base.workflow, protocol, None, task=workload.base.task)
+    without = CellComparison(protocol.label, (), model=cell.model, real=observe(EFFECTS, bare.history))
+    assert [d.split(":")[0] for d in without.differences()] == ["fingerprints"]
+    assert without.real["fingerprints"]["open_pr"] == ["e492b300a6cb"]
 
 
 def test_re_recording_a_cell_gives_the_same_bytes():
@@ -145,7 +163,7 @@ def test_a_dead_executor_is_resumed_only_by_an_explicit_recovery(tmp_path):
 
     labels, knobs = harness.resolve_protocol("keyed-fingerprint-reconcile")
     transitions = harness.workflow_data("saga", knobs)
-    run = harness.CellRun(tmp_path, transitions, knobs, None, harness.dbos_command(), "task_42", "acme",
+    run = harness.CellRun(tmp_path, transitions, knobs, harness.dbos_command(), "task_42", "acme",
                           time.monotonic() + 120, harness.ACK_TIMEOUT_S, "saga")
     try:
         run.external.start()

@@ -3,11 +3,9 @@ runtime cannot express -- no process started."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
-from sim.families.effects.workflow import generic, saga
+from sim.families.effects.workflow import Transition, Workflow, generic, saga
 from sim.real.runtimes.cells import (
     CellFault,
     NotApplicable,
@@ -31,26 +29,16 @@ def test_keys_follow_the_class_and_an_irreversible_one_follows_the_knob():
 
 
 def test_a_model_workflow_passes_the_fields_it_declares():
-    """A model Workflow converts to plain data; a transition with declared keys or reconcile_by keeps them."""
+    """A model Workflow converts to plain data; every field a transition declares is kept (its timeout class
+    included), and every other field takes its class's default."""
     assert [t["name"] for t in workflow_data(saga(), {})] == ["create_branch", "open_pr", "create_preview",
                                                                "publish_release"]
     assert workflow_data(generic(3), {})[2]["compensation"] == "undo_t3"
 
-    @dataclass
-    class Declared:
-        name: str = "post_slack"
-        effect_class: str = "irreversible"
-        object_kind: str = "announcement"
-        compensation: str | None = None
-        logical: str = "post_slack"
-        keys: bool = False
-        reconcile_by: str = "none"
-
-    class Workflow:
-        transitions = (Declared(),)
-
-    row = workflow_data(Workflow(), {"irreversible_keys": "on"})[0]
-    assert (row["keys"], row["reconcile_by"]) == (False, "none")
+    declared = Workflow("declared", 1, (Transition("post_slack", "irreversible", "announcement", None, "post_slack",
+                                                   (("keys", False), ("reconcile_by", "none"), ("timeout_s", 600.0))),))
+    row = workflow_data(declared, {"irreversible_keys": "on"})[0]
+    assert (row["keys"], row["reconcile_by"], row["timeout_s"], row["approval"]) == (False, "none", 600.0, True)
 
 
 def test_a_bad_workflow_is_refused_with_the_reason():

@@ -15,7 +15,7 @@ TEMPORAL_UNAVAILABLE = runtime_unavailable("temporal")
 pytestmark = [pytest.mark.real,
               pytest.mark.skipif(TEMPORAL_UNAVAILABLE is not None, reason=str(TEMPORAL_UNAVAILABLE))]
 
-EFFECTS = FAMILIES.get("runtime")
+EFFECTS = FAMILIES.get("effects")
 
 
 def violated(history) -> list[str]:

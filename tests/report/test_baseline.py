@@ -15,7 +15,7 @@ from sim.search.budget import work_of
 from sim.search.pipeline import replay_orders
 
 WORKSPACE = sim.family("workspace")
-EFFECTS = sim.family("runtime")
+EFFECTS = sim.family("effects")
 
 
 def test_a_preset_and_its_knobs_normalise_to_one_protocol():

@@ -221,7 +221,7 @@ def test_effects_counterexample_exports_and_replays(tmp_path):
     paths = export(EFFECTS, scenario, replay.history, tmp_path, marked,
                    "keyed-fingerprint-reconcile,irreversible_keys=on")
     data = tomllib.loads(paths.scenario.read_text())
-    assert (data["family"], data["faults"]) == ("runtime", ["duplicate publish_release after_commit"])
+    assert (data["family"], data["faults"]) == ("effects", ["duplicate publish_release after_commit"])
     again = sim.run_scenario(sim.load_scenario(paths.scenario))
     assert again.history.to_jsonl() == replay.history.to_jsonl()
     timeline_text = paths.timeline.read_text()

@@ -161,7 +161,7 @@ def test_a_family_with_a_machine_is_explored_in_one_process_whatever_the_workers
     direct = Expansion(workspace, tiny, workspace.parse_protocol("plan"), list(workspace.alphabet(tiny)), True, None)
     assert direct.machine is not None and Expander(direct, 2).workers == 1
     saga = sim.load_workload("effects-saga")
-    effects = sim.family("runtime")
+    effects = sim.family("effects")
     replaying = Expansion(effects, saga, effects.parse_protocol("keyed"), list(effects.alphabet(saga))[:3], True, None)
     assert replaying.machine is None and Expander(replaying, 2).workers == 2
     one = explore(tiny, parse_protocol("plan"), 5, workers=1).to_json()

@@ -53,7 +53,7 @@ def test_to_json_nests_labels_outermost_first():
     grid = Grid("toy", None, ("row", "column"), [GridCell(("a", "x"), (), [], None),
                                                  GridCell(("a", "y"), (), ["boom"], None)])
     assert grid.to_json() == {"a": {"x": "ok", "y": ["boom"]}}
-    assert _grid("runtime", "cruel", "keyed-fingerprint-reconcile").to_json()["publish_release"]["after_commit"][
+    assert _grid("effects", "cruel", "keyed-fingerprint-reconcile").to_json()["publish_release"]["after_commit"][
         "duplicate"] == ["duplicate_effect"]
 
 

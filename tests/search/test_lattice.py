@@ -86,7 +86,7 @@ def test_the_pareto_front_keeps_only_undominated_groups(fence_dedupe):
 def test_a_lattice_too_large_or_a_knob_twice_is_refused():
     """Name fewer knobs: the limit is stated; a knob named twice is refused."""
     with pytest.raises(InputError, match="at most"):
-        lattice(FAMILIES.get("runtime"), None)
+        lattice(FAMILIES.get("effects"), None)
     with pytest.raises(InputError, match="twice"):
         lattice(FAMILY, ["fence", "fence"])
     knobs, protocols = lattice(FAMILY, ["fence", "dedupe"])

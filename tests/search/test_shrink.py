@@ -203,7 +203,7 @@ def test_effects_order_shrinks_to_the_one_fault_that_matters():
     assert result.one_minimal and result.shortest_proved and result.reason == "shortest"
 
 
-MINI_RUNTIME = """family = "runtime"
+MINI_RUNTIME = """family = "effects"
 workflow = ["create_branch", "open_pr", "publish_release"]
 [faults]
 classes = ["terminate", "zombie", "change_owner", "lose_response", "retry_changed", "duplicate", "timeout"]

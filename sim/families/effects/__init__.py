@@ -1,4 +1,4 @@
-"""The durable-effects family (family name ``runtime``): long agent tasks whose side
+"""The durable-effects family (family name ``effects``): long agent tasks whose side
 effects pass intent, dispatch, external commit and receipt, with idempotency keys,
 reconciliation of unknown outcomes, and compensation.
 
@@ -7,8 +7,11 @@ contract, :mod:`sim.core.family`); the modules beside this one are its model:
 ``runtime`` (its operations, split by concern into ``queue``, ``versions``,
 ``moments``, ``recovery``, ``sagas`` over ``system``), ``state`` and
 ``external`` (durable and external state), ``policy`` and ``driver`` (workers
-as SimPy processes), ``faults`` and ``injectors`` (faults as data, and what
-they do), ``checks``, ``cruel`` and ``exposure``.
+as SimPy processes), ``faults`` and ``injectors`` (the registry of fault
+classes, and what each does), ``workflow``, ``transition_fields`` and
+``workflow_file`` (workflows, the table of transition fields, and their file
+form), ``workflow_schema`` (both registries as the JSON file a real runtime's
+harness reads), ``checks``, ``cruel`` and ``exposure``.
 """
 
 from sim.families.effects.family import EffectsFamily

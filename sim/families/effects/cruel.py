@@ -14,6 +14,7 @@ from __future__ import annotations
 from sim.core.family import Cell
 from sim.core.workload import Workload
 from sim.families.effects.faults import BOUNDARIES, CRUEL_FAULTS, FAULT_POINTS, FaultEvent, applies
+from sim.families.effects.knobs import FAMILY_NAME
 from sim.families.effects.scenario import RuntimeScenario
 from sim.families.effects.workflow import saga
 
@@ -24,7 +25,7 @@ def cruel_workload() -> Workload:
     """The saga of one task with the four cruel faults."""
     base = RuntimeScenario(name="cruel", protocol=None, expect={}, path=None, task=CRUEL_TASK, workflow=saga(),
                            faults=[], description="The seed's cruel test: one task of the four-step saga.")
-    return Workload(name="cruel", family="runtime", base=base, classes=CRUEL_FAULTS,
+    return Workload(name="cruel", family=FAMILY_NAME, base=base, classes=CRUEL_FAULTS,
                     rates={c: 1.0 for c in CRUEL_FAULTS}, per_run_max=1, max_events=1,
                     description=base.description)
 

@@ -2,7 +2,7 @@
 
 Workers follow the protocol's policy (:mod:`sim.families.effects.policy`);
 the fault schedule (data) says where faults strike and the injectors
-(:mod:`sim.families.effects.injectors`) apply them.  The driver only *reads*
+(:mod:`sim.families.effects.injectors`, named by the fault registry) apply them.  The driver only *reads*
 the schedule: it never draws a random number.  All state changes go through
 the runtime's operations.  Which faults took effect is recorded in
 ``fired`` (their tokens, in the order they fired).
@@ -13,17 +13,18 @@ from __future__ import annotations
 from typing import Any
 
 from sim.families.effects.external import Request
-from sim.families.effects.faults import FaultSchedule
-from sim.families.effects.injectors import inject
+from sim.families.effects.faults import FaultSchedule, inject
 from sim.families.effects.policy import approval_wait_left, decide
 from sim.families.effects.runtime import Runtime
 from sim.families.effects.system import Fenced, OperationSkipped
+from sim.families.effects.transition_fields import ACK_TIMEOUT_S
 
 #: Simulated durations (seconds).  Named here so a review can read the model's clock.
 STEP_S = 1.0  # a worker's durable append, one model/tool step
 COMMIT_LATENCY_S = 1.0  # request -> effect committed at the external system
 RESPONSE_LATENCY_S = 0.5  # commit -> response at the worker
-ACK_TIMEOUT_S = 10.0  # a worker stops waiting for a response
+# ACK_TIMEOUT_S (10 s): a worker stops waiting for a response -- the default timeout class of a transition,
+# declared with the transition fields (sim/families/effects/transition_fields.py).
 LEASE_TTL_S = 28.0  # a silent worker's lease expires this long after its last heartbeat
 DELAY_ACK_S = 60.0  # a delayed acknowledgement arrives this late (beyond ACK_TIMEOUT_S)
 SLOW_COMMIT_S = ACK_TIMEOUT_S + STEP_S + 0.5  # a "timeout": commits after the worker gave up and reconciled

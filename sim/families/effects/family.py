@@ -1,4 +1,4 @@
-"""The durable-effects family through the family contract (family name ``runtime``)."""
+"""The durable-effects family through the family contract (family name ``effects``; ``runtime`` is its alias)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from sim.families.effects.faults import FaultEvent
 from sim.families.effects.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.effects.knobs import FAMILY_NAME, PRESETS, TABLE
 from sim.families.effects.runtime import Runtime
-from sim.families.effects.scenario import RuntimeScenario, dump_scenario, load_runtime_scenario
+from sim.families.effects.scenario import FAMILY_ALIAS, RuntimeScenario, dump_scenario, load_runtime_scenario
 
 #: Tasks the review's exposure simulation runs per protocol.
 EXPOSURE_REVIEW_TASKS = 2_000
@@ -28,7 +28,7 @@ class EffectsFamily(Family):
     compensation (``docs/effects.md``)."""
 
     name = FAMILY_NAME
-    aliases = ("effects",)
+    aliases = (FAMILY_ALIAS,)
     title = "durable keyed effects"
     knobs = TABLE
     default_protocol = "keyed-fingerprint-reconcile"

@@ -1,5 +1,11 @@
-"""Faults of the durable-effects family, as data: the events of a fuzz order, the
-seeded generator, the schedule the driver reads, and the exposure draws.
+"""Faults of the durable-effects family, as data: the registry of fault classes, the events of a fuzz order,
+the seeded generator, and the schedule the driver reads.
+
+**The registry** (:data:`REGISTRY`) declares each fault class once: the points it may strike, which
+transitions it applies to, its injector (:mod:`sim.families.effects.injectors`) and its doc line.  The
+alphabet, the generator, the cruel grid (:mod:`sim.families.effects.cruel`), the driver's dispatch
+(:func:`inject`), the docs' table of faults (:func:`docs_table`, checked against ``docs/effects.md``) and
+the schema the real harness reads (``workflow_schema.json``) all come from it.
 
 An order of this family is a list of faults, each striking one transition
 at one point: ``terminate open_pr after_dispatch``.  Points are the
@@ -17,48 +23,142 @@ faults (1..``per_run_max``), then for each its class (by weight; in swarm
 mode the classes that are on and their weights are drawn first), the
 transition and the point.  The order depends only on (workload, seed).
 
-Exposure simulations follow the same convention: task ``i`` of a
-simulation with seed ``m`` draws from ``random.Random(m + i)`` --
-independent of batching, process and order, so a task's faults are the same
-under every protocol (common random numbers make protocols comparable).
+The exposure simulations' draws are in :mod:`sim.families.effects.exposure_draws` (importable from here too).
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
+from sim.families.effects import injectors
+from sim.families.effects.exposure_draws import ExposureRates, exposure_schedule, task_rng
+from sim.families.effects.external import Request
+from sim.families.effects.injectors import Injector
+from sim.families.effects.points import BOUNDARIES, POINTS, RECOVERY_POINTS, FaultEntry
 from sim.families.effects.workflow import Transition, Workflow
 
-#: The boundaries between a transition's moments, in order (the cruel grid's columns).
-BOUNDARIES = ("before_intent", "after_intent", "after_dispatch", "after_commit", "after_receipt")
-#: Recovery moments where a fault can strike a transition.
-RECOVERY_POINTS = ("reconcile", "compensate")
-POINTS = BOUNDARIES + RECOVERY_POINTS
-#: The seed's "deliberately cruel" faults.
-CRUEL_FAULTS = ("terminate", "duplicate", "delay_ack", "change_owner")
+__all__ = ["BOUNDARIES", "CRUEL_FAULTS", "FAULT_CLASSES", "FAULT_POINTS", "POINTS", "RECOVERY_POINTS", "REGISTRY",
+           "ExposureRates", "FaultClass", "FaultEntry", "FaultEvent", "FaultSchedule", "alphabet", "applies",
+           "docs_table", "exposure_schedule", "generate", "inject", "parse_fault", "schedule_for", "task_rng"]
 
-#: Each fault class, the points it may strike, and what it does (docs/effects.md has the long form).
-FAULT_POINTS: dict[str, tuple[str, ...]] = {
-    "terminate": BOUNDARIES,            # the worker dies; its lease expires; a new worker resumes from the log
-    "duplicate": BOUNDARIES,            # the last message again: the request if one was just sent, else the task
-    "delay_ack": BOUNDARIES,            # the acknowledgement comes late: request, response, or the queue's
-    "change_owner": BOUNDARIES,         # the lease moves to a new worker while the old one keeps running
-    "zombie": BOUNDARIES,               # the worker stalls past its lease, then wakes and acts on a stale view
-    "lose_request": ("after_dispatch",),   # the request never reaches the external system
-    "lose_response": ("after_commit",),    # the effect commits, the response is lost
-    "timeout": ("after_dispatch",),        # the request commits just after the worker gave up waiting
-    "retry_changed": ("after_dispatch",),  # the next retry regenerates its arguments (a new fingerprint)
-    "foreign_object": ("before_intent",),  # someone else creates an object carrying the task's marker
-    "upgrade": BOUNDARIES,                 # the workflow changes to version 2 mid-task
-    "slow_approval": ("before_intent",),   # the human approves an irreversible step very late
-    "unprovable": ("reconcile",),          # the reconciliation query cannot prove the outcome
-    "compensation_fails": ("compensate",), # the compensation fails once (it must be retried)
-    "postcondition_fails": ("after_receipt",),  # the verifier finds the effect wrong: the task aborts
-    "read_changes": BOUNDARIES,            # the outside world a read observes moves on (a new version)
-}
+
+def _every(transition: Transition) -> bool:
+    return True
+
+
+def _not_a_read(transition: Transition) -> bool:
+    """Nothing to do to a read (it is never reconciled, its arguments carry no key, nothing can copy it)."""
+    return not transition.is_read
+
+
+@dataclass(frozen=True)
+class FaultClass:
+    """One fault class: where it strikes, what it strikes, what it does.
+
+    ``inject`` is None for a class the driver applies at its recovery moment itself (it takes the entry
+    from the schedule when the reconciliation or the compensation runs).  ``scope`` is the docs' note on
+    which transitions it applies to (shown beside its points), ``doc`` what its injector does."""
+
+    name: str
+    points: tuple[str, ...]
+    inject: Injector | None
+    doc: str
+    applies: Callable[[Transition], bool] = _every
+    scope: str = ""
+    cruel: bool = False
+
+    def points_doc(self) -> str:
+        where = "the five boundaries" if self.points == BOUNDARIES else ", ".join(f"`{p}`" for p in self.points)
+        return f"{where} ({self.scope})" if self.scope else where
+
+    def to_json(self) -> dict[str, Any]:
+        """The class as the schema the real harness reads writes it."""
+        applies = self.scope or ("every transition but a read" if self.applies is _not_a_read else "every transition")
+        return {"name": self.name, "points": list(self.points), "applies_to": applies, "cruel": self.cruel,
+                "doc": self.doc}
+
+
+#: Every fault class, in the order the alphabet, the generator's lists and the docs name them.
+REGISTRY: tuple[FaultClass, ...] = (
+    FaultClass("terminate", BOUNDARIES, injectors.terminate,
+               "the worker crashes (memory and evidence lost); if it held the lease, the supervisor hands the task "
+               "to a new worker after the lease TTL (28 s), which resumes from the log", cruel=True),
+    FaultClass("duplicate", BOUNDARIES, injectors.duplicate,
+               "at `after_dispatch` or `after_commit`: the network sends a copy of the request, served "
+               "independently. Elsewhere: the queue redelivers the task to its holder, which ignores it", cruel=True),
+    FaultClass("delay_ack", BOUNDARIES, injectors.delay_ack,
+               "at `after_dispatch`: the request reaches the Git host 60 s late (after the worker's timeout). At "
+               "`after_commit`: the response arrives 60 s late. Elsewhere: the queue's acknowledgement deadline "
+               "passes and it redelivers the task to a new worker, which finds the lease busy", cruel=True),
+    FaultClass("change_owner", BOUNDARIES, injectors.change_owner,
+               "the lease moves to a new worker now, while the old one keeps running (a zombie; only the lease "
+               "fence stops it)", cruel=True),
+    FaultClass("zombie", BOUNDARIES, injectors.zombie,
+               "the lease holder stalls for 45 s; its lease expires after 28 s and a successor takes over; the "
+               "stalled worker then wakes and keeps acting on its stale view"),
+    FaultClass("lose_request", ("after_dispatch",), injectors.lose, "the request never reaches the Git host"),
+    FaultClass("lose_response", ("after_commit",), injectors.lose, "the effect commits; the response is lost"),
+    FaultClass("timeout", ("after_dispatch",), injectors.timeout,
+               "the request commits 11.5 s after its normal time: after the worker gave up waiting (10 s) and "
+               "after its first reconciliation"),
+    FaultClass("retry_changed", ("after_dispatch",), injectors.retry_changed,
+               "the next retry of this transition regenerates its request body (a new fingerprint); it fires when "
+               "that retry is dispatched, and has no effect if there is none", applies=_not_a_read),
+    FaultClass("foreign_object", ("before_intent",), injectors.foreign_object,
+               "someone else creates an object carrying the task's marker (not its key, and another head)",
+               applies=_not_a_read),
+    FaultClass("upgrade", BOUNDARIES, injectors.upgrade,
+               "the workflow changes to version 2 mid-task (takes effect when a worker next resumes, under "
+               "`version_policy`)"),
+    FaultClass("slow_approval", ("before_intent",), injectors.slow_approval,
+               "the human approves two days after being asked instead of 300 s",
+               applies=lambda t: t.needs_approval, scope="transitions that need approval: irreversible ones by "
+               "default"),
+    FaultClass("unprovable", ("reconcile",), None,
+               "that transition's next reconciliation cannot prove the outcome (result `unprovable`), so it goes "
+               "to a human", applies=_not_a_read),
+    FaultClass("compensation_fails", ("compensate",), None,
+               "the compensation fails once; the worker retries it 30 s later",
+               applies=lambda t: t.compensation is not None, scope="transitions with a compensation"),
+    FaultClass("postcondition_fails", ("after_receipt",), injectors.postcondition_fails,
+               "the verifier finds the effect wrong: the transition fails and the task aborts (a declared "
+               "transition only with `postcondition = true`)", applies=lambda t: t.verified),
+    FaultClass("read_changes", BOUNDARIES, injectors.read_changes,
+               "the world a read observes moves on: its next observation sees a new version (`read_changed`)",
+               applies=lambda t: t.is_read, scope="reads only"),
+)
+_BY_NAME = {fault.name: fault for fault in REGISTRY}
+#: Each fault class and the points it may strike.
+FAULT_POINTS: dict[str, tuple[str, ...]] = {fault.name: fault.points for fault in REGISTRY}
 FAULT_CLASSES = tuple(FAULT_POINTS)
+#: The seed's "deliberately cruel" faults.
+CRUEL_FAULTS = tuple(fault.name for fault in REGISTRY if fault.cruel)
+
+
+def fault_class(name: str) -> FaultClass:
+    return _BY_NAME[name]
+
+
+def applies(fault: str, transition: Transition) -> bool:
+    """Whether a fault class can do anything to this transition."""
+    return _BY_NAME[fault].applies(transition)
+
+
+def inject(driver, entry: FaultEntry, worker: str, task: str, name: str, request: Request | None) -> bool:
+    """Apply one fault at (task, transition, point) through its class's injector; whether it took effect now."""
+    injector = _BY_NAME[entry.fault].inject
+    if injector is None:
+        raise AssertionError(f"fault {entry.fault!r} has no injector at {entry.point}")
+    return injector(driver, entry, worker, task, name, request)
+
+
+def docs_table() -> str:
+    """The Markdown table of fault classes in ``docs/effects.md`` (a test checks the page holds it verbatim)."""
+    lines = ["| Fault | Points | What its injector does |", "|---|---|---|"]
+    lines += [f"| `{f.name}` | {f.points_doc()} | {f.doc} |" for f in REGISTRY]
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -71,25 +171,6 @@ class FaultEvent:
 
     def __str__(self) -> str:
         return f"{self.fault} {self.transition} {self.point}"
-
-
-def applies(fault: str, transition: Transition) -> bool:
-    """Whether a fault class can do anything to this transition."""
-    if fault == "slow_approval":
-        return transition.needs_approval
-    if fault == "compensation_fails":
-        return transition.compensation is not None
-    if fault == "postcondition_fails":
-        return transition.verified
-    if fault == "read_changes":
-        return transition.is_read
-    if fault in READ_IMMUNE:
-        return not transition.is_read
-    return True
-
-
-#: Faults that do nothing to a read (it is never reconciled, its arguments carry no key, nothing can copy it).
-READ_IMMUNE = frozenset({"unprovable", "retry_changed", "foreign_object"})
 
 
 def parse_fault(text: Any, workflow: Workflow) -> FaultEvent:
@@ -145,17 +226,6 @@ def generate(workflow: Workflow, classes: tuple[str, ...], rates: dict[str, floa
 
 # -- the schedule the driver reads ------------------------------------------------------
 
-@dataclass(frozen=True)
-class FaultEntry:
-    """A fault for one task; ``token`` identifies it when it fires (its position in the order)."""
-
-    task: str
-    transition: str  # the logical transition (stable across workflow versions)
-    point: str
-    fault: str
-    token: Any = None
-
-
 class FaultSchedule:
     """Entries looked up by (task, transition, point); each is used once, in list order."""
 
@@ -185,58 +255,3 @@ class FaultSchedule:
 def schedule_for(task: str, events: Iterable[FaultEvent]) -> FaultSchedule:
     """The schedule of one task's order; each entry's token is its position in the order."""
     return FaultSchedule(FaultEntry(task, e.transition, e.point, e.fault, i) for i, e in enumerate(events))
-
-
-# -- exposure draws ---------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ExposureRates:
-    """The probabilities the exposure generator draws with (the worked example's by default).
-
-    ``ambiguous_rate``: a request's acknowledgement does not arrive (timeout or
-    worker loss).  ``committed_rate``: an ambiguous request had committed.
-    ``reconcile_rate``: a reconciliation can prove the outcome.
-    ``worker_loss_share``: of the ambiguous requests, the share where the
-    worker itself is lost (crashes after dispatch; a replacement resumes
-    after the lease expires) rather than timing out.
-    """
-
-    ambiguous_rate: float = 0.041
-    committed_rate: float = 0.60
-    reconcile_rate: float = 0.997
-    worker_loss_share: float = 0.5
-    #: A healthy request the network also delivers twice (at-least-once delivery).  0 (the worked example's)
-    #: draws nothing, so the streams of the default are unchanged; above 0, a fifth uniform per transition.
-    duplicate_rate: float = 0.0
-
-
-def task_rng(seed: int) -> random.Random:
-    """The random source of one simulated task: ``random.Random(seed)`` (seed = seed_start + task index)."""
-    return random.Random(seed)
-
-
-def exposure_schedule(task: str, transitions: list[str], rates: ExposureRates,
-                      rng: random.Random) -> list[FaultEntry]:
-    """One task's faults: four uniforms per transition, drawn whatever their use (stable streams).
-
-    Faults strike a transition's first request only; a retry is healthy, so
-    the simulated counts compare with the worked example's arithmetic, which
-    counts each logical request once.
-    """
-    width = 5 if rates.duplicate_rate > 0 else 4
-    draws = [[rng.random() for _ in range(width)] for _ in transitions]
-    entries: list[FaultEntry] = []
-    for name, (ambiguous, committed, lost, provable, *copied) in zip(transitions, draws):
-        if ambiguous >= rates.ambiguous_rate:
-            if copied and copied[0] < rates.duplicate_rate:
-                entries.append(FaultEntry(task, name, "after_dispatch", "duplicate"))
-            continue
-        if lost < rates.worker_loss_share:
-            entries.append(FaultEntry(task, name, "after_dispatch", "terminate"))
-        if committed >= rates.committed_rate:
-            entries.append(FaultEntry(task, name, "after_dispatch", "lose_request"))
-        elif lost >= rates.worker_loss_share:
-            entries.append(FaultEntry(task, name, "after_commit", "lose_response"))
-        if provable >= rates.reconcile_rate:
-            entries.append(FaultEntry(task, name, "reconcile", "unprovable"))
-    return entries

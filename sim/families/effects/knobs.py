@@ -1,6 +1,6 @@
 """The durable-effects family's knobs and presets (names are part of the interface).
 
-Family name ``runtime`` in files and on the command line.  Ranks say how
+Family name ``effects`` in files and on the command line (``runtime`` is accepted as an alias).  Ranks say how
 much protection a value gives (higher is stronger); the advisor never
 proposes a lower rank than the design's own, and every value below a knob's
 top rank is a weakening the quality suite plants.
@@ -13,7 +13,7 @@ from typing import Literal
 
 from sim.core.mechanisms import Knobs, knob, knob_table
 
-FAMILY_NAME = "runtime"
+FAMILY_NAME = "effects"
 
 #: Default retention of idempotency keys at the external system: one week.
 KEY_RETENTION_DEFAULT_S = 7 * 24 * 3600.0

@@ -1,12 +1,13 @@
-"""Runtime scenario files: scripted stories, and fault lists run by the workers' policy.
+"""Effects scenario files: scripted stories, and fault lists run by the workers' policy.
 
-A runtime scenario is a TOML file with ``family = "runtime"`` and either
+An effects scenario is a TOML file with ``family = "effects"`` (``"runtime"``, the
+family's former name, is accepted as an alias) and either
 ``events`` (a script: every operation in order) or ``faults`` (the workers
 run the task under their policy and each fault strikes at its point; this
 is the form fuzzing exports, and it replays under every protocol)::
 
     format = 1
-    family = "runtime"
+    family = "effects"
     name = "pr_lost_response"
     protocol = "keyed-fingerprint-reconcile"   # optional default
     task = "task_42"                            # optional, default "task_1"
@@ -45,8 +46,11 @@ from sim.core.values import MAX_NAME_CHARS, kind, name_from_path, name_problem, 
 from sim.core.workload import did_you_mean
 from sim.families.effects.faults import FaultEvent, parse_fault
 from sim.families.effects.knobs import FAMILY_NAME, TABLE
-from sim.families.effects.workflow import SAGA_TRANSITIONS, Workflow, parse_workflow, version_2
-from sim.families.effects.workflow_file import check_builtin_upgrade, parse_versions
+from sim.families.effects.workflow import SAGA_TRANSITIONS, Workflow, saga, version_2
+from sim.families.effects.workflow_file import check_builtin_upgrade, dump_transition, parse_versions, parse_workflow
+
+#: The family's former name, still accepted in files (``family = "runtime"``) and on the command line.
+FAMILY_ALIAS = "runtime"
 
 #: Operations and their argument shapes: T = transition, W = worker, R = optional request id.
 WORKER_OPS = ("intent", "dispatch", "retry_changed", "timeout", "reconcile", "receipt", "compensate",
@@ -94,7 +98,7 @@ class RuntimeScenario:
     path: Path | None
     task: str = "task_1"
     tenant: str = "acme"
-    workflow: Workflow = field(default_factory=lambda: parse_workflow(None, ""))
+    workflow: Workflow = field(default_factory=saga)
     arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
     next_number: int = 1
     ops: list[ScriptOp] = field(default_factory=list)
@@ -215,12 +219,12 @@ def parse_event(text: str, transitions: list[str], task: str) -> ScriptOp:
 
 
 def load_runtime_scenario(data: dict, source: Source) -> RuntimeScenario:
-    """Validate a parsed runtime scenario; every mistake raises ScenarioError with ``file:line``."""
+    """Validate a parsed effects scenario; every mistake raises ScenarioError with ``file:line``."""
     for key in data:
         if key not in KNOWN_KEYS:
-            raise source.error(f"unknown key {shown(key)}{did_you_mean(key, KNOWN_KEYS)}; runtime scenario keys: "
+            raise source.error(f"unknown key {shown(key)}{did_you_mean(key, KNOWN_KEYS)}; effects scenario keys: "
                                f"{', '.join(KNOWN_KEYS)}", key)
-    if data.get("family", FAMILY_NAME) not in (FAMILY_NAME, "effects"):
+    if data.get("family", FAMILY_NAME) not in (FAMILY_NAME, FAMILY_ALIAS):
         raise source.error(f"family must be {FAMILY_NAME!r} here, not {shown(data.get('family'))}", "family")
     base = _common(data, source)
     if "events" in data and "faults" in data:
@@ -369,8 +373,10 @@ def dump_scenario(scenario: RuntimeScenario) -> dict[str, Any]:
         out["workflow"] = workflow.name
     elif workflow.names() == saga_names:
         out["workflow"] = "saga"
-    else:
+    elif all(t in SAGA_TRANSITIONS for t in workflow.transitions):
         out["workflow"] = workflow.names()
+    else:  # a workflow built in code: its transitions as tables, every field they declare
+        out["workflow"] = [dump_transition(t) for t in workflow.transitions]
     if workflow.declared_upgrade is not None:
         out["versions"] = {"2": workflow.declared_upgrade.spec}
     if scenario.next_number != 1:

@@ -10,47 +10,78 @@ transition's identity across workflow versions: version 2 may rename a
 transition, it stays the same logical step, so checks group effects by it.
 
 A transition may also declare what its endpoint can do (a user's workflow
-written as tables, :mod:`sim.families.effects.workflow_file`): whether it
-honours idempotency ``keys``, what it can be queried by (``reconcile_by``),
-whether it needs a human's ``approval``, its timeout class (``timeout_s``)
-and whether a verifier checks its ``postcondition``.  A field left ``None``
-is not declared and takes the default of its class (and, for the keys of an
-irreversible step, the ``irreversible_keys`` knob): the seed's saga and
-``generic:N`` declare nothing, so they behave as they always did.
+written as tables, :mod:`sim.families.effects.workflow_file`): its *options*,
+the fields of :mod:`sim.families.effects.transition_fields` that are not its
+identity -- whether it honours idempotency ``keys``, what it can be queried by
+(``reconcile_by``), whether it needs a human's ``approval``, its timeout class
+(``timeout_s``), whether a verifier checks its ``postcondition``, and any
+field added to that table.  An option not declared takes the default of its
+class (and, for the keys of an irreversible step, the ``irreversible_keys``
+knob): the seed's saga and ``generic:N`` declare nothing, so they behave as
+they always did.  Parsing a workflow from a file is
+:func:`sim.families.effects.workflow_file.parse_workflow`.
 """
 
 from __future__ import annotations
 
-import re
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from sim.core.errors import ScenarioError
-from sim.core.values import kind, shown
-from sim.core.workload import did_you_mean
+from sim.families.effects import transition_fields
+from sim.families.effects.transition_fields import EFFECT_CLASSES, RECONCILE_BY
 
-EFFECT_CLASSES = ("idempotent", "keyed_creation", "append", "irreversible", "read")
-#: What an endpoint can be queried by when an outcome is unknown: by key (then by task marker), by task marker
-#: only, or not at all (an unknown outcome then goes to a human).
-RECONCILE_BY = ("key", "marker", "none")
+__all__ = ["EFFECT_CLASSES", "MAX_TRANSITIONS", "RECONCILE_BY", "SAGA_TRANSITIONS", "Transition", "Workflow",
+           "generic", "saga", "version_2"]
+
 #: The largest workflow (``generic:N`` or a list of transitions): a limit on everything.
 MAX_TRANSITIONS = 100
 
 
 @dataclass(frozen=True)
 class Transition:
-    """One logical step; the fields after ``logical`` are what its endpoint declares (None: not declared)."""
+    """One logical step: its identity, and ``options``, the fields its endpoint declares (in table order; a
+    field left out is not declared).  Copy one with ``dataclasses.replace``: every field travels."""
 
     name: str
     effect_class: str
     object_kind: str
     compensation: str | None
     logical: str
-    keys: bool | None = None
-    reconcile_by: str | None = None
-    approval: bool | None = None
-    timeout_s: float | None = None
-    postcondition: bool | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def option(self, name: str) -> Any:
+        """What the endpoint declares for option ``name`` (None: not declared)."""
+        for key, value in self.options:
+            if key == name:
+                return value
+        return None
+
+    def declared(self, name: str) -> Any:
+        """The value of any table field (identity or option) as this transition holds it."""
+        entry = transition_fields.by_name(name)
+        return getattr(self, entry.attribute) if entry.attribute is not None else self.option(name)
+
+    @property
+    def keys(self) -> bool | None:
+        return self.option("keys")
+
+    @property
+    def reconcile_by(self) -> str | None:
+        return self.option("reconcile_by")
+
+    @property
+    def approval(self) -> bool | None:
+        return self.option("approval")
+
+    @property
+    def timeout_s(self) -> float | None:
+        return self.option("timeout_s")
+
+    @property
+    def postcondition(self) -> bool | None:
+        return self.option("postcondition")
 
     @property
     def is_read(self) -> bool:
@@ -58,8 +89,10 @@ class Transition:
 
     @property
     def needs_approval(self) -> bool:
-        """A human approves it before its intent: declared, else every irreversible step."""
-        return self.approval if self.approval is not None else self.effect_class == "irreversible"
+        """A human approves it before its intent: declared, else its class's default (every irreversible step)."""
+        if self.approval is not None:
+            return self.approval
+        return bool(transition_fields.by_name("approval").default_for(self.effect_class))
 
     @property
     def verified(self) -> bool:
@@ -69,7 +102,7 @@ class Transition:
 
     @property
     def queried_by(self) -> str:
-        return self.reconcile_by or "key"
+        return self.reconcile_by or transition_fields.by_name("reconcile_by").default
 
     def honours_keys(self, irreversible_keys: bool, ledger_dedupe: str) -> bool:
         """Whether the endpoint deduplicates a request by its idempotency key (when the protocol sends keys).
@@ -85,11 +118,6 @@ class Transition:
         if self.effect_class == "irreversible":
             return self.keys if self.keys is not None else irreversible_keys
         return False
-
-    def renamed_to(self, name: str) -> "Transition":
-        """The same logical step under another name (a workflow version's renamed state)."""
-        return Transition(name, self.effect_class, self.object_kind, self.compensation, self.logical, self.keys,
-                          self.reconcile_by, self.approval, self.timeout_s, self.postcondition)
 
 
 @dataclass(frozen=True)
@@ -179,47 +207,10 @@ def version_2(workflow: Workflow) -> Workflow:
     if len(transitions) >= 2:
         old = transitions[1]
         new_name = VERSION_2_RENAMES.get(old.name, f"{old.name}_v2")
-        transitions[1] = old.renamed_to(new_name)
+        transitions[1] = dataclasses.replace(old, name=new_name)
         renamed.append((old.name, new_name))
     gate = next((i for i, t in enumerate(transitions) if t.effect_class == "irreversible"), len(transitions) - 1)
     target = transitions[gate]
     check = Transition(f"verify_{target.name}", "idempotent", "check", None, f"verify_{target.logical}")
     transitions.insert(gate, check)
     return Workflow(workflow.name, 2, tuple(transitions), tuple(renamed), (check.name,))
-
-
-def parse_workflow(spec, where) -> Workflow:
-    """A scenario's ``workflow`` value: ``"saga"``, ``"generic:N"``, a list of saga transition names, or a list
-    of transition tables (``where`` is ``file:line`` text, or the file's :class:`~sim.core.files.Source`, which
-    lets a table's mistake name its own line)."""
-    if spec is None or spec == "saga":
-        return saga()
-    line = where if isinstance(where, str) else where.where("workflow")
-    if isinstance(spec, str) and spec.startswith("generic:"):
-        count = spec.split(":", 1)[1]
-        if not _COUNT.fullmatch(count) or not 1 <= int(count) <= MAX_TRANSITIONS:
-            raise ScenarioError(f"workflow {shown(spec)}: 'generic:N' needs a whole number N from 1 to "
-                                f"{MAX_TRANSITIONS}", line)
-        return generic(int(count))
-    if isinstance(spec, list) and spec and all(isinstance(n, str) for n in spec):
-        known = [t.name for t in SAGA_TRANSITIONS]
-        for name in spec:
-            if name not in known:
-                raise ScenarioError(f"unknown transition {shown(name)}{did_you_mean(name, known)} in workflow; "
-                                    f"transitions: {', '.join(known)} (or describe your own as tables: "
-                                    "{ name = \"...\", class = \"...\", object = \"...\" })", line)
-        if len(set(spec)) != len(spec):
-            raise ScenarioError("a transition is listed twice in workflow", line)
-        return saga(list(spec))
-    if isinstance(spec, list) and spec and any(isinstance(item, dict) for item in spec):
-        from sim.families.effects.workflow_file import parse_tables
-
-        return parse_tables(spec, where)
-    raise ScenarioError(
-        f"workflow must be \"saga\", \"generic:N\", a list of saga transition names or a list of transition "
-        f"tables, not {kind(spec)} {shown(spec)}", line
-    )
-
-
-#: N of ``generic:N``: plain decimal digits, no more than the limit has.
-_COUNT = re.compile(f"[0-9]{{1,{len(str(MAX_TRANSITIONS))}}}")

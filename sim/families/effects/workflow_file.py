@@ -21,36 +21,64 @@ item, what is wrong and what is allowed.
 
 from __future__ import annotations
 
-import math
+import dataclasses
 import re
-from typing import Any
+from typing import Any, Callable
 
 from sim.core.errors import ScenarioError
 from sim.core.values import kind, shown
 from sim.core.workload import did_you_mean
+from sim.families.effects import transition_fields
+from sim.families.effects.transition_fields import NAME_PATTERN, TransitionField
 from sim.families.effects.workflow import (
-    EFFECT_CLASSES,
     MAX_TRANSITIONS,
-    RECONCILE_BY,
     SAGA_TRANSITIONS,
     Transition,
     Workflow,
+    generic,
+    saga,
     version_2,
 )
 
-#: The fields of a transition table, in the order they are written back.
-FIELDS = ("name", "class", "object", "compensation", "keys", "reconcile_by", "approval", "timeout_s",
-          "postcondition")
-#: The longest timeout class a transition may declare (a day of simulated time; a limit on everything).
-MAX_TIMEOUT_S = 86_400.0
 #: Versions a scenario may declare: the model upgrades from version 1 to 2.
 DECLARABLE_VERSIONS = ("2",)
 VERSION_KEYS = ("workflow",)
-_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
-_KIND = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _RENAME = re.compile(r"^\s*(\S+)\s*->\s*(\S+)\s*$")
-#: Object kinds by class when a table names none.
-DEFAULT_OBJECT = "object"
+#: ``error(message, key)``: the exception naming the file and the line of ``key`` in the item being read.
+ErrorAt = Callable[[str, "str | None"], ScenarioError]
+#: N of ``generic:N``: plain decimal digits, no more than the limit has.
+_COUNT = re.compile(f"[0-9]{{1,{len(str(MAX_TRANSITIONS))}}}")
+
+
+def parse_workflow(spec, where) -> Workflow:
+    """A scenario's ``workflow`` value: ``"saga"``, ``"generic:N"``, a list of saga transition names, or a list
+    of transition tables (``where`` is ``file:line`` text, or the file's :class:`~sim.core.files.Source`, which
+    lets a table's mistake name its own line)."""
+    if spec is None or spec == "saga":
+        return saga()
+    line = where if isinstance(where, str) else where.where("workflow")
+    if isinstance(spec, str) and spec.startswith("generic:"):
+        count = spec.split(":", 1)[1]
+        if not _COUNT.fullmatch(count) or not 1 <= int(count) <= MAX_TRANSITIONS:
+            raise ScenarioError(f"workflow {shown(spec)}: 'generic:N' needs a whole number N from 1 to "
+                                f"{MAX_TRANSITIONS}", line)
+        return generic(int(count))
+    if isinstance(spec, list) and spec and all(isinstance(n, str) for n in spec):
+        known = [t.name for t in SAGA_TRANSITIONS]
+        for name in spec:
+            if name not in known:
+                raise ScenarioError(f"unknown transition {shown(name)}{did_you_mean(name, known)} in workflow; "
+                                    f"transitions: {', '.join(known)} (or describe your own as tables: "
+                                    "{ name = \"...\", class = \"...\", object = \"...\" })", line)
+        if len(set(spec)) != len(spec):
+            raise ScenarioError("a transition is listed twice in workflow", line)
+        return saga(list(spec))
+    if isinstance(spec, list) and spec and any(isinstance(item, dict) for item in spec):
+        return parse_tables(spec, where)
+    raise ScenarioError(
+        f"workflow must be \"saga\", \"generic:N\", a list of saga transition names or a list of transition "
+        f"tables, not {kind(spec)} {shown(spec)}", line
+    )
 
 
 class _Locator:
@@ -97,7 +125,7 @@ class _Locator:
         if line is None or self.source is None:
             return ScenarioError(message, self.fallback)
         if key is not None:  # the line of the key inside the item, when the item spans several lines
-            for number in range(line, min(line + len(FIELDS) + 2, len(self.lines))):
+            for number in range(line, min(line + len(transition_fields.FIELDS) + 2, len(self.lines))):
                 if re.search(r"(^|[\s{,])" + re.escape(key) + r"\s*=", self.lines[number]):
                     line = number
                     break
@@ -144,69 +172,54 @@ def _saga_name(name: str, locator: _Locator, line: int | None, what: str) -> Tra
 
 
 def _table(item: dict, locator: _Locator, line: int | None, what: str) -> Transition:
-    """One transition table, every field checked."""
+    """One transition table, every field checked as :data:`~sim.families.effects.transition_fields.FIELDS` says."""
+    return parse_table(item, what, lambda message, key: locator.error(message, line, key))
+
+
+def parse_table(item: dict, what: str, error: ErrorAt) -> Transition:
+    """One transition table checked against the table of fields (``error(message, key)`` builds the exception
+    to raise, naming the line of ``key`` when the item holds it).  The fields are checked in table order; a
+    field a class refuses is refused right after its value is checked."""
+    table = transition_fields.FIELDS
+    names = [f.name for f in table]
     for key in item:
-        if key not in FIELDS:
-            raise locator.error(f"unknown field {shown(key)}{did_you_mean(key, FIELDS)} in a transition of {what}; "
-                                f"fields: {', '.join(FIELDS)}", line, key if isinstance(key, str) else None)
-    name = item.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise locator.error(f"a transition of {what} needs a name: letters, digits, _ . - (at most 200), not "
-                            f"{_what(name)}", line, "name")
-    label = f"transition {name!r}"
-    effect_class = item.get("class")
-    if effect_class is None:
-        raise locator.error(f"{label} needs a class: one of {', '.join(EFFECT_CLASSES)}", line)
-    if not isinstance(effect_class, str) or effect_class not in EFFECT_CLASSES:
-        raise locator.error(f"{label}: unknown class {shown(effect_class)}{did_you_mean(effect_class, EFFECT_CLASSES)}"
-                            f"; classes: {', '.join(EFFECT_CLASSES)}", line, "class")
-    object_kind = item.get("object", DEFAULT_OBJECT)
-    if not isinstance(object_kind, str) or not _KIND.match(object_kind):
-        raise locator.error(f"{label}: object must be a lower-case name such as \"pull_request\" (letters, digits "
-                            f"and _), not {_what(object_kind)}", line, "object")
-    compensation = item.get("compensation")
-    if compensation is not None:
-        if not isinstance(compensation, str) or not _NAME.match(compensation):
-            raise locator.error(f"{label}: compensation must be the name of the compensating action, not "
-                                f"{_what(compensation)}", line, "compensation")
-        if effect_class == "irreversible":
-            raise locator.error(f"{label} is irreversible: it has no honest inverse, so it takes no compensation "
-                                "(protect it with approval and reconciliation instead; a step that can be undone "
-                                "is a keyed_creation or an append)", line, "compensation")
-        if effect_class == "read":
-            raise locator.error(f"{label} is a read: it creates nothing, so there is nothing to compensate", line,
-                                "compensation")
-    keys = _flag(item, "keys", label, locator, line)
-    if keys is True and effect_class == "read":
-        raise locator.error(f"{label} is a read: a read creates nothing, so no idempotency key can deduplicate it "
-                            "(write keys = false or leave it out)", line, "keys")
-    reconcile_by = item.get("reconcile_by")
-    if reconcile_by is not None:
-        if not isinstance(reconcile_by, str) or reconcile_by not in RECONCILE_BY:
-            raise locator.error(f"{label}: reconcile_by must be one of {', '.join(RECONCILE_BY)} (what the external "
-                                f"system can be queried by), not {_what(reconcile_by)}"
-                                f"{did_you_mean(reconcile_by, RECONCILE_BY)}", line, "reconcile_by")
-        if effect_class == "read":
-            raise locator.error(f"{label} is a read: a read is repeated, never reconciled, so it takes no "
-                                "reconcile_by", line, "reconcile_by")
-    approval = _flag(item, "approval", label, locator, line)
-    timeout_s = item.get("timeout_s")
-    if timeout_s is not None:
-        if (not isinstance(timeout_s, (int, float)) or isinstance(timeout_s, bool) or not math.isfinite(timeout_s)
-                or not 0 < timeout_s <= MAX_TIMEOUT_S):
-            raise locator.error(f"{label}: timeout_s must be a number of seconds above 0 and at most "
-                                f"{MAX_TIMEOUT_S:,.0f}, not {_what(timeout_s)}", line, "timeout_s")
-        timeout_s = float(timeout_s)
-    postcondition = _flag(item, "postcondition", label, locator, line)
-    return Transition(name, effect_class, object_kind, compensation, name, keys, reconcile_by, approval, timeout_s,
-                      bool(postcondition))
+        if key not in names:
+            raise error(f"unknown field {shown(key)}{did_you_mean(key, names)} in a transition of {what}; "
+                        f"fields: {', '.join(names)}", key if isinstance(key, str) else None)
+    label = f"transition {item.get('name')!r}"
+    identity: dict[str, Any] = {}
+    options: list[tuple[str, Any]] = []
+    for entry in table:
+        value = _field_value(entry, item, what, label, error)
+        if value is None:
+            continue
+        if entry.attribute is not None:
+            identity[entry.attribute] = value
+        else:
+            options.append((entry.name, value))
+    return Transition(identity["name"], identity["effect_class"], identity.get("object_kind", "object"),
+                      identity.get("compensation"), identity["name"], tuple(options))
 
 
-def _flag(item: dict, key: str, label: str, locator: _Locator, line: int | None) -> bool | None:
-    value = item.get(key)
-    if value is not None and not isinstance(value, bool):
-        raise locator.error(f"{label}: {key} must be true or false, not {_what(value)}", line, key)
-    return value
+def _field_value(entry: TransitionField, item: dict, what: str, label: str, error: ErrorAt) -> Any:
+    """One field's value as the transition keeps it (None: not declared), or raise what is wrong."""
+    value = item.get(entry.name)
+    key = entry.name if entry.name in item else None
+    texts = {"label": label, "where": what, "key": entry.name, "value": _what(value), "shown": shown(value),
+             "values": ", ".join(entry.values), "guess": ""}
+    if value is None:
+        if entry.required:
+            raise error((entry.missing or entry.problem).format(**texts), key)
+        return entry.absent
+    if not entry.check(value):
+        if entry.values and isinstance(value, str):
+            texts["guess"] = did_you_mean(value, entry.values)
+        raise error(entry.problem.format(**texts), key)
+    effect_class = str(item.get("class"))  # checked before every field that a class refuses
+    for refusal in entry.refused:
+        if refusal.refuses(effect_class, value):
+            raise error(refusal.message.format(**texts), key)
+    return entry.stored(value)
 
 
 def _what(value: Any) -> str:
@@ -270,14 +283,14 @@ def _version_2(table: Any, workflow: Workflow, locator: _Locator) -> Workflow:
                                     "once", line)
             kept.add(source_name)
             if new_name != source_name:
-                if not _NAME.match(new_name):
+                if not NAME_PATTERN.match(new_name):
                     raise locator.error(f"[versions.2] renames {source_name!r} to {shown(new_name)}: a name is "
                                         "letters, digits, _ . -", line)
                 if new_name in old:
                     raise locator.error(f"[versions.2] renames {source_name!r} to {new_name!r}, which is another "
                                         "transition of version 1; a rename takes a new name", line)
                 renamed.append((source_name, new_name))
-                transition = old[source_name].renamed_to(new_name)
+                transition = dataclasses.replace(old[source_name], name=new_name)
             else:
                 transition = old[source_name]
         else:
@@ -292,8 +305,7 @@ def _version_2(table: Any, workflow: Workflow, locator: _Locator) -> Workflow:
                             "(\"name\") or renames it (\"old -> new\"), so a task mid-way keeps its logical steps",
                             None)
     upgraded = Workflow(workflow.name, 2, tuple(transitions), tuple(renamed), tuple(inserted), spec=table)
-    return Workflow(workflow.name, workflow.version, workflow.transitions, workflow.renamed, workflow.inserted,
-                    upgraded, spec=workflow.spec)
+    return dataclasses.replace(workflow, declared_upgrade=upgraded)
 
 
 def check_builtin_upgrade(workflow: Workflow, where) -> None:
@@ -310,14 +322,10 @@ def check_builtin_upgrade(workflow: Workflow, where) -> None:
 
 
 def dump_transition(transition: Transition) -> dict[str, Any]:
-    """A transition as a table (only what it declares)."""
-    out: dict[str, Any] = {"name": transition.name, "class": transition.effect_class, "object": transition.object_kind}
-    if transition.compensation is not None:
-        out["compensation"] = transition.compensation
-    for key in ("keys", "reconcile_by", "approval", "timeout_s"):
-        value = getattr(transition, key)
-        if value is not None:
-            out[key] = value
-    if transition.postcondition:
-        out["postcondition"] = True
+    """A transition as a table: its identity, and every option it declares (what the parser reads back)."""
+    out: dict[str, Any] = {}
+    for entry in transition_fields.FIELDS:
+        value = transition.declared(entry.name)
+        if value is not None and (entry.required or value != entry.absent):
+            out[entry.name] = value
     return out

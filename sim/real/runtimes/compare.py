@@ -10,7 +10,11 @@ Temporal or a user's worker) are compared on what both can observe:
 * the compensations run;
 * the task's terminal outcome;
 * the safety invariants each history violates (the same checks as
-  ``fencesim check``).
+  ``fencesim check``);
+* the request fingerprints per logical transition, those of the intents
+  and of the commits: the model's arguments (a scenario's
+  ``[arguments.T]``) must reach the real workers, and both sides must
+  hash them alike.
 
 Event order, times, request ids and object numbers are not compared: the
 real system numbers its objects in its own commit order and its workers
@@ -29,7 +33,9 @@ from typing import Any, Callable, Sequence
 from sim.core.history import History
 
 #: Fields of an observation, in the order a disagreement lists them.
-OBSERVED = ("effects", "duplicates", "receipts", "compensations", "outcome", "violations")
+OBSERVED = ("effects", "duplicates", "receipts", "compensations", "outcome", "violations", "fingerprints")
+#: Events whose ``fingerprint`` is the request's, as each side computed it (the worker's intent, the host's commit).
+FINGERPRINTED = ("intent_recorded", "committed")
 
 
 def observe(family, history: History) -> dict[str, Any]:
@@ -39,9 +45,12 @@ def observe(family, history: History) -> dict[str, Any]:
     receipts: dict[str | None, int] = {}
     compensations: set[str | None] = set()
     outcomes: list[str | None] = []
+    fingerprints: dict[str, set[str]] = {}
     for event in history:
         fields = event.fields
         logical = fields.get("logical", fields.get("transition"))
+        if event.event in FINGERPRINTED and isinstance(fields.get("fingerprint"), str):
+            fingerprints.setdefault(str(logical), set()).add(fields["fingerprint"])
         if event.event == "committed":
             effects.setdefault(logical, [])
             if fields.get("effect") not in effects[logical]:
@@ -56,7 +65,8 @@ def observe(family, history: History) -> dict[str, Any]:
     return {"effects": {k: len(v) for k, v in sorted(effects.items())},
             "duplicates": {k: len(v) - 1 for k, v in sorted(effects.items()) if len(v) > 1},
             "receipts": dict(sorted(receipts.items())), "compensations": sorted(compensations),
-            "outcome": outcomes, "violations": violated}
+            "outcome": outcomes, "violations": violated,
+            "fingerprints": {k: sorted(v) for k, v in sorted(fingerprints.items())}}
 
 
 @dataclass
@@ -145,7 +155,8 @@ def compare_order(family, workload, protocol, events: Sequence[Any], labels: tup
     started = time.monotonic()
     try:
         real = run_real_effects(workload.base.workflow, protocol, [_fault_text(e) for e in played],
-                                runtime=runtime, command=command, task=workload.base.task, plant=plant)
+                                runtime=runtime, command=command, task=workload.base.task, plant=plant,
+                                arguments=getattr(workload.base, "arguments", None))
     except NotApplicable as reason:
         result.not_applicable = str(reason)
         return result

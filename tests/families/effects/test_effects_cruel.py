@@ -30,7 +30,7 @@ def _violating(label):
 def test_cruel_workload_is_one_task_of_the_saga_with_the_four_faults():
     """The cruel workload runs task_42 through the four-step saga with the four cruel faults, one at a time."""
     workload = cruel_workload()
-    assert (workload.family, workload.base.task, workload.base.task == CRUEL_TASK) == ("runtime", "task_42", True)
+    assert (workload.family, workload.base.task, workload.base.task == CRUEL_TASK) == ("effects", "task_42", True)
     assert workload.classes == CRUEL_FAULTS and workload.per_run_max == 1
     assert workload.base.workflow.names() == ["create_branch", "open_pr", "create_preview", "publish_release"]
 
@@ -128,7 +128,7 @@ def test_exported_cell_file_is_a_fault_list(tmp_path):
 
     cell = _grid("unkeyed-retry").violations[0]
     data = tomllib.loads(_exported(tmp_path, "unkeyed-retry", cell).read_text())
-    assert (data["format"], data["family"], data["task"], data["workflow"]) == (1, "runtime", "task_42", "saga")
+    assert (data["format"], data["family"], data["task"], data["workflow"]) == (1, "effects", "task_42", "saga")
     assert data["faults"] == [str(cell.events[0])] and "events" not in data
 
 

@@ -27,8 +27,9 @@ def _run(label, *faults):
 
 
 def test_identity():
-    """The family is 'runtime' (alias 'effects'), defaults to keyed-fingerprint-reconcile, cells are 3-labelled."""
-    assert (FAMILY.name, FAMILY.aliases, FAMILY.default_protocol) == ("runtime", ("effects",),
+    """The family is 'effects' (alias 'runtime', its former name), defaults to keyed-fingerprint-reconcile, cells
+    are 3-labelled."""
+    assert (FAMILY.name, FAMILY.aliases, FAMILY.default_protocol) == ("effects", ("runtime",),
                                                                        "keyed-fingerprint-reconcile")
     assert FAMILY.presets == ("unkeyed-retry", "keyed", "keyed-reconcile", "keyed-fingerprint-reconcile")
     assert FAMILY.grid_labels == ("transition", "boundary", "fault")
@@ -38,7 +39,7 @@ def test_identity():
 def test_workload_base_is_a_fault_list_without_faults():
     """An effects workload's base is its task and workflow with an empty fault list."""
     workload = _workload("effects-saga")
-    assert workload.family == "runtime" and workload.base.faults == [] and workload.swarm
+    assert workload.family == "effects" and workload.base.faults == [] and workload.swarm
     assert workload.base.arguments["open_pr"]["head"] == "7ac1e05"
     assert (_workload().per_run_max, _workload().max_events) == (3, 6)
 
@@ -48,7 +49,7 @@ def test_workload_base_is_a_fault_list_without_faults():
 def test_workload_with_events_or_faults_is_refused(tmp_path, line, fragment):
     """A workload lists no events or fault list: its [faults] table says which classes to draw."""
     path = tmp_path / "w.toml"
-    path.write_text(f'family = "runtime"\nworkflow = ["open_pr"]\n{line}\n', encoding="utf-8")
+    path.write_text(f'family = "effects"\nworkflow = ["open_pr"]\n{line}\n', encoding="utf-8")
     with pytest.raises(ScenarioError, match=fragment) as caught:
         sim.load_workload(str(path))
     assert caught.value.where == f"{path}:3"

@@ -122,7 +122,7 @@ def test_generated_orders_vary_respect_limits_and_are_sorted_by_point():
 
 def test_generator_is_the_same_in_another_process(repo_root):
     """A fresh process with another hash seed generates the same fault lists."""
-    code = ("import sim\nw = sim.load_workload('effects-saga')\nf = sim.family('runtime')\n"
+    code = ("import sim\nw = sim.load_workload('effects-saga')\nf = sim.family('effects')\n"
             "print([[str(e) for e in f.generate(w, s)] for s in range(20)])")
     out = subprocess.run([sys.executable, "-c", code], cwd=repo_root, capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONHASHSEED="777"), timeout=60)

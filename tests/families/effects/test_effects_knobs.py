@@ -28,9 +28,9 @@ def test_preset_resolves_to_design_knobs(preset, idempotency, on_timeout, reconc
 
 
 def test_presets_run_from_least_to_most_careful():
-    """The presets are listed in the design table's order, and the family is called 'runtime'."""
+    """The presets are listed in the design table's order, and the family is called 'effects'."""
     assert PRESETS == ("unkeyed-retry", "keyed", "keyed-reconcile", "keyed-fingerprint-reconcile")
-    assert FAMILY_NAME == TABLE.family == "runtime"
+    assert FAMILY_NAME == TABLE.family == "effects"
 
 
 def test_irreversible_keys_is_off_by_default_and_on_is_stronger():

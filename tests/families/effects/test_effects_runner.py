@@ -35,7 +35,7 @@ def invariants(result):
 
 def write(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "s.toml"
-    path.write_text('family = "runtime"\n' + body, encoding="utf-8")
+    path.write_text('family = "effects"\n' + body, encoding="utf-8")
     return path
 
 

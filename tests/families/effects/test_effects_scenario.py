@@ -23,7 +23,7 @@ from sim.families.effects.scenario import (
 
 def write(tmp_path: Path, body: str, name: str = "s.toml") -> Path:
     path = tmp_path / name
-    path.write_text('family = "runtime"\n' + body, encoding="utf-8")
+    path.write_text('family = "effects"\n' + body, encoding="utf-8")
     return path
 
 
@@ -52,7 +52,7 @@ def _round_trip(tmp_path: Path, scenario: RuntimeScenario) -> RuntimeScenario:
     ('next_number = 0\nfaults = []\n', "next_number"),
     ('recover = "yes"\nevents = ["accept task_1"]\n', "true or false"),
     ('[arguments.nope]\nx = 1\n', "arguments for unknown transition"),
-    ('protocol = "keyed,colour=red"\nfaults = []\n', "unknown knob 'colour' for the runtime family"),
+    ('protocol = "keyed,colour=red"\nfaults = []\n', "unknown knob 'colour' for the effects family"),
     ('faults = [ "terminate open_pr" ]\n', "FAULT TRANSITION POINT"),
     ('faults = "terminate open_pr after_commit"\n', "list of strings"),
     ('faults = [\n  "explode open_pr after_commit" ]\n', "unknown fault 'explode'"),
@@ -61,7 +61,7 @@ def _round_trip(tmp_path: Path, scenario: RuntimeScenario) -> RuntimeScenario:
     ('faults = ["terminate open_pr after_commit"]\nrecover = true\n', "recover belongs to scripts"),
 ], ids=lambda value: value if len(value) < 30 else None)
 def test_bad_scenarios_name_file_and_line(tmp_path, body, needle):
-    """A malformed runtime scenario raises ScenarioError with file:line and what is allowed."""
+    """A malformed effects scenario raises ScenarioError with file:line and what is allowed."""
     path = write(tmp_path, body)
     with pytest.raises(ScenarioError) as caught:
         load(path)
@@ -78,18 +78,19 @@ def test_bad_fault_is_reported_at_its_own_line(tmp_path):
 
 
 def test_unknown_expect_label_is_reported_at_its_line(tmp_path):
-    """An [expect] label that is not a runtime protocol is refused at its own line."""
+    """An [expect] label that is not an effects protocol is refused at its own line."""
     path = write(tmp_path, 'faults = []\n[expect]\n"keyed-magic" = "done"\n')
-    with pytest.raises(ScenarioError, match="unknown runtime preset") as caught:
+    with pytest.raises(ScenarioError, match="unknown effects preset") as caught:
         load(path)
     assert caught.value.where == f"{path}:4"
 
 
-def test_family_alias_effects_is_accepted(tmp_path):
-    """A file may name the family by its alias 'effects'."""
+def test_family_alias_runtime_is_accepted(tmp_path):
+    """A file may name the family by its former name 'runtime', an alias; it loads as 'effects'."""
     path = tmp_path / "alias.toml"
-    path.write_text('family = "effects"\nfaults = []\n', encoding="utf-8")
-    assert sim.load_scenario(path).family == "runtime"
+    path.write_text('family = "runtime"\nfaults = []\n', encoding="utf-8")
+    assert sim.load_scenario(path).family == "effects"
+    assert dump_scenario(sim.load_scenario(path))["family"] == "effects"
 
 
 def test_fault_list_scenario_loads_its_faults(tmp_path):
@@ -106,7 +107,7 @@ def test_fault_list_round_trip_replays_to_the_same_bytes(tmp_path):
             '          "duplicate publish_release after_commit"]\n')
     original = load(write(tmp_path, body))
     dumped = dump_scenario(original)
-    assert (dumped["format"], dumped["family"]) == (1, "runtime") and "recover" not in dumped
+    assert (dumped["format"], dumped["family"]) == (1, "effects") and "recover" not in dumped
     assert dumped["faults"] == ["terminate open_pr after_dispatch", "unprovable open_pr reconcile",
                                 "duplicate publish_release after_commit"]
     again = _round_trip(tmp_path, original)
@@ -143,7 +144,7 @@ def test_with_events_gives_a_fault_list_of_the_same_task(stories_dir):
     derived = story.with_events(faults)
     assert derived.faults == faults and derived.ops == [] and derived.recover is True
     assert (derived.task, derived.workflow, derived.arguments, derived.family) == (
-        story.task, story.workflow, story.arguments, "runtime")
+        story.task, story.workflow, story.arguments, "effects")
     assert story.faults is None
 
 

@@ -16,7 +16,7 @@ SCRIPT = ["accept task_1", "lease w1", "deliver", "intent open_pr", "dispatch op
 
 
 def _data(**changes):
-    data = {"family": "runtime", "workflow": ["open_pr"], "events": list(SCRIPT)}
+    data = {"family": "effects", "workflow": ["open_pr"], "events": list(SCRIPT)}
     data.update(changes)
     return data
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sim.core.errors import ScenarioError
-from sim.families.effects.workflow import generic, parse_workflow, saga, version_2
+from sim.families.effects.workflow import generic, saga, version_2
+from sim.families.effects.workflow_file import parse_workflow
 
 
 def test_saga_has_four_transitions_and_no_inverse_for_the_release():

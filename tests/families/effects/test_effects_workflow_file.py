@@ -41,7 +41,7 @@ def run_cli(*args) -> tuple[int, str]:
 
 def write(tmp_path: Path, body: str, name: str = "s.toml") -> Path:
     path = tmp_path / name
-    path.write_text('family = "runtime"\ntask = "task_42"\n' + body, encoding="utf-8")
+    path.write_text('family = "effects"\ntask = "task_42"\n' + body, encoding="utf-8")
     return path
 
 

@@ -45,7 +45,7 @@ workflow = ["create_branch", "open_pr -> open_change", { name = "verify_ci", cla
 def scenario(tmp_path: Path, body: str, faults: list[str]):
     path = tmp_path / "s.toml"
     quoted = ", ".join(f'"{f}"' for f in faults)
-    path.write_text(f'family = "runtime"\ntask = "task_7"\nfaults = [{quoted}]\n' + body, encoding="utf-8")
+    path.write_text(f'family = "effects"\ntask = "task_7"\nfaults = [{quoted}]\n' + body, encoding="utf-8")
     return load_runtime_scenario(*read_toml(path))
 
 
