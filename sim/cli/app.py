@@ -235,3 +235,16 @@ def _main(argv: list[str] | None) -> int:
         error_console().print("fencesim: interrupted", markup=False)
         code = EXIT_INTERRUPTED
     return code if isinstance(code, int) else EXIT_OK
+
+
+def distinct_protocols(family, texts: list[str], option: str) -> list:
+    """Parse each protocol; the same protocol given twice, however it is spelled, is refused."""
+    protocols = [family.parse_protocol(text) for text in texts]
+    for position, protocol in enumerate(protocols):
+        for earlier in protocols[:position]:
+            if earlier == protocol:
+                same = (f"{earlier.label!r}" if earlier.label == protocol.label else
+                        f"the same protocol as {earlier.label!r} and {protocol.label!r} "
+                        f"({protocol.describe()})")
+                raise InputError(f"{option} names {same} more than once; give each protocol once")
+    return protocols

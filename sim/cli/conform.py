@@ -158,7 +158,7 @@ def _command(executor: str | None) -> list[str]:
 
 def _load(scenario: Path | None, workload: str | None, protocol: list[str] | None):
     """The family, what to run (a scenario's order, or a workload's seeds), the protocols, and the input files."""
-    from sim.cli.fuzz import distinct_protocols
+    from sim.cli.app import distinct_protocols
     from sim.registry import FAMILIES
 
     inputs = [("--scenario", scenario)] if scenario is not None else []

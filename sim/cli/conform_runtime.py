@@ -60,7 +60,7 @@ def runtime_command(runtime: str) -> tuple[str, list[str] | None]:
 
 def load(workload: str | None, protocols: Sequence[str] | None) -> tuple[Any, Any, list]:
     """The effects family, the workload, the distinct protocols."""
-    from sim.cli.fuzz import distinct_protocols
+    from sim.cli.app import distinct_protocols
     from sim.registry import FAMILIES
 
     target = FAMILIES.load_workload(workload or DEFAULT_WORKLOAD)
@@ -75,7 +75,7 @@ def load_scenario(path: Path, protocols: Sequence[str] | None) -> tuple[Any, Any
     """The effects family, a scenario (as a workload of one fault list), its protocols (default: its own)."""
     import types
 
-    from sim.cli.fuzz import distinct_protocols
+    from sim.cli.app import distinct_protocols
     from sim.registry import FAMILIES
 
     loaded = FAMILIES.load_scenario(path)

@@ -68,7 +68,7 @@ def explore(
     tried once): each invariant is proved absent within that depth -- at every depth when the search exhausts
     the states -- or violated with its shortest orders. Exit 0 when nothing is violated, 1 otherwise (a search
     stopped by a limit proves nothing and says so)."""
-    from sim.cli.fuzz import distinct_protocols
+    from sim.cli.app import distinct_protocols
     from sim.registry import FAMILIES
     from sim.search.budget import Deadline
 

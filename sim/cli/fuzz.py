@@ -20,7 +20,16 @@ from typing import Any, List, Optional
 
 import typer
 
-from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, error_console, human_console
+from sim.cli.app import (
+    EXIT_OK,
+    EXIT_VIOLATION,
+    JSON_HELP,
+    app,
+    distinct_protocols,
+    emit_json,
+    error_console,
+    human_console,
+)
 from sim.cli.fuzz_state import STATE_FILE, check_against, read_state, resume_command, state_document
 from sim.cli.fuzz_state import load_workload as load_state_workload
 from sim.cli.progress import Bar, progress_wanted
@@ -216,19 +225,6 @@ def _prepare(options: FuzzOptions, state: dict | None) -> Prepared:
         check_against(state, family, loaded, options.out / STATE_FILE)
     _check_outputs(run)
     return run
-
-
-def distinct_protocols(family, texts: list[str], option: str) -> list:
-    """Parse each protocol; the same protocol given twice, however it is spelled, is refused."""
-    protocols = [family.parse_protocol(text) for text in texts]
-    for position, protocol in enumerate(protocols):
-        for earlier in protocols[:position]:
-            if earlier == protocol:
-                same = (f"{earlier.label!r}" if earlier.label == protocol.label else
-                        f"the same protocol as {earlier.label!r} and {protocol.label!r} "
-                        f"({protocol.describe()})")
-                raise InputError(f"{option} names {same} more than once; give each protocol once")
-    return protocols
 
 
 def _check_outputs(run: Prepared) -> None:
