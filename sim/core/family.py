@@ -56,6 +56,7 @@ from sim.core.kernel import RunEnd
 from sim.core.knobs import KnobTable, Protocol
 from sim.core.ledger import Entry
 from sim.core.machine import Machine
+from sim.core.mechanisms import never_fired_lines
 from sim.core.symmetry import Symmetry
 from sim.core.values import shown
 from sim.core.workload import Workload
@@ -239,8 +240,13 @@ class Model(abc.ABC):
 
     def never_fired(self, workload: Any, protocol: Any, measures: Mapping[str, float]) -> list[dict[str, str]]:
         """The protocol's non-default mechanisms that never acted on the workload, given its runs' measures
-        summed: ``[{"knob", "value", "line"}]`` (a report prints ``line``).  The default knows of none."""
-        return []
+        summed: ``[{"knob", "value", "line"}]`` (a report prints ``line``).  Read from the knob table: each knob
+        with a ``fired`` predicate whose ``fired_<knob>`` measure (:func:`sim.core.mechanisms.fired_measures`, in
+        :meth:`measure`) summed to 0, with its ``silent`` reason."""
+        parsed = self.parse_protocol(protocol)
+        kind = self.knobs.values_type
+        values = kind.of(parsed) if kind is not None else parsed  # type: ignore[attr-defined]
+        return never_fired_lines(self.knobs, workload, parsed, values, measures)
 
     @abc.abstractmethod
     def state_key(self, replay: Replay) -> Hashable:

@@ -7,11 +7,12 @@ from typing import Any, Hashable, Iterable, Sequence
 from sim.core.family import Cell, Family, Replay, ReviewPlan
 from sim.core.history import Event
 from sim.core.knobs import Protocol
+from sim.core.mechanisms import fired_measures
 from sim.core.workload import Workload, build_workload, split_workload
 from sim.families.effects import checks, claims, cruel, faults, ledger, runner
 from sim.families.effects.faults import FaultEvent
 from sim.families.effects.history_schema import SCHEMA as HISTORY_SCHEMA
-from sim.families.effects.knobs import FAMILY_NAME, PRESETS, TABLE
+from sim.families.effects.knobs import FAMILY_NAME, PRESETS, TABLE, NoHistory
 from sim.families.effects.runtime import Runtime
 from sim.families.effects.scenario import FAMILY_ALIAS, RuntimeScenario, dump_scenario, load_runtime_scenario
 
@@ -146,12 +147,15 @@ class EffectsFamily(Family):
                 outcomes.setdefault(event.get("task"), event.get("outcome"))
             elif event.event == "human_exception":
                 escalated.add(event.get("task"))
-        return {
+        out: dict[str, float] = {
             "tasks": len(accepted),
             "tasks_completed": sum(1 for o in outcomes.values() if o == "succeeded"),
             "tasks_compensated_or_failed": sum(1 for o in outcomes.values() if o != "succeeded"),
             "tasks_escalated": len(escalated),
         }
+        # the effects predicates read each event alone, whatever the protocol (its values are not needed)
+        out.update(fired_measures(TABLE, list(replay.history), None, NoHistory()))
+        return out
 
     def claims(self, tallies: dict[str, dict], protocols: Sequence[Protocol]) -> list[dict]:
         return claims.judge(tallies, protocols)

@@ -9,7 +9,7 @@ top rank is a weakening the quality suite plants.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from sim.core.mechanisms import Knobs, knob, knob_table
 
@@ -20,6 +20,43 @@ KEY_RETENTION_DEFAULT_S = 7 * 24 * 3600.0
 #: Retentions the advisor may propose, and a short one a planted bug may set.
 KEY_RETENTION_LADDER_S = (5.0, 30.0, KEY_RETENTION_DEFAULT_S)
 
+# -- when a mechanism acted, from the history's events (liveness: fired_<knob>, "never fired") --------------
+
+
+def _keys_fired(event: Any, seen: Any, values: Any) -> bool:
+    """A key found the effect it had made (deduplicated), or (with fingerprints) refused other arguments."""
+    return event.event in ("deduplicated", "rejected")
+
+
+def _unknown_fired(event: Any, seen: Any, values: Any) -> bool:
+    return event.event == "timed_out" and event.fields.get("outcome") == "unknown"
+
+
+def _reconcile_fired(event: Any, seen: Any, values: Any) -> bool:
+    return event.event == "reconciled"
+
+
+def _keys_silent(workload: Any, values: Any) -> str:
+    return "no request was sent twice under one key"
+
+
+def _timeout_silent(workload: Any, values: Any) -> str:
+    return "no transition timed out"
+
+
+def _reconcile_silent(workload: Any, values: Any) -> str:
+    if values.on_timeout != "unknown":
+        return "on_timeout=failed leaves no outcome unknown to reconcile"
+    return "no outcome was left unknown"
+
+
+class NoHistory:
+    """The effects predicates read each event alone: nothing of the history before it is kept."""
+
+    def feed(self, event: Any) -> None:
+        """Nothing to remember."""
+
+
 @dataclass(frozen=True)
 class EffectsKnobs(Knobs):
     """One durable-effects protocol's knob values, typed (``EffectsKnobs.of(protocol)``): each knob declared once."""
@@ -27,11 +64,13 @@ class EffectsKnobs(Knobs):
     idempotency: Literal["none", "key", "key+fingerprint"] = knob(
         "none", "none: every request is new; key: the external system returns the existing effect for a "
         "known key; key+fingerprint: and rejects a known key with other arguments",
-        ranks={"none": 0, "key": 1, "key+fingerprint": 2})
+        ranks={"none": 0, "key": 1, "key+fingerprint": 2}, fired=_keys_fired, silent=_keys_silent)
     on_timeout: Literal["failed", "unknown"] = knob(
-        "failed", "what a timed-out transition is recorded as", ranks={"failed": 0, "unknown": 1})
+        "failed", "what a timed-out transition is recorded as", ranks={"failed": 0, "unknown": 1},
+        fired=_unknown_fired, silent=_timeout_silent)
     reconcile: Literal["on", "off"] = knob(
-        "off", "query the external system before re-dispatching an unknown outcome", ranks={"off": 0, "on": 1})
+        "off", "query the external system before re-dispatching an unknown outcome", ranks={"off": 0, "on": 1},
+        fired=_reconcile_fired, silent=_reconcile_silent)
     compensation: Literal["on", "off"] = knob(
         "on", "run compensations for committed reversible effects when a task aborts", ranks={"off": 0, "on": 1})
     approval: Literal["on", "off"] = knob(

@@ -179,13 +179,6 @@ class WorkspaceFamily(Family):
     #: :meth:`measure` return -- what the work-done figure and the advisor's cost read.
     safe_progress = ("steps_applied_safely", "steps_planned")
 
-    def never_fired(self, workload: Workload, protocol: Protocol | str,
-                    measures: Mapping[str, float]) -> list[dict[str, str]]:
-        """The protocol's non-default mechanisms that never acted on the workload, given the measures of its
-        runs summed (``extra_measures``): ``[{"knob", "value", "line"}]``, e.g. ``overlap_check=on never
-        fired: no two steps share a hunk``."""
-        return liveness.never_fired(workload, self.parse_protocol(protocol), measures)
-
     def claims(self, tallies: dict[str, dict], protocols: Sequence[Protocol]) -> list[dict]:
         return claims.judge(tallies, protocols)
 

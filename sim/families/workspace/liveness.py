@@ -13,20 +13,20 @@ peak -- the seed's "growth control"), what the client's recovery did
 (re-plans, dispatches held back), and for every knob whether its non-default
 mechanism *acted* (``fired_<knob>`` is 1 when it changed what happened at
 least once: the knob table's ``fired`` predicates,
-:mod:`sim.families.workspace.knobs`).  Summed over a sweep, :func:`never_fired` turns the last into
-the lines a report prints ("overlap_check=on never fired: no two steps
+:mod:`sim.families.workspace.knobs`).  Summed over a sweep, the family's
+``never_fired`` (read from the knob table) turns the last into the lines a
+report prints ("overlap_check=on never fired: no two steps
 share a hunk"); which protocols' results are identical is the search's
 judgement (``sim.search.pipeline.identical_groups``).  Everything reads event fields only (``docs/workspace.md``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
 from sim.core.history import History
 from sim.core.knobs import Protocol
-from sim.core.mechanisms import fired_measures, never_fired_lines
-from sim.core.workload import Workload
+from sim.core.mechanisms import fired_measures
 from sim.families.workspace.checks import _replaced_unexpected
 from sim.families.workspace.knobs import TABLE, Seen, WorkspaceKnobs
 
@@ -93,12 +93,6 @@ def _keys_held(state: Any, values: WorkspaceKnobs, counted: int) -> int:
     if values.dedupe == "memory":
         return len(state.memory)
     return 0
-
-
-def never_fired(workload: Workload, protocol: Protocol, measures: Mapping[str, float]) -> list[dict[str, str]]:
-    """The protocol's non-default mechanisms whose ``fired_<knob>`` summed to 0 over the runs, each with why
-    (the knob table's ``silent`` reason)."""
-    return never_fired_lines(TABLE, workload, protocol, WorkspaceKnobs.of(protocol), measures)
 
 
 def sum_measures(rows: Iterable[dict[str, float]]) -> dict[str, float]:

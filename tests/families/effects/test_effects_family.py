@@ -78,10 +78,21 @@ def test_verdicts_and_outcome_follow_the_transitions():
 
 def test_measure_counts_tasks_completed_and_escalated():
     """measure counts tasks accepted, completed, ended otherwise and escalated to a human."""
-    assert FAMILY.measure(_run("keyed-reconcile", TERMINATE)) == {
+    measured = FAMILY.measure(_run("keyed-reconcile", TERMINATE))
+    assert {k: v for k, v in measured.items() if not k.startswith("fired_")} == {
         "tasks": 1, "tasks_completed": 1, "tasks_compensated_or_failed": 0, "tasks_escalated": 0}
     failed = FAMILY.measure(_run("keyed-reconcile", FaultEvent("postcondition_fails", "open_pr", "after_receipt")))
     assert failed["tasks_completed"] == 0 and failed["tasks_compensated_or_failed"] == 1
+
+
+def test_the_mechanisms_that_acted_are_measured_from_the_history():
+    """fired_<knob> comes from the knob table's predicates: a timeout left unknown fires on_timeout, a
+    reconciliation fires reconcile; a protocol whose reconciliation never ran says why."""
+    delayed = FAMILY.measure(_run("keyed-reconcile", FaultEvent("delay_ack", "open_pr", "after_dispatch")))
+    assert delayed["fired_on_timeout"] == 1 and delayed["fired_reconcile"] == 1
+    quiet = FAMILY.measure(_run("keyed,reconcile=on", TERMINATE))
+    lines = [item["line"] for item in FAMILY.never_fired(None, "keyed,reconcile=on", quiet)]
+    assert lines == ["reconcile=on never fired: on_timeout=failed leaves no outcome unknown to reconcile"]
 
 
 def test_describe_and_faults_in_a_timeline():
