@@ -150,8 +150,9 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         if progress is not None:
             progress(f"{design.name}: sweep", done, total)
 
+    bound = design.map.max_events if getattr(design, "map", None) is not None else None
     result = fuzz(family, workload, protocols, SearchOptions(seeds, workers=workers, deadline=deadline,
-                                                             progress=sweep_progress))
+                                                             progress=sweep_progress, proof_depth=bound))
     if progress is not None:
         progress(f"{design.name}: interference curves", 0, 1)
     examples = counterexample_rows(result, design.name)

@@ -115,14 +115,34 @@ def _runs(count: int) -> str:
 
 
 def advice_verdict(advice: dict[str, Any]) -> str:
-    """``fix``, ``partial improvement`` or ``unverified`` (``none`` when nothing was recommended)."""
+    """``fix`` (proved by exhaustive search), ``not proved`` (clean on every seed, the proof cut short),
+    ``partial improvement`` (runs or an exhaustive order still violate), ``unverified`` (a sample only), or
+    ``none`` when nothing was recommended."""
     if not advice or not advice.get("recommended"):
         return "none"
     if advice.get("fixes") is True:
         return "fix"
     if advice.get("fixes") is False:
         return "partial improvement"
+    if (advice.get("proof") or {}).get("status") == "unproved" and advice.get("runs_violating_it") == 0:
+        return "not proved"
     return "unverified"
+
+
+def proof_words(proof: dict[str, Any] | None, invariant: str) -> str:
+    """What the exhaustive search of a recommendation showed, in words ("" when none ran)."""
+    if not proof:
+        return ""
+    bound = proof["max_events"]
+    if proof["status"] == "proved":
+        if proof.get("exhausted"):
+            return f"proved by exhaustive search: no order of any length violates {invariant}"
+        return f"proved by exhaustive search within {bound} events"
+    if proof["status"] == "disproved":
+        return (f"disproved by exhaustive search: {invariant} in {proof['shortest_events']} events under it "
+                f"({', '.join(proof['order'])})")
+    return (f"not proved: exhaustive search cleared orders of up to {proof['within_events']} of its {bound} "
+            f"events before {proof['stopped']} stopped it")
 
 
 def advice_sentence(advice: dict[str, Any], invariant: str, availability: str = "availability findings") -> str:
@@ -158,23 +178,50 @@ def advice_sentence(advice: dict[str, Any], invariant: str, availability: str = 
 
 
 def advice_line(advice: dict[str, Any] | None, invariant: str, availability: str, code: str = "") -> str:
-    """The advisor's answer in one line: a fix, a partial improvement (with its residual), or none."""
+    """The advisor's answer in one line: a proved fix, a seed-clean change not proved, a partial improvement
+    (with its residual or its disproof), or none -- then the runner-up."""
     if advice is None:
         return "advisor not run"
     if not advice.get("recommended"):
         if advice.get("beyond_protocol"):
             return advice["beyond_protocol"]
         stopped = f" ({advice['stopped']} stopped the search)" if advice.get("stopped") else ""
-        return f"no change of up to two knobs removes it{stopped}"
+        kept = advice.get("kept") or {}
+        keeping = (" that keeps the design's " + ", ".join(f"{code}{k}={v}{code}" for k, v in kept.items())
+                   if kept else "")
+        return f"no change of up to two knobs{keeping} removes it{stopped}"
     changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
     change = f"{code}{changes}{code} (giving {code}{advice['recommended']}{code})"
     cost = advice_sentence(advice, invariant, availability)
+    proof = proof_words(advice.get("proof"), invariant)
+    proof = f"; {proof}" if proof else ""
     verdict = advice_verdict(advice)
     if verdict == "fix":
-        return f"smallest fix: {change}; verified {cost}"
-    if verdict == "partial improvement":
-        return f"partial improvement, not a fix (it leaves runs violating {invariant}): {change}; {cost}"
-    return f"unverified proposal: {change}; {cost}"
+        line = f"smallest fix: {change}; verified {cost}{proof}"
+    elif verdict == "not proved":
+        line = f"no violation in {advice['verified_seeds']} seeds (not proved): {change}; {cost}{proof}"
+    elif verdict == "partial improvement":
+        line = f"partial improvement, not a fix (runs or an order still violate {invariant}): {change}; {cost}{proof}"
+    else:
+        line = f"unverified proposal: {change}; {cost}{proof}"
+    return line + _runner_up_words(advice.get("runner_up"), invariant, code)
+
+
+def _runner_up_words(runner: dict[str, Any] | None, invariant: str, code: str) -> str:
+    if not runner:
+        return ""
+    changes = ", ".join(f"{k}={v}" for k, v in runner["changes"].items())
+    runs = runner.get("runs_violating_it", runner.get("sample_runs_violating_it"))
+    seeds = runner.get("verified_seeds") or runner.get("sample_seeds")
+    work = runner.get("safe_progress_share", runner.get("progress_share"))
+    parts = [runner["verdict"], f"{invariant} in {runs} of {seeds} runs",
+             f"{runner['availability_per_run']} per run"]
+    if work is not None:
+        parts.append(f"work done safely {work:.0%}")
+    proof = proof_words(runner.get("proof"), invariant)
+    if proof:
+        parts.append(proof)
+    return f". Runner-up: {code}{changes}{code} ({'; '.join(parts)})"
 
 
 def advice_text(advice: dict[str, Any] | None, invariant: str, availability: list[str]) -> str:

@@ -85,7 +85,7 @@ def safe_progress_label(family: Family) -> str | None:
 ADVICE_KEYS = ("recommended", "changes", "changes_needed", "fixes", "progress_share", "availability_per_run",
                "seed_start", "seeds", "verified_seeds", "runs_violating_it", "runs_violating_it_before",
                "violating_runs", "sample_violating_runs", "sample_seeds", "sample_runs_violating_it",
-               "sample_runs_violating_it_before", "stopped")
+               "sample_runs_violating_it_before", "stopped", "proof", "runner_up", "kept")
 
 
 def advice_document(advice) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from typing import Any, Sequence
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
+from sim.search.advice_proof import dominated, proof_bound, prove
 from sim.search.budget import NO_DEADLINE, Deadline, WorkLimit, work_of
 from sim.search.oracle import evaluate
 
@@ -90,6 +91,13 @@ class Advice:
     #: When nothing is recommended: what the family says lies beyond any protocol (the endpoint itself must
     #: change), from ``Family.beyond_protocol``; written to JSON only when set.
     beyond_protocol: str | None = None
+    #: The exhaustive search of the recommendation (:func:`sim.search.advice_proof.prove`): ``fixes`` is True
+    #: only when its status is ``proved``.
+    proof: dict | None = None
+    #: The next best verified candidate, with its counts and proof (None: no other was verified).
+    runner_up: dict | None = None
+    #: Knobs the design set away from their defaults: the candidates keep them (never dropped or weakened).
+    kept: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         out = dict(self.__dict__)
@@ -98,13 +106,23 @@ class Advice:
         return out
 
 
+def keeps(knob: Any, current: Any, value: Any) -> bool:
+    """May a proposal move ``knob`` from ``current`` to ``value``?  Only to a rank at least as high, and never
+    back to the knob's default at the same rank (``checkpoint=per_step`` to ``none`` drops a mechanism the
+    design chose, though both rank alike); an alternative of equal rank (``stamp_at=plan`` for
+    ``dispatch``) is allowed."""
+    if value == current or knob.rank(value) < knob.rank(current):
+        return False
+    return not (value == knob.default and current != knob.default and knob.rank(value) == knob.rank(current))
+
+
 def candidates(protocol: Protocol, changes: int) -> list[Protocol]:
-    """Protocols that change exactly ``changes`` knobs of ``protocol``, none to a lower rank."""
+    """Protocols that change exactly ``changes`` knobs of ``protocol``, each as :func:`keeps` allows."""
     table = protocol.table
     options: list[tuple[str, list[Any]]] = []
     for knob in table.knobs:
         current = protocol.knobs[knob.name]
-        better = [v for v in knob.candidates() if v != current and knob.rank(v) >= knob.rank(current)]
+        better = [v for v in knob.candidates() if keeps(knob, current, v)]
         if better:
             options.append((knob.name, better))
     out = []
@@ -174,10 +192,12 @@ class Tallies:
 def advise(family: Family, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
            sample_seeds: int = ADVISOR_SAMPLE_SEEDS, workers: int = 1, max_changes: int = ADVISOR_MAX_CHANGES,
            deadline: Deadline = NO_DEADLINE, seed_start: int = 0, seeds: int | None = None,
-           tallies: Tallies | None = None, max_work: int = ADVISOR_MAX_WORK) -> Advice:
+           tallies: Tallies | None = None, max_work: int = ADVISOR_MAX_WORK,
+           proof_depth: int | None = None) -> Advice:
     """The smallest change to ``protocol`` under which ``events`` is clean, priced on a sample of the
-    sweep's seeds and verified on all of them (``seed_start``, ``seeds``: the seeds the sweep ran; by
-    default the sample alone).  ``tallies`` shares sweeps between the advice of one run.
+    sweep's seeds, verified on all of them (``seed_start``, ``seeds``: the seeds the sweep ran; by
+    default the sample alone) and proved by exhaustive search within ``proof_depth`` events (the design's
+    bound; see :mod:`sim.search.advice_proof`).  ``tallies`` shares sweeps between the advice of one run.
 
     ``max_work`` (replay work, the same on every machine) and ``deadline`` (a ``--budget``) bound it: once
     either is spent nothing more is priced or verified (at least one candidate always is), and
@@ -186,7 +206,10 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
     tallies = tallies or Tallies(family, workload, seed_start, seeds, workers)
     limit = WorkLimit(max_work, ADVISOR_LIMIT_NAME, deadline)
     advice = Advice(protocol.label, invariant, [str(e) for e in events], None, [], None,
-                    sample_seeds=min(sample_seeds, seeds), seed_start=seed_start, seeds=seeds)
+                    sample_seeds=min(sample_seeds, seeds), seed_start=seed_start, seeds=seeds,
+                    kept={k.name: k.show(protocol.knobs[k.name]) for k in protocol.table.knobs
+                          if protocol.knobs[k.name] != k.default})
+    bound = proof_bound(workload, proof_depth)
     partial: tuple[int, list[str], dict] | None = None  # the best partial improvement, with its size
     for count in range(1, max_changes + 1):
         clean = _removers(family, workload, protocol, events, count, limit, advice)
@@ -196,22 +219,70 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
             continue
         removed_by = [c.label for c in clean]
         priced = _price(family, protocol, invariant, clean, tallies, advice.sample_seeds, limit, advice)
-        fix = _verify(family, protocol, invariant, priced, tallies, limit, advice)
-        if fix is not None:
-            _recommend(advice, count, removed_by, fix)
-            return advice
-        verified = [p for p in priced if "runs_violating_it" in p]
-        best = min(verified, key=lambda p: (p["runs_violating_it"], p["protocol"])) if verified else priced[0]
-        if partial is None or (verified and (partial[2].get("runs_violating_it") is None
-                                             or best["runs_violating_it"] < partial[2]["runs_violating_it"])):
+        verified = _verify(family, protocol, invariant, priced, tallies, limit, advice, bound)
+        chosen = _choose(verified)
+        if chosen is not None:
+            _recommend(advice, count, removed_by, chosen, _runner_up(chosen, verified, priced))
+            if advice.fixes is not False:  # a proved fix, or clean on every seed with the proof cut short
+                return advice
+        judged = verified or priced[:1]
+        best = min(judged, key=_residual)
+        if partial is None or _residual(best) < _residual(partial[2]):
             partial = (count, removed_by, best)
         if advice.stopped:
             break
     if partial is not None:
-        _recommend(advice, *partial)
+        _recommend(advice, partial[0], partial[1], partial[2], None)
     elif not advice.stopped:
         advice.beyond_protocol = _beyond_protocol(family, workload, protocol, invariant, events)
     return advice
+
+
+def _residual(entry: dict) -> tuple:
+    """How far a candidate that is no fix is from one: runs still violating the invariant (of the seeds it
+    was verified on, else its sample), a disproof counting after any clean count, then its cost."""
+    runs = entry.get("runs_violating_it", entry["sample_runs_violating_it"])
+    disproved = (entry.get("proof") or {}).get("status") == "disproved"
+    return (runs, disproved, cost_key(entry))
+
+
+def _choose(verified: list[dict]) -> dict | None:
+    """Among the verified candidates clean on every seed: the proved fixes that no other proved fix beats on
+    every count (:func:`~sim.search.advice_proof.dominated`), best by cost; else the best clean one whose
+    proof a limit cut short (offered as "no violation in N seeds, not proved"); else None."""
+    clean = [e for e in verified if e.get("runs_violating_it") == 0
+             and (e.get("proof") or {}).get("status") != "disproved"]
+    proved = [e for e in clean if e["proof"]["status"] == "proved"]
+    pool = [e for e in proved if not dominated(e, proved)] or [e for e in clean if not dominated(e, clean)]
+    return min(pool, key=cost_key) if pool else None
+
+
+def _runner_up(chosen: dict, verified: list[dict], priced: list[dict]) -> dict | None:
+    """The next best candidate after ``chosen``: the best other verified one, else the best other priced."""
+    others = [e for e in verified if e is not chosen] or [e for e in priced if e is not chosen]
+    if not others:
+        return None
+    best = min(others, key=lambda e: (_fix_rank(e), cost_key(e)))
+    out = {k: v for k, v in best.items() if not k.startswith("_")}
+    out["verdict"] = _verdict(best)
+    return out
+
+
+def _fix_rank(entry: dict) -> int:
+    return {"fix": 0, "not proved": 1}.get(_verdict(entry), 2)
+
+
+def _verdict(entry: dict) -> str:
+    """``fix`` (proved), ``not proved`` (clean on every seed, proof cut short), ``disproved`` or
+    ``partial improvement`` (runs still violate), ``unverified`` (priced on the sample only)."""
+    status = (entry.get("proof") or {}).get("status")
+    if status == "disproved":
+        return "disproved"
+    if "runs_violating_it" not in entry:
+        return "unverified"
+    if entry["runs_violating_it"]:
+        return "partial improvement"
+    return "fix" if status == "proved" else "not proved"
 
 
 def _beyond_protocol(family, workload, protocol, invariant, events) -> str | None:
@@ -294,9 +365,11 @@ def _measured(family, candidate, protocol, invariant, tally, before) -> dict:
     }
 
 
-def _verify(family, protocol, invariant, priced, tallies, limit, advice) -> dict | None:
-    """Verify the best priced candidates on every seed of the sweep; the first that leaves no run violating
-    the invariant, or None.  Each verified entry gets the counts over the seeds it was verified on."""
+def _verify(family, protocol, invariant, priced, tallies, limit, advice, bound) -> list[dict]:
+    """Prove and verify the best priced candidates clean on the sample (up to ``ADVISOR_CANDIDATES_VERIFIED``;
+    the best one always): each gets its exhaustive ``proof`` within ``bound`` events, and, unless the proof
+    found a violation, the counts over every seed of the sweep.  Returns the entries tried, in cost order."""
+    tried = []
     for entry in priced[:ADVISOR_CANDIDATES_VERIFIED]:
         first = entry is priced[0]
         if entry["sample_runs_violating_it"] and not first:
@@ -305,6 +378,11 @@ def _verify(family, protocol, invariant, priced, tallies, limit, advice) -> dict
             advice.stopped = limit.name
             limit.note("advisor")
             break
+        tried.append(entry)
+        if not entry["sample_runs_violating_it"]:
+            entry["proof"] = prove(family, tallies.workload, entry["_protocol"], invariant, bound, limit.deadline)
+            if entry["proof"]["status"] == "disproved":
+                continue  # an order the seeds never drew breaks it: no need to count the seeds
         tally = tallies.get(entry["_protocol"], tallies.seeds, limit)
         # the protocol as given, on the same seeds: the sweep's own tally when every seed was verified
         before = None
@@ -320,15 +398,15 @@ def _verify(family, protocol, invariant, priced, tallies, limit, advice) -> dict
         if tally.runs < tallies.seeds:
             advice.stopped = limit.name
             limit.note("advisor")
-        if entry["runs_violating_it"] == 0:
-            return entry
         if advice.stopped:
             break
-    return None
+    return tried
 
 
-def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict) -> None:
+def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict, runner_up: dict | None) -> None:
     advice.changes_needed = count
+    advice.proof = entry.get("proof")
+    advice.runner_up = runner_up
     advice.removed_by = removed_by
     advice.recommended = entry["protocol"]
     advice.changes = entry["changes"]
@@ -337,12 +415,13 @@ def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict) -
     advice.availability_per_run = entry["availability_per_run"]
     advice.progress_share = entry["progress_share"]
     advice.safe_progress_share = entry["safe_progress_share"]
+    verdict = _verdict(entry)
+    advice.fixes = {"fix": True, "partial improvement": False, "disproved": False}.get(verdict)
     if "runs_violating_it" in entry:  # verified: its numbers are of the sweep's own seeds
         advice.verified_seeds = entry["verified_seeds"]
         advice.runs_violating_it = entry["runs_violating_it"]
         advice.runs_violating_it_before = entry["runs_violating_it_before"]
         advice.violating_runs = entry["violating_runs"]
-        advice.fixes = entry["runs_violating_it"] == 0
         advice.availability_per_run = entry["_full"]["availability_per_run"]
         advice.progress_share = entry["_full"]["progress_share"]
         advice.safe_progress_share = entry["_full"]["safe_progress_share"]

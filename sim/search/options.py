@@ -35,7 +35,8 @@ class SearchOptions:
     continues an interrupted sweep from its state and ``checkpoint`` receives that state after every chunk;
     ``keep_rows`` keeps one row per run (for a DataFrame).  The pipeline alone reads ``advise`` (run the
     counterfactual advisor on each counterexample), ``shrink_seconds`` (the most one counterexample may
-    take to shrink; None: no limit) and ``shrink_progress``.
+    take to shrink; None: no limit), ``shrink_progress`` and ``proof_depth`` (the events within which the
+    advisor proves a fix by exhaustive search: the design's bound; None: its default).
     """
 
     seeds: int = 1000
@@ -51,6 +52,7 @@ class SearchOptions:
     advise: bool = True
     shrink_seconds: float | None = SHRINK_SECONDS_MAX
     shrink_progress: ShrinkProgress | None = None
+    proof_depth: int | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

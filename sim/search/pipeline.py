@@ -125,7 +125,8 @@ def _counterexample(result: FuzzResult, protocol: Protocol, invariant: str, foun
     elif options.advise:
         example.advice = run_advisor(family, workload, protocol, invariant, shrunk.events, deadline=share,
                                      workers=options.workers or default_workers(), seed_start=options.seed_start,
-                                     seeds=result.summary.seeds_done, tallies=tallies)
+                                     seeds=result.summary.seeds_done, tallies=tallies,
+                                     proof_depth=options.proof_depth)
     return example
 
 

@@ -1,0 +1,88 @@
+"""Proof before "fix": the advisor calls a candidate a fix only when exhaustive search proves it.
+
+A candidate the seeds found clean may still break on an order no seed drew
+(a human edit of another hunk, then a failing test restoring a checkpoint
+over it).  So each candidate clean on the sample is searched exhaustively,
+breadth first, for the invariant it must remove, within the design's bound
+(``max_events``: the review's map bound, else :data:`ADVISOR_PROOF_DEPTH`,
+never more than the workload's own order length) and a state budget
+(:data:`ADVISOR_PROOF_STATES`, the same on every machine):
+
+* ``proved``: every order of at most ``within_events`` events is clean (the
+  bound, or every length when the search exhausted the states);
+* ``disproved``: an order of ``shortest_events`` events violates it -- the
+  candidate is no fix, whatever the seeds said;
+* ``unproved``: the state budget or the run's ``--budget`` stopped the
+  search first; orders of at most ``within_events`` events (the depths it
+  finished) are clean, the rest is sampling ("no violation in N seeds").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sim.core.family import Family
+from sim.core.knobs import Protocol
+from sim.core.workload import Workload
+from sim.search.budget import NO_DEADLINE, Deadline
+
+#: The exhaustive bound of a proof when the design names none (events), and the distinct states one proof
+#: may visit (a proof that reaches it is ``unproved``; about 10 s on one core for the workspace family).
+ADVISOR_PROOF_DEPTH = 6
+ADVISOR_PROOF_STATES = 250_000
+
+
+def proof_bound(workload: Workload, depth: int | None) -> int:
+    """The events a proof searches: ``depth`` (the design's bound) or the default, within the workload's
+    own order length."""
+    return max(1, min(depth or ADVISOR_PROOF_DEPTH, workload.max_events))
+
+
+def prove(family: Family, workload: Workload, protocol: Protocol, invariant: str, max_events: int,
+          deadline: Deadline = NO_DEADLINE, max_states: int = ADVISOR_PROOF_STATES) -> dict[str, Any]:
+    """Search every order of at most ``max_events`` events under ``protocol`` for ``invariant`` (the module
+    doc says what each status means); JSON values only."""
+    from sim.search.exhaustive import explore
+
+    result = explore(family, workload, protocol, max_events, max_states=max_states, only=invariant,
+                     deadline=deadline)
+    proof: dict[str, Any] = {"max_events": max_events, "distinct_states": result.distinct_states}
+    if invariant in result.minimal_orders:
+        order = result.minimal_orders[invariant][0]
+        proof.update(status="disproved", shortest_events=result.shortest[invariant],
+                     order=[str(event) for event in order], within_events=result.shortest[invariant] - 1)
+    elif result.complete:
+        proof.update(status="proved", within_events=max_events, exhausted=result.exhausted)
+    else:
+        # every depth before the one the limit cut short was searched whole
+        proof.update(status="unproved", within_events=max(0, len(result.states_per_depth) - 2),
+                     stopped=_limit_words(result.reason))
+    return proof
+
+
+def _limit_words(reason: str) -> str:
+    return {"state_limit": f"the advisor's proof limit of {ADVISOR_PROOF_STATES:,} states",
+            "memory_limit": "the memory limit"}.get(reason, reason)
+
+
+def dominated(entry: dict[str, Any], others: list[dict[str, Any]]) -> bool:
+    """True when another candidate is at least as good as ``entry`` on every count a room weighs -- runs
+    violating any safety invariant, availability findings per run, work done safely -- and better on one."""
+    mine = _counts(entry)
+    for other in others:
+        if other is entry:
+            continue
+        theirs = _counts(other)
+        if all(t <= m for t, m in zip(theirs, mine)) and theirs != mine:
+            return True
+    return False
+
+
+def _counts(entry: dict[str, Any]) -> tuple[float, float, float]:
+    full = entry.get("_full", entry)
+    share = full.get("safe_progress_share")
+    if share is None:
+        share = full.get("progress_share")
+    violating = entry.get("violating_runs", entry.get("sample_violating_runs")) or 0
+    runs = entry.get("verified_seeds") or entry.get("sample_seeds") or 1
+    return (violating / max(1, runs), float(full["availability_per_run"]), -(share or 0.0))
