@@ -29,6 +29,7 @@ from sim.real.runtimes.processes import (
     STARTUP_TIMEOUT_S,
     STOP_TIMEOUT_S,
     ExternalProcess,
+    HarnessError,
     Inbox,
     RealEffectsError,
     TemporalServer,
@@ -38,6 +39,8 @@ from sim.real.runtimes.recorder import Recorder
 
 #: Seconds one whole real run may take.
 RUN_TIMEOUT_S = 300.0
+#: Seconds a worker's unplanned SIGKILL waits for the external system to say its hook did it.
+KILL_ANNOUNCE_S = 5.0
 
 Condition = Callable[[], bool]
 Trap = Callable[[str, dict], bool]
@@ -56,9 +59,9 @@ class CellRun:
         self.timeout_default_s = timeout_default_s
         self.plant: tuple[str, ...] = ()
         self.runtime = runtime
-        self.runtime_server = TemporalServer(root) if runtime == "temporal" else None
         self.by_name = {t["name"]: t for t in transitions}
         self.inbox = Inbox()
+        self.runtime_server = TemporalServer(root, self.inbox) if runtime == "temporal" else None
         self.recorder = Recorder(root / "clock.sqlite")
         self.workers: dict[str, WorkerProcess] = {}
         self.spares: list[WorkerProcess] = []
@@ -73,6 +76,7 @@ class CellRun:
         self.replies: dict[str, list[dict]] = {}
         self.hooks: list[dict] = []
         self.exited: set[str] = set()
+        self.backlog: list[tuple[str, dict | None]] = []  # records put aside while waiting for another one
         self.fenced: set[str] = set()
         self.ended: set[str] = set()  # workers whose execution of the task returned
         self.done_by: str | None = None
@@ -179,25 +183,52 @@ class CellRun:
     # -- the event loop -------------------------------------------------------------------------------
 
     def wait(self, condition: Condition, limit_s: float = RECORD_TIMEOUT_S) -> None:
-        """Handle records until ``condition`` holds (within the limits)."""
-        while not condition():
-            left = min(limit_s, self.deadline - time.monotonic())
-            if left <= 0:
-                raise RealEffectsError(f"the run took longer than its limit ({RUN_TIMEOUT_S:.0f} s)")
-            source, record = self.inbox.get(left)
-            self.handle(source, record)
+        """Handle records until ``condition`` holds (within the limits).  A failure while the harness's own
+        infrastructure is down (the external system, the runtime's server) is the infrastructure's: the run
+        could not be judged (:class:`HarnessError`), whatever the worker said about it."""
+        try:
+            while not condition():
+                self.check_infrastructure()
+                left = min(limit_s, self.deadline - time.monotonic())
+                if left <= 0:
+                    raise RealEffectsError(f"the run took longer than its limit ({RUN_TIMEOUT_S:.0f} s)")
+                source, record = self.backlog.pop(0) if self.backlog else self.inbox.get(left)
+                self.handle(source, record)
+        except HarnessError:
+            raise
+        except RealEffectsError:
+            self.check_infrastructure()
+            raise
+
+    def check_infrastructure(self) -> None:
+        """Raise :class:`HarnessError` when the external system or the runtime's server has stopped."""
+        if self.external.gone():
+            raise HarnessError(f"the external system stopped answering{self.external.exit_note()}")
+        if self.runtime_server is not None and self.runtime_server.gone():
+            raise HarnessError(f"the runtime's server (Temporal's dev server) stopped answering"
+                               f"{self.runtime_server.exit_note()}")
 
     def handle(self, source: str, record: dict | None) -> None:
         if source == "external":
+            if record is None:  # its stdout closed: the process is gone, or going
+                raise HarnessError("the external system stopped answering (its process ended)")
             self._external_record(record)
             return
+        if source == "runtime-server":
+            raise HarnessError("the runtime's server (Temporal's dev server) stopped answering (its process ended)")
         worker = self.workers[source]
         if record is None:
             self.exited.add(source)
             code = worker.process.wait(timeout=STOP_TIMEOUT_S)
-            if not worker.expected_exit and code != -signal.SIGKILL:
-                raise RealEffectsError(f"worker {source} exited with status {code} ({worker.stderr_tail()})")
-            return
+            if worker.expected_exit:
+                return
+            if code in (-signal.SIGKILL, -signal.SIGTERM):
+                if self.killed_by_external(source):  # the plan's kill_caller, announced after the worker's end
+                    return
+                self.check_infrastructure()
+                raise HarnessError(f"worker {source} was killed outside the fault plan (exit status {code}): "
+                                   "something other than the harness ended it")
+            raise RealEffectsError(f"worker {source} exited with status {code} ({worker.stderr_tail()})")
         kind = record.get("kind")
         if kind == "error":
             raise RealEffectsError(f"worker {source} failed: {record.get('message')}")
@@ -210,7 +241,10 @@ class CellRun:
                 self.done_by = source
             return
         if kind not in ("event", "point"):
-            raise RealEffectsError(f"worker {source} sent a record of unknown kind: {record}")
+            shown = record.get("line", record) if kind == "garbage" else record
+            raise HarnessError(f"worker {source}'s protocol channel (its stdout) carried a line that is not a "
+                               "protocol record -- a library's log? its logging belongs on stderr: "
+                               f"{str(shown)[:160]!r}")
         self.pending[source] = record
         if kind == "event":
             self.on_event(source, record)
@@ -219,6 +253,21 @@ class CellRun:
             return
         if source not in self.held:
             self.resume(source)
+
+    def killed_by_external(self, worker: str) -> bool:
+        """Did the external system's ``kill_caller`` hook kill ``worker``?  It kills, then announces: the
+        announcement may come after the worker's end, so wait for it a little (other records put aside)."""
+        end = time.monotonic() + KILL_ANNOUNCE_S
+        while not self.workers[worker].expected_exit and time.monotonic() < end:
+            try:
+                source, record = self.inbox.get(end - time.monotonic())
+            except RealEffectsError:
+                break
+            if source == "external" and record is not None:
+                self._external_record(record)
+            else:
+                self.backlog.append((source, record))
+        return self.workers[worker].expected_exit
 
     def _external_record(self, record: dict | None) -> None:
         if record is None:
@@ -326,6 +375,7 @@ class CellRun:
         for condition in plan:
             self.wait(condition)
         self.wait(lambda: self.done_by is not None)
+        self.check_infrastructure()  # a run that ended while its infrastructure was dying is not judged either
         self.record("queue", "acked", task=self.task, worker=self.done_by)
 
     def close(self) -> None:
