@@ -83,6 +83,17 @@ def test_the_external_system_killed_mid_cell_is_could_not_judge_on_dbos(cli, tmp
     assert "DISAGREE" not in done.stderr and not document["exported"]
 
 
+@pytest.mark.real
+def test_the_external_system_killed_mid_cell_is_could_not_judge_with_a_worker_command(cli, tmp_path):
+    """The same on a worker of one's own (docs/examples/cmd_worker.py): needs no runtime installed."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "cmd_worker.py"
+    done = conform_with_a_kill(cli, tmp_path, f"{sys.executable} {example}", "external", run=2)
+    assert_one_unjudged(done, "publish_release/after_commit/terminate", "the external system stopped")
+    assert "DISAGREE" not in done.stderr
+
+
 @needs_dbos
 @pytest.mark.real
 def test_a_worker_killed_outside_the_plan_is_could_not_judge(cli, tmp_path):
