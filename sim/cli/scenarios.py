@@ -113,7 +113,8 @@ def _protocols_for(family, scenario, given: list[str]):
         return chosen
     if scenario.protocol:
         return [family.parse_protocol(scenario.protocol)]
-    return list(family.knobs.preset_protocols().values())
+    # The family's presets (the effects family's four, not its reliability classes: those run when named).
+    return [family.parse_protocol(name) for name in family.presets]
 
 
 _QUIET_FIELDS = {
@@ -168,7 +169,7 @@ def print_result(console, result) -> None:
     console.print(f"\n== {result.scenario} under {result.protocol.label} ==", markup=False, style="bold")
     table = _columns(("#", "t", "actor", "event", "verdict", "details"), list(_event_rows(result)))
     console.file.write(table + "\n")  # plain text: the console's own rendering of 100,000 lines takes seconds
-    line = f"outcome: {result.outcome}"
+    line = f"outcome: {result.outcome if result.outcome is not None else 'none (the run recorded no verdict)'}"
     if result.expect is not None:
         line += f"   expected: {result.expect.describe()}   {'OK' if result.expectation_met else 'MISMATCH'}"
     console.print(line, markup=False)
