@@ -5,7 +5,7 @@ after a ``,`` or an ``=`` (``receipt_check=trusting`` may become ``receipt_check
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Any, Iterable
 
 #: Where a name may be broken: after these characters (and at spaces).
 BREAK_AFTER = ",="
@@ -60,3 +60,29 @@ def soft_breaks(text: str, marker: str = "<wbr>") -> str:
     """HTML: ``marker`` after every ``,`` and ``=`` of an already escaped text, so a browser breaks a long
     name there rather than inside a word."""
     return re.sub(r"([,=])(?=\S)", lambda m: m.group(1) + marker, text)
+
+
+#: Characters a name cell of a terminal table is pre-broken to (after ``,`` and ``=``), so the table library
+#: never has to fold it inside a word.
+NAME_CELL_WIDTH = 32
+
+
+def name_cell(text: str, width: int = NAME_CELL_WIDTH) -> str:
+    """A protocol label (or any name) as the lines a table cell shows: broken after ``,`` and ``=`` only."""
+    return "\n".join(wrap_text(text, width)) if len(text) > width else text
+
+
+def name_width(texts: Iterable[str]) -> int:
+    """The widest line of these (pre-broken) cells: a name column's minimum width."""
+    return max((len(line) for text in texts for line in str(text).splitlines()), default=1)
+
+
+def unbroken(table: Any) -> Any:
+    """A rich ``Table`` whose columns are never narrower than their longest word (header included): the table
+    library then breaks a cell only at spaces -- and a name cell only where :func:`name_cell` broke it, after
+    ``,`` and ``=`` -- never inside ``unknown_as_failed``.  Returns the table."""
+    for column in table.columns:
+        texts = [str(column.header), *(str(cell) for cell in column.cells)]
+        longest = max((len(word) for text in texts for word in text.split()), default=1)
+        column.min_width = max(column.min_width or 0, longest)
+    return table
