@@ -11,6 +11,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from sim.core.wrapping import wrap_text
+
+#: Characters a legend entry's line holds at most (names wrap after their commas and '=').
+LEGEND_WIDTH = 34
+
 #: Offsets (points) tried for a number, nearest first: right-above, right-below, left-above, left-below, then
 #: further out.
 OFFSETS = [(dx * r, dy * r) for r in (1, 2, 3, 4) for dx, dy in ((5, 4), (5, -11), (-13, 4), (-13, -11))]
@@ -22,9 +27,8 @@ def number_points(figure: Figure, ax, points: Sequence[tuple[float, float, str, 
     beside the axes maps each number to its names.  Returns the numbers' annotations (to test placement)."""
     if not points:
         return []
-    from sim.report.figures import wrap_label
-
-    handles = [Line2D([], [], linestyle="none", marker="o", color=colour, label=f"{index}  {wrap_label(names, 34)}")
+    handles = [Line2D([], [], linestyle="none", marker="o", color=colour,
+                      label=f"{index}  " + "\n".join(wrap_text(names, LEGEND_WIDTH)))
                for index, (_, _, names, colour) in enumerate(points, 1)]
     ax.legend(handles=handles, fontsize=font_pt, loc="upper left", bbox_to_anchor=(1.01, 1.0), title=title or None,
               title_fontsize=font_pt, borderaxespad=0.0, handletextpad=0.3)

@@ -23,11 +23,10 @@ from typing import Any, Callable, Iterator
 
 from sim.core.history import History
 from sim.real.external_system import ENDPOINT_FIELDS
-from sim.real.runtimes import worker_kit
+from sim.real.runtimes import infrastructure, worker_kit
 from sim.real.runtimes.processes import (
     RECORD_TIMEOUT_S,
     STARTUP_TIMEOUT_S,
-    STOP_TIMEOUT_S,
     ExternalProcess,
     HarnessError,
     Inbox,
@@ -39,8 +38,6 @@ from sim.real.runtimes.recorder import Recorder
 
 #: Seconds one whole real run may take.
 RUN_TIMEOUT_S = 300.0
-#: Seconds a worker's unplanned SIGKILL waits for the external system to say its hook did it.
-KILL_ANNOUNCE_S = 5.0
 
 Condition = Callable[[], bool]
 Trap = Callable[[str, dict], bool]
@@ -183,12 +180,11 @@ class CellRun:
     # -- the event loop -------------------------------------------------------------------------------
 
     def wait(self, condition: Condition, limit_s: float = RECORD_TIMEOUT_S) -> None:
-        """Handle records until ``condition`` holds (within the limits).  A failure while the harness's own
-        infrastructure is down (the external system, the runtime's server) is the infrastructure's: the run
-        could not be judged (:class:`HarnessError`), whatever the worker said about it."""
+        """Handle records until ``condition`` holds (within the limits); a failure while the harness's own
+        infrastructure is down is the infrastructure's (:mod:`~sim.real.runtimes.infrastructure`)."""
         try:
             while not condition():
-                self.check_infrastructure()
+                infrastructure.check(self)
                 left = min(limit_s, self.deadline - time.monotonic())
                 if left <= 0:
                     raise RealEffectsError(f"the run took longer than its limit ({RUN_TIMEOUT_S:.0f} s)")
@@ -197,38 +193,13 @@ class CellRun:
         except HarnessError:
             raise
         except RealEffectsError:
-            self.check_infrastructure()
+            infrastructure.check(self)
             raise
 
-    def check_infrastructure(self) -> None:
-        """Raise :class:`HarnessError` when the external system or the runtime's server has stopped."""
-        if self.external.gone():
-            raise HarnessError(f"the external system stopped answering{self.external.exit_note()}")
-        if self.runtime_server is not None and self.runtime_server.gone():
-            raise HarnessError(f"the runtime's server (Temporal's dev server) stopped answering"
-                               f"{self.runtime_server.exit_note()}")
-
     def handle(self, source: str, record: dict | None) -> None:
-        if source == "external":
-            if record is None:  # its stdout closed: the process is gone, or going
-                raise HarnessError("the external system stopped answering (its process ended)")
-            self._external_record(record)
+        if infrastructure.ended(self, source, record):
             return
-        if source == "runtime-server":
-            raise HarnessError("the runtime's server (Temporal's dev server) stopped answering (its process ended)")
-        worker = self.workers[source]
-        if record is None:
-            self.exited.add(source)
-            code = worker.process.wait(timeout=STOP_TIMEOUT_S)
-            if worker.expected_exit:
-                return
-            if code in (-signal.SIGKILL, -signal.SIGTERM):
-                if self.killed_by_external(source):  # the plan's kill_caller, announced after the worker's end
-                    return
-                self.check_infrastructure()
-                raise HarnessError(f"worker {source} was killed outside the fault plan (exit status {code}): "
-                                   "something other than the harness ended it")
-            raise RealEffectsError(f"worker {source} exited with status {code} ({worker.stderr_tail()})")
+        assert record is not None
         kind = record.get("kind")
         if kind == "error":
             raise RealEffectsError(f"worker {source} failed: {record.get('message')}")
@@ -241,10 +212,7 @@ class CellRun:
                 self.done_by = source
             return
         if kind not in ("event", "point"):
-            shown = record.get("line", record) if kind == "garbage" else record
-            raise HarnessError(f"worker {source}'s protocol channel (its stdout) carried a line that is not a "
-                               "protocol record -- a library's log? its logging belongs on stderr: "
-                               f"{str(shown)[:160]!r}")
+            infrastructure.not_a_record(source, record)
         self.pending[source] = record
         if kind == "event":
             self.on_event(source, record)
@@ -254,22 +222,7 @@ class CellRun:
         if source not in self.held:
             self.resume(source)
 
-    def killed_by_external(self, worker: str) -> bool:
-        """Did the external system's ``kill_caller`` hook kill ``worker``?  It kills, then announces: the
-        announcement may come after the worker's end, so wait for it a little (other records put aside)."""
-        end = time.monotonic() + KILL_ANNOUNCE_S
-        while not self.workers[worker].expected_exit and time.monotonic() < end:
-            try:
-                source, record = self.inbox.get(end - time.monotonic())
-            except RealEffectsError:
-                break
-            if source == "external" and record is not None:
-                self._external_record(record)
-            else:
-                self.backlog.append((source, record))
-        return self.workers[worker].expected_exit
-
-    def _external_record(self, record: dict | None) -> None:
+    def external_record(self, record: dict | None) -> None:
         if record is None:
             return
         self.hooks.append(record)
@@ -375,7 +328,7 @@ class CellRun:
         for condition in plan:
             self.wait(condition)
         self.wait(lambda: self.done_by is not None)
-        self.check_infrastructure()  # a run that ended while its infrastructure was dying is not judged either
+        infrastructure.check(self)  # a run that ended while its infrastructure was dying is not judged either
         self.record("queue", "acked", task=self.task, worker=self.done_by)
 
     def close(self) -> None:
