@@ -10,6 +10,7 @@ from typing import Sequence
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.transforms import Bbox
 
 from sim.core.wrapping import wrap_text
 
@@ -36,7 +37,7 @@ def number_points(figure: Figure, ax, points: Sequence[tuple[float, float, str, 
     canvas.draw()  # the layout first: boxes are measured where they will be drawn
     renderer = canvas.get_renderer()
     placed: list = []
-    boxes = []
+    boxes: list[Bbox] = []
     for index, (x, y, _names, colour) in enumerate(points, 1):
         annotation = None
         for dx, dy in OFFSETS:
