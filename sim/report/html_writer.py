@@ -132,14 +132,16 @@ def _block(block: Block, svgs: Mapping[str, str]) -> list[str]:
     raise TypeError(f"no HTML for {block!r}")
 
 
-#: Where a table cell may break besides spaces: after these (a name such as ``lost_update`` or
-#: ``receipt_check=trusting`` never breaks inside a word; the cells' CSS forbids breaking anywhere else).
-BREAK_MARKS = (",", "=", ":", "|")
+#: Where a table cell may break besides spaces and hyphens: after these -- between the words of a name
+#: (``receipt_check=`` / ``trusting``, ``lost_`` / ``update``), never inside a word (``updat`` / ``e``): the
+#: cells' CSS forbids breaking anywhere else.
+BREAK_MARKS = (",", "=", ":", "|", "_")
 
 
 def breakable(text: object) -> str:
-    """Escaped text with a break opportunity (``<wbr>``) after ``,``, ``=``, ``:`` and ``|``: long protocol and
-    counterexample names wrap there instead of widening a table, and nowhere inside a word."""
+    """Escaped text with a break opportunity (``<wbr>``) after ``,``, ``=``, ``:``, ``|`` and ``_``: long protocol
+    and counterexample names wrap there, between their words, instead of widening a table -- and nowhere
+    inside a word.  ``,`` and ``=`` come first: a name breaks there when that is enough."""
     out = html.escape(str(text))
     for mark in BREAK_MARKS:
         out = out.replace(mark, mark + "<wbr>")
