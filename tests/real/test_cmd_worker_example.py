@@ -66,3 +66,24 @@ def test_the_example_worker_passes_the_whole_cruel_grid(cli, tmp_path):
     done = cli("conform", "--runtime", COMMAND, "--out", tmp_path / "out", "--json", timeout=7200)
     assert done.returncode == 0, done.stderr[-3000:]
     assert all(c["status"] != "disagrees" for c in json.loads(done.stdout)["cells"])
+
+
+def test_the_protocol_page_names_every_request_and_record_the_harness_uses():
+    """Every op the harness sends and every record kind it reads is on docs/real-runtimes.md, with the rules
+    a worker of one's own cannot guess: recovery by itself, the reply body, approve before continue."""
+    import re
+
+    page = (REPO / "docs" / "real-runtimes.md").read_text(encoding="utf-8")
+    protocol = page.split("## The worker protocol", 1)[1].split("\n## ", 1)[0]
+    sent = set()
+    for path in (REPO / "sim" / "real" / "runtimes").glob("*.py"):
+        sent |= set(re.findall(r'"op": "([a-z_]+)"', path.read_text(encoding="utf-8")))
+    assert sent >= {"start", "run", "deliver", "continue", "approve", "resolve", "stop"}
+    for op in sent:
+        assert f"`{op}" in protocol or f'"op": "{op}"' in protocol, op
+    for kind in ("ready", "reply", "note", "done", "event", "point", "error"):
+        assert f'"kind": "{kind}"' in protocol, kind
+    for rule in ("is sent no `run` and no `deliver`", "**before** the `continue`", '"outcome": "committed"',
+                 "Stdout is the protocol's only", "docs/examples/cmd_worker.py"):
+        assert rule in protocol, rule
+    assert "`[test]` extra is for" in page and ".venv/bin/pip install" not in page
