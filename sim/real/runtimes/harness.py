@@ -102,7 +102,11 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     reach the workers, so the intent's fingerprint and the request's are the model's.
     ``keep``: copy the run's folder (the external system's database and request log, the runtime's
     database, every process's log) there afterwards.  Raises :class:`NotApplicable` for a fault or knob
-    the runtime cannot express, :class:`RealEffectsError` when a process fails or hangs.
+    the runtime cannot express, :class:`RealEffectsError` when a process fails or hangs -- its subclass
+    :class:`HarnessError` when the harness's own infrastructure failed (the external system or the runtime's
+    server stopped answering, a worker was killed outside the fault plan, a worker's stdout carried a line
+    that is no protocol record): then the run could not be judged.  Either carries the partial ``history``
+    and the ``kills`` and ``freezes`` made before it.
     """
     label, knobs = resolve_protocol(protocol)
     faults = _fault_list(fault)
