@@ -25,7 +25,8 @@ def _found():
 def _texts(figure: Figure) -> str:
     """Every text of a figure: annotations, tick labels and legends."""
     texts = [t for ax in figure.axes for t in ax.texts + ax.get_xticklabels() + ax.get_yticklabels()]
-    texts += [t for legend in figure.legends for t in legend.get_texts()]
+    legends = [*figure.legends, *(ax.get_legend() for ax in figure.axes if ax.get_legend() is not None)]
+    texts += [t for legend in legends for t in legend.get_texts()]
     return " ".join(t.get_text() for t in texts)
 
 

@@ -36,6 +36,9 @@ EXIT_INPUT = 4
 EXIT_NOTHING_RAN = 5
 #: ``fencesim check`` only: no violation, but a check could not judge the history.
 EXIT_NOT_EVALUABLE = 6
+#: ``fencesim conform --runtime`` only: no disagreement, but some runs could not be judged (the harness's own
+#: infrastructure failed: the external system or the runtime's server stopped answering, say).
+EXIT_NOT_JUDGED = 7
 
 app = typer.Typer(
     add_completion=False,

@@ -17,7 +17,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Sequence
 
-from sim.cli.app import EXIT_OK, EXIT_VIOLATION, emit_json, human_console
+from sim.cli.app import EXIT_NOT_JUDGED, EXIT_OK, EXIT_VIOLATION, emit_json, human_console
 from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import InputError
 
@@ -113,7 +113,7 @@ def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runti
                     seeds: int | None = None, seed_start: int = 0, shrink_seconds: float = 120.0,
                     scenario: Path | None = None) -> int:
     """Run the grid (or the seeds, or a scenario's fault list), print (or emit) the agreement table, export
-    each disagreement; exit 1 on any."""
+    each disagreement; exit 1 on any, else 7 when some run could not be judged (its infrastructure failed)."""
     from sim.core.outputs import Plan
     from sim.real.runtimes.worker_kit import PLANTED_BUGS
     from sim.report.outputs import check_output_dir
@@ -155,7 +155,9 @@ def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runti
         emit_json({"workload": target.name, "runtime": shown, "planted": list(plant), **table.to_json(),
                    "exported": files})
     print_table(human_console(json_out), target.name, shown, table, files)
-    return EXIT_VIOLATION if table.disagreements else EXIT_OK
+    if table.disagreements:
+        return EXIT_VIOLATION
+    return EXIT_NOT_JUDGED if table.unjudged else EXIT_OK
 
 
 def _check_mode(cells: str | None, wanted: Sequence[str], seeds: int | None, seed_start: int,
@@ -230,7 +232,7 @@ class RuntimeDisagreementOracle:
 
     def __call__(self, events: Sequence[Any]) -> tuple[Any, ...] | None:
         found = self.compared(events)
-        return tuple(events) if found.applicable and not found.agrees else None
+        return tuple(events) if found.disagrees else None
 
 
 def shrink_disagreement(family, workload, comparison: Any, protocol, runtime: str,
@@ -311,24 +313,45 @@ def side_by_side(cell: Any, replay: str, scenario: bool = False) -> str:
 
 
 def print_table(console: Any, workload: str, runtime: str, table: Any, files: list[str]) -> None:
+    """The agreement table, one row per protocol; then, per protocol, the violating runs, the ones not
+    applicable (each with its reason), not played and not judged; then each disagreement."""
+    from sim.core.wrapping import wrap_names, wrap_text
+
     what = {"cells": "cruel grid", "seeds": "fuzzed fault lists"}.get(table.unit, "a scenario's fault list")
     console.print(f"conform: {workload}, {what}, runtime: {runtime}", markup=False)
-    header = ("protocol", table.unit, "applicable", "agree", "not applicable", "real kills", "freezes", "seconds")
-    rows = [header] + [(p, str(r[table.unit]), str(r["applicable"]), str(r["agreeing"]), str(r["not_applicable"]),
-                        str(r["kills"]), str(r["freezes"]), f"{r['seconds']:.1f}")
-                       for p, r in table.by_protocol().items()]
+    header = ("protocol", table.unit, "agree", "disagree", "not played", "not applicable", "could not judge",
+              "violating (model / real)", "real kills", "freezes", "seconds")
+    rows = [header] + [(p, str(r[table.unit]), str(r["agreeing"]), str(r["disagreeing"]), str(r["not_played"]),
+                        str(r["not_applicable"]), str(r["could_not_judge"]),
+                        f"{r['violating_model']} / {r['violating_real']}", str(r["kills"]), str(r["freezes"]),
+                        f"{r['seconds']:.1f}") for p, r in table.by_protocol().items()]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         console.print("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                        for i, (c, w) in enumerate(zip(row, widths))).rstrip(), markup=False)
-    reasons = sorted({(c.protocol, c.not_applicable) for c in table.cells if not c.applicable})
-    for protocol, reason in reasons:
-        count = sum(1 for c in table.cells if c.protocol == protocol and c.not_applicable == reason)
-        console.print(f"  not applicable under {protocol} ({count} {table.unit}): {reason}", markup=False)
+    for protocol in table.by_protocol():
+        mine = [c for c in table.cells if c.protocol == protocol]
+        violating = [f"{c.name} (model: {', '.join((c.model or {}).get('violations', [])) or 'none'}; real: "
+                     f"{', '.join((c.real or {}).get('violations', [])) or 'none'})" for c in mine if c.violating]
+        if violating:
+            _listed(console, f"violating under {protocol} ({len(violating)} {table.unit})", violating, wrap_names)
+        for reason in sorted({c.not_applicable for c in mine if not c.applicable}):
+            named = [c.name for c in mine if c.not_applicable == reason]
+            _listed(console, f"not applicable under {protocol} ({len(named)} {table.unit}): {reason}", named,
+                    wrap_names)
+        for cell in mine:
+            if cell.status in ("not_played", "could_not_judge"):
+                what = "not played under" if cell.status == "not_played" else "COULD NOT JUDGE"
+                for index, line in enumerate(wrap_text(f"{what} {protocol}, {cell.name}: "
+                                                       f"{cell.not_played or cell.harness_error}", 110)):
+                    console.print(("  " if index == 0 else "    ") + line, markup=False)
     if not table.disagreements:
-        applicable = sum(1 for c in table.cells if c.applicable)
-        console.print(f"every applicable run agrees ({applicable}): same effects, duplicates, receipts, "
+        judged = sum(1 for c in table.cells if c.agrees)
+        console.print(f"every judged run agrees ({judged}): same effects, duplicates, receipts, "
                       "compensations, outcome, violations and fingerprints", markup=False)
+        if table.unjudged:
+            console.print(f"not all runs judged: {len(table.unjudged)} could not be (the harness's own "
+                          "infrastructure failed, not the runtime; exit 7)", markup=False)
         return
     for found in table.disagreements:
         cell = found.shrunk_to or found
@@ -337,3 +360,10 @@ def print_table(console: Any, workload: str, runtime: str, table: Any, files: li
         console.print(f"DISAGREE {cell.protocol}, {name}{shrunk}: {'; '.join(cell.differences())}",
                       markup=False)
     console.print(f"exported: {len(files)} files under {Path(files[0]).parent if files else '-'}", markup=False)
+
+
+def _listed(console: Any, title: str, names: list[str], wrap_names: Any) -> None:
+    """A title and the names under it, wrapped between names (never inside one)."""
+    console.print(f"  {title}:", markup=False)
+    for line in wrap_names(names, 100):
+        console.print(f"    {line}", markup=False)

@@ -42,22 +42,62 @@ def _grid_json(grid, not_run) -> dict:
 
 
 def _print_grid(console, label: str, document: dict) -> None:
+    """The grid, its fault columns in as many tables as it takes to fit the console's width (the transition
+    and boundary columns repeated in each): a cell is never cut.  A console too narrow even for one fault
+    column beside them gets the grid as lines, one cell a line."""
     faults = list(dict.fromkeys(f for boundaries in document.values() for cells in boundaries.values()
                                 for f in cells))
-    table = Table(title=f"cruel grid under {label}", header_style="bold")
-    for column in ("transition", "boundary", *faults):
-        table.add_column(column)
-    for transition, boundaries in document.items():
-        for boundary, cells in boundaries.items():
-            table.add_row(transition, boundary, *(_cell_text(cells.get(f)) for f in faults))
-    console.print(table)
+    rows = [(transition, boundary, [_cell_text(cells.get(f)) for f in faults])
+            for transition, boundaries in document.items() for boundary, cells in boundaries.items()]
+
+    def width(header: str, texts: list[str]) -> int:
+        return max(len(line) for text in [header, *texts] for line in text.splitlines() or [""])
+
+    fixed = [width("transition", [r[0] for r in rows]), width("boundary", [r[1] for r in rows])]
+    needed = [width(f, [r[2][i] for r in rows]) for i, f in enumerate(faults)]
+    chunks = _fit(fixed, needed, console.width)
+    if chunks is None:
+        console.print(f"cruel grid under {label}", markup=False, style="bold")
+        for transition, boundary, texts in rows:
+            for fault, text in zip(faults, texts):
+                console.print(f"  {transition} {boundary} {fault}: {text.replace(chr(10), ', ')}", markup=False)
+        return
+    for number, (start, end) in enumerate(chunks, 1):
+        part = "" if len(chunks) == 1 else \
+            f" (faults {start + 1}-{end} of {len(faults)}, part {number} of {len(chunks)})"
+        table = Table(title=f"cruel grid under {label}{part}", header_style="bold")
+        for column, cells_width in (("transition", fixed[0]), ("boundary", fixed[1]),
+                                    *zip(faults[start:end], needed[start:end])):
+            table.add_column(column, min_width=cells_width, no_wrap=True)
+        for transition, boundary, texts in rows:
+            table.add_row(transition, boundary, *texts[start:end])
+        console.print(table)
+
+
+def _fit(fixed: list[int], needed: list[int], limit: int) -> list[tuple[int, int]] | None:
+    """Fault columns ``[start, end)`` per table so each table (a column takes its width plus 3: padding and a
+    border, and 1 more for the last border) fits ``limit``; None when one column beside the fixed ones does
+    not."""
+    base = sum(w + 3 for w in fixed) + 1
+    chunks: list[tuple[int, int]] = []
+    start, used = 0, base
+    for index, w in enumerate(needed):
+        if base + w + 3 > limit:
+            return None
+        if used + w + 3 > limit:
+            chunks.append((start, index))
+            start, used = index, base
+        used += w + 3
+    if start < len(needed) or not chunks:
+        chunks.append((start, len(needed)))
+    return chunks
 
 
 def _cell_text(value) -> str:
     """``ok``, ``not_run``, the invariants a cell violates, or ``-`` where the fault does not apply."""
     if value is None:
         return "-"
-    return value if isinstance(value, str) else ", ".join(value)
+    return value if isinstance(value, str) else "\n".join(value)  # one invariant a line: narrow columns
 
 
 def _export_cell(family, workload, protocol, cell, out: Path, commit: str) -> Path:

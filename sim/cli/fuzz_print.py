@@ -28,11 +28,16 @@ def seeds_line(document: dict) -> str:
 
 def protocol_table(document: dict) -> Table:
     """One row per protocol: runs, violating runs and share, counts per invariant, availability, work done."""
+    from sim.core.wrapping import name_cell, name_width, unbroken
+
     table = Table(header_style="bold", show_edge=False)
     names = [name.replace("_", " ") for name in document["availability"]]
+    labels = {label: name_cell(label) for label in document["by_protocol"]}
     for column in ("protocol", "runs", "violating runs", "by invariant", *(f"{n} (per run)" for n in names),
                    "work done"):
-        table.add_column(column, overflow="fold")
+        # names are pre-broken after "," and "=" (never folded inside a word): a protocol cell keeps its width
+        table.add_column(column, overflow="fold", min_width=name_width(labels.values()) if column == "protocol"
+                         else None)
     for label, tally in document["by_protocol"].items():
         runs = tally["runs"]
         found = ", ".join(f"{k} {v}" for k, v in tally["violating_runs_by_invariant"].items() if v) or "-"
@@ -48,8 +53,8 @@ def protocol_table(document: dict) -> Table:
         safe = tally.get("safe_progress")
         if safe and safe["share"]["value"] == safe["share"]["value"]:
             done += f"; {safe['share']['value']:.0%} applied safely"
-        table.add_row(label, str(runs), share, found, *counted, done)
-    return table
+        table.add_row(labels[label], str(runs), share, found, *counted, done)
+    return unbroken(table)
 
 
 def print_summary(console, document: dict) -> None:

@@ -49,6 +49,8 @@ def _cell(estimate) -> str:
 
 
 def _print(console, result, document: dict) -> None:
+    from sim.core.wrapping import name_cell, name_width, unbroken
+
     unit = f"{result.period:,.0f} {result.unit}"
     console.print(f"{result.workload} ({result.family}): expected incidents per {unit} a month", markup=False)
     means = ", ".join(f"{name} {value:.4g}" for name, value in result.fault_means.items()) or "none"
@@ -59,13 +61,13 @@ def _print(console, result, document: dict) -> None:
     for measure, title in (("runs", f"{result.unit} violating"), ("violations", "violations")):
         table = Table(title=f"{title} per {unit} (estimate [95% simultaneous interval])", header_style="bold")
         table.add_column("check")
-        for label in result.protocols:
-            table.add_column(label, justify="right")
+        for label in result.protocols:  # a header broken after "," and "=", never inside a word
+            table.add_column(name_cell(label, 24), justify="right", min_width=name_width([name_cell(label, 24)]))
         first = next(iter(result.protocols.values()))
         for name, found in first.items():
             kind = "" if found.safety else " (availability)"
             table.add_row(name + kind, *(_cell(getattr(checks[name], measure)) for checks in result.protocols.values()))
-        console.print(table)
+        console.print(unbroken(table))
     for item in document.get("seed_arithmetic", {}).get("compared", []):
         verdict = "within" if item["within"] else "OUTSIDE"
         console.print(f"seed's arithmetic: {item['quantity']} = {item['analytic']:,} ; {item['check']} under "

@@ -80,20 +80,24 @@ def _print(console, drawn, document: dict) -> None:
     table = Table(title=f"design map: {document['workload']} ({document['family']}), "
                         f"{len(document['protocols'])} protocols, within {document['max_events']} events",
                   header_style="bold")
+    from sim.core.wrapping import name_cell, name_width, unbroken
+
+    labels = [name_cell(p["protocol"]) for p in document["protocols"]]
     for column in ("protocol", "verdict", "shortest violations", "violating runs", "findings/run", "work done",
                    "same as"):
-        table.add_column(column)
+        # names are pre-broken after "," and "=" (never folded inside a word): a protocol cell keeps its width
+        table.add_column(column, min_width=name_width(labels) if column in ("protocol", "same as") else None)
     for point in document["protocols"]:
         shortest = ", ".join(f"{name} {v['shortest_events']}" for name, v in point["invariants"].items()
                              if v["status"] == "violated")
         share = point["violating_share"]
         work = point["progress_share"]
-        table.add_row(point["protocol"], point["status"], shortest or "-",
+        table.add_row(name_cell(point["protocol"]), point["status"], shortest or "-",
                       "-" if share is None else f"{share['value']:.0%}",
                       f"{sum(point['availability_per_run'].values()):.2f}",
                       "-" if work is None else f"{work:.0%}",
-                      "" if point["same_as"] == point["protocol"] else point["same_as"])
-    console.print(table)
+                      "" if point["same_as"] == point["protocol"] else name_cell(point["same_as"]))
+    console.print(unbroken(table))
     console.print(f"minimal safe designs: {', '.join(document['minimal_safe']) or 'none'}")
     console.print(f"Pareto front (violating runs, findings per run, work not done): "
                   f"{', '.join(document['pareto_front'])}")

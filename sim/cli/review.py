@@ -85,6 +85,8 @@ def _inputs(designs) -> list[tuple[str, Path]]:
 def _table(reviewed: dict) -> Table:
     """One row per protocol: verdict, violating runs, the minimal counterexamples, the availability findings
     (spurious rejections, human exceptions) per run and the share of work done."""
+    from sim.core.wrapping import name_cell, name_width, unbroken
+
     table = Table(title=f"{reviewed['name']} ({reviewed['family']} family, {reviewed['seeds_done']} seeds each)",
                   header_style="bold")
     availability = [name.replace("_", " ") for name in reviewed["availability"]]
@@ -92,7 +94,9 @@ def _table(reviewed: dict) -> Table:
     for column in ("protocol", "verdict", "violating runs", "minimal counterexamples (length)",
                    *(f"{name} per run" for name in availability), reviewed["progress_label"],
                    *(["applied safely / planned"] if safe else [])):
-        table.add_column(column, overflow="fold")
+        # names are pre-broken after "," and "=" (never folded inside a word): a protocol cell keeps its width
+        table.add_column(column, overflow="fold", min_width=name_width(
+            name_cell(r["protocol"]) for r in reviewed["protocols"]) if column == "protocol" else None)
     for row in reviewed["protocols"]:
         examples = [e for e in reviewed["counterexamples"] if e["protocol"] == row["protocol"]]
         shown = ", ".join(f"{e['invariant']} ({len(e['events'])} event{'s' if len(e['events']) != 1 else ''})"
@@ -102,8 +106,9 @@ def _table(reviewed: dict) -> Table:
         found = [f"{row['availability'][name]['per_run']:.2f} ({row['availability'][name]['count']})"
                  for name in reviewed["availability"]]
         safely = [f"{row['safe_progress']['share']['value']:.0%}" if "safe_progress" in row else "n/a"] if safe else []
-        table.add_row(row["protocol"], row["verdict"], f"{share['value']:.1%}", shown, *found, progress, *safely)
-    return table
+        table.add_row(name_cell(row["protocol"]), row["verdict"], f"{share['value']:.1%}", shown, *found, progress,
+                      *safely)
+    return unbroken(table)
 
 
 def _never_fired_lines(reviewed: dict) -> list[str]:

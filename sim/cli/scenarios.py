@@ -20,6 +20,7 @@ from sim.cli.app import (
 )
 from sim.core.knobs import refuse_duplicates
 from sim.core.values import cut
+from sim.core.wrapping import name_cell, unbroken
 
 
 def _about(violation) -> str:
@@ -68,7 +69,7 @@ def matrix(json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
                 cell += f"\n(seed code: {differing[(row, name)]['seed_code']})"
             shown.append(cell)
         table.add_row(row, *shown)
-    console.print(table)
+    console.print(unbroken(table))
     agree = "equals" if document["matches_seed_table"] else "DIFFERS FROM"
     console.print(f"The model's table {agree} the seed's printed table in all 12 cells.", markup=False)
     console.print(f"The seed's code disagrees with its table in {len(document['differences'])} cells:", markup=False)
@@ -91,12 +92,12 @@ def _verdicts_table(json_out: bool) -> int:
     table = Table(title="The seed's verdicts (section 10): correct verdict, and what each protocol does")
     table.add_column("event order")
     table.add_column("correct verdict")
-    for label in document["protocols"]:
-        table.add_column("platform" if label == document["platform"] else label)
+    for label in document["protocols"]:  # a header broken after "," and "=", never inside a word
+        table.add_column("platform" if label == document["platform"] else name_cell(label, 24))
     for row in document["rows"]:
         cells = [cell["verdict"] + ("" if cell["matches"] else " (differs)") for cell in row["cells"]]
         table.add_row(row["event_order"], row["correct_verdict"], *cells)
-    console.print(table)
+    console.print(unbroken(table))
     console.print(f"platform = {document['platform']}", markup=False)
     console.print(f"{document['cells_differing']} cells differ from the seed's verdict:", markup=False)
     for row in document["rows"]:
@@ -113,7 +114,8 @@ def _protocols_for(family, scenario, given: list[str]):
         return chosen
     if scenario.protocol:
         return [family.parse_protocol(scenario.protocol)]
-    return list(family.knobs.preset_protocols().values())
+    # The family's presets (the effects family's four, not its reliability classes: those run when named).
+    return [family.parse_protocol(name) for name in family.presets]
 
 
 _QUIET_FIELDS = {
@@ -168,7 +170,7 @@ def print_result(console, result) -> None:
     console.print(f"\n== {result.scenario} under {result.protocol.label} ==", markup=False, style="bold")
     table = _columns(("#", "t", "actor", "event", "verdict", "details"), list(_event_rows(result)))
     console.file.write(table + "\n")  # plain text: the console's own rendering of 100,000 lines takes seconds
-    line = f"outcome: {result.outcome}"
+    line = f"outcome: {result.outcome if result.outcome is not None else 'none (the run recorded no verdict)'}"
     if result.expect is not None:
         line += f"   expected: {result.expect.describe()}   {'OK' if result.expectation_met else 'MISMATCH'}"
     console.print(line, markup=False)

@@ -166,33 +166,27 @@ def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progres
     ``points``: ``{"protocol", "progress": {value, low, high}, "violating": {value, low, high}}``.
     ``safely``: the x axis is work done safely (``progress_label`` names it), and the axis says it is not the
     plain work done."""
-    figure = Figure(figsize=(8.5, 5.0), layout="constrained")
+    from sim.report.labels import number_points
+
+    figure = Figure(figsize=(10.0, 5.0), layout="constrained")
     ax = figure.subplots()
     groups: dict[tuple[float, float], list[dict[str, Any]]] = {}
     for point in points:
         spot = (round(point["progress"]["value"], 3), round(point["violating"]["value"], 3))
         groups.setdefault(spot, []).append(point)
-    labels = []
+    numbered = []
     for index, members in enumerate(groups.values()):
         x, y = members[0]["progress"], members[0]["violating"]
-        ax.errorbar([x["value"]], [y["value"]],
-                    xerr=[[x["value"] - x["low"]], [x["high"] - x["value"]]],
-                    yerr=[[y["value"] - y["low"]], [y["high"] - y["value"]]],
-                    fmt="o", capsize=3, color=f"C{index % 10}")
-        lines = [m["protocol"] for m in members]
-        labels.append((x["value"], y["value"], lines, f"C{index % 10}", max(x["value"] + 0.025, x["high"] + 0.01)))
-    lowest, right = -0.05, 1.1
-    for x, y, text_y, lines, colour, text_x in _spread_labels(labels):
-        moved = abs(text_y - y) > 1e-9
-        ax.annotate("\n".join(lines), (x, y), xytext=(text_x, text_y), textcoords="data", fontsize=MIN_FONT_PT,
-                    color=colour, va="center",
-                    arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 0.5} if moved else None)
-        lowest = min(lowest, text_y - len(lines) * _LINE / 2 - 0.01)
-        share = max(len(line) for line in lines) * _CHAR  # of the axis width, the label's width
-        right = max(right, (text_x + 0.03 * share) / (1 - share))
-    ax.set_xlim(-0.03, right)  # room on the right for the labels
+        drawn = ax.errorbar([x["value"]], [y["value"]],
+                            xerr=[[x["value"] - x["low"]], [x["high"] - x["value"]]],
+                            yerr=[[y["value"] - y["low"]], [y["high"] - y["value"]]],
+                            fmt="o", capsize=3, color=f"C{index % 10}")
+        for artist in (drawn.lines[0], *drawn.lines[1], *drawn.lines[2]):
+            artist.set_clip_on(False)  # a point at 0 or 1 is drawn whole on the axis's edge
+        numbered.append((x["value"], y["value"], ", ".join(m["protocol"] for m in members), f"C{index % 10}"))
+    ax.set_xlim(0.0, 1.0)  # shares: the axis is [0, 1], the names are in the numbered legend beside it
     ax.set_xticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    ax.set_ylim(lowest, 1.05)
+    ax.set_ylim(-0.05, 1.05)
     ax.tick_params(labelsize=MIN_FONT_PT + 1)
     ax.set_xlabel(f"{progress_label} (share, 95% Wilson interval)"
                   + ("\nwork done safely: applied once, over what its author expected (not plain applied)"
@@ -201,6 +195,7 @@ def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progres
     ax.set_title(title, fontsize=10)
     ax.axhline(0, color="#999999", linewidth=0.6)
     ax.grid(alpha=0.3)
+    number_points(figure, ax, numbered, MIN_FONT_PT, "protocols")
     return figure
 
 

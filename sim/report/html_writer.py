@@ -43,7 +43,7 @@ h1 { font-size: 1.6em; } h2 { border-bottom: 2px solid #4c72b0; padding-bottom: 
 table { border-collapse: collapse; margin: .8em 0; font-size: .85em; max-width: 100%; }
 table.wide { width: 100%; }
 th, td { border: 1px solid #ccc; padding: .3em .5em; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
+         overflow-wrap: normal; word-break: normal; hyphens: none; }
 th { background: #f0f3f8; position: sticky; top: 0; z-index: 1; }
 td.bad { background: #f6d5d6; } td.good { background: #dcefe2; } td.none { background: #eee; }
 pre { background: #f7f7f7; padding: .6em; overflow-x: auto; font-size: .8em; }
@@ -132,11 +132,18 @@ def _block(block: Block, svgs: Mapping[str, str]) -> list[str]:
     raise TypeError(f"no HTML for {block!r}")
 
 
+#: Where a table cell may break besides spaces and hyphens: after these -- between the words of a name
+#: (``receipt_check=`` / ``trusting``, ``lost_`` / ``update``), never inside a word (``updat`` / ``e``): the
+#: cells' CSS forbids breaking anywhere else.
+BREAK_MARKS = (",", "=", ":", "|", "_")
+
+
 def breakable(text: object) -> str:
-    """Escaped text with a break opportunity after commas, underscores, ``=``, ``:`` and ``|`` (long protocol
-    and counterexample names wrap there instead of widening a table)."""
+    """Escaped text with a break opportunity (``<wbr>``) after ``,``, ``=``, ``:``, ``|`` and ``_``: long protocol
+    and counterexample names wrap there, between their words, instead of widening a table -- and nowhere
+    inside a word.  ``,`` and ``=`` come first: a name breaks there when that is enough."""
     out = html.escape(str(text))
-    for mark in (",", "_", "=", ":", "|"):
+    for mark in BREAK_MARKS:
         out = out.replace(mark, mark + "<wbr>")
     return out
 

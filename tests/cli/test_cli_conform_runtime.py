@@ -164,3 +164,27 @@ def test_a_failed_real_run_is_shown_side_by_side_without_a_real_observation():
     text = side_by_side(cell, "fencesim conform ...")
     assert "the real run failed: the run took longer than its limit (300 s)" in text
     assert "!=effects" in text and "  open_pr" not in text
+
+
+@pytest.mark.real
+def test_the_table_lists_violating_not_applicable_and_not_played_cells_each_by_name(cli, tmp_path):
+    """Which cells violate (each side's invariants), which are not applicable (per cell, under its reason) and
+    which were not played, without --json; a retry_changed cell is never counted as agreeing."""
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "cmd_worker.py"
+    done = cli("conform", "--runtime", f"{sys.executable} {example}", "-p", "unkeyed-retry",
+               "--cell", "terminate publish_release after_commit", "--cell", "upgrade open_pr after_intent",
+               "--cell", "retry_changed open_pr after_dispatch", "--out", tmp_path / "out", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    header, row = out.splitlines()[1:3]
+    assert "not played" in header and "could not judge" in header and "violating (model / real)" in header
+    assert row.split()[:6] == ["unkeyed-retry", "3", "1", "0", "1", "1"]  # cells, agree, disagree, not played, n/a
+    assert "violating under unkeyed-retry (1 cells):" in out
+    assert "publish_release/after_commit/terminate (model: duplicate_effect, lost_success, unknown_as_failed;" in out
+    assert "not applicable under unkeyed-retry (1 cells): upgrade" in out
+    assert "    open_pr/after_intent/upgrade" in out
+    assert "not played under unkeyed-retry, open_pr/after_dispatch/retry_changed: no fault was played" in out
+    assert "every judged run agrees (1)" in out

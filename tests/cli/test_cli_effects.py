@@ -141,3 +141,39 @@ def test_cruel_runs_an_effects_workload(cli, tmp_path):
     assert list(grid) == ["open_pr", "publish_release"]
     assert "zombie" in grid["open_pr"]["after_intent"]
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
+@pytest.mark.parametrize("columns", [200, 120, 80])
+def test_the_cruel_grid_fits_the_terminal_and_never_cuts_a_cell(cli, tmp_path, columns):
+    """16 fault classes at 200 columns cut every cell (`unapprove…`): now the fault columns come in as many
+    tables as the width needs, each within it, every fault class and every invariant whole."""
+    from sim.registry import FAMILIES
+
+    done = cli("cruel", "--workload", "effects-saga", "-p", "unkeyed-retry", "--out", tmp_path / "out",
+               env_extra={"COLUMNS": str(columns)})
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    grid = [line for line in lines if line[:1] in "┏┃┡│└"]
+    assert grid and all(len(line) <= columns for line in grid)
+    assert "…" not in done.stdout
+    family = FAMILIES.get("effects")
+    target = FAMILIES.load_workload("effects-saga")
+    for fault in {cell.labels[2] for cell in family.single_faults(target)}:
+        assert f" {fault} " in done.stdout, fault
+    for invariant in ("duplicate_effect", "lost_success", "unknown_as_failed"):
+        assert f" {invariant} " in done.stdout
+
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
+def test_terminal_tables_break_names_only_after_commas_and_equals(cli, tmp_path):
+    """A long protocol label in a narrow terminal: every piece between ',' and '=' whole on its line, and no
+    invariant folded inside its name (`receipt_check=trusti ng`, `unknown_as_faile d`)."""
+    label = "keyed-fingerprint-reconcile,irreversible_keys=on,receipt_check=trusting"
+    done = cli("fuzz", "--workload", "effects-saga", "-p", label, "-p", "unkeyed-retry", "--seeds", "20",
+               "--out", tmp_path / "out", env_extra={"COLUMNS": "100"})
+    assert done.returncode == 1, done.stderr
+    table = done.stdout.split("the seed's claims", 1)[0]
+    for piece in ("keyed-fingerprint-reconcile,", "irreversible_keys=on,", "receipt_check=trusting",
+                  "unknown_as_failed", "duplicate_effect"):
+        assert piece in table, piece

@@ -99,3 +99,16 @@ def test_a_writer_refuses_what_it_does_not_know():
         markdown_writer.lines([object()])  # type: ignore[list-item]
     with pytest.raises(TypeError):
         html_writer.parts([object()], {})  # type: ignore[list-item]
+
+
+def test_table_cells_break_only_after_commas_and_equals_never_inside_a_word():
+    """A verdict-matrix or map cell: `<wbr>` after ',' and '=' (and ':' '|', and '_' between a name's words),
+    and the cells' CSS forbids breaking anywhere else (no overflow-wrap: anywhere: no `updat e`)."""
+    import re
+
+    from sim.report.html_writer import STYLE, breakable
+
+    assert breakable("lost_update, receipt_check=trusting") == \
+        "lost_<wbr>update,<wbr> receipt_<wbr>check=<wbr>trusting"
+    cells = re.search(r"th, td \{[^}]*\}", STYLE).group(0)
+    assert "anywhere" not in cells and "overflow-wrap: normal" in cells and "word-break: normal" in cells

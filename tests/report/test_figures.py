@@ -26,34 +26,66 @@ def _boxes(figure) -> list[tuple[str, object]]:
     return [(text.get_text(), Text.get_window_extent(text, renderer)) for text in ax.texts]
 
 
+def _legend_names(figure) -> list[str]:
+    """The numbered legend's entries, each ``N  names`` with its line breaks taken out."""
+    legend = figure.axes[0].get_legend()
+    return [text.get_text().replace("\n", "") for text in legend.get_texts()]
+
+
 def test_labels_of_crowded_protocols_do_not_overlap():
+    """Five protocols within 0.03 of each other: five numbers, none over another, the names in the legend."""
     points = [_point("keyed-fingerprint-reconcile,key_retention=5", 0.86, 0.08),
               _point("keyed-fingerprint-reconcile,receipt_check=trusting", 0.86, 0.065),
               _point("keyed-reconcile", 0.86, 0.06),
               _point("keyed-fingerprint-reconcile", 0.86, 0.055),
               _point("keyed-fingerprint-reconcile,irreversible_keys=on", 0.86, 0.0)]
-    boxes = _boxes(figures.safety_vs_availability(points, "crowded", "tasks completed / tasks"))
-    assert len(boxes) == 5
+    figure = figures.safety_vs_availability(points, "crowded", "tasks completed / tasks")
+    boxes = _boxes(figure)
+    assert sorted(text for text, _ in boxes) == ["1", "2", "3", "4", "5"]
     for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
         assert not box_a.overlaps(box_b), f"labels {a!r} and {b!r} overlap"
+    assert sorted(name.split("  ", 1)[1] for name in _legend_names(figure)) == sorted(p["protocol"] for p in points)
 
 
-def test_labels_are_whole_and_inside_the_axes():
+def test_labels_are_whole_and_the_axis_is_a_share():
+    """The x axis is [0, 1] (labels no longer widen it); names are whole in the legend; numbers in the figure."""
     name = "keyed-fingerprint-reconcile,irreversible_keys=on"
     figure = figures.safety_vs_availability([_point(name, 0.95, 0.0), _point("plan", 0.3, 0.0)],
                                             "edge", "steps applied / steps planned")
+    assert figure.axes[0].get_xlim() == (0.0, 1.0)
     boxes = _boxes(figure)
-    assert sorted(text for text, _ in boxes) == sorted([name, "plan"])  # never cut to an ellipsis
-    axes_box = figure.axes[0].get_window_extent()
+    assert _legend_names(figure) == [f"1  {name}", "2  plan"]  # never cut to an ellipsis
+    whole = figure.bbox
     for text, box in boxes:
-        assert axes_box.x0 <= box.x0 and box.x1 <= axes_box.x1, f"label {text!r} leaves the axes"
-        assert axes_box.y0 <= box.y0 and box.y1 <= axes_box.y1, f"label {text!r} leaves the axes"
+        assert whole.x0 <= box.x0 and box.x1 <= whole.x1 and whole.y0 <= box.y0 and box.y1 <= whole.y1, text
+    legend = figure.axes[0].get_legend().get_window_extent()
+    assert legend.x1 <= whole.x1 and not any(legend.overlaps(box) for _, box in boxes)
 
 
 def test_protocols_on_one_spot_share_one_label():
     figure = figures.safety_vs_availability([_point("step", 0.9, 0.3), _point("step-dedupe", 0.9, 0.3)],
                                             "shared", "steps applied / steps planned")
-    assert [text for text, _ in _boxes(figure)] == ["step\nstep-dedupe"]
+    assert [text for text, _ in _boxes(figure)] == ["1"]
+    assert _legend_names(figure) == ["1  step, step-dedupe"]
+
+
+def test_pareto_labels_never_overlap():
+    """A front of eight protocols packed close together: numbered without overlap, named in the legend."""
+    from sim.report.maps import pareto_figure
+
+    names = [f"keyed-fingerprint-reconcile,key_retention={n}" for n in range(8)]
+    protocols = [{"protocol": n, "same_as": n, "status": "violated" if i % 2 else "safe",
+                  "violating_share": {"value": 0.1 - 0.01 * i}, "availability_per_run": {"h": 0.2 + 0.01 * i}}
+                 for i, n in enumerate(names)]
+    document = {"protocols": protocols, "pareto_front": names, "max_events": 6, "workload": "w", "knobs": ["k"]}
+    figure = pareto_figure(document)
+    boxes = _boxes(figure)
+    assert sorted(int(text) for text, _ in boxes) == list(range(1, 9))
+    for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
+        assert not box_a.overlaps(box_b), f"labels {a!r} and {b!r} overlap"
+    legends = [c for c in figure.axes[0].get_children() if c.__class__.__name__ == "Legend"]
+    entries = [t.get_text().replace("\n", "") for legend in legends for t in legend.get_texts()]
+    assert all(any(entry.endswith(f"  {n}") for entry in entries) for n in names)
 
 
 def test_exposure_bar_labels_are_whole_and_never_overlap():

@@ -135,6 +135,15 @@ class EffectsFamily(Family):
         rt, _ = replay.state
         return list(rt.verdicts)
 
+    def outcome(self, replay: Replay) -> str | None:
+        """The last scripted step's verdict; when the protocol skipped every one (``ephemeral-call`` neither
+        reconciles nor re-records a receipt), the task's terminal outcome (``succeeded``), else None."""
+        verdict = super().outcome(replay)
+        if verdict is not None:
+            return verdict
+        ends = [e.get("outcome") for e in replay.history if e.event == "task_terminal"]
+        return ends[-1] if ends else None
+
     def measure(self, replay: Replay) -> dict[str, float]:
         """Tasks accepted, completed (succeeded), ended otherwise, and escalations to humans."""
         accepted: set[str] = set()

@@ -23,12 +23,12 @@ from typing import Any, Callable, Iterator
 
 from sim.core.history import History
 from sim.real.external_system import ENDPOINT_FIELDS
-from sim.real.runtimes import worker_kit
+from sim.real.runtimes import infrastructure, worker_kit
 from sim.real.runtimes.processes import (
     RECORD_TIMEOUT_S,
     STARTUP_TIMEOUT_S,
-    STOP_TIMEOUT_S,
     ExternalProcess,
+    HarnessError,
     Inbox,
     RealEffectsError,
     TemporalServer,
@@ -56,9 +56,9 @@ class CellRun:
         self.timeout_default_s = timeout_default_s
         self.plant: tuple[str, ...] = ()
         self.runtime = runtime
-        self.runtime_server = TemporalServer(root) if runtime == "temporal" else None
         self.by_name = {t["name"]: t for t in transitions}
         self.inbox = Inbox()
+        self.runtime_server = TemporalServer(root, self.inbox) if runtime == "temporal" else None
         self.recorder = Recorder(root / "clock.sqlite")
         self.workers: dict[str, WorkerProcess] = {}
         self.spares: list[WorkerProcess] = []
@@ -73,6 +73,7 @@ class CellRun:
         self.replies: dict[str, list[dict]] = {}
         self.hooks: list[dict] = []
         self.exited: set[str] = set()
+        self.backlog: list[tuple[str, dict | None]] = []  # records put aside while waiting for another one
         self.fenced: set[str] = set()
         self.ended: set[str] = set()  # workers whose execution of the task returned
         self.done_by: str | None = None
@@ -179,25 +180,26 @@ class CellRun:
     # -- the event loop -------------------------------------------------------------------------------
 
     def wait(self, condition: Condition, limit_s: float = RECORD_TIMEOUT_S) -> None:
-        """Handle records until ``condition`` holds (within the limits)."""
-        while not condition():
-            left = min(limit_s, self.deadline - time.monotonic())
-            if left <= 0:
-                raise RealEffectsError(f"the run took longer than its limit ({RUN_TIMEOUT_S:.0f} s)")
-            source, record = self.inbox.get(left)
-            self.handle(source, record)
+        """Handle records until ``condition`` holds (within the limits); a failure while the harness's own
+        infrastructure is down is the infrastructure's (:mod:`~sim.real.runtimes.infrastructure`)."""
+        try:
+            while not condition():
+                infrastructure.check(self)
+                left = min(limit_s, self.deadline - time.monotonic())
+                if left <= 0:
+                    raise RealEffectsError(f"the run took longer than its limit ({RUN_TIMEOUT_S:.0f} s)")
+                source, record = self.backlog.pop(0) if self.backlog else self.inbox.get(left)
+                self.handle(source, record)
+        except HarnessError:
+            raise
+        except RealEffectsError:
+            infrastructure.check(self)
+            raise
 
     def handle(self, source: str, record: dict | None) -> None:
-        if source == "external":
-            self._external_record(record)
+        if infrastructure.ended(self, source, record):
             return
-        worker = self.workers[source]
-        if record is None:
-            self.exited.add(source)
-            code = worker.process.wait(timeout=STOP_TIMEOUT_S)
-            if not worker.expected_exit and code != -signal.SIGKILL:
-                raise RealEffectsError(f"worker {source} exited with status {code} ({worker.stderr_tail()})")
-            return
+        assert record is not None
         kind = record.get("kind")
         if kind == "error":
             raise RealEffectsError(f"worker {source} failed: {record.get('message')}")
@@ -210,7 +212,7 @@ class CellRun:
                 self.done_by = source
             return
         if kind not in ("event", "point"):
-            raise RealEffectsError(f"worker {source} sent a record of unknown kind: {record}")
+            infrastructure.not_a_record(source, record)
         self.pending[source] = record
         if kind == "event":
             self.on_event(source, record)
@@ -220,7 +222,7 @@ class CellRun:
         if source not in self.held:
             self.resume(source)
 
-    def _external_record(self, record: dict | None) -> None:
+    def external_record(self, record: dict | None) -> None:
         if record is None:
             return
         self.hooks.append(record)
@@ -326,6 +328,7 @@ class CellRun:
         for condition in plan:
             self.wait(condition)
         self.wait(lambda: self.done_by is not None)
+        infrastructure.check(self)  # a run that ended while its infrastructure was dying is not judged either
         self.record("queue", "acked", task=self.task, worker=self.done_by)
 
     def close(self) -> None:

@@ -69,9 +69,21 @@ def observe(family, history: History) -> dict[str, Any]:
             "fingerprints": {k: sorted(v) for k, v in sorted(fingerprints.items())}}
 
 
+#: A comparison's status, in the order the table counts them.
+STATUSES = ("agrees", "disagrees", "not_played", "not_applicable", "could_not_judge")
+
+
 @dataclass
 class CellComparison:
-    """One cell under one protocol: both observations, or why the runtime cannot play it."""
+    """One cell under one protocol: both observations, or why the runtime cannot play it, or why the run could
+    not be judged.
+
+    Its :attr:`status` is one of :data:`STATUSES`: ``agrees`` (every fault it plays struck, and both sides
+    observe the same), ``disagrees``, ``not_played`` (no fault of its list was played, or none struck: a healthy
+    run proves nothing about the fault, so it never agrees), ``not_applicable`` (the runtime cannot express
+    it) and ``could_not_judge`` (the harness's own infrastructure failed: the external system or the runtime's
+    server stopped answering, a worker was killed outside the plan, a worker's protocol channel carried a
+    log line; never a disagreement)."""
 
     protocol: str
     labels: tuple[str, ...]  # a cell's (transition, boundary, fault); a seed's: its faults, in order
@@ -89,6 +101,8 @@ class CellComparison:
     struck: int = 0  # how many of the faults struck on the real runtime
     unplayed: tuple[str, ...] = ()  # faults the model never fired and the harness cannot express: left out
     shrunk_to: "CellComparison | None" = field(default=None, repr=False)  # a seed's disagreement, shrunk
+    harness_error: str | None = None  # the infrastructure failed: the run could not be judged
+    not_played: str | None = None  # no fault was played, or none struck: nothing to judge the fault by
 
     @property
     def name(self) -> str:
@@ -100,13 +114,39 @@ class CellComparison:
         return self.not_applicable is None
 
     @property
+    def judged(self) -> bool:
+        """Applicable, and its infrastructure held (the run says something about the runtime)."""
+        return self.applicable and self.harness_error is None
+
+    @property
     def agrees(self) -> bool:
-        return self.applicable and self.failed is None and self.model == self.real
+        return self.judged and self.not_played is None and self.failed is None and self.model == self.real
+
+    @property
+    def disagrees(self) -> bool:
+        return self.judged and self.not_played is None and not self.agrees
+
+    @property
+    def status(self) -> str:
+        if not self.applicable:
+            return "not_applicable"
+        if self.harness_error is not None:
+            return "could_not_judge"
+        if self.not_played is not None:
+            return "not_played"
+        return "agrees" if self.agrees else "disagrees"
+
+    @property
+    def violating(self) -> bool:
+        """Either side violates a safety invariant (a judged run)."""
+        return self.judged and bool((self.model or {}).get("violations") or (self.real or {}).get("violations"))
 
     def differences(self) -> list[str]:
+        if not self.disagrees:
+            return []
         if self.failed is not None:
             return [f"the real run failed: {self.failed}"]
-        if not self.applicable or self.model is None or self.real is None:
+        if self.model is None or self.real is None:
             return []
         return [f"{name}: model {self.model[name]} / real {self.real[name]}" for name in OBSERVED
                 if self.model[name] != self.real[name]]
@@ -117,11 +157,16 @@ class CellComparison:
             out["cell"] = "/".join(self.labels)
         else:
             out.update(seed=self.seed, faults=list(self.labels))
+        out["status"] = self.status
         if not self.applicable:
             out["not_applicable"] = self.not_applicable
             return out
         out.update(agrees=self.agrees, model=self.model, real=self.real, differences=self.differences(),
                    seconds=round(self.seconds, 3), kills=self.kills, freezes=self.freezes)
+        if self.harness_error is not None:
+            out["could_not_judge"] = self.harness_error
+        if self.not_played is not None:
+            out["not_played"] = self.not_played
         if self.seed is not None:
             out.update(struck=self.struck, unplayed=list(self.unplayed))
             if self.shrunk_to is not None:
@@ -142,7 +187,7 @@ def compare_order(family, workload, protocol, events: Sequence[Any], labels: tup
                   seed: int | None = None) -> CellComparison:
     """Play a list of fault events (a cell's one, or a seed's) in the model and on the real runtime."""
     from sim.real.runtimes.cells import expressible
-    from sim.real.runtimes.harness import NotApplicable, RealEffectsError, run_real_effects
+    from sim.real.runtimes.harness import HarnessError, NotApplicable, RealEffectsError, run_real_effects
 
     result = CellComparison(protocol.label, labels, seed=seed, events=tuple(events))
     model_run = family.replay(workload.base, protocol, list(events))
@@ -152,6 +197,10 @@ def compare_order(family, workload, protocol, events: Sequence[Any], labels: tup
     # real run (listed as unplayed), rather than making the whole list not applicable.
     played = [e for i, e in enumerate(events) if i not in model_run.skipped or expressible(e.fault, runtime)]
     result.unplayed = tuple(str(e) for e in events if e not in played)
+    if events and not played:  # e.g. a retry_changed cell: the model never fired it, the harness cannot play it
+        result.not_played = (f"no fault was played: the model never fired {', '.join(result.unplayed)} and the "
+                             f"harness cannot express it, so a healthy run would prove nothing about it")
+        return result
     started = time.monotonic()
     try:
         real = run_real_effects(workload.base.workflow, protocol, [_fault_text(e) for e in played],
@@ -160,14 +209,24 @@ def compare_order(family, workload, protocol, events: Sequence[Any], labels: tup
     except NotApplicable as reason:
         result.not_applicable = str(reason)
         return result
+    except HarnessError as error:
+        result.seconds = time.monotonic() - started
+        result.harness_error, result.real_history = f"could not judge: {error}", error.history
+        result.kills, result.freezes = error.kills, error.freezes
+        return result
     except RealEffectsError as error:
         result.seconds = time.monotonic() - started
         result.failed, result.real_history = str(error), getattr(error, "history", None)
+        result.kills, result.freezes = error.kills, error.freezes
         return result
     result.seconds = time.monotonic() - started
     result.kills, result.freezes, result.real_history = real.kills, real.freezes, real.history
     result.struck = real.struck
     result.real = observe(family, real.history)
+    if played and real.struck == 0 and result.model == result.real:
+        # Its point was never reached on the runtime: the run was healthy, which proves nothing about the fault.
+        # (Had the sides differed, that would be a disagreement: the fault struck in the model, say.)
+        result.not_played = "no fault of the list struck on the runtime (its point was never reached)"
     return result
 
 
@@ -178,7 +237,8 @@ def _fault_text(event: Any) -> str:
 
 @dataclass
 class ConformTable:
-    """Every cell compared, per protocol: runs, agreeing, not applicable, real kills, wall time."""
+    """Every cell compared, per protocol: runs, agreeing, disagreeing, not played, not applicable, could not
+    judge, real kills, wall time."""
 
     runtime: str
     cells: list[CellComparison] = field(default_factory=list)
@@ -188,27 +248,42 @@ class ConformTable:
     def by_protocol(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for cell in self.cells:
-            row = out.setdefault(cell.protocol, {self.unit: 0, "applicable": 0, "agreeing": 0, "not_applicable": 0,
-                                                 "kills": 0, "freezes": 0, "seconds": 0.0})
+            row = out.setdefault(cell.protocol, {self.unit: 0, "applicable": 0, "agreeing": 0, "disagreeing": 0,
+                                                 "not_played": 0, "not_applicable": 0, "could_not_judge": 0,
+                                                 "violating_model": 0, "violating_real": 0, "kills": 0,
+                                                 "freezes": 0, "seconds": 0.0})
             row[self.unit] += 1
+            status = cell.status
+            row[{"agrees": "agreeing", "disagrees": "disagreeing"}.get(status, status)] += 1
             if cell.applicable:
                 row["applicable"] += 1
-                row["agreeing"] += cell.agrees
-                row["kills"] += cell.kills
+                row["violating_model"] += bool(cell.judged and (cell.model or {}).get("violations"))
+                row["violating_real"] += bool(cell.judged and (cell.real or {}).get("violations"))
+                row["kills"] += cell.kills  # a failed or unjudged run's kills happened too
                 row["freezes"] += cell.freezes
                 row["seconds"] = round(row["seconds"] + cell.seconds, 3)
-            else:
-                row["not_applicable"] += 1
         return out
 
     @property
     def disagreements(self) -> list[CellComparison]:
-        return [c for c in self.cells if c.applicable and not c.agrees]
+        return [c for c in self.cells if c.disagrees]
+
+    @property
+    def unjudged(self) -> list[CellComparison]:
+        """The runs whose infrastructure failed (could not judge)."""
+        return [c for c in self.cells if c.status == "could_not_judge"]
 
     def to_json(self) -> dict[str, Any]:
         return {"runtime": self.runtime, "unit": self.unit, "by_protocol": self.by_protocol(),
-                "disagreements": [c.to_json() for c in self.disagreements], "shrunk": self.shrunk,
+                "disagreements": [c.to_json() for c in self.disagreements],
+                "could_not_judge": [c.to_json() for c in self.unjudged], "shrunk": self.shrunk,
                 "not_applicable": sorted({(c.protocol, c.not_applicable) for c in self.cells if not c.applicable}),
+                "not_applicable_cells": [{"protocol": c.protocol, "cell": c.name, "reason": c.not_applicable}
+                                         for c in self.cells if not c.applicable],
+                "violating_cells": [{"protocol": c.protocol, "cell": c.name,
+                                     "model": (c.model or {}).get("violations", []),
+                                     "real": (c.real or {}).get("violations", [])}
+                                    for c in self.cells if c.violating],
                 "cells": [c.to_json() for c in self.cells]}
 
 

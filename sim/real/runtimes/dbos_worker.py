@@ -148,8 +148,7 @@ class DBOSRuntime:
 
 def main() -> int:
     # The channel owns stdout; anything else a library prints goes to stderr (the worker's log).
-    channel_out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1, encoding="utf-8")
-    sys.stdout = sys.stderr
+    channel_out = kit.protocol_stdout()
     kit_channel = kit.Channel(out=channel_out)
     return kit.serve_worker(lambda config, _channel: DBOSRuntime(config, kit_channel), "dbos", channel=kit_channel)
 

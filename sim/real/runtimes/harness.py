@@ -44,14 +44,21 @@ from sim.real.runtimes.cells import (
     workflow_data,
 )
 from sim.real.runtimes.choreography import Choreography
-from sim.real.runtimes.processes import RealEffectsError, dbos_command, temporal_command, temporal_program
+from sim.real.runtimes.processes import (
+    HarnessError,
+    RealEffectsError,
+    dbos_command,
+    temporal_command,
+    temporal_program,
+)
 from sim.real.runtimes.recorder import SERVER_EVENTS, SERVER_FIELDS
 
 #: The public names, for a caller that imports everything from here.
 __all__ = ["ACK_TIMEOUT_S", "BOUNDARIES", "CRUEL_FAULTS", "FAULT_POINTS", "FENCES", "NOT_APPLICABLE", "REAL_POINTS",
            "RUN_TIMEOUT_S", "SAGA", "SERVER_EVENTS", "SERVER_FIELDS", "CellFault", "CellRun", "Choreography",
-           "NotApplicable", "RealEffectsError", "RealEffectsRun", "check_applicable", "check_order", "dbos_command",
-           "resolve_protocol", "run_real_effects", "temporal_command", "temporal_program", "workflow_data"]
+           "HarnessError", "NotApplicable", "RealEffectsError", "RealEffectsRun", "check_applicable", "check_order",
+           "dbos_command", "resolve_protocol", "run_real_effects", "temporal_command", "temporal_program",
+           "workflow_data"]
 
 #: Seconds a worker waits for an answer from the external system in harness runs (its timeout: a
 #: delayed request or reply costs this much real time, and a healthy request must never take as long).
@@ -95,7 +102,11 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     reach the workers, so the intent's fingerprint and the request's are the model's.
     ``keep``: copy the run's folder (the external system's database and request log, the runtime's
     database, every process's log) there afterwards.  Raises :class:`NotApplicable` for a fault or knob
-    the runtime cannot express, :class:`RealEffectsError` when a process fails or hangs.
+    the runtime cannot express, :class:`RealEffectsError` when a process fails or hangs -- its subclass
+    :class:`HarnessError` when the harness's own infrastructure failed (the external system or the runtime's
+    server stopped answering, a worker was killed outside the fault plan, a worker's stdout carried a line
+    that is no protocol record): then the run could not be judged.  Either carries the partial ``history``
+    and the ``kills`` and ``freezes`` made before it.
     """
     label, knobs = resolve_protocol(protocol)
     faults = _fault_list(fault)
@@ -123,6 +134,7 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
             run.play(choreography.plan())
         except RealEffectsError as error:
             error.history = run.history(run.external.log())  # what happened before it failed
+            error.kills, error.freezes = run.kills, run.freezes
             raise
         finally:
             run.close()

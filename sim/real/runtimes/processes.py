@@ -43,6 +43,15 @@ class RealEffectsError(FencesimError):
     """A worker or the external system failed, hung or broke the protocol; the run has no verdict."""
 
     history: History | None = None
+    kills: int = 0  # real SIGKILLs and SIGSTOPs before it failed (they happened, whatever the verdict)
+    freezes: int = 0
+
+
+class HarnessError(RealEffectsError):
+    """The harness's own infrastructure failed, not the runtime under test: the external system or the
+    runtime's server stopped answering, a worker was killed outside the fault plan, or a worker's protocol
+    channel (its stdout) carried something that is not a protocol record.  The run *could not be judged*:
+    it is neither an agreement nor a disagreement."""
 
 
 class Inbox:
@@ -57,6 +66,8 @@ class Inbox:
                 try:
                     record = json.loads(line)
                 except ValueError:
+                    record = None
+                if not isinstance(record, dict):  # not a protocol record: a library's log line, say
                     record = {"kind": "garbage", "line": line[:200].decode("utf-8", "replace")}
                 self.items.put((source, record))
             self.items.put((source, None))
@@ -107,11 +118,22 @@ class ExternalProcess:
                                headers={"Content-Type": "application/json"})
             response = connection.getresponse()
             payload = json.loads(response.read() or b"{}")
+        except (OSError, http.client.HTTPException, ValueError) as error:
+            raise HarnessError(f"the external system stopped answering ({method} {path}: "
+                               f"{type(error).__name__}{self.exit_note()})") from None
         finally:
             connection.close()
         if response.status >= 400:
             raise RealEffectsError(f"the external system refused {method} {path}: {payload}")
         return payload
+
+    def exit_note(self) -> str:
+        """``, its process exited with status N`` once it has, else nothing."""
+        code = None if self.process is None else self.process.poll()
+        return "" if code is None else f"; its process exited with status {code}"
+
+    def gone(self) -> bool:
+        return self.process is not None and self.process.poll() is not None
 
     def control(self, name: str, **body: Any) -> dict:
         return self.call("POST", f"/_control/{name}", body)
@@ -255,8 +277,8 @@ _PROBES: dict[str, str | None] = {}
 class TemporalServer:
     """A Temporal dev server on SQLite in the run's folder (``temporal server start-dev``), offline."""
 
-    def __init__(self, root: Path):
-        self.root = root
+    def __init__(self, root: Path, inbox: Inbox | None = None):
+        self.root, self.inbox = root, inbox
         self.process: subprocess.Popen | None = None
         self.address: str | None = None
 
@@ -277,9 +299,24 @@ class TemporalServer:
             line = _read_line(stdout, end - time.monotonic(), "the Temporal server").decode()
             if line.startswith("Temporal Server:"):
                 self.address = line.split(":", 1)[1].strip()
-                threading.Thread(target=stdout.read, daemon=True).start()  # keep its pipe drained
+                threading.Thread(target=self._drain, args=(stdout,), daemon=True).start()  # keep its pipe drained
                 return
         raise RealEffectsError("the Temporal server did not say where it listens")
+
+    def _drain(self, stdout: IO[bytes]) -> None:
+        """Read the server's output until it ends; its end is a record in the inbox (the server is gone)."""
+        read = getattr(stdout, "read1", stdout.read)
+        while read(65536):
+            pass
+        if self.inbox is not None:
+            self.inbox.items.put(("runtime-server", None))
+
+    def gone(self) -> bool:
+        return self.process is not None and self.process.poll() is not None
+
+    def exit_note(self) -> str:
+        code = None if self.process is None else self.process.poll()
+        return "" if code is None else f"; its process exited with status {code}"
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:

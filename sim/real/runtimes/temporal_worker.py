@@ -217,8 +217,7 @@ class FencesimTask:
 
 
 def main() -> int:
-    channel_out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1, encoding="utf-8")
-    sys.stdout = sys.stderr
+    channel_out = kit.protocol_stdout()
     channel = kit.Channel(out=channel_out)
 
     def make(config: kit.WorkerConfig, _channel: kit.Channel) -> TemporalRuntime:

@@ -29,7 +29,7 @@ import os
 import sys
 from typing import Any, Callable
 
-from .channel import Channel, HarnessGone
+from .channel import Channel, HarnessGone, protocol_stdout
 from .client import ExternalClient, NoAnswer
 from .config import (
     ACK_TIMEOUT_DEFAULT_S,
@@ -60,7 +60,7 @@ __all__ = ["ACK_TIMEOUT_DEFAULT_S", "APPROVAL_GRACE_S", "CHANNEL_TIMEOUT_S", "DE
            "MAX_COMPENSATION_TRIES", "PLANTED_BUGS", "STEP_EVENTS", "TIMEOUT_CLASS_DEFAULT_S", "TRANSITION_FIELDS",
            "WAIT_CEILING_S", "WAIT_FLOOR_S", "Abort", "Channel", "ExternalClient",
            "HarnessGone", "NoAnswer", "Recv", "StepBodies", "StepCall", "TaskPolicy", "Transition", "WorkerConfig",
-           "default_head", "drive", "fingerprint_of", "serve_worker", "transition_of"]
+           "default_head", "drive", "fingerprint_of", "protocol_stdout", "serve_worker", "transition_of"]
 
 
 def serve_worker(make_runtime: Callable[[WorkerConfig, Channel], Any], runtime_name: str,

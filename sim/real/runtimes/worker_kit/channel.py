@@ -15,6 +15,22 @@ from typing import Any, Callable
 from .config import CHANNEL_TIMEOUT_S
 
 
+def protocol_stdout():
+    """The protocol channel's own stream, taken from stdout before anything else can write there: file
+    descriptor 1 is then pointed at stderr, so whatever a runtime or its SDK prints or logs -- from Python or
+    from native code writing to descriptor 1 directly (Temporal's core) -- lands in the worker's log, never on
+    the channel (the harness reads a non-protocol line as a broken run it cannot judge)."""
+    import logging
+    import os
+
+    sys.stdout.flush()
+    channel = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    logging.basicConfig(stream=sys.stderr)
+    return channel
+
+
 class HarnessGone(Exception):
     """The harness stopped answering (stdin closed, or no ``continue`` within CHANNEL_TIMEOUT_S)."""
 
