@@ -40,7 +40,7 @@ from sim.core.workload import Workload, did_you_mean, resolve_workload
 from sim.registry import FAMILIES
 
 FILE_KEYS = ("format", "name", "description", "family", "protocols", "seeds", "workload", "scenarios", "map")
-MAP_KEYS = ("knobs", "max_events", "seeds")
+MAP_KEYS = ("knobs", "max_events", "seeds", "base")
 #: The most seeds a design may ask for (a limit on everything).
 SEEDS_LIMIT = 1_000_000
 #: The most scenario files a design's patterns may match.
@@ -69,6 +69,7 @@ class MapRequest:
     knobs: tuple[str, ...]
     max_events: int = 6
     seeds: int = 200
+    base: str | None = None  # the protocol whose values the knobs not walked keep (None: their defaults)
 
 
 def _map_request(raw: Any, family: Family, source: Source) -> MapRequest | None:
@@ -96,11 +97,14 @@ def _map_request(raw: Any, family: Family, source: Source) -> MapRequest | None:
     for name, value, low, high in (("max_events", depth, 1, MAP_DEPTH_MAX), ("seeds", seeds, 0, SEEDS_LIMIT)):
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             raise fail(f"map.{name} must be a whole number from {low} to {high}, not {shown(value)}")
+    base = raw.get("base")
+    if base is not None and not isinstance(base, str):
+        raise fail(f"map.base must be a protocol (a string), not {shown(base)}")
     try:
-        lattice(family, knobs)
+        lattice(family, knobs, family.parse_protocol(base) if base is not None else None)
     except (InputError, ProtocolError) as error:
         raise fail(f"map: {error}") from None
-    return MapRequest(tuple(knobs), depth, seeds)
+    return MapRequest(tuple(knobs), depth, seeds, base)
 
 
 def repository_root() -> Path:

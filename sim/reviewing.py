@@ -36,6 +36,7 @@ from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
+from sim.report.consistency import contradictions
 from sim.report.export import file_stem
 from sim.report.review import (
     RESULTS_FORMAT,
@@ -49,7 +50,9 @@ from sim.report.review import (
     protocol_rows,
     safe_progress_label,
 )
+from sim.search.advice_proof import proof_bound
 from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.claims_evidence import proof_row, protocol_proofs, settle
 from sim.search.options import SearchOptions
 from sim.search.oracle import evaluate
 from sim.search.pipeline import FuzzResult, fuzz, identical_groups
@@ -166,8 +169,21 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         if progress is not None:
             progress(f"{design.name}: design map", 0, 1)
         request = design.map
+        base = family.parse_protocol(request.base) if request.base is not None else None
         drawn_map = design_map(family, workload, request.knobs, request.max_events, seeds=request.seeds,
-                               workers=workers or 1, deadline=deadline).to_json()
+                               workers=workers or 1, deadline=deadline, base=base).to_json()
+    if progress is not None:
+        progress(f"{design.name}: exhaustive search of each protocol", 0, 1)
+    proofs = protocol_proofs(family, workload, protocols, proof_bound(workload, bound), deadline)
+    claims = settle(family, result.claims, matrix, sections, drawn_map, proofs)
+    rows = protocol_rows(result)
+    for protocol_row in rows:
+        searched = proofs.get(protocol_row["protocol"])
+        if searched is None:
+            continue
+        protocol_row["exhaustive"] = proof_row(searched)
+        if searched.minimal_orders and protocol_row["verdict"] != "violates safety":
+            protocol_row["verdict"] = "violates safety (exhaustive search; no sampled run)"
     row = {
         "name": design.name, "family": family.name, "family_title": family.title,
         "description": design.description, "source": design.source,
@@ -177,10 +193,10 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "invariants": list(family.safety_invariants), "availability": list(family.availability_columns),
         "progress_label": progress_label(family),
         "safe_progress_label": safe_progress_label(family),
-        "protocols": protocol_rows(result),
+        "protocols": rows,
         "identical": identical_groups(result),
         "counterexamples": [example.row for example in examples],
-        "claims": result.claims,
+        "claims": claims,
         "matrix": matrix,
         "interference": curves,
         "coverage": coverage_rows(result),
@@ -190,6 +206,9 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "not_covered": not_covered(family, workload, protocols, seeds, result),
         "budget_stopped": list(deadline.hit) if deadline.hit else [],
     }
+    # every statement of the review read back against every other (none is expected: each found is a bug)
+    row["contradictions"] = contradictions(row)
+    row["not_covered"] += [f"CONTRADICTION in this review: {line}" for line in row["contradictions"]]
     return DesignReview(row, family, workload, examples, round(time.monotonic() - started, 1))
 
 

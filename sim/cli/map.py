@@ -16,7 +16,10 @@ from sim.core.errors import InputError
 def map_command(
     workload: str = typer.Option("tiny", "--workload", "-w", help="Workload name or file (its family's knobs)."),
     knobs: Optional[str] = typer.Option(None, "--knobs", help="Comma-separated knobs to walk (default: every "
-                                        "knob of the family); the others stay at their defaults."),
+                                        "knob of the family); the others stay at --base's values."),
+    base: Optional[str] = typer.Option(None, "--base", help="The design under review: the knobs not walked keep "
+                                       "this protocol's values (default: their defaults); the certificate names "
+                                       "them."),
     max_events: int = typer.Option(6, "--max-events", help="Bound of the exhaustive search of every protocol."),
     seeds: int = typer.Option(300, "--seeds", help="Seeds per protocol of the sweep that measures costs "
                               "(0: no costs, no Pareto front)."),
@@ -50,9 +53,10 @@ def map_command(
 
         out = check_output_dir(out, "--out")
     deadline = NO_DEADLINE if budget is None else Deadline(budget)
+    start = family.parse_protocol(base) if base is not None else None
     with Bar(progress_wanted(json_out)) as bar:
         drawn = design_map(family, loaded, names, max_events, seeds=seeds, workers=workers, deadline=deadline,
-                           progress=lambda done, total, label: bar("protocols", done, total, label))
+                           progress=lambda done, total, label: bar("protocols", done, total, label), base=start)
     document = drawn.to_json()
     if out is not None:
         _write(drawn, document, out)
@@ -99,8 +103,12 @@ def _print(console, drawn, document: dict) -> None:
                       "" if point["same_as"] == point["protocol"] else name_cell(point["same_as"]))
     console.print(unbroken(table))
     console.print(f"minimal safe designs: {', '.join(document['minimal_safe']) or 'none'}")
-    console.print(f"Pareto front (violating runs, findings per run, work not done): "
-                  f"{', '.join(document['pareto_front'])}")
+    console.print(f"Pareto front among designs proved safe (violating runs, findings per run, work not done): "
+                  f"{', '.join(document['pareto_front']) or 'none'}")
+    if document.get("unsafe_apart"):
+        console.print(f"not safe (drawn apart): {', '.join(document['unsafe_apart'])}")
+    if document.get("held"):
+        console.print("held fixed (not walked): " + ", ".join(f"{k}={v}" for k, v in document["held"].items()))
     for certificate in document["certificates"]:
         console.print(f"certificate: {certificate['words']}")
         for clause in certificate["clauses"]:

@@ -43,7 +43,7 @@ def pareto_figure(document: dict[str, Any]) -> Figure:
                 linestyle="--", zorder=2)
     for status, colour in STATUS_COLOURS.items():
         ax.scatter([], [], color=colour, label=f"{status} within {document['max_events']} events")
-    ax.scatter([], [], marker="D", color="white", edgecolor="black", label="Pareto front")
+    ax.scatter([], [], marker="D", color="white", edgecolor="black", label="Pareto front (among the safe)")
     ax.add_artist(ax.legend(fontsize=9, loc="upper right"))
     ax.set_xlabel("availability findings per run (spurious rejections, human exceptions)", fontsize=10)
     ax.set_ylabel("runs violating a safety invariant (share)", fontsize=10)

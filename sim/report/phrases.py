@@ -35,7 +35,11 @@ def headline_rows(design: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         counted = [f"{row['availability'][name]['count']} ({row['availability'][name]['per_run']})"
                    for name in design["availability"]]
         progress = share_text(row["progress"]["share"]) if row["progress"] else "n/a"
-        verdict = row["verdict"].upper() if row["verdict"] != "no safety violation found" else row["verdict"]
+        verdict = row["verdict"]
+        if verdict.startswith("violates safety"):
+            verdict = "VIOLATES SAFETY" + verdict[len("violates safety"):]
+        elif verdict != "no safety violation found":
+            verdict = verdict.upper()
         safely = [share_text(row["safe_progress"]["share"]) if "safe_progress" in row else "n/a"] if safe else []
         rows.append([row["protocol"], verdict, share_text(row["violating_runs"]["share"]), found, *counted,
                      progress, *safely])
@@ -280,7 +284,13 @@ def map_lines(document: dict[str, Any]) -> list[str]:
     lines = [f"Every combination of {', '.join(document['knobs'])} explored exhaustively within "
              f"{document['max_events']} events.",
              f"Minimal safe designs: {', '.join(document['minimal_safe']) or 'none'}.",
-             f"Pareto front (safety against cost): {', '.join(document['pareto_front']) or 'none'}."]
+             f"Pareto front among the designs proved safe (cost: findings per run, work not done): "
+             f"{', '.join(document['pareto_front']) or 'none'}."]
+    if document.get("unsafe_apart"):
+        lines.append(f"Not safe within the bound (drawn apart, never on the front): {', '.join(document['unsafe_apart'])}.")
+    if document.get("held"):
+        lines.append("Held fixed, not walked (every statement of the map assumes them): "
+                     + ", ".join(f"{k}={v}" for k, v in document["held"].items()) + ".")
     lines += [f"Certificate: {c['words']}" for c in document["certificates"]]
     lines += [f"Finding: {f['safe']} is safe for {f['invariant']} but the stronger {f['stronger_violates']} "
               f"violates it: {' ; '.join(f['witness'])}" for f in document["monotonicity_findings"]]

@@ -27,9 +27,18 @@ from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
 
 #: The exhaustive bound of a proof when the design names none (events), and the distinct states one proof
-#: may visit (a proof that reaches it is ``unproved``; about 10 s on one core for the workspace family).
+#: may visit (a proof that reaches it is ``unproved``): for a family with a state machine (the workspace
+#: family: about 10 s on one core), and for one whose every successor is a replay (the effects family: a
+#: few seconds, at about 150 states a second -- enough for every order of one event of its saga).
 ADVISOR_PROOF_DEPTH = 6
 ADVISOR_PROOF_STATES = 250_000
+ADVISOR_PROOF_STATES_REPLAYED = 500
+
+
+def proof_states(family: Family, workload: Workload, protocol: Protocol) -> int:
+    """The state budget of one proof under ``protocol``: larger where states are stepped, not replayed."""
+    stepped = family.machine(workload.base, protocol) is not None
+    return ADVISOR_PROOF_STATES if stepped else ADVISOR_PROOF_STATES_REPLAYED
 
 
 def proof_bound(workload: Workload, depth: int | None) -> int:
@@ -39,11 +48,13 @@ def proof_bound(workload: Workload, depth: int | None) -> int:
 
 
 def prove(family: Family, workload: Workload, protocol: Protocol, invariant: str, max_events: int,
-          deadline: Deadline = NO_DEADLINE, max_states: int = ADVISOR_PROOF_STATES) -> dict[str, Any]:
+          deadline: Deadline = NO_DEADLINE, max_states: int | None = None) -> dict[str, Any]:
     """Search every order of at most ``max_events`` events under ``protocol`` for ``invariant`` (the module
-    doc says what each status means); JSON values only."""
+    doc says what each status means; ``max_states``: default :func:`proof_states`); JSON values only."""
     from sim.search.exhaustive import explore
 
+    if max_states is None:
+        max_states = proof_states(family, workload, protocol)
     result = explore(family, workload, protocol, max_events, max_states=max_states, only=invariant,
                      deadline=deadline)
     proof: dict[str, Any] = {"max_events": max_events, "distinct_states": result.distinct_states}
@@ -56,12 +67,12 @@ def prove(family: Family, workload: Workload, protocol: Protocol, invariant: str
     else:
         # every depth before the one the limit cut short was searched whole
         proof.update(status="unproved", within_events=max(0, len(result.states_per_depth) - 2),
-                     stopped=_limit_words(result.reason))
+                     stopped=_limit_words(result.reason, max_states))
     return proof
 
 
-def _limit_words(reason: str) -> str:
-    return {"state_limit": f"the advisor's proof limit of {ADVISOR_PROOF_STATES:,} states",
+def _limit_words(reason: str, max_states: int) -> str:
+    return {"state_limit": f"the advisor's proof limit of {max_states:,} states",
             "memory_limit": "the memory limit"}.get(reason, reason)
 
 

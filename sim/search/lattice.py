@@ -148,13 +148,16 @@ class Certificate:
     excluded: list[dict[str, Any]]  # violated protocols at the boundary, each with its witness order
     undecided: list[str]
 
-    def words(self, workload: str, max_events: int, knobs: Sequence[Knob]) -> str:
+    def words(self, workload: str, max_events: int, knobs: Sequence[Knob], held: dict[str, Any] | None = None
+              ) -> str:
         if not self.clauses:
             condition = "no design of this lattice"
         else:
             condition = " or ".join(f"({c.words(knobs)})" if len(self.clauses) > 1 else c.words(knobs)
                                     for c in self.clauses)
         text = f"on {workload}, within {max_events} events, no {self.invariant} iff {condition}"
+        if held:
+            text += " -- with " + ", ".join(f"{k}={v}" for k, v in held.items()) + " held fixed"
         if self.undecided:
             text += f" (not decided: {', '.join(self.undecided)})"
         return text
@@ -168,6 +171,9 @@ class DesignMap:
     max_events: int
     points: list[Point]
     stopped: str | None = None
+    #: The knobs the map did not vary and the values they were held at (the base protocol's).
+    held: dict[str, Any] = field(default_factory=dict)
+    base: str | None = None
     _groups: list[list[Point]] | None = field(default=None, repr=False)
 
     @property
@@ -214,9 +220,10 @@ class DesignMap:
         return knob.rank(weaker.values[knob.name]) < knob.rank(stronger.values[knob.name])
 
     def pareto(self) -> list[Point]:
-        """Groups (by representative) no other group beats on every cost (violating share, findings per run,
-        work not done)."""
-        costs = [(g[0], g[0].cost()) for g in self.groups()]
+        """Among the groups proved safe (by representative): those no other safe group beats on every cost
+        (violating share, findings per run, work not done).  A design that violates safety is never on the
+        front, however cheap: it is drawn apart."""
+        costs = [(g[0], g[0].cost()) for g in self.groups() if g[0].status() == SAFE]
         return [p for p, c in costs
                 if not any(all(o <= m for o, m in zip(d, c, strict=True)) and d != c for _, d in costs)]
 
@@ -262,12 +269,13 @@ class DesignMap:
     def to_json(self) -> dict[str, Any]:
         return {
             "family": self.family.name, "workload": self.workload.name, "max_events": self.max_events,
-            "knobs": [k.name for k in self.knobs],
+            "knobs": [k.name for k in self.knobs], "base": self.base, "held": dict(self.held),
             "protocols": [dict(p.to_json(), same_as=self.representative(p).protocol.label) for p in self.points],
             "minimal_safe": [p.protocol.label for p in self.minimal_safe()],
             "pareto_front": [p.protocol.label for p in self.pareto()],
+            "unsafe_apart": [g[0].protocol.label for g in self.groups() if g[0].status() != SAFE],
             "certificates": [{"invariant": c.invariant,
-                              "words": c.words(self.workload.name, self.max_events, self.knobs),
+                              "words": c.words(self.workload.name, self.max_events, self.knobs, self.held),
                               "clauses": [cl.to_json(self.knobs) for cl in c.clauses],
                               "excluded": c.excluded, "undecided": c.undecided} for c in self.certificates()],
             "monotonicity_findings": self.monotonicity_findings(),
@@ -310,8 +318,10 @@ def _cover(safe: set[tuple[Any, ...]], values: list[tuple[Any, ...]]) -> list[Bo
     return sorted(chosen, key=lambda b: [[values[i].index(v) for v in vs] for i, vs in enumerate(b)])
 
 
-def lattice(family: Family, knob_names: Sequence[str] | None = None) -> tuple[list[Knob], list[Protocol]]:
-    """The chosen knobs (default: every knob of the family) and every protocol of their product."""
+def lattice(family: Family, knob_names: Sequence[str] | None = None, base: Protocol | None = None
+            ) -> tuple[list[Knob], list[Protocol]]:
+    """The chosen knobs (default: every knob of the family) and every protocol of their product, the other
+    knobs at ``base``'s values (default: their defaults)."""
     table = family.knobs
     names = list(knob_names) if knob_names else list(table.names())
     knobs = []
@@ -328,17 +338,25 @@ def lattice(family: Family, knob_names: Sequence[str] | None = None) -> tuple[li
     if size > LATTICE_PROTOCOLS_MAX:
         raise InputError(f"the lattice of {', '.join(k.name for k in knobs)} has {size:,} protocols; a map "
                          f"classifies at most {LATTICE_PROTOCOLS_MAX} (name fewer knobs with --knobs)")
-    protocols = [table.build({k.name: v for k, v in zip(knobs, values, strict=True)})
+    fixed = {} if base is None else {k.name: base.knobs[k.name] for k in table.knobs if k not in knobs}
+    protocols = [table.build({**fixed, **{k.name: v for k, v in zip(knobs, values, strict=True)}})
                  for values in itertools.product(*(k.candidates() for k in knobs))]
     return knobs, protocols
+
+
+def held_knobs(family: Family, knobs: Sequence[Knob], base: Protocol | None) -> dict[str, Any]:
+    """The knobs a map does not vary, each at the value it was held at (shown as its table shows it)."""
+    return {k.name: k.show(base.knobs[k.name] if base is not None else k.default)
+            for k in family.knobs.knobs if k not in knobs}
 
 
 def design_map(family: Family, workload: Workload, knob_names: Sequence[str] | None, max_events: int,
                seeds: int = COST_SEEDS_DEFAULT, workers: int = 1, deadline: Deadline = NO_DEADLINE,
                max_states: int = MAP_STATES_MAX,
-               progress: Callable[[int, int, str], None] | None = None) -> DesignMap:
-    """Classify every protocol of the lattice (see the module docstring); ``progress(done, total, label)``."""
-    knobs, protocols = lattice(family, knob_names)
+               progress: Callable[[int, int, str], None] | None = None, base: Protocol | None = None) -> DesignMap:
+    """Classify every protocol of the lattice (see the module docstring); ``progress(done, total, label)``;
+    ``base``: the design under review, whose values the knobs not walked keep."""
+    knobs, protocols = lattice(family, knob_names, base)
     points: list[Point] = []
     stopped = None
     for done, protocol in enumerate(protocols):
@@ -354,7 +372,8 @@ def design_map(family: Family, workload: Workload, knob_names: Sequence[str] | N
             stopped = deadline.name
     if progress is not None:
         progress(len(protocols), len(protocols), "")
-    return DesignMap(family, workload, knobs, max_events, points, stopped)
+    return DesignMap(family, workload, knobs, max_events, points, stopped, held_knobs(family, knobs, base),
+                     None if base is None else base.label)
 
 
 def _measure(family: Family, workload: Workload, point: Point, seeds: int, workers: int, deadline: Deadline) -> None:

@@ -14,6 +14,7 @@ from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.advisor import Advice, Tallies
 from sim.search.advisor import advise as run_advisor
+from sim.search.claims_evidence import settle
 from sim.search.budget import Deadline, work_of
 from sim.search.options import SearchOptions
 from sim.search.shrink import ShrinkResult, shrink
@@ -109,7 +110,7 @@ def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str]
         example = _counterexample(result, by_label[label], invariant, found, options, share, tallies)
         example.seconds = time.monotonic() - began
         result.counterexamples.append(example)
-    result.claims = family.claims({label: t.to_json() for label, t in summary.tallies.items()}, parsed)
+    result.claims = settle(family, family.claims({label: t.to_json() for label, t in summary.tallies.items()}, parsed))
     return result
 
 

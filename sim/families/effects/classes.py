@@ -81,4 +81,8 @@ def classes_section(family, workload) -> dict:
                   "rows": rows},
         "analytic": {}, "metrics": {}, "methods": {}, "unit": "", "not_simulated": [],
         "findings": [f.to_json() for f in findings],
+        # what this section shows violated, per protocol (the review settles the claims against it)
+        "violations": [{"protocol": label, "invariant": name,
+                        "where": f"{finding.transition} under a single fault ({finding.example[label]})"}
+                       for finding in findings for label, names in finding.violated.items() for name in names],
     }

@@ -19,32 +19,36 @@ def judge(by_protocol: dict[str, dict], protocols) -> list[dict]:
         runs = tally["runs"]
         if knobs.fence != "none":
             out.append(_claim(protocol.label, "P1: every applied step saw base_rev == rev at apply (stale_accept)",
-                              found["stale_accept"], runs))
+                              found["stale_accept"], runs, ("stale_accept",)))
         if knobs.dedupe == "journal":
             out.append(_claim(protocol.label, "P2: the journal keeps every applied step's key (journal_loss)",
-                              found["journal_loss"], runs))
+                              found["journal_loss"], runs, ("journal_loss",)))
             out.append(_claim(protocol.label, "a persisted journal makes retries idempotent (duplicate_effect)",
-                              found["duplicate_effect"], runs))
+                              found["duplicate_effect"], runs, ("duplicate_effect",)))
         if knobs.fence == "step" and knobs.dedupe == "journal":
             out.append(_claim(
                 protocol.label,
                 "a step-level fence plus a persisted journal prevents lost updates (lost_update)",
-                found["lost_update"], runs,
+                found["lost_update"], runs, ("lost_update",),
             ))
         if knobs.fence == "plan":
             spurious = tally["spurious_rejections"]
             out.append({
                 "protocol": protocol.label,
                 "claim": "a plan-level fence is safe but loud in the wrong places (spurious rejections)",
-                "holds": sum(found.values()) == 0 and spurious > 0,
+                "holds": sum(found.values()) == 0 and spurious > 0, "invariants": sorted(found),
+                "violating_runs": tally["violating_runs"], "runs": runs,
                 "evidence": f"{tally['violating_runs']} violating runs, {spurious} spurious rejections in {runs} runs",
             })
     return out
 
 
-def _claim(protocol: str, claim: str, violating_runs: int, runs: int) -> dict:
+def _claim(protocol: str, claim: str, violating_runs: int, runs: int, invariants: tuple[str, ...]) -> dict:
+    """A claim as the sweep judged it; the review settles it against the rest of its evidence
+    (:func:`sim.search.claims_evidence.settle`)."""
     return {
-        "protocol": protocol, "claim": claim, "holds": violating_runs == 0,
-        "evidence": (f"no counterexample in {runs} runs" if violating_runs == 0
+        "protocol": protocol, "claim": claim, "invariants": list(invariants), "holds": violating_runs == 0,
+        "violating_runs": violating_runs, "runs": runs,
+        "evidence": (f"not found in {runs} runs (sampling, not a proof)" if violating_runs == 0
                      else f"DOES NOT HOLD: {violating_runs} of {runs} runs violate it; see the minimal order below"),
     }

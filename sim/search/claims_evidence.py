@@ -1,0 +1,126 @@
+"""A claim is the verdict of all of a run's evidence, not of its sweep alone.
+
+A family judges its seed's claims by the sweep's counts
+(:meth:`~sim.core.family.Family.claims`: each claim names the protocol and
+the invariants it speaks for).  A review has more evidence than that, and a
+claim "holds" only if none of it shows the claim's invariants violated
+under the claim's protocol:
+
+* the sweep (violating runs);
+* the verdict matrix (scripted scenarios and minimal counterexamples,
+  replayed under every protocol);
+* the family's own sections (``violations``: the effects family's
+  per-transition single-fault grid under each reliability class);
+* the design map (each protocol of its lattice explored exhaustively);
+* an exhaustive search of the claim's protocol within the design's bound
+  (:func:`protocol_proofs`).
+
+What survives is worded by what backs it: "proved within N events by
+exhaustive search" when the search finished, else "not found in N runs
+(sampling)" with the depth the search cleared.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from sim.core.errors import InputError
+from sim.core.family import Family
+from sim.core.knobs import Protocol
+from sim.core.workload import Workload
+from sim.search.budget import NO_DEADLINE, Deadline
+
+
+def protocol_proofs(family: Family, workload: Workload, protocols: Sequence[Protocol], max_events: int,
+                    deadline: Deadline = NO_DEADLINE) -> dict[str, Any]:
+    """One exhaustive search per protocol within ``max_events`` events (none once ``deadline`` has passed)."""
+    from sim.search.advice_proof import proof_states
+    from sim.search.exhaustive import explore
+
+    out: dict[str, Any] = {}
+    for protocol in protocols:
+        if not deadline.expired():
+            out[protocol.label] = explore(family, workload, protocol, max_events, deadline=deadline,
+                                          max_states=proof_states(family, workload, protocol))
+    return out
+
+
+def settle(family: Family, claims: Sequence[dict], matrix: dict[str, Any] | None = None,
+           sections: Sequence[dict] = (), drawn_map: dict[str, Any] | None = None,
+           proofs: dict[str, Any] | None = None) -> list[dict]:
+    """Each claim judged by every piece of evidence given (the module doc); new dicts, the same order."""
+    return [_settled(family, dict(claim), matrix, sections, drawn_map, proofs or {}) for claim in claims]
+
+
+def _settled(family: Family, claim: dict, matrix, sections, drawn_map, proofs) -> dict:
+    label, invariants = claim["protocol"], set(claim.get("invariants") or family.safety_invariants)
+    protocol = family.parse_protocol(label)
+    against: list[str] = []
+    if claim.get("violating_runs"):
+        against.append(f"{claim['violating_runs']} of {claim['runs']} runs of the sweep violate it")
+    cells = [f"{column} ({', '.join(hit)})" for key, cell in ((matrix or {}).get("cells") or {}).items()
+             for row, column in [key.split("\t", 1)]
+             for hit in [sorted(invariants & set(cell.get("violated") or ()))] if row == label and hit]
+    against += _grouped("the verdict matrix", "order", cells)
+    for section in sections:
+        found = [f"{f['invariant']} at {f['where']}" for f in section.get("violations") or ()
+                 if f["invariant"] in invariants and _same(family, f["protocol"], protocol)]
+        against += _grouped(section.get("title", "a section"), "finding", found)
+    for point in (drawn_map or {}).get("protocols") or ():
+        if not _same(family, point["protocol"], protocol):
+            continue
+        for name in sorted(invariants):
+            verdict = (point.get("invariants") or {}).get(name) or {}
+            if verdict.get("status") == "violated":
+                against.append(f"the design map: {name} in {verdict.get('shortest_events')} events")
+    proof = proofs.get(label)
+    if proof is not None:
+        for name in sorted(invariants & set(proof.minimal_orders)):
+            order = ", ".join(str(e) for e in proof.minimal_orders[name][0])
+            against.append(f"exhaustive search: {name} in {proof.shortest[name]} events ({order})")
+    if against:
+        claim["holds"] = False
+        claim["evidence"] = "DOES NOT HOLD: " + "; ".join(dict.fromkeys(against))
+    elif claim["holds"]:
+        claim["evidence"] = _support(claim, proof)
+    claim["refuted_by"] = list(dict.fromkeys(against))
+    return claim
+
+
+def _grouped(source: str, noun: str, items: list[str]) -> list[str]:
+    """One line for a source's evidence: its first item and how many more."""
+    if not items:
+        return []
+    more = f" and {len(items) - 1} more {noun}(s)" if len(items) > 1 else ""
+    return [f"{source}: {items[0]}{more}"]
+
+
+def _support(claim: dict, proof: Any) -> str:
+    runs = claim.get("runs")
+    sampled = claim["evidence"] if runs is None else f"not found in {runs} runs"
+    if proof is None:
+        return sampled + " (sampling, not a proof)"
+    if proof.complete:
+        within = "at any length (every state searched)" if proof.exhausted else f"within {proof.max_events} events"
+        return f"proved {within} by exhaustive search; {sampled}"
+    cleared = max(0, len(proof.states_per_depth) - 2)
+    return f"{sampled} (sampling, not a proof: exhaustive search cleared orders of up to {cleared} events)"
+
+
+def _same(family: Family, label: str, protocol: Protocol) -> bool:
+    try:
+        return family.parse_protocol(label) == protocol
+    except InputError:  # a label this family's table does not read (never equal)
+        return False
+
+
+def proof_row(result: Any) -> dict[str, Any]:
+    """A protocol's exhaustive search as its review row shows it: the bound, whether it finished, what it
+    proved absent and each invariant it found violated with its shortest order."""
+    return {"max_events": result.max_events, "complete": result.complete, "end": result.reason,
+            "distinct_states": result.distinct_states,
+            "within_events": result.max_events if result.complete else max(0, len(result.states_per_depth) - 2),
+            "proved_absent": result.proved_absent,
+            "violated": {name: {"shortest_events": result.shortest[name],
+                                "order": [str(e) for e in result.minimal_orders[name][0]]}
+                         for name in sorted(result.minimal_orders)}}
