@@ -103,7 +103,7 @@ def _header(view: View, ahead: Sequence[str]) -> list[str]:
                f'<button type="submit">side by side</button></form>')
     return [f"<h1>{esc(source.title)} <small>({esc(source.family.name)} family, protocol "
             f"<code id=\"protocol\">{esc(view.protocol.label)}</code>)</small></h1>",
-            f"<p>{esc(view.protocol.describe())}</p>" if hasattr(view.protocol, "describe") else "",
+            f"<p><small>{breakable(view.protocol.describe())}</small></p>",
             f'<p class="bar">{" ".join(nav)}</p>', f"<p>{switch}</p>", f"<p>{compare}</p>",
             f'<p>Path so far ({len(texts)} event(s)): <code id="path">{esc(" ; ".join(texts) or "(none yet)")}</code>'
             "</p>"]
