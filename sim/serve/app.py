@@ -114,7 +114,11 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
         return HTMLResponse(pages.error_page(500, "internal error: this is a bug in fencesim; please report it "
                                              f"with the URL ({type(error).__name__})"), status_code=500)
 
-    routes = [Route("/", index), Route("/view", view), Route("/compare", compare), Route("/search", search),
+    def favicon(request: Request) -> Response:
+        return Response(status_code=204)  # no icon: a browser's request for one is not an error
+
+    routes = [Route("/favicon.ico", favicon), Route("/", index),
+              Route("/view", view), Route("/compare", compare), Route("/search", search),
               Route("/export", export, methods=["POST"])]
     handlers: dict[Any, Any] = {HTTPException: http_error, BadRequest: bad_request, FencesimError: bad_request,
                                 Exception: internal}
