@@ -1,7 +1,7 @@
 """What ``fencesim serve`` and ``sim.serve`` explore, read from the user's files: a design, a workload with
 protocols, scenario files (exported counterexamples) or a review folder's counterexamples.
 
-This module reads the files (through the registry and the design loader); :mod:`sim.serve` then knows the
+This module reads the files (through the registry and the design loader); :mod:`sim.webapp` then knows the
 families only through the family contract.
 """
 
@@ -16,7 +16,7 @@ from sim.core.family import Family
 from sim.core.files import Source as FileSource
 from sim.core.knobs import refuse_duplicates
 from sim.core.workload import Workload
-from sim.serve.explorer import Explorer, Source, source_of
+from sim.webapp.views import Explorer, Source, source_of
 
 #: Keys of a scenario file that a workload does not have (a scenario without its workload becomes one).
 SCENARIO_ONLY_KEYS = ("events", "protocol", "expect", "invariant", "seed", "commit", "workload", "minimal", "cell",

@@ -31,8 +31,8 @@ def serve(
     why the others cannot), the path as per-actor lanes, the invariants, a permalink per state; the same order
     under another protocol side by side; the shortest violation from here; export the path. Stops on Ctrl-C."""
     from sim.report.outputs import check_output_dir
-    from sim.serve.server import bind, run
     from sim.serving import explorer_for
+    from sim.webapp.server import bind, run
 
     if out is not None:
         check_output_dir(out, "--out")

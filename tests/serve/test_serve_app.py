@@ -14,8 +14,8 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from sim.serve.app import make_app  # noqa: E402
 from sim.serving import explorer_for  # noqa: E402
+from sim.webapp.app import make_app  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 LOST_UPDATE = REPO / "scenarios" / "regressions" / "seed_fuzz_none_lost_update.toml"

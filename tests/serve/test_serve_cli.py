@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from sim.serve.server import LOOPBACK, bind  # noqa: E402
+from sim.webapp.server import LOOPBACK, bind  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 LOST_UPDATE = REPO / "scenarios" / "regressions" / "seed_fuzz_none_lost_update.toml"

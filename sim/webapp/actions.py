@@ -30,7 +30,7 @@ from sim.report.export import (
 from sim.report.outputs import check_output_names
 from sim.search.budget import Deadline
 from sim.search.exhaustive import ExhaustiveResult, explore
-from sim.serve.explorer import Explorer, Source
+from sim.webapp.views import Explorer, Source
 
 #: The search's bounds: events after the path by default and at most, distinct states, seconds.
 SEARCH_DEPTH_DEFAULT = 6
@@ -111,7 +111,7 @@ def export_path(explorer: Explorer, source: Source, protocol: Protocol, path: tu
     if invariant:
         meta["invariant"] = invariant
     scenario = family.counterexample(source.workload, protocol, invariant or "", path, meta)
-    marked = [b.violation.event_index for b in view.broken]
+    marked = [b.violation.event_index for b in view.broken if b.violation.event_index is not None]
     stem = slug(name, limit=NAME_LIMIT)
     for suffix in (".toml", ".timeline.txt"):
         _inside(out_dir, out_dir / f"{stem}{suffix}")

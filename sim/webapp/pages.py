@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from sim.core.family import StateTable
 from sim.report.html_writer import STYLE, breakable
-from sim.serve.explorer import Divergence, Explorer, Source, View, lanes_of
+from sim.webapp.views import Divergence, Explorer, Source, View, lanes_of
 
 PAGE_STYLE = STYLE + """
 .bar a, .bar button { margin-right: .6em; }
@@ -155,7 +155,8 @@ def lanes_table(view: View, ident: str = "lanes") -> str:
     lanes, shown = lanes_of(view.source.family, view.history)
     marks: dict[int, list[str]] = {}
     for item in view.broken:
-        marks.setdefault(item.violation.event_index, []).append(item.invariant)
+        if item.violation.event_index is not None:
+            marks.setdefault(item.violation.event_index, []).append(item.invariant)
     head = "<th>#</th><th>t</th>" + "".join(f"<th>{esc(lane)}</th>" for lane in lanes) + "<th>violates</th>"
     body = []
     family = view.source.family

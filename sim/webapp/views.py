@@ -184,7 +184,8 @@ class Explorer:
         replay = self.replay(source, protocol, path)
         report = family.check(replay.history)
         broken = [self._broken(source, protocol, path, v) for v in _first_per_invariant(report.safety_violations)]
-        skipped = {i: self._reason(source, protocol, path[:i], path[i]) for i in sorted(replay.skipped)}
+        skipped = {i: self._reason(source, protocol, path[:i], path[i]) or "it had no effect here"
+                   for i in sorted(replay.skipped)}
         return View(source, protocol, path, replay, broken, self.options(source, protocol, path),
                     family.state_tables(source.scenario, protocol, replay), family.safety_invariants, skipped)
 

@@ -1,6 +1,6 @@
 """The explorer as a Starlette application: a handful of routes, every answer a page, every error one line.
 
-Routes (every state is a URL; see :mod:`sim.serve.pages`):
+Routes (every state is a URL; see :mod:`sim.webapp.pages`):
 
 * ``GET /`` -- the scenarios this server explores;
 * ``GET /view`` -- one state: ``s`` the scenario, ``p`` the protocol, ``e`` the path, ``a`` the events ahead;
@@ -28,8 +28,8 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from sim.core.errors import FencesimError
-from sim.serve import actions, pages
-from sim.serve.explorer import Explorer, diverge
+from sim.webapp import actions, pages
+from sim.webapp.views import Explorer, diverge
 
 #: The host names a request may give (the server binds 127.0.0.1 only).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")

@@ -7,12 +7,14 @@ port already in use is one line, not a traceback.  Ctrl-C stops the server; :fun
 from __future__ import annotations
 
 import socket
+import threading
+import time
 from pathlib import Path
 from typing import Callable
 
 from sim.core.errors import InputError
-from sim.serve.app import make_app
-from sim.serve.explorer import Explorer
+from sim.webapp.app import make_app
+from sim.webapp.views import Explorer
 
 #: The only address the server listens on.
 LOOPBACK = "127.0.0.1"
@@ -52,3 +54,33 @@ def run(explorer: Explorer, out_dir: Path | None, port: int = PORT_DEFAULT,
         pass
     finally:
         sock.close()
+
+
+class Running:
+    """An explorer serving in a background thread (the notebook's ``sim.serve``): ``url``, and ``stop()``."""
+
+    def __init__(self, explorer: Explorer, out_dir: Path | None, port: int):
+        import uvicorn
+
+        self.socket = bind(port)
+        self.url = f"http://{LOOPBACK}:{self.socket.getsockname()[1]}/"
+        config = uvicorn.Config(make_app(explorer, out_dir), log_level="warning", lifespan="off", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True,
+                                       name="fencesim-serve")
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started and self.thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        """Stop serving and close the socket (waits for the thread)."""
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        self.socket.close()
+
+    def __repr__(self) -> str:
+        return f"<fencesim explorer at {self.url}>"
+
+    def _repr_html_(self) -> str:
+        return f'<a href="{self.url}" target="_blank">fencesim explorer at {self.url}</a>'
