@@ -46,37 +46,18 @@ class BadRequest(Exception):
 def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
     """The application over ``explorer``; exports go to ``out_dir`` (None: exporting is refused)."""
 
-    def _query(request: Request) -> dict[str, Any]:
-        raw = request.url.query
-        if len(raw) > MAX_QUERY_CHARS:
-            raise BadRequest(f"the query is longer than {MAX_QUERY_CHARS:,} characters")
-        allowed = PARAMETERS.get(request.url.path, set())
-        unknown = sorted(set(request.query_params.keys()) - allowed)
-        if unknown:
-            reads = ", ".join(sorted(allowed)) or "none"
-            raise BadRequest(f"unknown parameter {unknown[0]!r}; this page reads: {reads}")
-        params = request.query_params
-        for single in ("s", "p", "q", "depth"):
-            if len(params.getlist(single)) > 1:
-                raise BadRequest(f"parameter {single!r} given more than once")
-        source = explorer.source(params.get("s"))
-        protocol = explorer.protocol(source, params.get("p"))
-        path = explorer.path(source, params.getlist("e"))
-        ahead = [str(e) for e in explorer.path(source, params.getlist("a"))]
-        return {"source": source, "protocol": protocol, "path": path, "ahead": ahead, "params": params}
-
     def index(request: Request) -> Response:
-        _query(request) if request.url.query else None
+        _query(explorer, request) if request.url.query else None
         return HTMLResponse(pages.index_page(explorer))
 
     def view(request: Request) -> Response:
-        q = _query(request)
+        q = _query(explorer, request)
         state = explorer.view(q["source"], q["protocol"], q["path"])
         depth = actions.default_depth(q["source"], q["protocol"])
         return HTMLResponse(pages.view_page(state, q["ahead"], actions.bounds_text(depth), depth))
 
     def compare(request: Request) -> Response:
-        q = _query(request)
+        q = _query(explorer, request)
         other = q["params"].get("q")
         if not other:
             raise BadRequest("give the protocol to compare with (q=...)")
@@ -85,7 +66,7 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
                                                q["ahead"]))
 
     def search(request: Request) -> Response:
-        q = _query(request)
+        q = _query(explorer, request)
         text = q["params"].get("depth")
         depth = actions.default_depth(q["source"], q["protocol"]) if not text else _number(text, "depth")
         found = actions.shortest_violation(explorer, q["source"], q["protocol"], q["path"], depth)
@@ -93,26 +74,12 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
                                               actions.bounds_text(depth)))
 
     def export(request: Request) -> Response:
-        q = _query(request)
+        q = _query(explorer, request)
         if out_dir is None:
             raise BadRequest("this server was started without --out: it writes nothing")
         files, invariant = actions.export_path(explorer, q["source"], q["protocol"], q["path"], out_dir)
         back = pages.url("/view", s=q["source"].ident, p=q["protocol"].label, e=[str(e) for e in q["path"]])
         return HTMLResponse(pages.exported_page(files, invariant, back))
-
-    async def http_error(request: Request, error: Exception) -> Response:
-        assert isinstance(error, HTTPException)
-        words = {404: f"no page {request.url.path!r}; pages: /, /view, /compare, /search, /export",
-                 405: f"{request.method} is not how {request.url.path} is asked for"}.get(error.status_code,
-                                                                                          str(error.detail))
-        return HTMLResponse(pages.error_page(error.status_code, words), status_code=error.status_code)
-
-    async def bad_request(request: Request, error: Exception) -> Response:
-        return HTMLResponse(pages.error_page(400, " ".join(str(error).split())), status_code=400)
-
-    async def internal(request: Request, error: Exception) -> Response:
-        return HTMLResponse(pages.error_page(500, "internal error: this is a bug in fencesim; please report it "
-                                             f"with the URL ({type(error).__name__})"), status_code=500)
 
     def favicon(request: Request) -> Response:
         return Response(status_code=204)  # no icon: a browser's request for one is not an error
@@ -124,6 +91,42 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
                                 Exception: internal}
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK_HOSTS))]
     return Starlette(routes=routes, exception_handlers=handlers, middleware=middleware)
+
+
+def _query(explorer: Explorer, request: Request) -> dict[str, Any]:
+    """The scenario, protocol, path and events ahead a request names (BadRequest or InputError if malformed)."""
+    raw = request.url.query
+    if len(raw) > MAX_QUERY_CHARS:
+        raise BadRequest(f"the query is longer than {MAX_QUERY_CHARS:,} characters")
+    allowed = PARAMETERS.get(request.url.path, set())
+    unknown = sorted(set(request.query_params.keys()) - allowed)
+    if unknown:
+        reads = ", ".join(sorted(allowed)) or "none"
+        raise BadRequest(f"unknown parameter {unknown[0]!r}; this page reads: {reads}")
+    params = request.query_params
+    for single in ("s", "p", "q", "depth"):
+        if len(params.getlist(single)) > 1:
+            raise BadRequest(f"parameter {single!r} given more than once")
+    source = explorer.source(params.get("s"))
+    protocol = explorer.protocol(source, params.get("p"))
+    path = explorer.path(source, params.getlist("e"))
+    ahead = [str(e) for e in explorer.path(source, params.getlist("a"))]
+    return {"source": source, "protocol": protocol, "path": path, "ahead": ahead, "params": params}
+
+
+async def http_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    words = {404: f"no page {request.url.path!r}; pages: /, /view, /compare, /search, /export",
+             405: f"{request.method} is not how {request.url.path} is asked for"}.get(error.status_code,
+                                                                                      str(error.detail))
+    return HTMLResponse(pages.error_page(error.status_code, words), status_code=error.status_code)
+
+async def bad_request(request: Request, error: Exception) -> Response:
+    return HTMLResponse(pages.error_page(400, " ".join(str(error).split())), status_code=400)
+
+async def internal(request: Request, error: Exception) -> Response:
+    return HTMLResponse(pages.error_page(500, "internal error: this is a bug in fencesim; please report it "
+                                         f"with the URL ({type(error).__name__})"), status_code=500)
 
 
 def _number(text: str, name: str) -> int:
