@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -74,6 +75,9 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
                                               actions.bounds_text(depth)))
 
     def export(request: Request) -> Response:
+        origin = request.headers.get("origin")
+        if origin is not None and urlsplit(origin).hostname not in LOOPBACK_HOSTS:
+            raise HTTPException(403, f"an export is asked for from this server's own pages, not from {origin[:80]}")
         q = _query(explorer, request)
         if out_dir is None:
             raise BadRequest("this server was started without --out: it writes nothing")
@@ -121,8 +125,10 @@ async def http_error(request: Request, error: Exception) -> Response:
                                                                                       str(error.detail))
     return HTMLResponse(pages.error_page(error.status_code, words), status_code=error.status_code)
 
+
 async def bad_request(request: Request, error: Exception) -> Response:
     return HTMLResponse(pages.error_page(400, " ".join(str(error).split())), status_code=400)
+
 
 async def internal(request: Request, error: Exception) -> Response:
     return HTMLResponse(pages.error_page(500, "internal error: this is a bug in fencesim; please report it "

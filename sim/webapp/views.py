@@ -13,6 +13,7 @@ replaying the path with the event added (an event that cannot happen has no effe
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -122,6 +123,7 @@ class Explorer:
             self.sources[source.ident] = source
         self._replays: OrderedDict[tuple, Replay] = OrderedDict()
         self._alphabets: dict[str, list[Any]] = {}
+        self._lock = threading.Lock()  # pages are answered on several threads; the kept replays are shared
 
     # -- reading a request -------------------------------------------------------------------------------
 
@@ -160,23 +162,29 @@ class Explorer:
 
     def alphabet(self, source: Source) -> list[Any]:
         """The workload's events, then the source's own that the alphabet lacks (by their text)."""
-        if source.ident not in self._alphabets:
-            events = list(source.family.alphabet(source.workload))
-            seen = {str(e) for e in events}
-            events += [e for e in source.events if str(e) not in seen and not seen.add(str(e))]  # type: ignore[func-returns-value]
-            self._alphabets[source.ident] = events
-        return self._alphabets[source.ident]
+        with self._lock:
+            if source.ident not in self._alphabets:
+                events = list(source.family.alphabet(source.workload))
+                seen = {str(e) for e in events}
+                for event in source.events:
+                    if str(event) not in seen:
+                        seen.add(str(event))
+                        events.append(event)
+                self._alphabets[source.ident] = events
+            return self._alphabets[source.ident]
 
     def replay(self, source: Source, protocol: Protocol, path: Sequence[Any]) -> Replay:
         key = (source.ident, protocol, tuple(str(e) for e in path))
-        found = self._replays.get(key)
-        if found is not None:
-            self._replays.move_to_end(key)
-            return found
+        with self._lock:
+            found = self._replays.get(key)
+            if found is not None:
+                self._replays.move_to_end(key)
+                return found
         replay = source.family.replay(source.scenario, protocol, tuple(path))
-        self._replays[key] = replay
-        if len(self._replays) > REPLAYS_KEPT:
-            self._replays.popitem(last=False)
+        with self._lock:
+            self._replays[key] = replay
+            if len(self._replays) > REPLAYS_KEPT:
+                self._replays.popitem(last=False)
         return replay
 
     def view(self, source: Source, protocol: Protocol, path: Sequence[Any]) -> View:

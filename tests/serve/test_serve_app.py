@@ -138,10 +138,15 @@ def test_bad_requests_get_one_line_4xx_pages(client, query, status, words):
     assert words in line.replace("&#x27;", "'"), line
 
 
-def test_export_is_post_only_and_a_foreign_host_is_refused(client):
+def test_export_is_post_only_and_a_foreign_host_or_origin_is_refused(client):
     assert client.get("/export", params=[("s", SOURCE)]).status_code == 405
     foreign = client.get("/view", headers={"host": "attacker.example"})
     assert foreign.status_code == 400
+    forged = client.post("/export?s=" + SOURCE + "&e=plan", headers={"origin": "http://attacker.example"})
+    assert forged.status_code == 403 and "not from http://attacker.example" in forged.text
+    assert not client.out.exists()
+    own = client.post("/export?s=" + SOURCE + "&e=plan", headers={"origin": "http://127.0.0.1:8765"})
+    assert own.status_code == 200
 
 
 def test_export_writes_only_inside_out_and_replays_to_the_same_verdict(client, cli, tmp_path):
