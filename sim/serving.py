@@ -115,8 +115,9 @@ def _workload_of(family: Family, scenario: Any) -> Workload:
     data = {k: v for k, v in family.dump_scenario(scenario).items() if k not in SCENARIO_ONLY_KEYS}
     try:
         return family.load_workload(data, FileSource(str(getattr(scenario, "path", "") or scenario.name)))
-    except ScenarioError as error:
-        raise InputError(f"cannot explore {scenario.name}: its events need a workload ({error})") from None
+    except ScenarioError:  # a script no workload can hold (the effects family's stories): its own events only
+        return Workload(scenario.name, family.name, scenario, tuple(family.fault_classes),
+                        {name: 1.0 for name in family.fault_classes}, extra={"events_only": True})
 
 
 def _ident(name: str) -> str:

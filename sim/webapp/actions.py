@@ -34,10 +34,11 @@ from sim.webapp.views import Explorer, Source
 
 #: The search's bounds: events after the path by default and at most, distinct states, seconds.
 SEARCH_DEPTH_DEFAULT = 6
-SEARCH_DEPTH_DEFAULT_REPLAYED = 2  # a family without a machine replays every candidate: shallower by default
+#: A family without a machine replays every candidate: effects-saga takes about a minute to depth 2.
+SEARCH_DEPTH_DEFAULT_REPLAYED = 1
 SEARCH_DEPTH_MAX = 12
 SEARCH_STATES = 200_000
-SEARCH_SECONDS = 20.0
+SEARCH_SECONDS = 30.0
 
 
 @dataclass
@@ -64,6 +65,9 @@ def shortest_violation(explorer: Explorer, source: Source, protocol: Protocol, p
     """The exhaustive search from the state after ``path``, within ``depth`` more events."""
     if not 1 <= depth <= SEARCH_DEPTH_MAX:
         raise InputError(f"the search depth must be from 1 to {SEARCH_DEPTH_MAX} events, not {depth}")
+    if source.workload.extra.get("events_only"):
+        raise InputError(f"{source.title} is a script, not a fault list a workload generates: the search runs from "
+                         "a workload's or a counterexample's path (fencesim serve --workload W)")
     valid = explorer.replay(source, protocol, path).valid_order()
     result = explore(source.family, source.workload, protocol, depth, max_states=SEARCH_STATES,
                      alphabet=explorer.alphabet(source), deadline=Deadline(SEARCH_SECONDS, "the page's time limit"),

@@ -164,7 +164,8 @@ class Explorer:
         """The workload's events, then the source's own that the alphabet lacks (by their text)."""
         with self._lock:
             if source.ident not in self._alphabets:
-                events = list(source.family.alphabet(source.workload))
+                own_only = source.workload.extra.get("events_only")  # a script no workload holds: its own events
+                events = [] if own_only else list(source.family.alphabet(source.workload))
                 seen = {str(e) for e in events}
                 for event in source.events:
                     if str(event) not in seen:

@@ -188,3 +188,18 @@ def test_without_out_nothing_is_written(explorer):
     with TestClient(make_app(explorer, None), base_url="http://127.0.0.1") as client:
         page = client.post("/export?s=" + SOURCE + "&e=plan")
     assert page.status_code == 400 and "started without --out" in page.text
+
+
+def test_a_design_and_a_scripted_story_open_and_a_script_is_not_searched():
+    explorer = explorer_for(design=str(REPO / "scenarios" / "designs" / "three-files.toml"),
+                            scenarios=[REPO / "scenarios" / "runtime" / "pr_lost_response.toml"])
+    assert list(explorer.sources) == ["three-files", "pr_lost_response"]
+    with TestClient(make_app(explorer, None), base_url="http://127.0.0.1") as client:
+        design = client.get("/view", params=[("s", "three-files")])
+        assert design.status_code == 200 and 'id="state-files"' in design.text
+        story = explorer.sources["pr_lost_response"]
+        steps = [("e", str(e)) for e in story.events]
+        page = client.get("/view", params=[("s", "pr_lost_response")] + steps)
+        assert page.status_code == 200 and 'id="state-intents-and-receipts"' in page.text
+        search = client.get("/search", params=[("s", "pr_lost_response")] + steps[:1])
+    assert search.status_code == 400 and "is a script" in search.text
