@@ -73,6 +73,13 @@ def test_stepping_to_the_violation_marks_the_event_that_broke_it(client):
     assert re.search(r'<tr data-index="3" class="broke">.*?deliver s1 -&gt; applied.*?lost_update</td></tr>', page)
 
 
+def test_an_event_after_the_violation_leaves_it_marked_where_it_broke(client):
+    page = _view(client, ORDER + ["ack s1", "dispatch s2"]).text
+    row = re.search(r'<tr data-invariant="lost_update" class="broke">(.*?)</tr>', page).group(1)
+    assert "event 4: <code>deliver s1</code>" in row
+    assert re.search(r'<tr data-step="4" class="broke">', page) and not re.search(r'<tr data-step="5" class', page)
+
+
 def test_back_forward_and_the_permalink_round_trip(client):
     page = client.get("/view", params=[("s", SOURCE)] + [("a", e) for e in ORDER]).text
     forward = re.search(r'<a id="forward" href="([^"]*)"', page).group(1).replace("&amp;", "&")
