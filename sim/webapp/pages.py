@@ -8,6 +8,7 @@ own order, or what "back" stepped over).  So a URL copied into a review's notes 
 from __future__ import annotations
 
 import html
+import shlex
 from typing import Any, Iterable, Sequence
 from urllib.parse import urlencode
 
@@ -106,7 +107,17 @@ def _header(view: View, ahead: Sequence[str]) -> list[str]:
             f"<p><small>{breakable(view.protocol.describe())}</small></p>",
             f'<p class="bar">{" ".join(nav)}</p>', f"<p>{switch}</p>", f"<p>{compare}</p>",
             f'<p>Path so far ({len(texts)} event(s)): <code id="path">{esc(" ; ".join(texts) or "(none yet)")}</code>'
-            "</p>"]
+            "</p>", _opened(source)]
+
+
+def _opened(source: Source) -> str:
+    """Where the scenario came from, and the command that replays its own order."""
+    if source.file is None:
+        return ""
+    quoted = shlex.quote(source.file)
+    return (f"<p><small>Opened from <code>{esc(source.file)}</code>: its own order replays with "
+            f"<code>fencesim run {esc(quoted)}</code>" + (f"; it violates {esc(source.invariant)} under its protocol"
+                                                          if source.invariant else "") + "</small></p>")
 
 
 def _hidden(ident: str, texts: Sequence[str], ahead: Sequence[str]) -> str:
