@@ -204,7 +204,9 @@ class Explorer:
         machine = family.machine(source.scenario, protocol)
         if machine is not None:
             state = drive(machine, path).state
-            return [Option(e, str(e), machine.why_not(state, e)) for e in events]
+            on = set(machine.enabled(state, events))  # the family may enumerate them from the state
+            return [Option(e, str(e), None if i in on else machine.why_not(state, e) or "not enabled here")
+                    for i, e in enumerate(events)]
         return [Option(e, str(e), self._reason(source, protocol, path, e)) for e in events]
 
     def _reason(self, source: Source, protocol: Protocol, before: tuple[Any, ...], event: Any) -> str | None:
