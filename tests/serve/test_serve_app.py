@@ -4,6 +4,7 @@ and exports that write only inside --out and replay with ``fencesim run`` to the
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -168,7 +169,10 @@ def test_export_writes_only_inside_out_and_replays_to_the_same_verdict(client, c
     scenario = next(client.out.glob("*.toml"))
     replayed = cli("run", scenario, "--json")
     assert replayed.returncode == 1, replayed.stderr
-    assert '"invariant": "lost_update"' in replayed.stdout
+    [run] = json.loads(replayed.stdout)
+    shown = re.findall(r'<tr data-invariant="(\w+)" class="broke">', _view(client, ORDER, "none").text)
+    assert sorted({v["invariant"] for v in run["violations"]}) == sorted(shown) == ["lost_update"]
+    assert run["protocol"] == "none" and [e["event"] for e in run["history"]][-1] == "deliver"
     clean = client.post("/export?" + "&".join(["s=" + SOURCE, "p=step"] + [f"e={e.replace(' ', '+')}" for e in ORDER]))
     assert "it violates no safety invariant" in clean.text
     clean_file = next(p for p in client.out.glob("*.toml") if "_step_path_" in p.name)
