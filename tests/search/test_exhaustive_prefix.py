@@ -23,7 +23,7 @@ def _violated(family, workload, protocol, order):
     return {v.invariant for v in family.check(replay.history).safety_violations}
 
 
-@pytest.mark.parametrize("accelerate", [True, False])
+@pytest.mark.parametrize("accelerate", [True, pytest.param(False, marks=pytest.mark.slow)])
 def test_the_search_starts_after_the_prefix(seed_fuzz, accelerate):
     family, workload, events = seed_fuzz
     protocol = family.parse_protocol("none")
@@ -39,12 +39,13 @@ def test_the_search_starts_after_the_prefix(seed_fuzz, accelerate):
             assert name not in _violated(family, workload, protocol, prefix + tuple(order)[:-1])
 
 
+@pytest.mark.slow  # over 3 s: every successor replayed
 def test_the_ways_of_expanding_agree_from_a_prefix(seed_fuzz):
     family, workload, events = seed_fuzz
     protocol = family.parse_protocol("step,dedupe=memory")
     prefix = (events["plan"], events["dispatch s1"], events["deliver s1"])
-    fast = explore(family, workload, protocol, 4, prefix=prefix)
-    slow = explore(family, workload, protocol, 4, prefix=prefix, accelerate=False, sleep=False)
+    fast = explore(family, workload, protocol, 3, prefix=prefix)
+    slow = explore(family, workload, protocol, 3, prefix=prefix, accelerate=False, sleep=False)
     assert fast.shortest == slow.shortest
     assert fast.distinct_states == slow.distinct_states
     mode = Expansion(family, workload, protocol, list(events.values()), True, None, prefix).mode

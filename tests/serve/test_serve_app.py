@@ -157,6 +157,7 @@ def test_export_is_post_only_and_a_foreign_host_or_origin_is_refused(client):
     assert own.status_code == 200
 
 
+@pytest.mark.slow  # replays with fencesim run in a subprocess
 def test_export_writes_only_inside_out_and_replays_to_the_same_verdict(client, cli, tmp_path):
     outside_before = sorted(p.name for p in tmp_path.iterdir())
     query = "&".join(["s=" + SOURCE, "p=none"] + [f"e={e.replace(' ', '+')}" for e in ORDER])

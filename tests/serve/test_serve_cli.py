@@ -37,6 +37,7 @@ def test_the_socket_is_bound_to_loopback_only():
         sock.close()
 
 
+@pytest.mark.slow  # a subprocess each
 @pytest.mark.parametrize("args, words", [
     (["--port", "70000"], "--port must be from 0 to 65535"),
     (["--scenario", "no/such/file.toml"], "no/such/file.toml"),
@@ -54,6 +55,7 @@ def test_bad_input_is_one_line_and_exit_4(cli, args, words):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # a subprocess
 def test_a_port_in_use_is_refused(cli):
     taken = bind(0)
     try:
