@@ -100,6 +100,7 @@ def test_a_new_user_reproduces_a_shipped_lost_update_by_clicking_and_exports_it(
         assert page.inner_text("#path") == " ; ".join(ORDER[:number])
     row = _invariant(page, "lost_update")
     assert "violated" in row and "event 4: deliver s1" in row and "its author expected" in row
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "the page scrolls sideways"
     lane = page.inner_text("#lanes tr.broke")
     assert "deliver s1 -> applied" in lane and "lost_update" in lane
     assert page.inner_text("#steps tr.broke").startswith("4")
@@ -128,7 +129,9 @@ def test_switching_the_protocol_shows_where_the_same_order_diverges(page, server
     assert "first record that differs is #3" in page.inner_text("#divergence")
     marked = page.inner_text("#side-by-side tr.differs")
     assert "rejected:stale_rev" in marked.replace("\u200b", "") and "applied" in marked
-    assert page.query_selector_all("#side-by-side tr.differs") and len(page.query_selector_all("#side-by-side tr")) > 4
+    assert len(page.query_selector_all("#side-by-side tr.differs")) == 1
+    assert len(page.query_selector_all("#side-by-side tr")) > 4
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "the page scrolls sideways"
 
 
 def test_a_disabled_event_shows_the_guards_reason(page, server):
