@@ -65,3 +65,12 @@ pd.DataFrame([{"protocol": p, "outcome": (r := sim.run_scenario(scenario, p)).ou
 # %%
 advice = example.advice
 pd.DataFrame(advice.priced)
+
+# %% [markdown]
+# ## The state the counterexample ends in, and stepping through it
+# `sim.state_html` renders the state as the explorer's tables (files and their hunks, the plan, the journal,
+# the messages in flight). `sim.serve(scenarios=[...])` starts the same explorer as `fencesim serve` in the
+# background (`app.url`, `app.stop()`; `docs/serve.md`).
+
+# %%
+sim.state_html(scenario, example.protocol)

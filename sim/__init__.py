@@ -27,7 +27,8 @@ __all__ = [
     "Event", "FAMILIES", "FencesimError", "History", "HistoryError", "InputError", "PRESETS", "Protocol",
     "ProtocolError", "ScenarioError", "check_history", "compute_matrix", "conform_frame", "exposure_frame", "family",
     "figures",
-    "fuzz", "load_scenario", "load_workload", "parse_protocol", "review", "run_scenario", "sweep_frame",
+    "fuzz", "load_scenario", "load_workload", "parse_protocol", "review", "run_scenario", "serve", "state_html",
+    "sweep_frame",
 ]
 
 
@@ -183,3 +184,55 @@ def compute_matrix():
     from sim.families.workspace.matrix import compute_matrix as compute
 
     return compute()
+
+
+def serve(design=None, workload=None, protocols=(), scenarios=(), review=None, port: int = 0, out=None):
+    """Start the explorer of ``fencesim serve`` in the background (on 127.0.0.1; ``port`` 0: a free one) and
+    return it: ``.url`` to open, ``.stop()`` to end it.  The arguments are the command's options (``scenarios``
+    a list of files; ``out`` the folder "export this path" writes into; without it nothing is written).
+
+    >>> app = sim.serve(scenarios=["scenarios/regressions/seed_fuzz_none_lost_update.toml"])  # doctest: +SKIP
+    >>> app.url                                                                                # doctest: +SKIP
+    'http://127.0.0.1:41771/'
+    """
+    from pathlib import Path
+
+    from sim.report.outputs import check_output_dir
+    from sim.serving import explorer_for
+    from sim.webapp.server import Running
+
+    if out is not None:
+        check_output_dir(out, "out")
+    if isinstance(scenarios, (str, bytes)) or hasattr(scenarios, "__fspath__"):
+        scenarios = [scenarios]
+    if isinstance(protocols, str):
+        protocols = [protocols]
+    explorer = explorer_for(design, workload, list(protocols), list(scenarios), review)
+    return Running(explorer, Path(out) if out is not None else None, port)
+
+
+class StateHTML(str):
+    """HTML text that a notebook shows as HTML."""
+
+    def _repr_html_(self) -> str:
+        return str(self)
+
+
+def state_html(scenario, protocol: Protocol | str | None = None, events=None) -> StateHTML:
+    """The state a run ends in, as the explorer's HTML tables: ``scenario`` (a loaded scenario or a path) replayed
+    under ``protocol`` (default: its own, else its family's default), through ``events`` (default: its own; event
+    texts or events).
+
+    >>> sim.state_html("scenarios/seed/concurrent_edit.toml", "none")                # doctest: +SKIP
+    """
+    from sim.registry import FAMILIES
+    from sim.webapp.pages import state_html as render
+
+    if isinstance(scenario, (str, bytes)) or hasattr(scenario, "__fspath__"):
+        scenario = FAMILIES.load_scenario(scenario)
+    chosen = FAMILIES.family_for(scenario)
+    parsed = chosen.parse_protocol(protocol or scenario.protocol or chosen.default_protocol)
+    order = None if events is None else [chosen.parse_event(scenario, e) if isinstance(e, str) else e
+                                         for e in events]
+    replay = chosen.replay(scenario, parsed, order)
+    return StateHTML(render(chosen.state_tables(scenario, parsed, replay)))

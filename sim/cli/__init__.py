@@ -9,6 +9,7 @@ from sim.cli import (
     incidents,  # noqa: F401
     review,  # noqa: F401
     scenarios,  # noqa: F401
+    serve,  # noqa: F401
 )
 from sim.cli import map as _map  # noqa: F401,E402
 from sim.cli.app import app, main  # noqa: F401

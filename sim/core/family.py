@@ -58,7 +58,7 @@ from sim.core.ledger import Entry
 from sim.core.machine import Machine
 from sim.core.mechanisms import never_fired_lines
 from sim.core.symmetry import Symmetry
-from sim.core.values import shown
+from sim.core.values import cut, shown
 from sim.core.workload import Workload
 
 
@@ -104,6 +104,15 @@ class Cell:
 
     labels: tuple[str, ...]
     events: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class StateTable:
+    """One table of a run's state, as the explorer shows it (``fencesim serve``): a title, columns, rows of text."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
 
 
 @runtime_checkable
@@ -362,6 +371,18 @@ class Presentation:
     def single_faults(self, workload: Workload) -> list[Cell]:
         """The cells of a single-fault grid over the workload (empty if the family has none)."""
         return []
+
+    def state_tables(self, scenario: Any, protocol: Protocol, replay: Replay) -> list[StateTable]:
+        """The state a replay ended in, as tables (``fencesim serve`` and ``sim.state_html``).  Default: the
+        machine's parts (:meth:`~sim.core.machine.Machine.parts`) grouped by field, one table per field; a
+        family without a machine shows none.  A family may show its state in its own words."""
+        machine = getattr(self, "machine", lambda *_: None)(scenario, protocol)
+        if machine is None:
+            return []
+        grouped: dict[str, list[tuple[str, ...]]] = {}
+        for (name, key), value in machine.parts(self.final_state(replay)).items():  # type: ignore[attr-defined]
+            grouped.setdefault(str(name), []).append(("" if key is None else str(key), cut(repr(value), 200)))
+        return [StateTable(name, ("part", "value"), tuple(rows)) for name, rows in grouped.items()]
 
     def review_sections(self, workload: Workload, protocols: Sequence[Protocol], seeds: int) -> list[dict]:
         """Family-specific sections of a review, as data the report renders generically.

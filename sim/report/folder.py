@@ -208,6 +208,7 @@ def _build(results: ReviewResult, folder: Path, seconds: float) -> None:
             example["files"] = {"scenario": str(relative), "timeline": str(relative.with_suffix(".timeline.txt")),
                                 "pytest": str(Path("counterexamples") / paths.pytest.name)}
             example["replay"] = f"fencesim run {shlex.quote(str(relative))}"
+            example["serve"] = f"fencesim serve --scenario {shlex.quote(str(relative))}"
     names, drawn = draw(results)
     svgs = {}
     for stem, figure in drawn.items():

@@ -210,6 +210,9 @@ def _example(example: dict[str, Any], design: dict[str, Any], figures: FigureNam
         *_group_advice(design, example, others),
         *([Lines(tuple(("Blast radius: ", e["what"], " -- ", e["who_acts"]) for e in ledger))] if ledger else []),
         Paragraph((Wording("Replay (from this report's folder): "), Code(example["replay"]))),
+        *([Paragraph((Wording("Step through it in the browser (from this report's folder): "), Code(example["serve"]),
+                      " -- or every counterexample of this review: ", Code("fencesim serve --review .")))]
+          if example.get("serve") else []),
         Figure(swimlane, "swimlane", f"Swimlane of {example['name']}"),
         CodeBlock(example["timeline"])]
 

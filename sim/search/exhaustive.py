@@ -129,7 +129,7 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
             alphabet: Sequence[Any] | None = None, deadline: Deadline = NO_DEADLINE, workers: int = 1,
             progress: Callable[[int, int, int], None] | None = None, accelerate: bool = True,
             symmetry: bool = False, reduce: bool = False, memory_limit: int | None = None,
-            exact: bool = False, sleep: bool = True) -> ExhaustiveResult:
+            exact: bool = False, sleep: bool = True, prefix: Sequence[Any] = ()) -> ExhaustiveResult:
     """Search every state reachable in at most ``max_events`` events (None: until exhausted), breadth first.
 
     ``only`` stops after the first depth where that invariant is violated (the shrinker proves a
@@ -141,7 +141,9 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     scratch and leaves nothing out (the law suite's reference: the same states and proofs).  ``symmetry``,
     ``reduce``: see the module doc.  ``memory_limit``: bytes of resident memory (default: a share of the
     machine's); ``exact`` keeps the states' keys in the visited set instead of fingerprints; ``sleep=False``
-    tries every event in every state (states generated are then counted as TLC counts them).
+    tries every event in every state (states generated are then counted as TLC counts them).  ``prefix``
+    starts the search in the state after those events (an event of it that cannot happen has no effect):
+    depths, shortest lengths and the orders returned count the events after it.
     """
     if max_events is not None and not 1 <= max_events <= EXHAUSTIVE_DEPTH_MAX:
         raise InputError(f"--max-events must be between 1 and {EXHAUSTIVE_DEPTH_MAX}, got {max_events}")
@@ -150,7 +152,7 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     events = list(family.alphabet(workload) if alphabet is None else alphabet)
     declared = family.symmetry(workload) if symmetry else None
     expansion = Expansion(family, workload, protocol, events, accelerate,
-                          declared.canonical if declared is not None else None)
+                          declared.canonical if declared is not None else None, tuple(prefix))
     result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants, fingerprints=not exact)
     result.symmetry = declared.parts if declared is not None else None
     result.reduced = reduce and expansion.machine is not None
@@ -160,7 +162,8 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     with Expander(expansion, workers) as expander, _no_cyclic_gc():
         search.run(expander, progress)
     if result.reduced and result.minimal_orders:
-        _measure_unreduced(family, workload, protocol, events, result, max_states, limit, deadline, symmetry)
+        _measure_unreduced(family, workload, protocol, events, result, max_states, limit, deadline, symmetry,
+                           tuple(prefix))
     if result.reduced and not result.exhausted and not result.minimal_orders:
         result.proved_within = 0  # a reduced search bounded by a depth proves no absence (module doc)
     return result
@@ -336,14 +339,15 @@ class _Counted:
 def _root_key(expansion: Expansion) -> Any:
     if expansion.mode == "replay":
         family = expansion.family
-        return family.state_key(family.replay(expansion.workload.base, expansion.protocol, ()))
+        return family.state_key(family.replay(expansion.workload.base, expansion.protocol, expansion.root()))
     assert expansion.machine is not None
-    return expansion.machine.key(expansion.machine.initial())
+    root = expansion.root()
+    return expansion.machine.key(root if expansion.mode == "states" else root[0])
 
 
 def _measure_unreduced(family: Family, workload: Workload, protocol: Protocol, events: list,
                        result: ExhaustiveResult, max_states: int, limit: int | None, deadline: Deadline,
-                       symmetry: bool) -> None:
+                       symmetry: bool, prefix: tuple = ()) -> None:
     """A reduced search found violations, maybe later than their shortest orders: search again, unreduced,
     bounded by the longest length found, and keep its shortest lengths and orders (and whatever else it
     finds within that bound)."""
@@ -351,7 +355,7 @@ def _measure_unreduced(family: Family, workload: Workload, protocol: Protocol, e
     if bound == 0:
         return
     again = explore(family, workload, protocol, bound, max_states=max_states, alphabet=events, deadline=deadline,
-                    symmetry=symmetry, memory_limit=limit)
+                    symmetry=symmetry, memory_limit=limit, prefix=prefix)
     if not again.complete:
         result.complete, result.reason = False, again.reason
         return

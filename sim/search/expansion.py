@@ -43,7 +43,7 @@ class Expansion:
     """What expanding an entry needs, for one (family, workload, protocol) (sent once to each worker)."""
 
     def __init__(self, family: Family, workload: Workload, protocol: Protocol, events: list, accelerate: bool,
-                 canonical: Callable[[Any], Any] | None):
+                 canonical: Callable[[Any], Any] | None, prefix: tuple = ()):
         self.family, self.workload, self.protocol, self.events = family, workload, protocol, events
         self.canonical = canonical
         safety = [spec for spec in family.checks if spec.safety]
@@ -66,16 +66,48 @@ class Expansion:
         # the state is its own key and no orbit is asked for: no call per successor to compute it
         self.plain_key = machine is not None and canonical is None and type(machine).key is Machine.key
         self.watching = False  # set by a search following persistent sets (visibility is then judged)
+        #: The search starts after these events (those that take effect; the rest have none), at depth 0.
+        self.prefix = tuple(prefix)
+        self._root, self._root_found = self._start()
+
+    def _start(self) -> tuple[Any, frozenset[str]]:
+        """The root entry's node and the invariants already violated on the way to it (after the prefix)."""
+        if self.mode == "replay":
+            if not self.prefix:
+                return (), NONE_FOUND
+            replay = self.family.replay(self.workload.base, self.protocol, self.prefix)
+            violated = frozenset(v.invariant for v in self.family.check(replay.history).safety_violations)
+            return replay.valid_order(), violated
+        machine = self.machine
+        assert machine is not None
+        state = machine.initial()
+        if self.mode == "states":
+            for action in self.prefix:
+                if machine.why_not(state, action) is None:
+                    state = machine.advance(state, action)
+            return state, self.judge(state)
+        carries, length, found = tuple(fold.start for fold in self.folds), 0, NONE_FOUND
+        for depth, action in enumerate(self.prefix):
+            if machine.why_not(state, action) is not None:
+                continue
+            state, records = machine.step(state, action)
+            fed = list(carries)
+            for actor, event_name, fields in records:
+                length += 1
+                fields = {k: v for k, v in fields.items() if v is not None}
+                event = Event(length - 1, plain_time(depth), actor, event_name, fields)
+                for slot, invariant, feed in self.readers[event_name]:
+                    fed[slot], violations = feed(fed[slot], event)
+                    if violations:
+                        found = found | {invariant}
+            carries = tuple(fed)
+        return (state, carries, length), found
 
     def root(self) -> Any:
-        if self.mode == "states":
-            return self.machine.initial()  # type: ignore[union-attr]  # states mode has a machine
-        if self.mode == "folds":
-            return (self.machine.initial(), tuple(fold.start for fold in self.folds), 0)  # type: ignore[union-attr]
-        return ()
+        return self._root
 
     def root_found(self) -> frozenset[str]:
-        return self.judge(self.root()) if self.mode == "states" else frozenset()
+        return self._root_found
 
     def key(self, state_key: Any) -> Any:
         return state_key if self.canonical is None else self.canonical(state_key)
@@ -140,7 +172,7 @@ class Expansion:
         state, carries, length = node
         machine, readers_of, key_of = self.machine, self.readers, self.key
         assert machine is not None
-        time = plain_time(depth - 1)
+        time = plain_time(depth - 1 + len(self.prefix))
         slept, out = 0, []
         for position, (action, why_not, step) in enumerate(self.resolved):
             if asleep >> position & 1:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Iterable, Sequence
 
-from sim.core.family import Cell, Family, Replay, ReviewPlan
+from sim.core.family import Cell, Family, Replay, ReviewPlan, StateTable
 from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.mechanisms import fired_measures
 from sim.core.workload import Workload, build_workload, split_workload
-from sim.families.effects import checks, claims, cruel, faults, ledger, runner
+from sim.families.effects import checks, claims, cruel, faults, ledger, runner, tables
 from sim.families.effects.faults import FaultEvent
 from sim.families.effects.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.effects.knobs import FAMILY_NAME, PRESETS, TABLE, NoHistory
@@ -109,6 +109,9 @@ class EffectsFamily(Family):
 
     def replay(self, scenario: RuntimeScenario, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
         return runner.replay(scenario, protocol, events, self.runtime_class)
+
+    def state_tables(self, scenario: RuntimeScenario, protocol: Protocol, replay: Replay) -> list[StateTable]:
+        return tables.state_tables(replay.state[0])
 
     def beyond_protocol(self, scenario: RuntimeScenario, protocol: Protocol, invariant: str,
                         events: Sequence[Any]) -> str | None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 
-from sim.core.family import Cell, Family, Replay, ReviewPlan
+from sim.core.family import Cell, Family, Replay, ReviewPlan, StateTable
 from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.workload import FAULT_KEYS, Workload, build_workload, split_workload, unknown_key_error
-from sim.families.workspace import checks, claims, faults, ledger, liveness
+from sim.families.workspace import checks, claims, faults, ledger, liveness, tables
 from sim.families.workspace import replay as replaying
 from sim.families.workspace.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.workspace.knobs import TABLE
@@ -124,6 +124,9 @@ class WorkspaceFamily(Family):
 
     def final_state(self, replay: Replay):
         return replay.state.state
+
+    def state_tables(self, scenario: WorkspaceScenario, protocol: Protocol, replay: Replay) -> list[StateTable]:
+        return tables.state_tables(tuple(scenario.files), self.final_state(replay))
 
     def state_key(self, replay: Replay) -> Hashable:
         return replay.state.state  # the state value is its own key (labels never tell states apart)
