@@ -18,6 +18,7 @@ from sim.cli.app import (
     emit_json,
     human_console,
 )
+from sim.core.errors import InputError
 from sim.core.knobs import refuse_duplicates
 from sim.core.values import cut
 from sim.core.wrapping import name_cell, unbroken
@@ -46,10 +47,20 @@ def matrix(json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
            table_name: str | None = typer.Option(
                None, "--table", callback=_matrix_table,
                help="verdicts: the seed's section-10 table (reject, replay or compensate), one scripted "
-                    "scenario per row, under each preset and the platform design.")) -> int:
+                    "scenario per row, under each preset and the platform design."),
+           design: Path | None = typer.Option(None, "--design", "-d", help="With --table verdicts: judge this "
+                                              "design's protocols, on its workload's files and plan."),
+           workload: str | None = typer.Option(None, "--workload", "-w", help="With --table verdicts: build "
+                                               "each row on this workspace workload's files and plan."),
+           protocol: list[str] = typer.Option([], "--protocol", "-p", help="With --table verdicts: the "
+                                              "protocols judged (repeat; default: the presets and the platform)."),
+           ) -> int:
     """The seed's verdict table computed by the model, beside the seed code's answers."""
     if table_name == "verdicts":
-        return _verdicts_table(json_out)
+        return _verdicts_table(json_out, design, workload, protocol)
+    if design is not None or workload is not None or protocol:
+        raise InputError("--design, --workload and --protocol go with --table verdicts (the default table is "
+                         "the seed's own)")
     from sim.families.workspace.matrix import SEED_SCENARIOS, compute_matrix
 
     document = compute_matrix()
@@ -81,11 +92,32 @@ def matrix(json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
     return EXIT_OK
 
 
-def _verdicts_table(json_out: bool) -> int:
-    """``fencesim matrix --table verdicts``: the seed's correct verdict per row beside each protocol's."""
-    from sim.families.workspace.verdicts import verdict_table
+def _verdicts_table(json_out: bool, design: Path | None = None, workload: str | None = None,
+                    protocols: list[str] | None = None) -> int:
+    """``fencesim matrix --table verdicts``: the seed's correct verdict per row beside each protocol's --
+    the presets' and the platform's, or a design's or the given protocols, on a workload of one's own."""
+    from sim.families.workspace import FAMILY
+    from sim.families.workspace.verdicts import PLATFORM, verdict_table
+    from sim.registry import FAMILIES
 
-    document = verdict_table()
+    if design is not None and workload is not None:
+        raise InputError("give --design or --workload, not both (a design names its workload)")
+    loaded, chosen = None, [FAMILY.parse_protocol(p).label for p in protocols or ()]
+    if design is not None:
+        from sim.designs import load_design
+
+        reviewed = load_design(design)
+        if reviewed.family.name != FAMILY.name:
+            raise InputError(f"the seed's verdict table is of the workspace family; design {reviewed.name!r} is of "
+                             f"the {reviewed.family.name} family")
+        loaded = reviewed.workload
+        chosen = chosen or [p.label for p in reviewed.protocols]
+    elif workload is not None:
+        loaded = FAMILIES.load_workload(workload)
+        if FAMILIES.family_for(loaded).name != FAMILY.name:
+            raise InputError(f"the seed's verdict table is of the workspace family; workload {loaded.name!r} is not")
+    document = verdict_table(tuple(chosen), None if loaded is None else loaded.base,
+                             None if chosen else PLATFORM) if chosen or loaded is not None else verdict_table()
     if json_out:
         emit_json(document)
     console = human_console(json_out)
@@ -98,7 +130,13 @@ def _verdicts_table(json_out: bool) -> int:
         cells = [cell["verdict"] + ("" if cell["matches"] else " (differs)") for cell in row["cells"]]
         table.add_row(row["event_order"], row["correct_verdict"], *cells)
     console.print(unbroken(table))
-    console.print(f"platform = {document['platform']}", markup=False)
+    if document.get("workload"):
+        console.print(f"each row built on workload {document['workload']}'s files and plan", markup=False)
+    for row in document["rows"]:
+        if row.get("not_expressible"):
+            console.print(f"  {row['row']}: not expressible -- {row['not_expressible']}", markup=False)
+    if document["platform"]:
+        console.print(f"platform = {document['platform']}", markup=False)
     console.print(f"{document['cells_differing']} cells differ from the seed's verdict:", markup=False)
     for row in document["rows"]:
         for cell in row["cells"]:

@@ -287,7 +287,8 @@ def map_lines(document: dict[str, Any]) -> list[str]:
              f"Pareto front among the designs proved safe (cost: findings per run, work not done): "
              f"{', '.join(document['pareto_front']) or 'none'}."]
     if document.get("unsafe_apart"):
-        lines.append(f"Not safe within the bound (drawn apart, never on the front): {', '.join(document['unsafe_apart'])}.")
+        lines.append("Not safe within the bound (drawn apart, never on the front): "
+                     f"{', '.join(document['unsafe_apart'])}.")
     if document.get("held"):
         lines.append("Held fixed, not walked (every statement of the map assumes them): "
                      + ", ".join(f"{k}={v}" for k, v in document["held"].items()) + ".")

@@ -14,8 +14,8 @@ from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.advisor import Advice, Tallies
 from sim.search.advisor import advise as run_advisor
-from sim.search.claims_evidence import settle
 from sim.search.budget import Deadline, work_of
+from sim.search.claims_evidence import settle
 from sim.search.options import SearchOptions
 from sim.search.shrink import ShrinkResult, shrink
 from sim.search.sweep import default_workers, run_sweep

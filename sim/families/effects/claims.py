@@ -24,7 +24,8 @@ def judge(by_protocol: dict[str, dict], protocols: Sequence[Protocol]) -> list[d
                               found["duplicate_effect"], runs, ("duplicate_effect",)))
         if knobs.on_timeout == "unknown":
             out.append(_claim(protocol.label, "a timeout recorded as unknown is never taken for a failure "
-                                              "(unknown_as_failed)", found["unknown_as_failed"], runs, ("unknown_as_failed",)))
+                                              "(unknown_as_failed)", found["unknown_as_failed"], runs,
+                              ("unknown_as_failed",)))
         if knobs.reconcile == "on":
             out.append(_claim(protocol.label, "reconciling before any retry never loses or repeats a committed "
                                               "effect (lost_success)", found["lost_success"], runs, ("lost_success",)))

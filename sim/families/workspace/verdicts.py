@@ -108,13 +108,49 @@ def _why_not(row: Row, protocol, verdicts: list[str], replanned: bool) -> str:
     return "overlap_check=off: the plan is admitted and the fence cannot order the siblings"
 
 
-def _cell(row: Row, label: str) -> dict[str, Any]:
+def mapped(row: Row, base: Any) -> dict[str, Any] | str:
+    """``row`` as a scenario table on a workload's own files and plan (``base``: its scenario): the row's
+    first step is the workload's first step that patches hunks (else its first step), ``app.py`` its file and
+    ``#handler`` its hunk; the row's second step a step of the same file, of another hunk (or, for the
+    sibling row, of the same hunk).  A string says why the row cannot be built on this workload."""
+    if base is None:
+        return {"name": row.name, "files": FILES, "plan": list(row.plan), "events": list(row.events)}
+    steps = list(base.plan)
+    first = next((s for s in steps if isinstance(s.patch, dict) and len(base.files[s.path]) > 1), steps[0])
+    hunk = next(iter(first.patch)) if isinstance(first.patch, dict) else None
+    hunk = None if hunk == "_" else hunk  # a whole-file patch
+    chosen = [first]
+    if len(row.plan) > 1:
+        same_hunk = row.plan[1]["patch"].keys() == row.plan[0]["patch"].keys()
+        second = next((s for s in steps if s is not first and s.path == first.path
+                       and (hunk in s.patch) == same_hunk), None)
+        if second is None:
+            return (f"no second step of {first.path} " + ("on the same hunk" if same_hunk else "on another hunk")
+                    + f" in workload {base.name}")
+        chosen.append(second)
+    names = {"s1": chosen[0].step_id, **({"s2": chosen[1].step_id} if len(chosen) > 1 else {})}
+    place = first.path + (f"#{hunk}" if hunk else "")
+
+    def event(text: str) -> str:
+        words = text.replace("app.py#handler", place).replace("app.py", first.path).split(" ")
+        return " ".join(names.get(w, w) for w in words)
+
+    return {"name": row.name, "files": dict(base.files), "events": [event(e) for e in row.events],
+            "plan": [{"id": s.step_id, "path": s.path, "patch": s.patch} for s in chosen]}
+
+
+def _cell(row: Row, label: str, base: Any = None) -> dict[str, Any]:
     from sim.families.workspace import FAMILY
 
-    scenario = build_scenario({"name": row.name, "files": FILES, "plan": list(row.plan), "events": list(row.events)})
+    table = mapped(row, base)
+    if isinstance(table, str):
+        return {"protocol": label, "verdict": "not expressible", "verdicts": [], "replanned": False,
+                "matches": True, "violations": [], "why": table, "expressible": False}
+    scenario = build_scenario(table)
+    step = {"s1": table["plan"][0]["id"], "s2": table["plan"][-1]["id"]}.get(row.step, row.step)
     protocol = FAMILY.parse_protocol(label)
     result = run_scenario(FAMILY, scenario, protocol)
-    verdicts, replanned = _fate(result.history, row.step)
+    verdicts, replanned = _fate(result.history, step)
     shown = ", then ".join(verdicts) or "no verdict"
     if replanned:
         shown += " (re-planned)"
@@ -126,13 +162,20 @@ def _cell(row: Row, label: str) -> dict[str, Any]:
     return cell
 
 
-def verdict_table(protocols: tuple[str, ...] = (*PRESETS, PLATFORM)) -> dict[str, Any]:
-    """The ``fencesim matrix --table verdicts --json`` document: one entry per row of the seed's table."""
+def verdict_table(protocols: tuple[str, ...] = (*PRESETS, PLATFORM), base: Any = None,
+                  platform: str | None = PLATFORM) -> dict[str, Any]:
+    """The ``fencesim matrix --table verdicts --json`` document: one entry per row of the seed's table, each
+    replayed under ``protocols`` -- on the seed's own two-hunk file, or on a workload's files and plan
+    (``base``: its scenario; see :func:`mapped`).  ``platform``: the column shown as the platform."""
     rows: list[dict[str, Any]] = []
     for row in ROWS:
+        table = mapped(row, base)
+        cells = [_cell(row, label, base) for label in protocols]
         rows.append({"row": row.name, "event_order": row.order, "correct_verdict": row.correct, "why": row.why,
-                     "expected": row.wanted, "events": list(row.events), "step": row.step,
-                     "cells": [_cell(row, label) for label in protocols]})
+                     "expected": row.wanted, "step": row.step,
+                     "events": list(table["events"]) if isinstance(table, dict) else [],
+                     **({} if isinstance(table, dict) else {"not_expressible": table}),
+                     "cells": cells})
     differing = sum(1 for row in rows for cell in row["cells"] if not cell["matches"])
-    return {"table": "verdicts", "protocols": list(protocols), "platform": PLATFORM, "rows": rows,
-            "cells_differing": differing}
+    return {"table": "verdicts", "protocols": list(protocols), "platform": platform, "rows": rows,
+            "cells_differing": differing, "workload": None if base is None else base.name}
