@@ -177,14 +177,22 @@ def unresolved_compensation(history) -> CheckResult:
     return CheckResult.from_violations("unresolved_compensation", violations)
 
 
+def approval_due(event) -> bool:
+    """Whether a committed effect needed an approval: as it records (``approval_required``, what the
+    transition's ``approval`` field declared for its arguments), else by its class (every irreversible one)."""
+    required = event.get("approval_required")
+    return required if isinstance(required, bool) else event.get("effect_class") == "irreversible"
+
+
 def unapproved_irreversible(history) -> CheckResult:
-    """An irreversible effect committed without a prior approval."""
+    """An irreversible effect committed without a prior approval that was due (a transition that declares
+    ``approval = false``, or a condition its arguments do not meet, owes none)."""
     approved: set[tuple] = set()
     violations = []
     for event in history:
         if event.event == "approved":
             approved.add((event.get("task"), _logical(event)))
-        elif event.event == "committed" and event.get("effect_class") == "irreversible":
+        elif event.event == "committed" and event.get("effect_class") == "irreversible" and approval_due(event):
             if (event.get("task"), _logical(event)) not in approved:
                 violations.append(Violation("unapproved_irreversible", event.index, event.get("transition"),
                                             f"{event.get('effect')} is irreversible and was not approved"))
