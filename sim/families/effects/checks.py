@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sim.core.checks import CheckResult, CheckSpec, Violation
+from sim.families.effects.saga_checks import check_after_effect, stranded_irreversible
 
 
 def _events(history, *names: str):
@@ -362,6 +363,13 @@ CHECKS: tuple[CheckSpec, ...] = (
               requires={"accepted": ("task",), "task_terminal": ("task",)}),
     CheckSpec("split_outcome", split_outcome, True, "a task closed more than once (two authoritative outcomes)",
               requires={"task_terminal": ("task", "outcome")}),
+    CheckSpec("stranded_irreversible", stranded_irreversible, True,
+              "a task closed compensated or failed with an irreversible effect standing and its companions undone",
+              requires={"committed": ("task", "effect_class"), "task_terminal": ("task", "outcome"),
+                        "compensated": ("task", "effect")}),
+    CheckSpec("check_after_effect", check_after_effect, True,
+              "a version-2 step inserted before a transition ran after that transition's effect",
+              requires={"upgraded": ("inserted_before",), "committed": ("task", "logical")}),
     CheckSpec("human_exceptions", human_exceptions, False, "an unknown outcome handed to a human (counted)",
               requires={"human_exception": ("transition",)}, count_as="human_exceptions"),
 )

@@ -48,5 +48,6 @@ SCHEMA = HistorySchema(
         ("committed", "reconcile_by"): RECONCILE_BY,
         ("timed_out", "effect_class"): ("read",),
     },
-    shapes={"renamed": list_of_string_pairs, "completed": list_of_strings, "read_versions": read_version_pairs},
+    shapes={"renamed": list_of_string_pairs, "completed": list_of_strings, "read_versions": read_version_pairs,
+            "inserted_before": list_of_string_pairs},
 )

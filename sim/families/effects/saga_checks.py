@@ -1,0 +1,83 @@
+"""What a finished saga leaves standing, and in what order its steps ran: two invariants over a history.
+
+``stranded_irreversible``: a task that closed ``compensated`` or ``failed`` while an irreversible effect of
+it stands (nothing can undo it) and records that should stand beside it do not -- effects of the same task
+were compensated, or transitions were recorded failed.  The refund went out, its ledger row was compensated
+after a failed postcondition: the task says ``compensated``, the money is out and the books do not say so.
+A saga past its irreversible step (its *pivot*) can only go forward; undoing the rest strands the pivot.
+
+``check_after_effect``: a version-2 step inserted *before* a transition (a fraud check before the refund)
+that ran *after* that transition's effect in the same task -- what ``version_policy=migrate`` does to a task
+that had already passed the point where the check belongs.  The ``upgraded`` event names each inserted step
+and the transition it guards (``inserted_before``: ``[step, logical transition]`` pairs).
+
+Pure functions of the event fields, as every check (:mod:`sim.families.effects.checks`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sim.core.checks import CheckResult, Violation
+
+UNDONE_OUTCOMES = ("compensated", "failed")
+
+
+def _logical(event) -> str:
+    return event.get("logical") or event.get("transition")
+
+
+def stranded_irreversible(history) -> CheckResult:
+    """A task closed compensated or failed with an irreversible effect standing and its companions undone."""
+    irreversible: dict[Any, list] = {}
+    undone: dict[Any, list[str]] = {}
+    violations = []
+    for event in history:
+        task = event.get("task")
+        if event.event == "committed" and event.get("effect_class") == "irreversible":
+            irreversible.setdefault(task, []).append(event)
+        elif event.event == "compensated":
+            undone.setdefault(task, []).append(f"{event.get('effect')} was compensated ({event.get('compensation')})")
+        elif event.event == "transition_failed":
+            undone.setdefault(task, []).append(f"{event.get('transition')} was recorded failed "
+                                               f"({event.get('reason', 'no reason given')})")
+        elif event.event == "task_terminal" and event.get("outcome") in UNDONE_OUTCOMES:
+            standing, missing = irreversible.get(task, []), undone.get(task, [])
+            if standing and missing:
+                effects = ", ".join(str(e.get("effect")) for e in standing)
+                violations.append(Violation(
+                    "stranded_irreversible", event.index, standing[0].get("transition"),
+                    f"{task} closed {event.get('outcome')} with {effects} (irreversible) standing while "
+                    f"{'; '.join(missing)}: the irreversible effect stands without the records that go with it"))
+    return CheckResult.from_violations("stranded_irreversible", violations)
+
+
+def check_after_effect(history) -> CheckResult:
+    """A step version 2 inserted before a transition ran after that transition's effect, in one task."""
+    guards: dict[str, str] = {}  # inserted step (logical) -> the transition it guards (logical)
+    effect_at: dict[tuple, Any] = {}  # (task, logical) -> its first committed effect
+    ran: set[tuple] = set()  # (task, inserted step) already judged
+    violations = []
+    for event in history:
+        task = event.get("task")
+        if event.event == "upgraded":
+            for pair in event.get("inserted_before") or ():
+                if isinstance(pair, (list, tuple)) and len(pair) == 2:
+                    guards[str(pair[0])] = str(pair[1])
+            continue
+        if event.event not in ("committed", "deduplicated", "receipt_recorded"):
+            continue
+        name = _logical(event)
+        if event.event == "committed":
+            effect_at.setdefault((task, name), event)
+        guarded = guards.get(name)
+        if guarded is None or (task, name) in ran:
+            continue
+        ran.add((task, name))
+        earlier = effect_at.get((task, guarded))
+        if earlier is not None:
+            violations.append(Violation(
+                "check_after_effect", event.index, event.get("transition"),
+                f"{event.get('transition')}, which version 2 inserted before {guarded}, ran after {guarded}'s "
+                f"effect {earlier.get('effect')} (event {earlier.index}) in {task}"))
+    return CheckResult.from_violations("check_after_effect", violations)
