@@ -202,5 +202,6 @@ class EffectsFamily(Family):
         from sim.families.effects import exposure
         from sim.families.effects.classes import classes_section
 
-        own, reference = exposure.review_sections(workload.base, protocols, min(seeds, EXPOSURE_REVIEW_TASKS))
+        own, reference = exposure.review_sections(workload.base, protocols, min(seeds, EXPOSURE_REVIEW_TASKS),
+                                                  telemetry=workload.telemetry)
         return [own, classes_section(self, workload), reference]

@@ -1,0 +1,121 @@
+"""The exposure arithmetic of a user's workflow, with the simulation's semantics (one exposure model).
+
+The seed's worked example (:func:`sim.families.effects.exposure.analytic`) multiplies tasks by transitions
+and applies three rates to every request alike.  A user's workflow is not alike: a read creates nothing and
+is never ambiguous in the model's fault draws, an endpoint that cannot be queried (``reconcile_by =
+"none"``) sends every ambiguous request to a human, an approval is a human's work that is not an exception.
+:func:`workflow_analytic` counts what the simulation (:mod:`sim.families.effects.exposure_simulation`)
+counts, the same way:
+
+* ``requests``: each side-effecting transition's first request per task; reads are counted apart
+  (``reads``), on both sides;
+* ``ambiguous``, ``already_committed``: the rates applied to those requests;
+* ``auto_reconciled`` / ``human_exceptions``: per transition -- a queryable endpoint's ambiguous requests are
+  proved at the reconcile rate (the rest go to a human), an unqueryable one's all go to a human;
+* ``approvals``: tasks x the transitions whose approval is due for the scenario's arguments.
+
+Where the arithmetic still cannot follow the model, :func:`differences` says why, one line per reason.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Mapping
+
+from sim.families.effects.workflow import Workflow
+
+#: The telemetry keys that set the exposure rates (``[telemetry]`` of a workload or a design), and the
+#: exposure parameter each sets.
+TELEMETRY_RATES = {"ambiguous_share": "ambiguous_rate", "committed_share": "committed_rate",
+                   "reconciled_share": "reconcile_rate"}
+TELEMETRY_TASKS = "tasks_per_month"
+
+
+def _transition_arguments(arguments: Mapping[str, Mapping[str, Any]] | None, transition) -> Mapping[str, Any]:
+    return (arguments or {}).get(transition.logical, {})
+
+
+def workflow_analytic(workflow: Workflow, tasks: Any, ambiguous_rate: Any, committed_rate: Any,
+                      reconcile_rate: Any, arguments: Mapping[str, Mapping[str, Any]] | None = None
+                      ) -> dict[str, Decimal | int]:
+    """The exposure of ``workflow`` by exact arithmetic, counted as the simulation counts it.
+
+    >>> from sim.families.effects.workflow_file import parse_tables
+    >>> flow = parse_tables([{"name": "read", "class": "read"},
+    ...                      {"name": "mail", "class": "irreversible", "keys": False, "reconcile_by": "none",
+    ...                       "approval": False}], "f.toml:1")
+    >>> a = workflow_analytic(flow, 1000, "0.1", "0.5", "0.9")
+    >>> a["requests"], a["reads"], a["ambiguous"], a["human_exceptions"], a["approvals"]
+    (Decimal('1000'), Decimal('1000'), Decimal('100.0'), Decimal('100.0'), Decimal('0'))
+    """
+    from sim.families.effects.exposure import _decimal, analytic
+
+    analytic(tasks, 1, ambiguous_rate, committed_rate, reconcile_rate)  # the same checks of every rate
+    count = _decimal(tasks, "tasks")
+    ambiguous_share, committed_share = Decimal(str(ambiguous_rate)), Decimal(str(committed_rate))
+    reconcile_share = Decimal(str(reconcile_rate))
+    side_effecting = workflow.side_effecting()
+    requests = count * len(side_effecting)
+    ambiguous = requests * ambiguous_share
+    auto, human = Decimal(0), Decimal(0)
+    for transition in side_effecting:
+        share = count * ambiguous_share
+        if transition.queried_by == "none":
+            human += share
+        else:
+            auto += share * reconcile_share
+            human += share * (1 - reconcile_share)
+    approvals = sum(1 for t in workflow.transitions
+                    if t.approval_needed(_transition_arguments(arguments, t)))
+    return {
+        "requests": requests,
+        "reads": count * (len(workflow.transitions) - len(side_effecting)),
+        "ambiguous": ambiguous,
+        "already_committed": ambiguous * committed_share,
+        "auto_reconciled": auto,
+        "human_exceptions": human,
+        "human_exceptions_rounded": int(human.to_integral_value(rounding=ROUND_HALF_UP)),
+        "approvals": count * approvals,
+    }
+
+
+def differences(workflow: Workflow, arguments: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
+    """Why this workflow's arithmetic is not the worked example's, and where it still differs from the model."""
+    out = []
+    reads = [t.name for t in workflow.transitions if t.is_read]
+    if reads:
+        out.append(f"reads ({', '.join(reads)}) are counted apart from requests, in the arithmetic and the "
+                   "simulation alike: a read creates nothing and no fault draw makes it ambiguous")
+    unqueryable = [t.name for t in workflow.side_effecting() if t.queried_by == "none"]
+    if unqueryable:
+        out.append(f"{', '.join(unqueryable)} cannot be queried (reconcile_by = \"none\"): every ambiguous request "
+                   "of it goes to a human, none is reconciled automatically")
+    gated = [t.name for t in workflow.transitions if t.approval_needed(_transition_arguments(arguments, t))]
+    if gated:
+        out.append(f"approvals count the human approvals of {', '.join(gated)} (due for these arguments), "
+                   "work that is not an exception")
+    keyless = [t.name for t in workflow.side_effecting() if t.keys is False]
+    idempotent = [t.name for t in workflow.side_effecting() if t.effect_class == "idempotent"]
+    if keyless:
+        out.append(f"{', '.join(keyless)} take no key (keys = false): under any protocol a retry of an already "
+                   "committed request is a duplicate, so the simulated duplicates there do not fall with keys")
+    if idempotent:
+        out.append(f"{', '.join(idempotent)} are idempotent: a repeat creates nothing new, so their already "
+                   "committed requests are counted in already_committed but never duplicate in the simulation")
+    out.append("human_exceptions and auto_reconciled assume the protocol reconciles (reconcile=on, "
+               "on_timeout=unknown), as the worked example does; under a protocol without reconciliation the "
+               "simulation sends no one to a human and retries blindly instead")
+    return out
+
+
+def telemetry_rates(telemetry: Mapping[str, float] | None) -> dict[str, str]:
+    """The exposure rates a ``[telemetry]`` table sets (only those it gives), as exact decimal text."""
+    return {rate: repr(float(telemetry[key])) for key, rate in TELEMETRY_RATES.items()
+            if telemetry and key in telemetry}
+
+
+def telemetry_tasks(telemetry: Mapping[str, float] | None) -> int | None:
+    """Tasks per period from ``[telemetry]`` (None: it gives none)."""
+    if not telemetry or TELEMETRY_TASKS not in telemetry:
+        return None
+    return int(Decimal(str(telemetry[TELEMETRY_TASKS])).to_integral_value(rounding=ROUND_HALF_UP))
