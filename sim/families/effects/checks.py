@@ -57,13 +57,18 @@ def _is_failure(event) -> bool:
 def lost_success(history) -> CheckResult:
     """A committed effect that is never receipted while its transition was recorded failed or done again.
 
-    One pass from the end keeps, per transition, the next failure and, per group, the next commit: linear
-    in the history, however many commits it holds."""
+    "Done again" is the worker's doing: a later commit of the same request copied by the network
+    (``request_duplicated``) is a duplicate delivery, reported by ``duplicate_effect`` alone, whichever copy
+    the worker's receipt names.  One pass from the end keeps, per transition, the next failure and, per group,
+    the next commit: linear in the history, however many commits it holds."""
     commits = _events(history, "committed")
     missing = _missing(commits, ("task", "transition", "effect"))
     if missing:
         return CheckResult.not_evaluable("lost_success", missing)
     receipted = {(e.get("task"), e.get("effect")) for e in _events(history, "receipt_recorded")}
+    origin: dict[Any, Any] = {}  # a network copy's request -> the request the worker dispatched
+    for copy in _events(history, "request_duplicated"):
+        origin[copy.get("request")] = origin.get(copy.get("original"), copy.get("original"))
     next_failure: dict[tuple, Any] = {}
     next_commit: dict[tuple, Any] = {}
     violations = []
@@ -74,9 +79,12 @@ def lost_success(history) -> CheckResult:
                 failed = next_failure.get((event["task"], event["transition"]))
                 again = next_commit.get(group)
                 shown, how = None, ""
+                same_dispatch = again is not None and event.get("request") is not None and (
+                    origin.get(again.get("request"), again.get("request"))
+                    == origin.get(event.get("request"), event.get("request")))
                 if failed is not None:
                     shown, how = failed, "recorded as failed"
-                elif again is not None:
+                elif again is not None and not same_dispatch:
                     shown, how = again, f"done again as {again.get('effect')}"
                 if shown is not None:
                     violations.append(Violation("lost_success", shown.index, event["transition"],

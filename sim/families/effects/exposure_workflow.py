@@ -97,10 +97,10 @@ def differences(workflow: Workflow, arguments: Mapping[str, Mapping[str, Any]] |
     keyless = [t.name for t in workflow.side_effecting() if t.keys is False]
     idempotent = [t.name for t in workflow.side_effecting() if t.effect_class == "idempotent"]
     if keyless:
-        out.append(f"{', '.join(keyless)} take no key (keys = false): under any protocol a retry of an already "
+        out.append(f"{', '.join(keyless)} {'takes' if len(keyless) == 1 else 'take'} no key (keys = false): under any protocol a retry of an already "
                    "committed request is a duplicate, so the simulated duplicates there do not fall with keys")
     if idempotent:
-        out.append(f"{', '.join(idempotent)} are idempotent: a repeat creates nothing new, so their already "
+        out.append(f"{', '.join(idempotent)} {'is' if len(idempotent) == 1 else 'are'} idempotent: a repeat creates nothing new, so their already "
                    "committed requests are counted in already_committed but never duplicate in the simulation")
     out.append("human_exceptions and auto_reconciled assume the protocol reconciles (reconcile=on, "
                "on_timeout=unknown), as the worked example does; under a protocol without reconciliation the "
@@ -119,3 +119,28 @@ def telemetry_tasks(telemetry: Mapping[str, float] | None) -> int | None:
     if not telemetry or TELEMETRY_TASKS not in telemetry:
         return None
     return int(Decimal(str(telemetry[TELEMETRY_TASKS])).to_integral_value(rounding=ROUND_HALF_UP))
+
+
+def outside_reasons(workflow: Workflow, quantity: str, check: str, above: bool) -> list[str]:
+    """Why a simulated figure of ``check`` can miss the arithmetic's ``quantity`` for this workflow (``above``:
+    the arithmetic lies above the interval).  Reasons of the workflow's semantics first, then of the count."""
+    out = []
+    side_effecting = workflow.side_effecting()
+    idempotent = [t.name for t in side_effecting if t.effect_class == "idempotent"]
+    reads = [t.name for t in workflow.transitions if t.is_read]
+    if quantity == "already_committed" and above and idempotent:
+        out.append(f"{', '.join(idempotent)} {'is' if len(idempotent) == 1 else 'are'} idempotent: a repeat of a committed request creates nothing, so "
+                   f"{check} finds no duplicate there while the arithmetic counts their committed requests")
+    if quantity == "ambiguous" and above and reads:
+        out.append(f"a timeout of a read ({', '.join(reads)}) is not judged by {check}, and the arithmetic "
+                   "counts no read either, but a task that stops early sends fewer requests")
+    if not above:
+        out.append(f"{check} counts every violation it finds: a request ambiguous again after a retry or a "
+                   "human's decision, or delivered twice, counts more than once, while the arithmetic counts "
+                   "each logical request once")
+    else:
+        out.append("a task that aborts or stops early sends fewer requests than the arithmetic's tasks x "
+                   "transitions")
+    out.append("the interval is a 95% simultaneous interval of a sample: a figure outside it by chance is "
+               "expected in about 1 of 20 comparisons; more --seeds narrow it")
+    return out
