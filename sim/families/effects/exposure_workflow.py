@@ -97,10 +97,12 @@ def differences(workflow: Workflow, arguments: Mapping[str, Mapping[str, Any]] |
     keyless = [t.name for t in workflow.side_effecting() if t.keys is False]
     idempotent = [t.name for t in workflow.side_effecting() if t.effect_class == "idempotent"]
     if keyless:
-        out.append(f"{', '.join(keyless)} {'takes' if len(keyless) == 1 else 'take'} no key (keys = false): under any protocol a retry of an already "
+        takes = "takes" if len(keyless) == 1 else "take"
+        out.append(f"{', '.join(keyless)} {takes} no key (keys = false): under any protocol a retry of an already "
                    "committed request is a duplicate, so the simulated duplicates there do not fall with keys")
     if idempotent:
-        out.append(f"{', '.join(idempotent)} {'is' if len(idempotent) == 1 else 'are'} idempotent: a repeat creates nothing new, so their already "
+        out.append(f"{', '.join(idempotent)} {_is(idempotent)} idempotent: a repeat creates nothing new, so their "
+                   "already "
                    "committed requests are counted in already_committed but never duplicate in the simulation")
     out.append("human_exceptions and auto_reconciled assume the protocol reconciles (reconcile=on, "
                "on_timeout=unknown), as the worked example does; under a protocol without reconciliation the "
@@ -129,7 +131,8 @@ def outside_reasons(workflow: Workflow, quantity: str, check: str, above: bool) 
     idempotent = [t.name for t in side_effecting if t.effect_class == "idempotent"]
     reads = [t.name for t in workflow.transitions if t.is_read]
     if quantity == "already_committed" and above and idempotent:
-        out.append(f"{', '.join(idempotent)} {'is' if len(idempotent) == 1 else 'are'} idempotent: a repeat of a committed request creates nothing, so "
+        out.append(f"{', '.join(idempotent)} {_is(idempotent)} idempotent: a repeat of a committed request "
+                   "creates nothing, so "
                    f"{check} finds no duplicate there while the arithmetic counts their committed requests")
     if quantity == "ambiguous" and above and reads:
         out.append(f"a timeout of a read ({', '.join(reads)}) is not judged by {check}, and the arithmetic "
@@ -144,3 +147,7 @@ def outside_reasons(workflow: Workflow, quantity: str, check: str, above: bool) 
     out.append("the interval is a 95% simultaneous interval of a sample: a figure outside it by chance is "
                "expected in about 1 of 20 comparisons; more --seeds narrow it")
     return out
+
+
+def _is(names: list[str]) -> str:
+    return "is" if len(names) == 1 else "are"
