@@ -23,7 +23,7 @@ CORRECTIONS = {
     "email": "send the recipients a correction (a sent e-mail cannot be recalled)",
     "message": "post a correction in the channel (a sent message cannot be unsent)",
     "announcement": "post a correction (an announcement cannot be taken back)",
-    "refund": "reverse it with the payment provider and tell the customer (a refund paid out cannot be undone)",
+    "refund": "reverse it with the payment provider and tell the customer (a paid refund cannot be undone)",
     "merge": "revert the merge with a new commit (a merge cannot be undone in place)",
 }
 
@@ -33,10 +33,14 @@ def kind_of(effect) -> str:
     return str(effect).split("#", 1)[0].split("@", 1)[0]
 
 
+def correction_words(kind: str) -> str:
+    """What to do about an irreversible object of this kind."""
+    return CORRECTIONS.get(kind, f"announce a correction for the {kind.replace('_', ' ')} (it cannot be undone)")
+
+
 def correction(kind: str) -> str:
-    """A person's action for an irreversible object of this kind."""
-    return "a person: it cannot be undone (" + CORRECTIONS.get(
-        kind, f"announce a correction for the {kind.replace('_', ' ')}") + ")"
+    """A person's action for a duplicated irreversible object of this kind."""
+    return f"a person: {correction_words(kind)}"
 
 
 def orphan_action(fields) -> str:
@@ -53,8 +57,7 @@ def orphan_action(fields) -> str:
     if fields.get("compensation"):
         return f"an operator: {find}, then adopt it or run {fields.get('compensation')}"
     if fields.get("effect_class") == "irreversible":
-        what = correction(kind).removeprefix("a person: it cannot be undone (").removesuffix(")")
-        return f"a person: {find}, then record it as done (it cannot be deleted) or {what}"
+        return f"a person: {find}, then record it as done (it cannot be deleted) or {correction_words(kind)}"
     return f"an operator: {find}, then adopt it or delete it"
 
 
