@@ -1,8 +1,8 @@
 """What a finished saga leaves standing, and in what order its steps ran: two invariants over a history.
 
 ``stranded_irreversible``: a task that closed ``compensated`` or ``failed`` while an irreversible effect of
-it stands (nothing can undo it) and records that should stand beside it do not -- effects of the same task
-were compensated, or transitions were recorded failed.  The refund went out, its ledger row was compensated
+it stands (nothing can undo it) and the records that should stand beside it do not -- effects committed
+after it were compensated, or later transitions were recorded failed.  The refund went out, its ledger row was compensated
 after a failed postcondition: the task says ``compensated``, the money is out and the books do not say so.
 A saga past its irreversible step (its *pivot*) can only go forward; undoing the rest strands the pivot.
 
@@ -28,27 +28,40 @@ def _logical(event) -> str:
 
 
 def stranded_irreversible(history) -> CheckResult:
-    """A task closed compensated or failed with an irreversible effect standing and its companions undone."""
+    """A task closed compensated or failed with an irreversible effect standing while what came after it
+    (the records that go with it) was undone: an effect committed after it compensated, or a later
+    transition recorded failed.  Its own failure, and compensations of what came before it (a saga undoing
+    its prerequisites), are not judged here."""
     irreversible: dict[Any, list] = {}
-    undone: dict[Any, list[str]] = {}
+    committed_at: dict[tuple, int] = {}  # (task, effect) -> index of its commit
+    undone: dict[Any, list[tuple[int, str, str]]] = {}  # task -> (index of what was undone, transition, text)
     violations = []
     for event in history:
         task = event.get("task")
-        if event.event == "committed" and event.get("effect_class") == "irreversible":
-            irreversible.setdefault(task, []).append(event)
+        if event.event == "committed":
+            committed_at.setdefault((task, event.get("effect")), event.index)
+            if event.get("effect_class") == "irreversible":
+                irreversible.setdefault(task, []).append(event)
         elif event.event == "compensated":
-            undone.setdefault(task, []).append(f"{event.get('effect')} was compensated ({event.get('compensation')})")
+            at = committed_at.get((task, event.get("effect")), event.index)
+            undone.setdefault(task, []).append(
+                (at, str(event.get("transition")), f"{event.get('effect')} was compensated "
+                                                   f"({event.get('compensation')})"))
         elif event.event == "transition_failed":
-            undone.setdefault(task, []).append(f"{event.get('transition')} was recorded failed "
-                                               f"({event.get('reason', 'no reason given')})")
+            undone.setdefault(task, []).append(
+                (event.index, str(event.get("transition")),
+                 f"{event.get('transition')} was recorded failed ({event.get('reason', 'no reason given')})"))
         elif event.event == "task_terminal" and event.get("outcome") in UNDONE_OUTCOMES:
-            standing, missing = irreversible.get(task, []), undone.get(task, [])
-            if standing and missing:
-                effects = ", ".join(str(e.get("effect")) for e in standing)
-                violations.append(Violation(
-                    "stranded_irreversible", event.index, standing[0].get("transition"),
-                    f"{task} closed {event.get('outcome')} with {effects} (irreversible) standing while "
-                    f"{'; '.join(missing)}: the irreversible effect stands without the records that go with it"))
+            for pivot in irreversible.get(task, []):
+                after = [text for at, transition, text in undone.get(task, [])
+                         if at > pivot.index and transition != pivot.get("transition")]
+                if after:
+                    violations.append(Violation(
+                        "stranded_irreversible", event.index, pivot.get("transition"),
+                        f"{task} closed {event.get('outcome')} with {pivot.get('effect')} (irreversible) standing "
+                        f"while, after it, {'; '.join(after)}: the irreversible effect stands without the records "
+                        "that go with it"))
+                    break
     return CheckResult.from_violations("stranded_irreversible", violations)
 
 

@@ -84,6 +84,20 @@ def test_no_stranding_without_an_irreversible_effect_or_with_success():
                                          ("task_terminal", {"task": "t", "outcome": "succeeded"}))).status == "ok"
 
 
+def test_undoing_what_came_before_the_irreversible_step_is_not_stranding():
+    """The release itself fails its postcondition and the saga closes the pull request opened before it: the
+    saga undid its prerequisites, nothing recorded after the release is missing."""
+    pr = ("committed", {"task": "t", "transition": "open_pr", "effect": "pull_request#1",
+                        "effect_class": "keyed_creation", "compensation": "close_pr"})
+    release = ("committed", {"task": "t", "transition": "publish_release", "effect": "release#2",
+                             "effect_class": "irreversible"})
+    failed = ("transition_failed", {"task": "t", "transition": "publish_release", "reason": "postcondition_failed"})
+    closed = ("compensated", {"task": "t", "transition": "open_pr", "effect": "pull_request#1",
+                              "compensation": "close_pr"})
+    terminal = ("task_terminal", {"task": "t", "outcome": "compensated"})
+    assert stranded_irreversible(history(pr, release, failed, closed, terminal)).status == "ok"
+
+
 def test_the_refund_agent_with_a_failed_ledger_row_is_stranded(tmp_path):
     """The run: postcondition_fails on the ledger row compensates it while the refund stays committed."""
     found = findings(tmp_path, ["postcondition_fails ledger_append after_receipt"])
