@@ -181,22 +181,15 @@ def exposure(
     """Duplicate-effect exposure: the seed's worked example exactly (or a workload's workflow), and
     (--simulate) measured in the model."""
     from sim.families.effects import FAMILY
-    from sim.families.effects.exposure import WORKED_EXAMPLE, analytic_json, check_exercised, plain_number
-    from sim.families.effects.exposure_workflow import (
-        differences,
-        telemetry_rates,
-        telemetry_tasks,
-        workflow_analytic,
-    )
+    from sim.families.effects.exposure import WORKED_EXAMPLE, check_exercised
+    from sim.families.effects.exposure_workflow import telemetry_tasks
 
     loaded = _exposure_workload(workload)
     base = loaded.base if loaded is not None else None
     telemetry = loaded.telemetry if loaded is not None else None
     given = {"ambiguous_rate": ambiguous_rate, "committed_rate": committed_rate, "reconcile_rate": reconcile_rate}
-    defaults = {**{k: v for k, v in WORKED_EXAMPLE.items() if k.endswith("_rate")}, **telemetry_rates(telemetry)}
-    rates = {name: _rate(given[name] if given[name] is not None else defaults[name], name.replace("_", "-"))
-             for name in given}
-    tasks = tasks or telemetry_tasks(telemetry) or WORKED_EXAMPLE["tasks"]
+    rates = _exposure_rates(given, telemetry)
+    tasks = tasks or telemetry_tasks(telemetry) or int(WORKED_EXAMPLE["tasks"])
     duplicates = float(_rate(duplicate_rate, "duplicate-rate"))
     workflow = base.workflow if base is not None else None
     count_transitions = transitions or (len(workflow.side_effecting()) if workflow is not None else 7)
@@ -205,17 +198,7 @@ def exposure(
         for label in presets:  # refuse a knob the simulation would ignore before printing anything
             check_exercised(FAMILY.parse_protocol(label), workflow)
     console = human_console(json_out)
-    if workflow is not None and transitions is None:
-        analytic = {name: plain_number(value) for name, value in
-                    workflow_analytic(workflow, tasks, arguments=base.arguments, **rates).items()}
-        document: dict = {"analytic": analytic, "differences": differences(workflow, base.arguments)}
-    else:
-        document = {"analytic": analytic_json(tasks=tasks, transitions=count_transitions, **rates)}
-    if workflow is not None:
-        document["rates"] = {**rates, "tasks": tasks,
-                             "from_telemetry": sorted(k for k in telemetry_rates(telemetry) if given[k] is None)}
-        document["workflow"] = {"workload": base.name, "transitions": workflow.names(),
-                                "side_effecting": [t.name for t in workflow.side_effecting()]}
+    document = _analytic_document(loaded, tasks, rates, transitions, count_transitions, given)
     _print_analytic(console, document, workflow)
     if simulate:
         _exposure_simulation(console, document, presets, seeds or tasks, tasks, count_transitions, seed, rates,
@@ -223,6 +206,42 @@ def exposure(
     if json_out:
         emit_json(document)
     return EXIT_OK
+
+
+def _exposure_rates(given: dict[str, str | None], telemetry) -> dict[str, str]:
+    """Each rate: the flag's, else the workload's [telemetry], else the worked example's (checked)."""
+    from sim.families.effects.exposure import WORKED_EXAMPLE
+    from sim.families.effects.exposure_workflow import telemetry_rates
+
+    defaults = {**{k: str(v) for k, v in WORKED_EXAMPLE.items() if k.endswith("_rate")},
+                **telemetry_rates(telemetry)}
+    out = {}
+    for name, value in given.items():
+        out[name] = _rate(value if value is not None else defaults[name], name.replace("_", "-"))
+    return out
+
+
+def _analytic_document(loaded, tasks: int, rates: dict[str, str], transitions: int | None,
+                       count_transitions: int, given: dict[str, str | None]) -> dict:
+    """The arithmetic: a workload's workflow counted as its simulation counts it (with why it differs from
+    the worked example), else the worked example's for ``count_transitions`` transitions."""
+    from sim.families.effects.exposure import analytic_json, plain_number
+    from sim.families.effects.exposure_workflow import differences, telemetry_rates, workflow_analytic
+
+    if loaded is None:
+        return {"analytic": analytic_json(tasks=tasks, transitions=count_transitions, **rates)}
+    base, workflow = loaded.base, loaded.base.workflow
+    if transitions is None:
+        analytic = {name: plain_number(value) for name, value in
+                    workflow_analytic(workflow, tasks, arguments=base.arguments, **rates).items()}
+        document: dict = {"analytic": analytic, "differences": differences(workflow, base.arguments)}
+    else:
+        document = {"analytic": analytic_json(tasks=tasks, transitions=count_transitions, **rates)}
+    document["rates"] = {**rates, "tasks": tasks,
+                         "from_telemetry": sorted(k for k in telemetry_rates(loaded.telemetry) if given[k] is None)}
+    document["workflow"] = {"workload": base.name, "transitions": workflow.names(),
+                            "side_effecting": [t.name for t in workflow.side_effecting()]}
+    return document
 
 
 def _exposure_workload(workload: str | None):

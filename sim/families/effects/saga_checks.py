@@ -2,9 +2,10 @@
 
 ``stranded_irreversible``: a task that closed ``compensated`` or ``failed`` while an irreversible effect of
 it stands (nothing can undo it) and the records that should stand beside it do not -- effects committed
-after it were compensated, or later transitions were recorded failed.  The refund went out, its ledger row was compensated
-after a failed postcondition: the task says ``compensated``, the money is out and the books do not say so.
-A saga past its irreversible step (its *pivot*) can only go forward; undoing the rest strands the pivot.
+after it were compensated, or later transitions were recorded failed.  The refund went out, its ledger row
+was compensated after a failed postcondition: the task says ``compensated``, the money is out and the books
+do not say so.  A saga past its irreversible step (its *pivot*) can only go forward; undoing what came after
+strands the pivot.
 
 ``check_after_effect``: a version-2 step inserted *before* a transition (a fraud check before the refund)
 that ran *after* that transition's effect in the same task -- what ``version_policy=migrate`` does to a task
