@@ -28,6 +28,20 @@ def _logical(event) -> str:
     return event.get("logical") or event.get("transition")
 
 
+def _unjudgeable(history) -> str | None:
+    """Why a history's tasks cannot be judged for stranding: a terminal outcome without its ``outcome``, or,
+    when some task closed otherwise than succeeded, a commit without its ``effect_class`` (None: judgeable)."""
+    terminals = [e for e in history if e.event == "task_terminal"]
+    for event in terminals:
+        if "outcome" not in event:
+            return f"event {event.index} (task_terminal) lacks 'outcome'"
+    if any(e.get("outcome") in UNDONE_OUTCOMES for e in terminals):
+        for event in history:
+            if event.event == "committed" and "effect_class" not in event:
+                return f"event {event.index} (committed) lacks 'effect_class' (which effects are irreversible)"
+    return None
+
+
 def stranded_irreversible(history) -> CheckResult:
     """A task closed compensated or failed with an irreversible effect standing while what came after it
     (the records that go with it) was undone: an effect committed after it compensated, or a later
@@ -37,6 +51,9 @@ def stranded_irreversible(history) -> CheckResult:
     committed_at: dict[tuple, int] = {}  # (task, effect) -> index of its commit
     undone: dict[Any, list[tuple[int, str, str]]] = {}  # task -> (index of what was undone, transition, text)
     violations = []
+    missing = _unjudgeable(history)
+    if missing:
+        return CheckResult.not_evaluable("stranded_irreversible", missing)
     for event in history:
         task = event.get("task")
         if event.event == "committed":
@@ -75,6 +92,9 @@ def check_after_effect(history) -> CheckResult:
     for event in history:
         task = event.get("task")
         if event.event == "upgraded":
+            if event.get("inserted") and "inserted_before" not in event:
+                return CheckResult.not_evaluable("check_after_effect", f"event {event.index} (upgraded) inserts "
+                                                 "steps but lacks 'inserted_before' (what each guards)")
             for pair in event.get("inserted_before") or ():
                 if isinstance(pair, (list, tuple)) and len(pair) == 2:
                     guards[str(pair[0])] = str(pair[1])

@@ -136,3 +136,13 @@ def test_migrate_runs_the_fraud_check_after_the_refund(tmp_path):
     assert findings(tmp_path, faults, KFR) == {}
     assert findings(tmp_path, ["terminate read_order after_receipt", "upgrade read_order after_receipt"],
                     KFR + ",version_policy=migrate") == {}
+
+
+def test_what_the_saga_checks_cannot_judge_is_not_evaluable():
+    """A commit without effect_class beside a compensated task, or an upgrade that inserts steps without
+    saying what each guards, is not_evaluable, never ok."""
+    bare = ("committed", {k: v for k, v in REFUND[1].items() if k != "effect_class"})
+    closed = ("task_terminal", {"task": "t", "outcome": "compensated"})
+    assert stranded_irreversible(history(bare, LEDGER, FAILED, REVERSED, closed)).status == "not_evaluable"
+    silent = ("upgraded", {"workflow_version": 2, "inserted": ["fraud_check"]})
+    assert check_after_effect(history(REFUND, silent, CHECK)).status == "not_evaluable"
