@@ -43,6 +43,8 @@ from sim.families.effects.exposure_simulation import (
     summarise,
     violating_tasks,
 )
+from sim.families.effects.exposure_workflow import decimal_number as _decimal
+from sim.families.effects.exposure_workflow import decimal_rate
 from sim.families.effects.workflow import Workflow
 
 __all__ = ["ANALYTIC_FIELDS", "BATCH_TASKS", "BY_TRANSITION", "COUNT_METRICS", "EXERCISED_BY_CLASS",
@@ -64,16 +66,6 @@ ANALYTIC_FIELDS = ("requests", "ambiguous", "already_committed", "auto_reconcile
                    "human_exceptions_rounded")
 
 
-def _decimal(value: Any, name: str) -> Decimal:
-    try:
-        number = Decimal(str(value))
-    except Exception:
-        raise InputError(f"{name} must be a number, not {value!r}") from None
-    if not number.is_finite() or number < 0:
-        raise InputError(f"{name} must be a finite number >= 0, not {value!r}")
-    return number
-
-
 def analytic(tasks: Any = 10_000, transitions: Any = 7, ambiguous_rate: Any = "0.041",
              committed_rate: Any = "0.60", reconcile_rate: Any = "0.997") -> dict[str, Decimal | int]:
     """The worked example's arithmetic, exact.  Rates are fractions (0.041, not 4.1%).
@@ -84,12 +76,9 @@ def analytic(tasks: Any = 10_000, transitions: Any = 7, ambiguous_rate: Any = "0
     >>> a["human_exceptions_rounded"]
     9
     """
-    rates = {name: _decimal(value, name) for name, value in
+    rates = {name: decimal_rate(value, name) for name, value in
              (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate),
               ("reconcile_rate", reconcile_rate))}
-    for name, rate in rates.items():
-        if rate > 1:
-            raise InputError(f"{name} is a fraction between 0 and 1 (0.041 for 4.1%), not {rate}")
     requests = _decimal(tasks, "tasks") * _decimal(transitions, "transitions")
     ambiguous = requests * rates["ambiguous_rate"]
     human = ambiguous * (1 - rates["reconcile_rate"])

@@ -86,8 +86,15 @@ TASK_COLUMNS = (
 )
 
 
-def _count_dispatch(columns: dict[str, np.ndarray], row: int, key: tuple, fields: dict, first: set[tuple]) -> None:
-    """A dispatch: the first of its transition is a request, a later one a duplicate delivery (wasted compute)."""
+def _count_dispatch(columns: dict[str, np.ndarray], row: int, key: tuple, fields: dict, first: set[tuple],
+                    reads: frozenset[str]) -> None:
+    """A dispatch: the first of its transition is a request (of a read: a read), a later one a duplicate
+    delivery (wasted compute)."""
+    if key[1] in reads:
+        if key not in first:
+            first.add(key)
+            columns["reads"][row] += 1
+        return
     columns["dispatches"][row] += 1
     if key in first:
         columns["duplicate_deliveries"][row] += 1
@@ -98,8 +105,7 @@ def _count_dispatch(columns: dict[str, np.ndarray], row: int, key: tuple, fields
 
 
 def measure_tasks(history, tasks: list[str], reads: frozenset[str] = frozenset()) -> dict[str, np.ndarray]:
-    """Per-task metric columns from one batch history (one pass over the events).  ``reads``: the workflow's
-    reads, whose dispatches are counted as ``reads``, not as requests (as the arithmetic counts them)."""
+    """Per-task metric columns from one batch history, in one pass; ``reads`` are counted apart from requests."""
     index = {task: i for i, task in enumerate(tasks)}
     columns = {name: np.zeros(len(tasks)) for name in TASK_COLUMNS}
     commits: dict[tuple, int] = {}
@@ -116,12 +122,8 @@ def measure_tasks(history, tasks: list[str], reads: frozenset[str] = frozenset()
         row = index[task]
         kind = event.event
         fields = event.fields
-        if kind == "dispatched" and fields["transition"] in reads:
-            if (task, fields["transition"]) not in first_dispatch:
-                first_dispatch.add((task, fields["transition"]))
-                columns["reads"][row] += 1
-        elif kind == "dispatched":
-            _count_dispatch(columns, row, (task, fields["transition"]), fields, first_dispatch)
+        if kind == "dispatched":
+            _count_dispatch(columns, row, (task, fields["transition"]), fields, first_dispatch, reads)
         elif kind == "approved":
             columns["approvals"][row] += 1
         elif kind == "committed":

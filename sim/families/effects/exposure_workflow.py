@@ -22,6 +22,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Mapping
 
+from sim.core.errors import InputError
 from sim.families.effects.workflow import Workflow
 
 #: The telemetry keys that set the exposure rates (``[telemetry]`` of a workload or a design), and the
@@ -29,6 +30,25 @@ from sim.families.effects.workflow import Workflow
 TELEMETRY_RATES = {"ambiguous_share": "ambiguous_rate", "committed_share": "committed_rate",
                    "reconciled_share": "reconcile_rate"}
 TELEMETRY_TASKS = "tasks_per_month"
+
+
+def decimal_number(value: Any, name: str) -> Decimal:
+    """``value`` as an exact Decimal, finite and not negative (else one clear InputError)."""
+    try:
+        number = Decimal(str(value))
+    except Exception:
+        raise InputError(f"{name} must be a number, not {value!r}") from None
+    if not number.is_finite() or number < 0:
+        raise InputError(f"{name} must be a finite number >= 0, not {value!r}")
+    return number
+
+
+def decimal_rate(value: Any, name: str) -> Decimal:
+    """A rate: a fraction from 0 to 1, exact."""
+    rate = decimal_number(value, name)
+    if rate > 1:
+        raise InputError(f"{name} is a fraction between 0 and 1 (0.041 for 4.1%), not {rate}")
+    return rate
 
 
 def _transition_arguments(arguments: Mapping[str, Mapping[str, Any]] | None, transition) -> Mapping[str, Any]:
@@ -48,12 +68,10 @@ def workflow_analytic(workflow: Workflow, tasks: Any, ambiguous_rate: Any, commi
     >>> a["requests"], a["reads"], a["ambiguous"], a["human_exceptions"], a["approvals"]
     (Decimal('1000'), Decimal('1000'), Decimal('100.0'), Decimal('100.0'), Decimal('0'))
     """
-    from sim.families.effects.exposure import _decimal, analytic
-
-    analytic(tasks, 1, ambiguous_rate, committed_rate, reconcile_rate)  # the same checks of every rate
-    count = _decimal(tasks, "tasks")
-    ambiguous_share, committed_share = Decimal(str(ambiguous_rate)), Decimal(str(committed_rate))
-    reconcile_share = Decimal(str(reconcile_rate))
+    count = decimal_number(tasks, "tasks")
+    ambiguous_share, committed_share, reconcile_share = (
+        decimal_rate(ambiguous_rate, "ambiguous_rate"), decimal_rate(committed_rate, "committed_rate"),
+        decimal_rate(reconcile_rate, "reconcile_rate"))
     side_effecting = workflow.side_effecting()
     requests = count * len(side_effecting)
     ambiguous = requests * ambiguous_share
