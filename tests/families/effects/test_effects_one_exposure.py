@@ -125,3 +125,12 @@ def test_incidents_says_why_a_figure_is_outside_the_interval(workload_file):
     assert item["within"] is False and item["why_outside"]
     assert any("95% simultaneous interval" in reason for reason in item["why_outside"])
     assert outside_reasons(workload.base.workflow, "ambiguous", "unknown_as_failed", above=True)
+
+
+def test_the_python_api_takes_the_workloads_telemetry(workload_file):
+    """sim.exposure_frame of a workload with [telemetry]: scaled to its tasks per month, drawn at its rates."""
+    import sim
+
+    frame = sim.exposure_frame(str(workload_file), [KFR], seeds=100)
+    values = dict(zip(frame.metric, frame.value))
+    assert values["requests"] == 50_000 and values["reads"] == 25_000
