@@ -92,24 +92,37 @@ def sweep_frame(workload, protocols, seeds: int, seed_start: int = 0, workers: i
     return frame(FAMILIES.family_for(workload), workload, list(protocols), seeds, seed_start, workers)
 
 
-def exposure_frame(workload=None, protocols=None, tasks: int = 10_000, seeds: int = 2_000, seed: int = 0):
+def exposure_frame(workload=None, protocols=None, tasks: int | None = None, seeds: int = 2_000, seed: int = 0):
     """Simulated exposure (``fencesim exposure --simulate``) as a long DataFrame (preset, metric, value, ci_low,
-    ci_high), scaled to ``tasks`` tasks: of an effects workload's own workflow (a name or file), or without
-    one of the seed's worked example (generic:7)."""
+    ci_high), scaled to ``tasks`` tasks (default: the workload's ``[telemetry]`` tasks_per_month, else 10,000):
+    of an effects workload's own workflow (a name or file; at the rates of its ``[telemetry]`` when it has
+    one), or without one of the seed's worked example (generic:7)."""
     from sim.families.effects.exposure import simulated_table
+    from sim.families.effects.exposure_workflow import telemetry_tasks
     from sim.registry import FAMILIES
 
-    base = None
+    base, loaded = None, None
     if workload is not None:
         loaded = FAMILIES.load_workload(workload) if isinstance(workload, str) else workload
         if FAMILIES.family_for(loaded).name != "effects":
             raise InputError(f"exposure_frame needs an effects workload, not a {FAMILIES.family_for(loaded).name} one")
         base = loaded.base
+    telemetry = (loaded.telemetry if loaded is not None else None) or {}
+    tasks = tasks or telemetry_tasks(telemetry) or 10_000
     options: dict[str, Any] = {"presets": list(protocols) if protocols else None, "seeds": seeds, "tasks": tasks,
                                "master_seed": seed}
     if base is not None:
         options.update(workflow=base.workflow, arguments=base.arguments,
                        transitions=len(base.workflow.side_effecting()))
+        if telemetry:  # the rates measured in production, as ``fencesim exposure --workload`` takes them
+            from sim.families.effects.exposure_draws import ExposureRates
+
+            default = ExposureRates()
+            options["rates"] = ExposureRates(
+                telemetry.get("ambiguous_share", default.ambiguous_rate),
+                telemetry.get("committed_share", default.committed_rate),
+                telemetry.get("reconciled_share", default.reconcile_rate),
+                telemetry.get("worker_loss_share", default.worker_loss_share))
     return simulated_table(**options)
 
 

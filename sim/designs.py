@@ -12,6 +12,7 @@ A design file (TOML, ``format = 1``) is what an architect brings to
     workload = "seed-fuzz"                   # a workload name or a path relative to this file ...
     scenarios = ["stories/*.toml"]           # optional scripted scenarios for the verdict matrix
     map = { knobs = ["fence", "dedupe"], max_events = 6, seeds = 200 }   # optional: a design-map section
+    telemetry = { ambiguous_share = 0.02 }   # optional: rates measured in production, over the workload's
 
     [workload]                               # ... or the workload inline (a workload file's keys)
     files = { "app.py" = "v0" }
@@ -36,10 +37,11 @@ from sim.core.files import Source, read_toml
 from sim.core.knobs import Protocol
 from sim.core.registry import DESIGN_KEYS, USE
 from sim.core.values import kind, name_problem, shown, text_problem
-from sim.core.workload import Workload, did_you_mean, resolve_workload
+from sim.core.workload import Workload, did_you_mean, parse_telemetry, resolve_workload
 from sim.registry import FAMILIES
 
-FILE_KEYS = ("format", "name", "description", "family", "protocols", "seeds", "workload", "scenarios", "map")
+FILE_KEYS = ("format", "name", "description", "family", "protocols", "seeds", "workload", "scenarios", "map",
+             "telemetry")
 MAP_KEYS = ("knobs", "max_events", "seeds", "base")
 #: The most seeds a design may ask for (a limit on everything).
 SEEDS_LIMIT = 1_000_000
@@ -234,6 +236,8 @@ def load_design(path: str | Path, seeds: int | None = None) -> Design:
     else:
         raise source.error(f"workload must be a name, a path, or a [workload] table, not {kind(raw)}", "workload")
     family = FAMILIES.get(workload.family)
+    if "telemetry" in data:  # the design's rates, over (and checked like) the workload's [telemetry]
+        workload.telemetry = {**(workload.telemetry or {}), **parse_telemetry(data["telemetry"], workload, source)}
     if "family" in data and FAMILIES.family_of(data, source) is not family:
         raise source.error(f"family {shown(data['family'])} does not match the workload's family {family.name!r}",
                            "family")

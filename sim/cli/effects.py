@@ -184,16 +184,21 @@ def _rate(text: str, name: str) -> str:
 
 @app.command()
 def exposure(
-    tasks: int = typer.Option(10_000, "--tasks", min=1, help="Tasks per period."),
+    tasks: Optional[int] = typer.Option(None, "--tasks", min=1,
+                                        help="Tasks per period (default: the workload's [telemetry] "
+                                        "tasks_per_month, else 10,000)."),
     transitions: Optional[int] = typer.Option(
         None, "--transitions", min=1,
         help="External side-effecting transitions per task (default 7, or the workload's own)."),
-    ambiguous_rate: str = typer.Option("0.041", "--ambiguous-rate",
-                                       help="Share of requests with a timeout or lost acknowledgement."),
-    committed_rate: str = typer.Option("0.60", "--committed-rate",
-                                       help="Share of ambiguous requests that had committed."),
-    reconcile_rate: str = typer.Option("0.997", "--reconcile-rate",
-                                       help="Share of reconciliations that prove the outcome."),
+    ambiguous_rate: Optional[str] = typer.Option(
+        None, "--ambiguous-rate", help="Share of requests with a timeout or lost acknowledgement (default: the "
+        "workload's [telemetry] ambiguous_share, else 0.041)."),
+    committed_rate: Optional[str] = typer.Option(
+        None, "--committed-rate", help="Share of ambiguous requests that had committed (default: the workload's "
+        "[telemetry] committed_share, else 0.60)."),
+    reconcile_rate: Optional[str] = typer.Option(
+        None, "--reconcile-rate", help="Share of reconciliations that prove the outcome (default: the workload's "
+        "[telemetry] reconciled_share, else 0.997)."),
     duplicate_rate: str = typer.Option(
         "0", "--duplicate-rate",
         help="Share of healthy requests the network also delivers twice (simulation only; default 0, as the "
@@ -216,13 +221,16 @@ def exposure(
     """Duplicate-effect exposure: the seed's worked example exactly (or a workload's workflow), and
     (--simulate) measured in the model."""
     from sim.families.effects import FAMILY
-    from sim.families.effects.exposure import analytic_json, check_exercised
+    from sim.families.effects.exposure import WORKED_EXAMPLE, check_exercised
+    from sim.families.effects.exposure_workflow import telemetry_tasks
 
-    rates = {name: _rate(value, name.replace("_", "-")) for name, value in
-             (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate),
-              ("reconcile_rate", reconcile_rate))}
+    loaded = _exposure_workload(workload)
+    base = loaded.base if loaded is not None else None
+    telemetry = loaded.telemetry if loaded is not None else None
+    given = {"ambiguous_rate": ambiguous_rate, "committed_rate": committed_rate, "reconcile_rate": reconcile_rate}
+    rates = _exposure_rates(given, telemetry)
+    tasks = tasks or telemetry_tasks(telemetry) or int(WORKED_EXAMPLE["tasks"])
     duplicates = float(_rate(duplicate_rate, "duplicate-rate"))
-    base = _exposure_workload(workload)
     workflow = base.workflow if base is not None else None
     count_transitions = transitions or (len(workflow.side_effecting()) if workflow is not None else 7)
     presets = protocol or list(FAMILY.presets)
@@ -230,21 +238,54 @@ def exposure(
         for label in presets:  # refuse a knob the simulation would ignore before printing anything
             check_exercised(FAMILY.parse_protocol(label), workflow)
     console = human_console(json_out)
-    document: dict = {"analytic": analytic_json(tasks=tasks, transitions=count_transitions, **rates)}
-    if workflow is not None:
-        document["workflow"] = {"workload": base.name, "transitions": workflow.names(),
-                                "side_effecting": [t.name for t in workflow.side_effecting()]}
+    document = _analytic_document(loaded, tasks, rates, transitions, count_transitions, given)
     _print_analytic(console, document, workflow)
     if simulate:
         _exposure_simulation(console, document, presets, seeds or tasks, tasks, count_transitions, seed, rates,
-                             duplicates, base)
+                             duplicates, base, float((telemetry or {}).get("worker_loss_share", 0.5)))
     if json_out:
         emit_json(document)
     return EXIT_OK
 
 
+def _exposure_rates(given: dict[str, str | None], telemetry) -> dict[str, str]:
+    """Each rate: the flag's, else the workload's [telemetry], else the worked example's (checked)."""
+    from sim.families.effects.exposure import WORKED_EXAMPLE
+    from sim.families.effects.exposure_workflow import telemetry_rates
+
+    defaults = {**{k: str(v) for k, v in WORKED_EXAMPLE.items() if k.endswith("_rate")},
+                **telemetry_rates(telemetry)}
+    out = {}
+    for name, value in given.items():
+        out[name] = _rate(value if value is not None else defaults[name], name.replace("_", "-"))
+    return out
+
+
+def _analytic_document(loaded, tasks: int, rates: dict[str, str], transitions: int | None,
+                       count_transitions: int, given: dict[str, str | None]) -> dict:
+    """The arithmetic: a workload's workflow counted as its simulation counts it (with why it differs from
+    the worked example), else the worked example's for ``count_transitions`` transitions."""
+    from sim.families.effects.exposure import analytic_json, plain_number
+    from sim.families.effects.exposure_workflow import differences, telemetry_rates, workflow_analytic
+
+    if loaded is None:
+        return {"analytic": analytic_json(tasks=tasks, transitions=count_transitions, **rates)}
+    base, workflow = loaded.base, loaded.base.workflow
+    if transitions is None:
+        analytic = {name: plain_number(value) for name, value in
+                    workflow_analytic(workflow, tasks, arguments=base.arguments, **rates).items()}
+        document: dict = {"analytic": analytic, "differences": differences(workflow, base.arguments)}
+    else:
+        document = {"analytic": analytic_json(tasks=tasks, transitions=count_transitions, **rates)}
+    document["rates"] = {**rates, "tasks": tasks,
+                         "from_telemetry": sorted(k for k in telemetry_rates(loaded.telemetry) if given[k] is None)}
+    document["workflow"] = {"workload": base.name, "transitions": workflow.names(),
+                            "side_effecting": [t.name for t in workflow.side_effecting()]}
+    return document
+
+
 def _exposure_workload(workload: str | None):
-    """The scenario part of an effects workload named by ``--workload`` (None without one)."""
+    """The effects workload named by ``--workload`` (None without one)."""
     if workload is None:
         return None
     from sim.registry import FAMILIES
@@ -253,7 +294,7 @@ def _exposure_workload(workload: str | None):
     if FAMILIES.family_for(loaded).name != "effects":
         raise InputError(f"--workload {workload}: exposure needs an effects (runtime) workload, not a "
                          f"{FAMILIES.family_for(loaded).name} one")
-    return loaded.base
+    return loaded
 
 
 def _print_analytic(console, document: dict, workflow) -> None:
@@ -266,10 +307,15 @@ def _print_analytic(console, document: dict, workflow) -> None:
     for name, value in document["analytic"].items():
         table.add_row(name, f"{value:,}")
     console.print(table)
+    if document.get("rates", {}).get("from_telemetry"):
+        console.print(f"rates from the workload's [telemetry]: {', '.join(document['rates']['from_telemetry'])}",
+                      markup=False)
+    for line in document.get("differences", []):
+        console.print(f"why the arithmetic differs: {line}", markup=False)
 
 
 def _exposure_simulation(console, document, presets, count, tasks, transitions, seed, rates, duplicates,
-                         base) -> None:
+                         base, worker_loss_share: float = 0.5) -> None:
     from sim.families.effects.exposure import simulate as run_simulation
     from sim.families.effects.exposure import simulated_json
     from sim.families.effects.faults import ExposureRates
@@ -283,7 +329,8 @@ def _exposure_simulation(console, document, presets, count, tasks, transitions, 
     simulated = run_simulation(
         presets=presets, seeds=count, tasks=tasks, transitions=transitions, master_seed=seed,
         rates=ExposureRates(float(rates["ambiguous_rate"]), float(rates["committed_rate"]),
-                            float(rates["reconcile_rate"]), duplicate_rate=duplicates),
+                            float(rates["reconcile_rate"]), worker_loss_share=worker_loss_share,
+                            duplicate_rate=duplicates),
         progress=progress, workflow=base.workflow if base is not None else None,
         arguments=base.arguments if base is not None else None,
     )

@@ -20,22 +20,29 @@ SEED_FIGURES = (
 
 
 def seed_arithmetic(workload, result) -> dict[str, Any]:
-    """For an effects workload: the seed's exposure arithmetic at the telemetry's rates and period, and each
-    simulated figure that estimates one of its quantities, with whether the interval holds it."""
-    from sim.families.effects.exposure import analytic_json
+    """For an effects workload: the seed's exposure arithmetic at the telemetry's rates and period, counted
+    with the workflow's semantics (reads apart, unqueryable endpoints to a human), and each simulated figure
+    that estimates one of its quantities, with whether the interval holds it and, when not, why."""
+    from sim.families.effects.exposure import plain_number
+    from sim.families.effects.exposure_workflow import outside_reasons, workflow_analytic
 
     telemetry = workload.telemetry
-    analytic = analytic_json(tasks=result.period, transitions=len(workload.base.workflow.names()),
-                             ambiguous_rate=str(telemetry["ambiguous_share"]),
-                             committed_rate=str(telemetry["committed_share"]),
-                             reconcile_rate=str(telemetry.get("reconciled_share", 1.0)))
+    workflow = workload.base.workflow
+    analytic = {name: plain_number(value) for name, value in workflow_analytic(
+        workflow, result.period, ambiguous_rate=str(telemetry["ambiguous_share"]),
+        committed_rate=str(telemetry["committed_share"]),
+        reconcile_rate=str(telemetry.get("reconciled_share", 1.0)), arguments=workload.base.arguments).items()}
     compared = []
     for quantity, protocol, check in SEED_FIGURES:
         found = result.protocols.get(protocol, {}).get(check)
         if found is not None:
-            compared.append({"quantity": quantity, "analytic": analytic[quantity], "protocol": protocol,
-                             "check": check, "violations": found.violations.to_json(),
-                             "within": found.violations.contains(analytic[quantity])})
+            within = found.violations.contains(analytic[quantity])
+            item = {"quantity": quantity, "analytic": analytic[quantity], "protocol": protocol,
+                    "check": check, "violations": found.violations.to_json(), "within": within}
+            if not within:
+                above = analytic[quantity] > found.violations.low
+                item["why_outside"] = outside_reasons(workflow, quantity, check, above)
+            compared.append(item)
     return {"analytic": analytic, "compared": compared}
 
 
@@ -69,9 +76,10 @@ def _print(console, result, document: dict) -> None:
             table.add_row(name + kind, *(_cell(getattr(checks[name], measure)) for checks in result.protocols.values()))
         console.print(unbroken(table))
     for item in document.get("seed_arithmetic", {}).get("compared", []):
-        verdict = "within" if item["within"] else "OUTSIDE"
+        verdict = "within the interval" if item["within"] else (
+            "OUTSIDE the interval: " + "; ".join(item.get("why_outside", ())))
         console.print(f"seed's arithmetic: {item['quantity']} = {item['analytic']:,} ; {item['check']} under "
-                      f"{item['protocol']}: {_cell_json(item['violations'])} ({verdict} the interval)", markup=False)
+                      f"{item['protocol']}: {_cell_json(item['violations'])} ({verdict})", markup=False)
     for note in result.notes:
         console.print(f"note: {note}", markup=False)
 

@@ -37,7 +37,7 @@ KEYS_BY_CLASS = {"idempotent": False, "keyed_creation": True, "append": True, "i
 #: ``marker`` (by task marker only), ``none``.
 RECONCILE_BY = ("key", "marker", "none")
 #: The fields of a transition an endpoint reads from its declaration (the harness configures exactly these).
-ENDPOINT_FIELDS = ("class", "object", "keys", "reconcile_by", "compensation")
+ENDPOINT_FIELDS = ("class", "object", "keys", "reconcile_by", "compensation", "approval")
 #: Examples of object kinds (a workflow may name others): the endpoints a git host and its neighbours serve.
 OBJECT_KINDS = ("branch", "pull_request", "preview", "release", "announcement", "ledger_entry", "ci_run", "object")
 #: Seconds the server waits to read one request from a socket (and for its database).
@@ -105,6 +105,20 @@ class Endpoint:
         if self.reconcile_by not in RECONCILE_BY:
             raise ValueError(f"endpoint {transition}: reconcile_by must be one of {', '.join(RECONCILE_BY)}")
         self.compensation = spec.get("compensation")
+        approval = spec.get("approval", self.effect_class == "irreversible")
+        if not isinstance(approval, bool):
+            raise ValueError(f"endpoint {transition}: approval must be true or false, not {approval!r}")
+        self.approval = approval
+
+    def recorded(self) -> dict:
+        """What a committed effect records of this endpoint where it differs from its class (as the model
+        records it): whether its approval was due, what it can be queried by."""
+        out: dict = {}
+        if self.approval != (self.effect_class == "irreversible"):
+            out["approval_required"] = self.approval
+        if self.reconcile_by != "key":
+            out["reconcile_by"] = self.reconcile_by
+        return out
 
 
 class Store:
@@ -229,7 +243,8 @@ class Store:
                           key=key if honoured else None, fingerprint=fingerprint, effect=obj["effect"],
                           number=obj["number"], head=obj["head"], copy_of=copy_of)
             if outcome == "committed":
-                fields.update(effect_class=endpoint.effect_class, compensation=endpoint.compensation)
+                fields.update(effect_class=endpoint.effect_class, compensation=endpoint.compensation,
+                              **endpoint.recorded())
             else:
                 fields.update(stored_fingerprint=obj["fingerprint"])
                 if outcome == "rejected":

@@ -294,7 +294,10 @@ def _beyond_protocol(family, workload, protocol, invariant, events) -> str | Non
 def _removers(family, workload, protocol, events, count, limit, advice) -> list[Protocol]:
     """Candidates of ``count`` changes under which the order replays with no safety violation."""
     clean = []
+    allowed = getattr(family, "candidate_allowed", None)  # the family's word on what its endpoints can take
     for candidate in candidates(protocol, count):
+        if allowed is not None and not allowed(workload, protocol, candidate):
+            continue
         if limit.expired():
             advice.stopped = limit.name
             limit.note("advisor")

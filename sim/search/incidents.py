@@ -288,7 +288,9 @@ def _effects_shares(workload: Workload) -> tuple[float, float, float, float]:
 
 def _effects_plan(family: Family, workload: Workload) -> _Plan:
     ambiguous, committed, reconciled, lost = _effects_shares(workload)
-    names = list(workload.base.workflow.names())
+    # the requests the shares apply to: every transition but the reads (a read creates nothing; the exposure
+    # arithmetic and simulation count reads apart too)
+    names = [t.name for t in workload.base.workflow.side_effecting()]
     requests = len(names)
     depth = requests
     if (requests + 1) * (requests + 2) // 2 > EFFECTS_STRATA_MAX:

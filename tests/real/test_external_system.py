@@ -338,3 +338,14 @@ def test_bad_hooks_are_refused(server):
         ext.control("arm", id="f", transition="open_pr", stage="before_store", action="lose_reply")
     with pytest.raises(Exception, match="stage must be one of"):
         ext.control("arm", id="f", transition="open_pr", stage="later", action="hold")
+
+
+def test_an_endpoint_records_what_the_model_records_of_it():
+    """An irreversible endpoint declared approval = false, and one that cannot be queried, say so on their
+    committed effects, as the model's do (the checks read it); one that declares nothing adds nothing."""
+    from sim.real.external_store import Endpoint
+
+    mail = Endpoint("send_email", {"class": "irreversible", "object": "email", "keys": False,
+                                   "reconcile_by": "none", "approval": False})
+    assert mail.recorded() == {"approval_required": False, "reconcile_by": "none"}
+    assert Endpoint("open_pr", {"class": "keyed_creation", "object": "pull_request"}).recorded() == {}

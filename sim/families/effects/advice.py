@@ -40,3 +40,31 @@ def beyond_protocol(family, scenario, protocol: Protocol, invariant: str, events
                    "goes to a human") if queried else ""
     return (f"no protocol change removes this; the endpoint itself must become idempotent ({steps} takes every "
             f"request it receives as a new one, so a copied or late request is done twice{unqueryable})")
+
+
+def endpoint_refuses(scenario, base: Protocol, candidate: Protocol) -> str | None:
+    """Why no endpoint of the workflow can take the knob changes of ``candidate`` (None: some can).
+
+    The advisor asks this of every candidate (``Family.candidate_allowed``) and proposes none refused:
+    ``idempotency=key+fingerprint`` where no keyed endpoint compares fingerprints (each declares ``fingerprint
+    = false``), keys where no endpoint honours one, ``ledger_dedupe=key`` without an append that takes keys,
+    ``irreversible_keys=on`` where every irreversible endpoint declares its keys itself."""
+    workflow = scenario.workflow
+    transitions = list(workflow.transitions) + [t for t in version_2(workflow).transitions
+                                                if workflow.get(t.name) is None]
+    knobs = candidate.knobs
+    keyed = [t for t in transitions
+             if t.honours_keys(knobs.get("irreversible_keys") == "on", str(knobs.get("ledger_dedupe")))]
+    changed = {name for name in knobs if knobs[name] != base.knobs.get(name)}
+    if "idempotency" in changed and knobs["idempotency"] != "none" and not keyed:
+        return "no endpoint of the workflow honours an idempotency key"
+    if ("idempotency" in changed and knobs["idempotency"] == "key+fingerprint"
+            and not any(t.compares_fingerprints for t in keyed)):
+        return "no keyed endpoint of the workflow compares fingerprints (each declares fingerprint = false)"
+    if "ledger_dedupe" in changed and knobs["ledger_dedupe"] == "key" and not any(
+            t.effect_class == "append" and t.keys is not False for t in transitions):
+        return "no append of the workflow takes a key at its ledger"
+    if "irreversible_keys" in changed and knobs["irreversible_keys"] == "on" and not any(
+            t.effect_class == "irreversible" and t.keys is None for t in transitions):
+        return "every irreversible endpoint of the workflow declares its keys itself"
+    return None

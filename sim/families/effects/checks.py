@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sim.core.checks import CheckResult, CheckSpec, Violation
+from sim.families.effects.saga_checks import check_after_effect, stranded_irreversible
 
 
 def _events(history, *names: str):
@@ -56,13 +57,18 @@ def _is_failure(event) -> bool:
 def lost_success(history) -> CheckResult:
     """A committed effect that is never receipted while its transition was recorded failed or done again.
 
-    One pass from the end keeps, per transition, the next failure and, per group, the next commit: linear
-    in the history, however many commits it holds."""
+    "Done again" is the worker's doing: a later commit of the same request copied by the network
+    (``request_duplicated``) is a duplicate delivery, reported by ``duplicate_effect`` alone, whichever copy
+    the worker's receipt names.  One pass from the end keeps, per transition, the next failure and, per group,
+    the next commit: linear in the history, however many commits it holds."""
     commits = _events(history, "committed")
     missing = _missing(commits, ("task", "transition", "effect"))
     if missing:
         return CheckResult.not_evaluable("lost_success", missing)
     receipted = {(e.get("task"), e.get("effect")) for e in _events(history, "receipt_recorded")}
+    origin: dict[Any, Any] = {}  # a network copy's request -> the request the worker dispatched
+    for copy in _events(history, "request_duplicated"):
+        origin[copy.get("request")] = origin.get(copy.get("original"), copy.get("original"))
     next_failure: dict[tuple, Any] = {}
     next_commit: dict[tuple, Any] = {}
     violations = []
@@ -73,9 +79,12 @@ def lost_success(history) -> CheckResult:
                 failed = next_failure.get((event["task"], event["transition"]))
                 again = next_commit.get(group)
                 shown, how = None, ""
+                same_dispatch = again is not None and event.get("request") is not None and (
+                    origin.get(again.get("request"), again.get("request"))
+                    == origin.get(event.get("request"), event.get("request")))
                 if failed is not None:
                     shown, how = failed, "recorded as failed"
-                elif again is not None:
+                elif again is not None and not same_dispatch:
                     shown, how = again, f"done again as {again.get('effect')}"
                 if shown is not None:
                     violations.append(Violation("lost_success", shown.index, event["transition"],
@@ -177,14 +186,22 @@ def unresolved_compensation(history) -> CheckResult:
     return CheckResult.from_violations("unresolved_compensation", violations)
 
 
+def approval_due(event) -> bool:
+    """Whether a committed effect needed an approval: as it records (``approval_required``, what the
+    transition's ``approval`` field declared for its arguments), else by its class (every irreversible one)."""
+    required = event.get("approval_required")
+    return required if isinstance(required, bool) else event.get("effect_class") == "irreversible"
+
+
 def unapproved_irreversible(history) -> CheckResult:
-    """An irreversible effect committed without a prior approval."""
+    """An irreversible effect committed without a prior approval that was due (a transition that declares
+    ``approval = false``, or a condition its arguments do not meet, owes none)."""
     approved: set[tuple] = set()
     violations = []
     for event in history:
         if event.event == "approved":
             approved.add((event.get("task"), _logical(event)))
-        elif event.event == "committed" and event.get("effect_class") == "irreversible":
+        elif event.event == "committed" and event.get("effect_class") == "irreversible" and approval_due(event):
             if (event.get("task"), _logical(event)) not in approved:
                 violations.append(Violation("unapproved_irreversible", event.index, event.get("transition"),
                                             f"{event.get('effect')} is irreversible and was not approved"))
@@ -354,6 +371,13 @@ CHECKS: tuple[CheckSpec, ...] = (
               requires={"accepted": ("task",), "task_terminal": ("task",)}),
     CheckSpec("split_outcome", split_outcome, True, "a task closed more than once (two authoritative outcomes)",
               requires={"task_terminal": ("task", "outcome")}),
+    CheckSpec("stranded_irreversible", stranded_irreversible, True,
+              "a task closed compensated or failed with an irreversible effect standing and its companions undone",
+              requires={"committed": ("task", "effect_class"), "task_terminal": ("task", "outcome"),
+                        "compensated": ("task", "effect")}),
+    CheckSpec("check_after_effect", check_after_effect, True,
+              "a version-2 step inserted before a transition ran after that transition's effect",
+              requires={"upgraded": ("inserted_before",), "committed": ("task", "logical")}),
     CheckSpec("human_exceptions", human_exceptions, False, "an unknown outcome handed to a human (counted)",
               requires={"human_exception": ("transition",)}, count_as="human_exceptions"),
 )

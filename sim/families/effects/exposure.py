@@ -43,6 +43,8 @@ from sim.families.effects.exposure_simulation import (
     summarise,
     violating_tasks,
 )
+from sim.families.effects.exposure_workflow import decimal_number as _decimal
+from sim.families.effects.exposure_workflow import decimal_rate
 from sim.families.effects.workflow import Workflow
 
 __all__ = ["ANALYTIC_FIELDS", "BATCH_TASKS", "BY_TRANSITION", "COUNT_METRICS", "EXERCISED_BY_CLASS",
@@ -64,16 +66,6 @@ ANALYTIC_FIELDS = ("requests", "ambiguous", "already_committed", "auto_reconcile
                    "human_exceptions_rounded")
 
 
-def _decimal(value: Any, name: str) -> Decimal:
-    try:
-        number = Decimal(str(value))
-    except Exception:
-        raise InputError(f"{name} must be a number, not {value!r}") from None
-    if not number.is_finite() or number < 0:
-        raise InputError(f"{name} must be a finite number >= 0, not {value!r}")
-    return number
-
-
 def analytic(tasks: Any = 10_000, transitions: Any = 7, ambiguous_rate: Any = "0.041",
              committed_rate: Any = "0.60", reconcile_rate: Any = "0.997") -> dict[str, Decimal | int]:
     """The worked example's arithmetic, exact.  Rates are fractions (0.041, not 4.1%).
@@ -84,12 +76,9 @@ def analytic(tasks: Any = 10_000, transitions: Any = 7, ambiguous_rate: Any = "0
     >>> a["human_exceptions_rounded"]
     9
     """
-    rates = {name: _decimal(value, name) for name, value in
+    rates = {name: decimal_rate(value, name) for name, value in
              (("ambiguous_rate", ambiguous_rate), ("committed_rate", committed_rate),
               ("reconcile_rate", reconcile_rate))}
-    for name, rate in rates.items():
-        if rate > 1:
-            raise InputError(f"{name} is a fraction between 0 and 1 (0.041 for 4.1%), not {rate}")
     requests = _decimal(tasks, "tasks") * _decimal(transitions, "transitions")
     ambiguous = requests * rates["ambiguous_rate"]
     human = ambiguous * (1 - rates["reconcile_rate"])
@@ -149,13 +138,26 @@ def exposure_figure(simulated: dict[str, dict[str, dict[str, float]]], analytic_
 
 # -- the review's sections ----------------------------------------------------------------------------
 
-def review_sections(scenario, protocols, simulated_tasks: int) -> list[dict]:
+def review_sections(scenario, protocols, simulated_tasks: int, telemetry: dict | None = None) -> list[dict]:
     """A review's exposure: the design's workflow (its arithmetic, and the model run under each protocol its
-    transitions exercise, per transition too), then the worked example as a reference table only."""
+    transitions exercise, per transition too), then the worked example as a reference table only.
+
+    ``telemetry``: the workload's (or the design's) ``[telemetry]``; the rates and tasks per period it gives
+    replace the worked example's, and the section says which it used."""
+    from sim.families.effects.exposure_draws import ExposureRates
+    from sim.families.effects.exposure_workflow import (
+        differences,
+        telemetry_rates,
+        telemetry_tasks,
+        workflow_analytic,
+    )
+
     workflow = scenario.workflow
-    tasks = WORKED_EXAMPLE["tasks"]
+    tasks = telemetry_tasks(telemetry) or WORKED_EXAMPLE["tasks"]
     side_effecting = [t.name for t in workflow.side_effecting()]
     rates = {k: v for k, v in WORKED_EXAMPLE.items() if k.endswith("_rate")}
+    given = telemetry_rates(telemetry)
+    rates.update(given)
     accepted, refused = [], []
     for protocol in protocols:
         try:
@@ -163,19 +165,28 @@ def review_sections(scenario, protocols, simulated_tasks: int) -> list[dict]:
             accepted.append(protocol.label)
         except InputError as error:
             refused.append(f"{protocol.label}: {error.message}")
-    analytic = analytic_json(tasks=tasks, transitions=len(side_effecting), **rates)
+    analytic = {name: plain_number(value) for name, value in
+                workflow_analytic(workflow, tasks, arguments=scenario.arguments, **rates).items()}
+    draws = ExposureRates(float(rates["ambiguous_rate"]), float(rates["committed_rate"]),
+                          float(rates["reconcile_rate"]),
+                          worker_loss_share=float((telemetry or {}).get("worker_loss_share", 0.5)))
     simulated = simulated_json(simulate(accepted, seeds=simulated_tasks, tasks=tasks, workflow=workflow,
-                                        arguments=scenario.arguments)) if accepted else {}
+                                        arguments=scenario.arguments, rates=draws)) if accepted else {}
     metrics = {label: flatten_by_transition(values) for label, values in simulated.items()}
+    shown = (f"{_percent(rates['ambiguous_rate'])} of requests ambiguous, {_percent(rates['committed_rate'])} of "
+             f"those already committed, {_percent(rates['reconcile_rate'])} reconcilable")
+    source = ("the rates of its [telemetry] (" + ", ".join(sorted(given)) + " given; the worked example's for "
+              "the rest)" if given or telemetry_tasks(telemetry) else "the worked example's rates")
     own = {
         "title": f"Duplicate-effect exposure of this design's workflow ({workflow_label(workflow)})",
         "text": (f"This design's own workflow: {len(side_effecting)} side-effecting transitions per task "
-                 f"({', '.join(side_effecting)}), {tasks:,} tasks per period, with the worked example's rates (4.1% "
-                 "of requests ambiguous, 60% of those already committed, 99.7% reconcilable). The arithmetic is "
-                 f"exact; the simulation runs the model on {simulated_tasks:,} tasks per protocol and scales to "
-                 f"{tasks:,}, its irreversible and keyless steps included; rows 'T: metric' are per transition. "
-                 "verified_tasks are terminal tasks with a receipt for every request and no safety violation; a "
-                 "fixed count has no interval and a count of tasks is bounded by the tasks."),
+                 f"({', '.join(side_effecting)}), {tasks:,} tasks per period, with {source}: {shown}. The "
+                 f"arithmetic is exact and counts as the simulation does; the simulation runs the model on "
+                 f"{simulated_tasks:,} tasks per protocol and scales to {tasks:,}, its irreversible and keyless "
+                 "steps included; rows 'T: metric' are per transition. verified_tasks are terminal tasks with a "
+                 "receipt for every request and no safety violation; a fixed count has no interval and a count of "
+                 "tasks is bounded by the tasks. Where the arithmetic and the model differ: "
+                 + "; ".join(differences(workflow, scenario.arguments)) + "."),
         "analytic": analytic, "metrics": metrics,
         "reference": {"duplicate_effects": analytic["already_committed"],
                       "human_exceptions": analytic["human_exceptions"]},
@@ -185,13 +196,19 @@ def review_sections(scenario, protocols, simulated_tasks: int) -> list[dict]:
     reference = {
         "title": "Reference only: the seed's worked example (not this design)",
         "text": (f"The seed's worked example, the same for every design and shown only for comparison: "
-                 f"{tasks:,} tasks x {WORKED_EXAMPLE['transitions']} keyed transitions (generic:7), by exact "
-                 "arithmetic."),
+                 f"{WORKED_EXAMPLE['tasks']:,} tasks x {WORKED_EXAMPLE['transitions']} keyed transitions "
+                 "(generic:7), by exact arithmetic."),
         "analytic": analytic_json(), "metrics": {}, "reference": {}, "plot": [],
         "methods": {"arithmetic": "exact decimal arithmetic, the last line rounded half up"},
-        "unit": f"per {tasks:,} tasks", "not_simulated": [],
+        "unit": f"per {WORKED_EXAMPLE['tasks']:,} tasks", "not_simulated": [],
     }
     return [own, reference]
+
+
+def _percent(rate: Any) -> str:
+    """A rate as the text shows it (0.041 -> 4.1%), exact."""
+    value = (Decimal(str(rate)) * 100).normalize()
+    return f"{value:f}%"
 
 
 def workflow_label(workflow: Workflow) -> str:

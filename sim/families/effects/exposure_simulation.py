@@ -28,7 +28,7 @@ from sim.families.effects.faults import FaultSchedule
 from sim.families.effects.knobs import PRESETS, TABLE
 from sim.families.effects.runner import run_autonomous
 from sim.families.effects.stats import ratio_estimate
-from sim.families.effects.workflow import Workflow, generic
+from sim.families.effects.workflow import Workflow, generic, version_2
 
 #: Tasks per SimPy environment in a simulation.
 BATCH_TASKS = 250
@@ -82,11 +82,19 @@ TASK_COLUMNS = (
     "auto_reconciled", "human_exceptions", "unknown_as_failed", "resumed_after_loss", "resumes",
     "recovery_point_s", "compensations_owed", "compensations_done", "compensation_age_s", "replay_divergence",
     "replay_compute_waste", "reconciliations", "reconciliation_latency_s", "compute_units", "terminal_verified",
+    "reads", "approvals",
 )
 
 
-def _count_dispatch(columns: dict[str, np.ndarray], row: int, key: tuple, fields: dict, first: set[tuple]) -> None:
-    """A dispatch: the first of its transition is a request, a later one a duplicate delivery (wasted compute)."""
+def _count_dispatch(columns: dict[str, np.ndarray], row: int, key: tuple, fields: dict, first: set[tuple],
+                    reads: frozenset[str]) -> None:
+    """A dispatch: the first of its transition is a request (of a read: a read), a later one a duplicate
+    delivery (wasted compute)."""
+    if key[1] in reads:
+        if key not in first:
+            first.add(key)
+            columns["reads"][row] += 1
+        return
     columns["dispatches"][row] += 1
     if key in first:
         columns["duplicate_deliveries"][row] += 1
@@ -96,8 +104,8 @@ def _count_dispatch(columns: dict[str, np.ndarray], row: int, key: tuple, fields
         columns["requests"][row] += 1
 
 
-def measure_tasks(history, tasks: list[str]) -> dict[str, np.ndarray]:
-    """Per-task metric columns from one batch history (one pass over the events)."""
+def measure_tasks(history, tasks: list[str], reads: frozenset[str] = frozenset()) -> dict[str, np.ndarray]:
+    """Per-task metric columns from one batch history, in one pass; ``reads`` are counted apart from requests."""
     index = {task: i for i, task in enumerate(tasks)}
     columns = {name: np.zeros(len(tasks)) for name in TASK_COLUMNS}
     commits: dict[tuple, int] = {}
@@ -115,7 +123,9 @@ def measure_tasks(history, tasks: list[str]) -> dict[str, np.ndarray]:
         kind = event.event
         fields = event.fields
         if kind == "dispatched":
-            _count_dispatch(columns, row, (task, fields["transition"]), fields, first_dispatch)
+            _count_dispatch(columns, row, (task, fields["transition"]), fields, first_dispatch, reads)
+        elif kind == "approved":
+            columns["approvals"][row] += 1
         elif kind == "committed":
             group = (task, fields.get("logical"), fields.get("generation"))
             commits[group] = commits.get(group, 0) + 1
@@ -153,7 +163,7 @@ def measure_tasks(history, tasks: list[str]) -> dict[str, np.ndarray]:
             columns["compensation_age_s"][row] += fields.get("age_s", 0)
         elif kind == "replay_divergence":
             columns["replay_divergence"][row] += 1
-        elif kind == "receipt_recorded":
+        elif kind == "receipt_recorded" and fields.get("transition") not in reads:
             receipts[task] = receipts.get(task, 0) + 1
         elif kind == "task_terminal":
             if fields.get("outcome") == "succeeded" and receipts.get(task, 0) >= columns["requests"][row]:
@@ -209,12 +219,13 @@ def _run_protocol(protocol, workflow, names, seeds, rates, master_seed, argument
     parts: list[dict[str, np.ndarray]] = []
     by_parts: list[dict[str, dict[str, np.ndarray]]] = []
     flagged: list[np.ndarray] = []
+    reads = frozenset(t.name for version in (workflow, version_2(workflow)) for t in version.transitions if t.is_read)
     for start in range(0, seeds, BATCH_TASKS):
         batch = [f"task_{i}" for i in range(start, min(seeds, start + BATCH_TASKS))]
         entries = [e for i in range(start, start + len(batch))
                    for e in exposure_schedule(f"task_{i}", names, rates, task_rng(master_seed + i))]
         rt, _, _ = run_autonomous(protocol, workflow, batch, FaultSchedule(entries), arguments=arguments)
-        parts.append(measure_tasks(rt.history, batch))
+        parts.append(measure_tasks(rt.history, batch, reads))
         if strict:
             by_parts.append(measure_by_transition(rt.history, batch, names))
             flagged.append(violating_tasks(rt.history, batch))
@@ -301,6 +312,11 @@ def correct(summary: dict, c: dict[str, np.ndarray], tasks: int, flagged: np.nda
     for name, values in shares.items():
         interval = stats.share(int(values.sum()), n)
         out[name] = {"value": interval.value * tasks, "ci_low": interval.low * tasks, "ci_high": interval.high * tasks}
+    for name in ("reads", "approvals"):  # counted apart from requests and exceptions, as the arithmetic does
+        values = c[name]
+        fixed = n and np.all(values == values[0])
+        out[name] = ({"value": float(values[0]) * tasks, "ci_low": None, "ci_high": None} if fixed
+                     else _triple(stats.count(int(values.sum()), n, tasks)))
     if flagged is not None:
         out["tasks_with_a_safety_violation"] = {"value": float(flagged.sum()) / n * tasks,
                                                 "ci_low": stats.share(int(flagged.sum()), n).low * tasks,

@@ -50,7 +50,8 @@ class ExternalSystem:
     ``idempotency`` decides what a request with a known key does: ``none``
     ignores keys, ``key`` returns the existing object (whatever the
     arguments), ``key+fingerprint`` returns it only for the same fingerprint
-    and rejects another.  Keys older than ``key_retention_s`` are forgotten.
+    and rejects another (at an endpoint that compares fingerprints: a transition may declare ``fingerprint =
+false``).  Keys older than ``key_retention_s`` -- or the retention the transition declares -- are forgotten.
     """
 
     def __init__(self, idempotency: str, key_retention_s: float, next_number: int = 1,
@@ -60,14 +61,15 @@ class ExternalSystem:
         self.key_retention_s = key_retention_s
         self.next_number = next_number
         self.objects: list[ExternalObject] = []
-        self.keys: dict[str, tuple[ExternalObject, float]] = {}
+        #: key -> (object, when stored, how long this endpoint keeps it)
+        self.keys: dict[str, tuple[ExternalObject, float, float]] = {}
         self.read_versions: dict[tuple[str, str], int] = {}  # (task, logical read) -> the version it observes now
 
     def by_key(self, key: str | None, now: float) -> ExternalObject | None:
         if key is None or self.idempotency == "none":
             return None
         entry = self.keys.get(key)
-        if entry is None or now - entry[1] > self.key_retention_s:
+        if entry is None or now - entry[1] > entry[2]:
             return None
         return entry[0]
 
@@ -81,12 +83,14 @@ class ExternalSystem:
             return "committed", self.create(request, now)
         existing = self.by_key(request.key, now)
         if existing is not None:
-            if self.idempotency == "key+fingerprint" and existing.fingerprint != request.fingerprint:
+            if (self.idempotency == "key+fingerprint" and request.compares_fingerprints
+                    and existing.fingerprint != request.fingerprint):
                 return "rejected", existing
             return "deduplicated", existing
         created = self.create(request, now)
         if self.keyed(request) and request.key is not None:
-            self.keys[request.key] = (created, now)
+            retention = self.key_retention_s if request.key_retention_s is None else request.key_retention_s
+            self.keys[request.key] = (created, now, retention)
         return "committed", created
 
     def honours(self, request: "Request") -> bool:
@@ -141,6 +145,8 @@ class Request:
     effect_class: str = "keyed_creation"
     honours_keys: bool | None = None  # None: by effect class (what the runtime computed for the transition)
     read_versions: tuple[tuple[str, int], ...] = ()  # (read, version) the request was built from
+    key_retention_s: float | None = None  # how long the endpoint keeps its key (None: the protocol's knob)
+    compares_fingerprints: bool = True  # whether the endpoint compares fingerprints under a key
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,13 @@ class EffectsFamily(Family):
 
         return beyond_protocol(self, scenario, protocol, invariant, events)
 
+    def candidate_allowed(self, workload: Workload, base: Protocol, candidate: Protocol) -> bool:
+        """Whether some endpoint of the workflow can take the knob changes the advisor considers (it never
+        proposes ``key+fingerprint`` for endpoints that cannot compare fingerprints)."""
+        from sim.families.effects.advice import endpoint_refuses
+
+        return endpoint_refuses(workload.base, base, candidate) is None
+
     def state_key(self, replay: Replay) -> Hashable:
         """The faults that fired, in the order they fired, and those still waiting.
 
@@ -214,5 +221,6 @@ class EffectsFamily(Family):
         from sim.families.effects import exposure
         from sim.families.effects.classes import classes_section
 
-        own, reference = exposure.review_sections(workload.base, protocols, min(seeds, EXPOSURE_REVIEW_TASKS))
+        own, reference = exposure.review_sections(workload.base, protocols, min(seeds, EXPOSURE_REVIEW_TASKS),
+                                                  telemetry=workload.telemetry)
         return [own, classes_section(self, workload), reference]

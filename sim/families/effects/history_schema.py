@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sim.core.schema import HistorySchema, list_of_string_pairs, list_of_strings
 from sim.families.effects.state import DURABLE_EVENTS
-from sim.families.effects.workflow import EFFECT_CLASSES
+from sim.families.effects.workflow import EFFECT_CLASSES, RECONCILE_BY
 
 #: Events recorded by others than the workers' durable log: the queue, the lease, the network, the Git
 #: host, the fault injector, the kernel and the script.
@@ -45,7 +45,9 @@ SCHEMA = HistorySchema(
         ("human_resolved", "outcome"): HUMAN_OUTCOMES,
         ("response_delivered", "outcome"): RESPONSE_OUTCOMES,
         ("committed", "effect_class"): EFFECT_CLASSES,
+        ("committed", "reconcile_by"): RECONCILE_BY,
         ("timed_out", "effect_class"): ("read",),
     },
-    shapes={"renamed": list_of_string_pairs, "completed": list_of_strings, "read_versions": read_version_pairs},
+    shapes={"renamed": list_of_string_pairs, "completed": list_of_strings, "read_versions": read_version_pairs,
+            "inserted_before": list_of_string_pairs},
 )

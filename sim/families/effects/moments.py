@@ -23,7 +23,7 @@ class MomentOps(RuntimeBase):
         status = wt.view.status(name)
         if status != "pending":
             raise self.refused(line, f"{name} is already {status}", task)
-        if transition.needs_approval and self.approval and name not in wt.view.approved:
+        if self.approval_due(task, transition) and self.approval and name not in wt.view.approved:
             what = "irreversible" if transition.effect_class == "irreversible" else "gated by an approval"
             raise self.refused(line, f"{name} is {what} and not approved", task)
         generation = wt.view.get(name).generation
@@ -66,7 +66,8 @@ class MomentOps(RuntimeBase):
         self.last_dispatch_s[(task, name)] = self.env.now
         request = Request(request_id, worker, task, name, transition.logical, transition.object_kind,
                           view.generation, view.key, fingerprint, arguments["head"], view.attempts,
-                          transition.effect_class, self.honours_keys(transition), acts_on)
+                          transition.effect_class, self.honours_keys(transition), acts_on,
+                          transition.key_retention_s, transition.compares_fingerprints)
         self.in_flight.append(request)
         self.last_request = request
         if self.knobs.checkpoint == "optimistic":
@@ -92,7 +93,8 @@ class MomentOps(RuntimeBase):
             transition = self._known_transition(name)
             read_versions = [list(pair) for pair in request.read_versions] or None
             self._emit("git", "committed", task, effect_class=transition.effect_class,
-                       compensation=transition.compensation, read_versions=read_versions, **common)
+                       compensation=transition.compensation, read_versions=read_versions,
+                       **self.endpoint_record(task, transition), **common)
         elif outcome == "deduplicated":
             self._emit("git", "deduplicated", task, stored_fingerprint=obj.fingerprint, **common)
         else:
@@ -158,7 +160,8 @@ class MomentOps(RuntimeBase):
         self.request_count += 1
         copy = Request(f"r{self.request_count}", original.worker, task, name, original.logical, original.kind,
                        original.generation, original.key, original.fingerprint, original.head, original.attempt,
-                       original.effect_class, original.honours_keys, original.read_versions)
+                       original.effect_class, original.honours_keys, original.read_versions,
+                       original.key_retention_s, original.compares_fingerprints)
         self.in_flight.append(copy)
         self._emit("network", "request_duplicated", task, transition=name, request=copy.request_id,
                    original=original.request_id)

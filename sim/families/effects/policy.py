@@ -48,7 +48,7 @@ def decide(rt, worker: str, task: str) -> tuple[str, str] | None:
         if status == "done":
             continue
         if status == "pending":
-            if transition.needs_approval and name not in view.approved:
+            if rt.approval_due(task, transition) and name not in view.approved:
                 if name not in view.approval_requested:
                     return "request_approval", name
                 if approval_wait_left(rt, view, name) is not None:

@@ -188,6 +188,25 @@ class RuntimeBase:
         """Whether this transition's endpoint deduplicates by idempotency key (the protocol may send none)."""
         return transition.honours_keys(self.knobs.irreversible_keys == "on", self.knobs.ledger_dedupe)
 
+    def approval_due(self, task: str, transition: Transition) -> bool:
+        """Whether T needs a human's approval before its intent in this task (a condition on its arguments is
+        evaluated on the task's durable arguments)."""
+        return transition.approval_needed(self.arguments(task, transition))
+
+    def endpoint_record(self, task: str, transition: Transition) -> dict[str, Any]:
+        """What a committed effect records of its endpoint, for the checks and the blast radius, where it
+        differs from what its class implies (so a history of a workflow that declares nothing is unchanged):
+        ``approval_required`` (whether its approval was due; the class default is: irreversible ones),
+        and ``reconcile_by`` (what it can be queried by; default ``key``).  Whether it can be deleted is its
+        ``compensation``, recorded beside."""
+        out: dict[str, Any] = {}
+        due = self.approval_due(task, transition)
+        if due != (transition.effect_class == "irreversible"):
+            out["approval_required"] = due
+        if transition.queried_by != "key":
+            out["reconcile_by"] = transition.queried_by
+        return out
+
     def key_of(self, task: str, transition: Transition, generation: int) -> str:
         """``idempotency_key = tenant + task + transition + attempt_generation``."""
         return f"{self.tenant}:{task}:{transition.name}:{generation}"

@@ -33,6 +33,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from sim.families.effects import conditions
+
 EFFECT_CLASSES = ("idempotent", "keyed_creation", "append", "irreversible", "read")
 #: What an endpoint can be queried by when an outcome is unknown: by key (then by task marker), by task marker
 #: only, or not at all (an unknown outcome then goes to a human).
@@ -41,11 +43,14 @@ RECONCILE_BY = ("key", "marker", "none")
 ACK_TIMEOUT_S = 10.0
 #: The longest timeout class a transition may declare (a day of simulated time; a limit on everything).
 MAX_TIMEOUT_S = 86_400.0
+#: The longest key retention a transition may declare (30 days of simulated time).
+MAX_KEY_RETENTION_S = 30 * 86_400.0
 #: A transition's (or a compensation's) name, and an external object kind.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
 KIND_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-#: The kinds of value a field may take.
-KINDS = ("name", "kind", "choice", "flag", "seconds")
+#: The kinds of value a field may take (``gate``: true, false, or a condition on the transition's arguments,
+#: :mod:`sim.families.effects.conditions`).
+KINDS = ("name", "kind", "choice", "flag", "seconds", "gate")
 #: A refusal of whatever value is given (rather than of one value).
 ANY_VALUE = "any"
 
@@ -104,6 +109,7 @@ class TransitionField:
     refused: tuple[Refusal, ...] = ()
     problem: str = ""
     missing: str = ""
+    maximum_s: float = MAX_TIMEOUT_S  # the largest value of a ``seconds`` field
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS, f"field {self.name}: unknown kind {self.kind!r}"
@@ -120,7 +126,9 @@ class TransitionField:
             return isinstance(value, bool)
         if self.kind == "seconds":
             return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-                    and 0 < value <= MAX_TIMEOUT_S)
+                    and 0 < value <= self.maximum_s)
+        if self.kind == "gate":
+            return isinstance(value, bool) or conditions.parse(value) is not None
         if not isinstance(value, str):
             return False
         if self.kind == "choice":
@@ -137,6 +145,8 @@ class TransitionField:
             return self.values_doc
         if self.kind == "flag":
             return "`true`, `false`"
+        if self.kind == "gate":
+            return '`true`, `false`, or a condition `"ARGUMENT OP NUMBER"`'
         return ", ".join(f"`{v}`" for v in self.values)
 
     def to_json(self) -> dict[str, Any]:
@@ -146,7 +156,9 @@ class TransitionField:
         if self.values:
             out["values"] = list(self.values)
         if self.kind == "seconds":
-            out["range"] = [0, MAX_TIMEOUT_S]
+            out["range"] = [0, self.maximum_s]
+        if self.kind == "gate":
+            out["condition"] = conditions.PATTERN.pattern
         if self.by_class:
             out["by_class"] = {c: v.to_json() if isinstance(v, FollowsKnob) else v for c, v in self.by_class}
         if self.refused:
@@ -206,16 +218,36 @@ FIELDS: tuple[TransitionField, ...] = (
         problem="{label}: reconcile_by must be one of {values} (what the external system can be queried by), not "
                 "{value}{guess}"),
     TransitionField(
-        "approval", "flag",
-        "whether a human approves it before its intent (the `approval` knob still decides whether the worker "
-        "waits)", "`true` for `irreversible`, else `false`", default=False, by_class=(("irreversible", True),),
-        problem=_FLAG),
+        "approval", "gate",
+        "whether a human approves it before its intent: always, never, or when a condition on its arguments holds "
+        "(`\"amount_cents > 10000\"`: one argument of `[arguments.T]`, one of `> >= < <= == !=`, a number; an "
+        "argument absent or not a number means approval). The `approval` knob still decides whether the worker "
+        "waits; `unapproved_irreversible` judges only the effects whose approval was due", "`true` for "
+        "`irreversible`, else `false`", default=False, by_class=(("irreversible", True),),
+        problem="{label}: approval must be true, false or a condition such as \"amount_cents > 10000\" (an "
+                "argument, one of > >= < <= == !=, a number), not {value}"),
     TransitionField(
         "timeout_s", "seconds",
         "its timeout class: how long a worker waits for its response; a delayed request or a slow commit "
         "arrives as far past this wait as past the default", "10 (`ACK_TIMEOUT_S`)",
         values_doc="seconds, above 0, at most 86,400", default=ACK_TIMEOUT_S,
         problem="{label}: timeout_s must be a number of seconds above 0 and at most 86,400, not {value}"),
+    TransitionField(
+        "key_retention_s", "seconds",
+        "how long this endpoint keeps an idempotency key (a payments API: 86,400); a request under a key older "
+        "than that is a new request. Overrides the `key_retention` knob for this transition. Refused on a `read` "
+        "(it takes no key)", "the `key_retention` knob", values_doc="seconds, above 0, at most 2,592,000",
+        refused=(Refusal("read", "{label} is a read: it takes no idempotency key, so it keeps none"),),
+        problem="{label}: key_retention_s must be a number of seconds above 0 and at most 2,592,000, not {value}",
+        maximum_s=MAX_KEY_RETENTION_S),
+    TransitionField(
+        "fingerprint", "flag",
+        "whether the endpoint compares a request's fingerprint with the one stored under its key: only then does "
+        "`idempotency=key+fingerprint` refuse a reused key with other arguments; `false` answers with the stored "
+        "object, as under `key` (and the advisor never proposes `key+fingerprint` for it). Refused on a `read`",
+        "`true`", default=True,
+        refused=(Refusal("read", "{label} is a read: it takes no key, so it compares no fingerprint"),),
+        problem=_FLAG),
     TransitionField(
         "postcondition", "flag", "whether a verifier checks it (only then can `postcondition_fails` strike it)",
         "`false`", absent=False, default=False, problem=_FLAG),

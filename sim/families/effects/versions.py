@@ -35,7 +35,19 @@ class VersionOps(RuntimeBase):
         if version != 2 or self.code_version != 1:
             raise self.refused(line, "only the upgrade from version 1 to 2 is modelled")
         self.code_version = 2
-        self._emit("deploy", "upgraded", None, workflow_version=2,
-                   inserted=list(self.workflows[2].inserted),
-                   renamed=[list(p) for p in self.workflows[2].renamed])
+        new = self.workflows[2]
+        self._emit("deploy", "upgraded", None, workflow_version=2, inserted=list(new.inserted),
+                   renamed=[list(p) for p in new.renamed], inserted_before=self._inserted_before(new) or None)
         return
+
+    @staticmethod
+    def _inserted_before(new) -> list[list[str]]:
+        """Each step version 2 inserts and the transition it is inserted before (logical names): what
+        ``check_after_effect`` holds a migrated task to."""
+        out = []
+        names = new.names()
+        for name in new.inserted:
+            after = [t for t in new.transitions[names.index(name) + 1:] if t.name not in new.inserted]
+            if after:
+                out.append([new.transitions[names.index(name)].logical, after[0].logical])
+        return out

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from sim.core.errors import ScenarioError
-from sim.families.effects import transition_fields
+from sim.families.effects import conditions, transition_fields
 from sim.families.effects.transition_fields import EFFECT_CLASSES, RECONCILE_BY
 
 __all__ = ["EFFECT_CLASSES", "MAX_TRANSITIONS", "RECONCILE_BY", "SAGA_TRANSITIONS", "Transition", "Workflow",
@@ -72,8 +72,22 @@ class Transition:
         return self.option("reconcile_by")
 
     @property
-    def approval(self) -> bool | None:
+    def approval(self) -> bool | str | None:
+        """True, False, a condition on the arguments (``"amount_cents > 10000"``), or None (not declared)."""
         return self.option("approval")
+
+    @property
+    def key_retention_s(self) -> float | None:
+        return self.option("key_retention_s")
+
+    @property
+    def fingerprint(self) -> bool | None:
+        return self.option("fingerprint")
+
+    @property
+    def compares_fingerprints(self) -> bool:
+        """Whether the endpoint compares fingerprints under a key (declared, else the field's default: yes)."""
+        return self.fingerprint is not False
 
     @property
     def timeout_s(self) -> float | None:
@@ -89,10 +103,17 @@ class Transition:
 
     @property
     def needs_approval(self) -> bool:
-        """A human approves it before its intent: declared, else its class's default (every irreversible step)."""
+        """Whether a human may have to approve it before its intent: declared ``true`` or a condition (which
+        may hold), else its class's default (every irreversible step)."""
         if self.approval is not None:
-            return self.approval
+            return self.approval is not False
         return bool(transition_fields.by_name("approval").default_for(self.effect_class))
+
+    def approval_needed(self, arguments: Mapping[str, Any]) -> bool:
+        """Whether a human must approve it before its intent, for these arguments (a condition is evaluated
+        on them: :mod:`sim.families.effects.conditions`)."""
+        default = bool(transition_fields.by_name("approval").default_for(self.effect_class))
+        return conditions.gate_holds(self.approval, default, arguments)
 
     @property
     def verified(self) -> bool:

@@ -84,7 +84,15 @@ NOT_APPLICABLE = {
 #: Transition fields of the model the harness cannot play, and why: a transition that declares one (other
 #: than its default) is not applicable.  Every other field of the model's schema is played
 #: (:func:`real_fields`); a parity test checks that the two cover the schema.
-FIELDS_NOT_APPLICABLE: dict[str, str] = {}
+FIELDS_NOT_APPLICABLE: dict[str, str] = {
+    "key_retention_s": "the reference external system keeps every key for the one key_retention_s of its config; "
+                       "a retention per endpoint is played by the model only",
+    "fingerprint": "the reference external system compares fingerprints at every keyed endpoint under "
+                   "key+fingerprint; an endpoint that cannot is played by the model only",
+}
+#: Field values the real side cannot play although it plays the field: (field, why), by a test on the value.
+CONDITIONAL_APPROVAL = ("approval", "an approval on a condition of the arguments is played by the model only (the "
+                        "reference worker asks for approval or not, per transition)")
 #: How each runtime fences a worker that lost its task (so lease_fence=off cannot be expressed on it).
 FENCES = {"dbos": "DBOS always fences a stale execution by its owner token",
           "temporal": "Temporal's server always refuses a timed-out attempt's completion"}
@@ -191,6 +199,8 @@ def _resolved(row: dict[str, Any], knobs: dict[str, Any], schema: model_schema.S
             if declared:
                 raise NotApplicable(f"transition {name} declares {spec.name} = {value!r}: "
                                     f"{FIELDS_NOT_APPLICABLE[spec.name]}")
+        elif spec.name == CONDITIONAL_APPROVAL[0] and isinstance(value, str):
+            raise NotApplicable(f"transition {name} declares {spec.name} = {value!r}: {CONDITIONAL_APPROVAL[1]}")
         elif spec.name not in played:
             if declared:
                 raise UnplayedField(f"transition {name} declares {spec.name} = {value!r}, a field of the model the "

@@ -143,11 +143,11 @@ def test_human_exceptions_are_counted_not_safety():
 
 
 def test_checks_have_stable_names_and_one_availability_check():
-    """The effects checks are eleven safety invariants and human_exceptions, counted under its own name."""
+    """The effects checks are thirteen safety invariants and human_exceptions, counted under its own name."""
     assert checks.SAFETY_INVARIANTS == (
         "duplicate_effect", "lost_success", "unknown_as_failed", "false_receipt", "fingerprint_conflict",
         "unresolved_compensation", "unapproved_irreversible", "unverified_checkpoint", "version_mismatch",
-        "no_terminal_outcome", "split_outcome")
+        "no_terminal_outcome", "split_outcome", "stranded_irreversible", "check_after_effect")
     assert FAMILY.checks == checks.CHECKS and FAMILY.availability_columns == ("human_exceptions",)
     assert all(spec.fields for spec in checks.CHECKS)
 

@@ -99,7 +99,7 @@ def test_a_table_workflow_round_trips_and_replays_to_the_same_bytes(tmp_path):
     ('{ name = "b", class = "read", object = "x", keys = true }', "is a read"),
     ('{ name = "b", class = "append", object = "x", reconcile_by = "email" }', "reconcile_by must be one of"),
     ('{ name = "b", class = "append", object = "x", timeout_s = -1 }', "timeout_s must be"),
-    ('{ name = "b", class = "append", object = "x", approval = "yes" }', "approval must be true or false"),
+    ('{ name = "b", class = "append", object = "x", approval = "yes" }', "approval must be true, false or a condition"),
     ('{ class = "append", object = "x" }', "needs a name"),
 ])
 def test_every_mistake_names_its_file_and_line(tmp_path, item, fragment):
