@@ -167,6 +167,15 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         request = design.map
         drawn_map = design_map(family, workload, request.knobs, request.max_events, seeds=request.seeds,
                                workers=workers or 1, deadline=deadline).to_json()
+    certified = None
+    if getattr(design, "engine", None) is not None and not deadline.expired():
+        from sim.certify import CERTIFY_DEPTH_DEFAULT, certify
+
+        if progress is not None:
+            progress(f"{design.name}: certify under {design.engine}", 0, 1)
+        engine, _, extra = design.engine.partition(",")
+        certified = certify(workload, engine.strip(), extra.strip(), min(CERTIFY_DEPTH_DEFAULT, workload.max_events),
+                            deadline).to_json()
     row = {
         "name": design.name, "family": family.name, "family_title": family.title,
         "description": design.description, "source": design.source,
@@ -186,6 +195,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "saturation": [[seeds_run, dict(counts)] for seeds_run, counts in result.summary.saturation],
         "sections": sections,
         "map": drawn_map,
+        "certify": certified,
         "not_covered": not_covered(family, workload, protocols, seeds, result),
         "budget_stopped": list(deadline.hit) if deadline.hit else [],
     }
