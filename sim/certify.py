@@ -130,7 +130,7 @@ def _certifying_family(transitions: list[str]) -> Any:
                                f"{name}'s effect committed twice", requires={"committed": effects_checks.COMMITTED}))
         specs.append(CheckSpec(f"lost:{name}", _lost(name), True, f"{name}'s effect recorded as failed or given up"))
     family = copy.copy(EFFECTS)
-    family.checks = tuple(specs)  # type: ignore[misc]  # an instance attribute shadows the class's
+    family.checks = tuple(specs)  # an instance attribute shadows the class's
     return family
 
 

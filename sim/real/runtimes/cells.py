@@ -232,6 +232,9 @@ def check_applicable(fault: CellFault | None, knobs: dict[str, Any], runtime: st
     if knobs.get("version_policy") not in (None, "pinned"):
         raise NotApplicable("the reference worker runs one explicit application version (pinned); no upgrade is "
                             "deployed, so other version policies are not exercised")
+    if knobs.get("delivery") == "at_most_once":
+        raise NotApplicable("delivery=at_most_once: the reference workers run a step again when its result was not "
+                            "recorded (at least once); an at-most-once engine is not among the real runtimes")
     if fault is None:
         return
     if fault.fault == "change_owner" and runtime == "temporal":
