@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 JOBS ?= 2
 PYTEST := $(BIN)/python -m pytest -q -n $(JOBS) --dist loadgroup
 
-.PHONY: run test check lint setup real reference clean
+.PHONY: run test check lint setup real reference clean restate
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,5 +50,13 @@ real: $(STAMP)
 	@# The whole real grids (hours) also need FENCESIM_REAL_GRID=1: FENCESIM_REAL_GRID=1 make real
 	FENCESIM_REAL_FULL=1 $(PYTEST) -m real --durations=30
 
+#: The Restate server (npm, it ships the binary) in the project's own folder, and Restate's Python side.
+RESTATE_SERVER := @restatedev/restate-server@1.7.12
+
+restate: $(STAMP)
+	@# Node's npm installs the server into .restate/ (no global install); the Restate tests skip without it.
+	npm install --silent --no-audit --no-fund --prefix .restate $(RESTATE_SERVER)
+	$(BIN)/pip install --quiet -e '.[test,restate]'
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .restate

@@ -23,7 +23,7 @@ from sim.core.errors import InputError
 
 DEFAULT_WORKLOAD = "effects-saga"
 DEFAULT_PROTOCOLS = ("unkeyed-retry", "keyed-fingerprint-reconcile")
-RUNTIMES = ("dbos", "temporal")
+RUNTIMES = ("dbos", "temporal", "restate")
 #: Seeds per protocol ``--seeds`` may ask for with ``--runtime`` (each is a real run of several seconds).
 RUNTIME_SEEDS_MAX = 1000
 #: Seed disagreements shrunk per protocol (each probe of a shrink is a real run); the rest are listed unshrunk.
@@ -47,6 +47,13 @@ def runtime_command(runtime: str) -> tuple[str, list[str] | None]:
             raise InputError("--runtime temporal needs the temporalio package and the temporal program: "
                              "pip install -e '.[temporal]'")
         return "temporal", None
+    if runtime == "restate":
+        from sim.real.runtimes.restate_server import restate_unavailable
+
+        why = restate_unavailable()
+        if why is not None:
+            raise InputError(f"--runtime restate: {why}")
+        return "restate", None
     try:
         command = shlex.split(runtime)
     except ValueError as error:
