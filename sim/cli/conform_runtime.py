@@ -33,7 +33,7 @@ RUNTIME_MAX_SHRUNK = 3
 def runtime_command(runtime: str) -> tuple[str, list[str] | None]:
     """The runtime's name and the worker command to give the harness (None: the runtime's reference worker).
 
-    Anything but ``dbos`` or ``temporal`` is a user's worker command line; it is checked to name a program."""
+    Anything but ``dbos``, ``temporal`` or ``restate`` is a user's worker command line; it is checked to name a program."""
     import shutil
 
     if runtime == "dbos":
@@ -59,9 +59,9 @@ def runtime_command(runtime: str) -> tuple[str, list[str] | None]:
     except ValueError as error:
         raise InputError(f"--runtime {runtime!r}: {error}") from None
     if not command:
-        raise InputError("--runtime is empty: give dbos, temporal or a worker command line")
+        raise InputError("--runtime is empty: give dbos, temporal, restate or a worker command line")
     if shutil.which(command[0]) is None:
-        raise InputError(f"--runtime: {command[0]!r} is neither dbos, temporal, nor a program on PATH")
+        raise InputError(f"--runtime: {command[0]!r} is neither dbos, temporal, restate, nor a program on PATH")
     return "command", command
 
 
