@@ -33,7 +33,8 @@ RUNTIME_MAX_SHRUNK = 3
 def runtime_command(runtime: str) -> tuple[str, list[str] | None]:
     """The runtime's name and the worker command to give the harness (None: the runtime's reference worker).
 
-    Anything but ``dbos``, ``temporal`` or ``restate`` is a user's worker command line; it is checked to name a program."""
+    Anything but ``dbos``, ``temporal`` or ``restate`` is a user's worker command line; it is checked to name a
+    program."""
     import shutil
 
     if runtime == "dbos":
