@@ -6,9 +6,8 @@ user's own knobs come after it.  One exhaustive search (:func:`sim.search.exhaus
 invariants per transition T, both read from the history as the family's checks are:
 
 * ``repeats:T`` -- the family's ``duplicate_effect``, for T alone;
-* ``lost:T`` -- the family's ``lost_success`` for T (its effect happened and was recorded as failed, or done
-  again), or T given up after it was dispatched with no effect of it committed (``transition_failed`` other
-  than a postcondition's, and nothing committed for T).
+* ``lost:T`` -- T was dispatched and the task closed without T's receipt: its effect happened and the task
+  recorded it as failed (``lost_success``), or T was given up and its effect never happened.
 
 Absence within N events is proved when the search is complete (no limit stopped it).  A proposed change is a
 knob change the search checked (it clears the finding within the same bound), or -- when no knob can, because
@@ -108,17 +107,17 @@ def _repeats(transition: str) -> Callable[[Any], CheckResult]:
 
 def _lost(transition: str) -> Callable[[Any], CheckResult]:
     def check(history: Any) -> CheckResult:
-        name = f"lost:{transition}"
-        found = effects_checks.lost_success(history)
-        out = [Violation(name, v.event_index, v.step, v.detail, v.domain) for v in _for(transition, found)]
-        if not any(e.event == "committed" and e.get("transition") == transition for e in history) and any(
-                e.event == "dispatched" and e.get("transition") == transition for e in history):
-            given_up = next((e for e in history if e.event == "transition_failed" and e.get("transition") == transition
-                             and e.get("reason") != "postcondition_failed"), None)
-            if given_up is not None:
-                out.append(Violation(name, given_up.index, transition, f"{transition} was given up "
-                                     f"({given_up.get('reason')}) and its effect never happened", domain="lost_ack"))
-        return CheckResult.from_violations(name, out)
+        events = list(history)
+        mine = [e for e in events if e.get("transition") == transition]
+        closed = next((e for e in events if e.event == "task_terminal"), None)
+        if closed is None or not any(e.event == "dispatched" for e in mine) or any(
+                e.event == "receipt_recorded" for e in mine):
+            return CheckResult.from_violations(f"lost:{transition}", [])
+        committed = [e.get("effect") for e in mine if e.event == "committed"]
+        detail = (f"{', '.join(committed)} committed, but the task closed without {transition}'s receipt"
+                  if committed else f"{transition} was given up: the task closed and its effect never happened")
+        return CheckResult.from_violations(f"lost:{transition}", [
+            Violation(f"lost:{transition}", closed.index, transition, detail, domain="lost_ack")])
     return check
 
 
@@ -128,7 +127,8 @@ def _certifying_family(transitions: list[str]) -> Any:
     for name in transitions:
         specs.append(CheckSpec(f"repeats:{name}", _repeats(name), True,
                                f"{name}'s effect committed twice", requires={"committed": effects_checks.COMMITTED}))
-        specs.append(CheckSpec(f"lost:{name}", _lost(name), True, f"{name}'s effect recorded as failed or given up"))
+        specs.append(CheckSpec(f"lost:{name}", _lost(name), True, f"{name} closed without its receipt",
+                               requires={"receipt_recorded": ("transition",), "dispatched": ("transition",)}))
     family = copy.copy(EFFECTS)
     family.checks = tuple(specs)  # an instance attribute shadows the class's
     return family
