@@ -98,7 +98,7 @@ class RestateRuntime:
 
         async def main() -> None:
             self.loop.call_later(0.2, listening.set)  # serve() binds before it first yields
-            await serve(APP, settings, shutdown_trigger=self.stopped.wait)  # type: ignore[arg-type]
+            await serve(APP, settings, shutdown_trigger=self.stopped.wait)
 
         self.loop.run_until_complete(main())
 
