@@ -67,6 +67,17 @@ def _post(url: str, body: dict | None) -> dict:
     return json.loads(text)
 
 
+def _address_held(port: int) -> bool:
+    """Whether a live process already listens at the deployment's address."""
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
 class RestateRuntime:
     """A worker process serving the deployment's endpoint, for one task's workflow."""
 
@@ -78,12 +89,16 @@ class RestateRuntime:
         self.bodies = kit.StepBodies(config, channel, self.client, self.me, lambda dispatch: dispatch["by"] != self.me)
         self.loop = asyncio.new_event_loop()
         self.stopped = asyncio.Event()
-        listening = threading.Event()
-        threading.Thread(target=self._serve, args=(listening,), daemon=True).start()
-        if not listening.wait(LISTEN_LIMIT_S):
-            raise RuntimeError(f"the endpoint did not listen on 127.0.0.1:{self.port}")
-        # Registering the same endpoint again is idempotent: the first worker registers it, successors find it.
-        _post(f"{self.admin}/deployments", {"uri": f"http://127.0.0.1:{self.port}"})
+        # A worker started while another still serves the address (the queue redelivered the task to a new
+        # worker) stands by: it answers deliveries through the ingress, and the live worker keeps the task.
+        self.standing_by = _address_held(self.port)
+        if not self.standing_by:
+            listening = threading.Event()
+            threading.Thread(target=self._serve, args=(listening,), daemon=True).start()
+            if not listening.wait(LISTEN_LIMIT_S):
+                raise RuntimeError(f"the endpoint did not listen on 127.0.0.1:{self.port}")
+            # Registering the same endpoint again is idempotent: the first worker registers it, successors find it.
+            _post(f"{self.admin}/deployments", {"uri": f"http://127.0.0.1:{self.port}"})
         channel.handlers.update(run=self.deliver, deliver=self.deliver, approve=self.message, resolve=self.message)
 
     def _serve(self, listening: threading.Event) -> None:
@@ -127,7 +142,7 @@ class RestateRuntime:
     # -- lifetime ---------------------------------------------------------------------------------
 
     def recovered(self) -> dict:
-        return {"recovering": [], "restate_sdk": RESTATE_SDK_VERSION}
+        return {"recovering": [], "restate_sdk": RESTATE_SDK_VERSION, "standing_by": self.standing_by}
 
     def shutdown(self) -> None:
         try:
