@@ -28,3 +28,12 @@ def test_the_dbos_preset_is_applicable_on_dbos_and_temporal_needs_its_pinned_ver
         check_applicable(None, _knobs("temporal,idempotency=key"), "temporal")
     check_applicable(CellFault.parse("terminate open_pr after_commit"),
                      _knobs("temporal,idempotency=key,version_policy=pinned"), "temporal")
+
+
+def test_restate_missing_is_one_line_saying_how_to_install(monkeypatch):
+    """Where the server is absent, the Restate tests skip and conform refuses with this one line."""
+    from sim.real.runtimes import restate_server
+
+    monkeypatch.setenv(restate_server.SERVER_VARIABLE, "/no/such/restate-server")
+    why = restate_server.restate_unavailable()
+    assert why is not None and "make restate" in why and "\n" not in why
