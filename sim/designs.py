@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim.core.errors import ProtocolError, ScenarioError
+from sim.core.errors import InputError, ProtocolError, ScenarioError
 from sim.core.family import Family
 from sim.core.files import Source, read_toml
 from sim.core.knobs import Protocol
@@ -41,7 +41,7 @@ from sim.core.workload import Workload, did_you_mean, parse_telemetry, resolve_w
 from sim.registry import FAMILIES
 
 FILE_KEYS = ("format", "name", "description", "family", "protocols", "seeds", "workload", "scenarios", "map",
-             "telemetry")
+             "telemetry", "engine")
 MAP_KEYS = ("knobs", "max_events", "seeds", "base")
 #: The most seeds a design may ask for (a limit on everything).
 SEEDS_LIMIT = 1_000_000
@@ -62,6 +62,26 @@ class Design:
     description: str = ""
     source: str = "default"
     map: "MapRequest | None" = None
+    #: ``engine = "temporal"`` (or ``"temporal,idempotency=key"``: the engine's preset, then your knobs): the
+    #: review certifies each transition under it (``fencesim certify``; effects designs only).
+    engine: str | None = None
+
+
+def _engine(raw: Any, family: Family, source: Source) -> str | None:
+    if raw is None:
+        return None
+    if family.name != "effects":
+        raise source.error(f"engine applies to effects designs; this design's family is {family.name}", "engine")
+    if not isinstance(raw, str):
+        raise source.error(f"engine must be a string such as \"temporal\", not {kind(raw)}", "engine")
+    from sim.certify import engine_protocol
+
+    name, _, extra = raw.partition(",")
+    try:
+        engine_protocol(name.strip(), extra.strip())
+    except InputError as error:
+        raise source.error(f"engine: {error}", "engine") from None
+    return raw
 
 
 @dataclass(frozen=True)
@@ -256,4 +276,4 @@ def load_design(path: str | Path, seeds: int | None = None) -> Design:
                                f"({family.name})", "scenarios")
     return Design(name=name, family=family, workload=workload, protocols=protocols, scenarios=scenarios,
                   seeds=seeds or chosen_seeds, description=description, source=str(path),
-                  map=_map_request(data.get("map"), family, source))
+                  map=_map_request(data.get("map"), family, source), engine=_engine(data.get("engine"), family, source))

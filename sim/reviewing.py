@@ -184,6 +184,15 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         protocol_row["exhaustive"] = proof_row(searched)
         if searched.minimal_orders and protocol_row["verdict"] != "violates safety":
             protocol_row["verdict"] = "violates safety (exhaustive search; no sampled run)"
+    certified = None
+    if getattr(design, "engine", None) is not None and not deadline.expired():
+        from sim.certify import CERTIFY_DEPTH_DEFAULT, certify
+
+        if progress is not None:
+            progress(f"{design.name}: certify under {design.engine}", 0, 1)
+        engine, _, extra = design.engine.partition(",")
+        certified = certify(workload, engine.strip(), extra.strip(), min(CERTIFY_DEPTH_DEFAULT, workload.max_events),
+                            deadline).to_json()
     row = {
         "name": design.name, "family": family.name, "family_title": family.title,
         "description": design.description, "source": design.source,
@@ -203,6 +212,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "saturation": [[seeds_run, dict(counts)] for seeds_run, counts in result.summary.saturation],
         "sections": sections,
         "map": drawn_map,
+        "certify": certified,
         "not_covered": not_covered(family, workload, protocols, seeds, result),
         "budget_stopped": list(deadline.hit) if deadline.hit else [],
     }

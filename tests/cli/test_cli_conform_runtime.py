@@ -26,7 +26,7 @@ needs_dbos = pytest.mark.skipif(runtime_unavailable("dbos") is not None, reason=
     (["--runtime", "dbos", "--executor", "python3"], "--executor does not go with --runtime"),
     (["--runtime", "dbos", "--cells", "fuzz"], "--cells 'fuzz'"),
     (["--runtime", "dbos", "--plant", "nonsense"], "--plant 'nonsense'"),
-    (["--runtime", "no-such-program-anywhere --flag"], "neither dbos, temporal, nor a program"),
+    (["--runtime", "no-such-program-anywhere --flag"], "neither dbos, temporal, restate, nor a program"),
     (["--cell", "terminate open_pr after_commit"], "--cell, --cells and --plant go with --runtime"),
     (["--cells", "cruel"], "--cell, --cells and --plant go with --runtime"),
 ])

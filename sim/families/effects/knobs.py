@@ -50,6 +50,15 @@ def _reconcile_silent(workload: Any, values: Any) -> str:
     return "no outcome was left unknown"
 
 
+def _delivery_fired(event: Any, seen: Any, values: Any) -> bool:
+    """At most once: a transition whose outcome was not recorded was given up instead of dispatched again."""
+    return event.event == "transition_failed" and event.fields.get("reason") == "at_most_once"
+
+
+def _delivery_silent(workload: Any, values: Any) -> str:
+    return "every dispatched transition's outcome was recorded: nothing was given up"
+
+
 class NoHistory:
     """The effects predicates read each event alone: nothing of the history before it is kept."""
 
@@ -99,10 +108,38 @@ class EffectsKnobs(Knobs):
         "on", "on: a read records the version and content hash it observed, and every later step (and every worker "
         "that resumes) acts on that pinned observation; off: a worker that lost what it read reads again and "
         "acts on whatever the world holds now", ranks={"off": 0, "on": 1})
+    delivery: Literal["at_least_once", "at_most_once"] = knob(
+        "at_least_once", "at_least_once: a transition whose outcome was not recorded (timed out, in doubt after a "
+        "restart, not found) is dispatched again; at_most_once: no transition is dispatched twice -- an outcome not "
+        "recorded fails the transition and the task aborts (an engine's at-most-once execution)",
+        ranks={"at_least_once": 1, "at_most_once": 1}, fired=_delivery_fired, silent=_delivery_silent)
     key_retention: float = knob(
         KEY_RETENTION_DEFAULT_S, "simulated seconds the external system keeps a key; a retry after that is a new "
         "request", convert=float, ladder=KEY_RETENTION_LADDER_S, unit="s")
 
+
+#: The durable engines as presets (``--engine``, a design's ``engine =``): what each engine decides itself --
+#: whether a transition whose outcome was not recorded is dispatched again, what a timeout means, when a result
+#: is journaled, whether a stale worker's records are refused, what a changed workflow replays.  What the user
+#: decides (keys, reconciliation, compensation, approval) is left to the protocol; docs/engines.md cites each
+#: engine's documentation and says what a preset cannot express.
+_JOURNALED = {"on_timeout": "failed", "reconcile": "off", "checkpoint": "verified", "lease_fence": "on",
+              "pin_reads": "on"}
+ENGINE_PRESETS: dict[str, dict[str, str]] = {
+    "temporal": {**_JOURNALED, "delivery": "at_least_once", "version_policy": "replay"},
+    "dbos": {**_JOURNALED, "delivery": "at_least_once", "version_policy": "pinned"},
+    "step-functions-standard": {**_JOURNALED, "delivery": "at_most_once", "version_policy": "pinned"},
+    "step-functions-express-async": {**_JOURNALED, "delivery": "at_least_once", "version_policy": "pinned"},
+    "step-functions-express-sync": {**_JOURNALED, "delivery": "at_most_once", "version_policy": "pinned"},
+    "durable-task": {**_JOURNALED, "delivery": "at_least_once", "version_policy": "replay"},
+    "inngest": {**_JOURNALED, "delivery": "at_least_once", "version_policy": "replay"},
+    "restate": {**_JOURNALED, "delivery": "at_least_once", "version_policy": "pinned"},
+}
+#: The engines, in the order tables list them.
+ENGINES: tuple[str, ...] = tuple(ENGINE_PRESETS)
+#: The engines whose documentation promises at-least-once execution of a step (a step may run twice).
+AT_LEAST_ONCE_ENGINES: tuple[str, ...] = tuple(
+    name for name, values in ENGINE_PRESETS.items() if values["delivery"] == "at_least_once")
 
 TABLE = knob_table(
     EffectsKnobs, family=FAMILY_NAME,
@@ -116,19 +153,24 @@ TABLE = knob_table(
         "ephemeral-call": {"idempotency": "none", "on_timeout": "failed", "reconcile": "off", "compensation": "off",
                            "approval": "off", "checkpoint": "optimistic", "version_policy": "none",
                            "lease_fence": "off", "receipt_check": "trusting", "ledger_dedupe": "off",
-                           "pin_reads": "off", "irreversible_keys": "off"},
+                           "pin_reads": "off", "irreversible_keys": "off",
+                           "delivery": "at_least_once"},
         "restartable-job": {"idempotency": "key", "on_timeout": "unknown", "reconcile": "off", "compensation": "off",
                             "approval": "off", "checkpoint": "verified", "version_policy": "pinned",
                             "lease_fence": "on", "receipt_check": "validated", "ledger_dedupe": "key",
-                            "pin_reads": "on", "irreversible_keys": "off"},
+                            "pin_reads": "on", "irreversible_keys": "off",
+                           "delivery": "at_least_once"},
         "durable-workflow": {"idempotency": "key+fingerprint", "on_timeout": "unknown", "reconcile": "on",
                              "compensation": "off", "approval": "off", "checkpoint": "verified",
                              "version_policy": "pinned", "lease_fence": "on", "receipt_check": "validated",
-                             "ledger_dedupe": "key", "pin_reads": "on", "irreversible_keys": "off"},
+                             "ledger_dedupe": "key", "pin_reads": "on", "irreversible_keys": "off",
+                           "delivery": "at_least_once"},
         "governed-saga": {"idempotency": "key+fingerprint", "on_timeout": "unknown", "reconcile": "on",
                           "compensation": "on", "approval": "on", "checkpoint": "verified", "version_policy": "pinned",
                           "lease_fence": "on", "receipt_check": "validated", "ledger_dedupe": "key",
-                          "pin_reads": "on", "irreversible_keys": "off"},
+                          "pin_reads": "on", "irreversible_keys": "off",
+                           "delivery": "at_least_once"},
+        **{name: dict(values) for name, values in ENGINE_PRESETS.items()},
     },
     # A protocol spelt by knobs is labelled from the four protocol presets only, as it always was.
     label_presets=("unkeyed-retry", "keyed", "keyed-reconcile", "keyed-fingerprint-reconcile"),

@@ -51,6 +51,8 @@ class MomentOps(RuntimeBase):
                       else f"{name} is {status}")
             raise self.refused(line, reason, task)
         view = wt.view.get(name)
+        if view.attempts and self.knobs.delivery == "at_most_once" and not transition.is_read:
+            raise self.refused(line, f"delivery=at_most_once: {name} was dispatched once already", task)
         arguments = self.arguments(task, transition)
         if not changed and self.consume_fault(task, transition.logical, "retry_changed"):
             changed = True  # the retry regenerates its request body (a new model call)

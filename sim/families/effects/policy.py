@@ -27,6 +27,14 @@ def approval_wait_left(rt, view, name: str) -> float | None:
     return left if left > 0 else None
 
 
+def _may_dispatch_again(rt, view, transition) -> bool:
+    """Whether a transition dispatched before may be dispatched again: fewer than MAX_ATTEMPTS dispatches, and
+    (``delivery=at_most_once``) none at all -- an at-most-once engine gives the transition up instead (a read,
+    which changes nothing, is read again)."""
+    attempts = view.get(transition.name).attempts
+    return attempts < MAX_ATTEMPTS and (rt.knobs.delivery == "at_least_once" or attempts == 0 or transition.is_read)
+
+
 def decide(rt, worker: str, task: str) -> tuple[str, str] | None:
     """The next operation a worker's policy takes for a task and the transition it names ("" for ``close``),
     from its own view (None: nothing to do)."""
@@ -65,11 +73,11 @@ def decide(rt, worker: str, task: str) -> tuple[str, str] | None:
             if rt.knobs.reconcile == "on" and not transition.is_read:  # a read is simply read again
                 return "reconcile", name
             # no way to prove the outcome: a blind retry under the same key
-            return ("dispatch" if view.get(name).attempts < MAX_ATTEMPTS else "abort"), name
+            return ("dispatch" if _may_dispatch_again(rt, view, transition) else "abort"), name
         if status == "failed":
-            return ("dispatch" if view.get(name).attempts < MAX_ATTEMPTS else "abort"), name
+            return ("dispatch" if _may_dispatch_again(rt, view, transition) else "abort"), name
         if status == "not_found":
-            return "dispatch", name
+            return ("dispatch" if rt.knobs.delivery == "at_least_once" or transition.is_read else "abort"), name
         if status == "found":
             return ("receipt" if name in wt.evidence else "reconcile"), name
         if status == "unprovable":

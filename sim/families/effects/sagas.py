@@ -41,7 +41,9 @@ class SagaOps(RuntimeBase):
     def abort(self, worker: str, task: str, name: str) -> None:
         line = f"abort {name} by {worker}"
         self.worker_task(worker, task, line)
-        record = self.worker_append(worker, task, "transition_failed", transition=name, reason="retries_exhausted")
+        # an at-most-once engine gives a transition up after its first dispatch; otherwise its retries ran out
+        reason = "at_most_once" if self.knobs.delivery == "at_most_once" else "retries_exhausted"
+        record = self.worker_append(worker, task, "transition_failed", transition=name, reason=reason)
         self.abort_s.setdefault(task, self.env.now)
         self._verdict(record, name, "failed")
         return

@@ -58,7 +58,11 @@ class CellRun:
         self.runtime = runtime
         self.by_name = {t["name"]: t for t in transitions}
         self.inbox = Inbox()
-        self.runtime_server = TemporalServer(root, self.inbox) if runtime == "temporal" else None
+        self.runtime_server: Any = TemporalServer(root, self.inbox) if runtime == "temporal" else None
+        if runtime == "restate":
+            from sim.real.runtimes.restate_server import RestateServer
+
+            self.runtime_server = RestateServer(root)
         self.recorder = Recorder(root / "clock.sqlite")
         self.workers: dict[str, WorkerProcess] = {}
         self.spares: list[WorkerProcess] = []
@@ -102,7 +106,8 @@ class CellRun:
             "protocol": {k: self.knobs[k] for k in worker_kit.KNOBS}, "arguments": self.arguments,
             "external": self.external.url, "state": str(self.root / "runtime"), "ack_timeout_s": self.ack_timeout_s,
             "recover": recover, "plant": sorted(self.plant),
-            "runtime": {"address": self.runtime_server.address} if self.runtime_server else {}}
+            "runtime": ({"address": self.runtime_server.address} if not hasattr(self.runtime_server, "fields")
+                        else self.runtime_server.fields()) if self.runtime_server else {}}
         if self.timeout_default_s is not None:
             request["timeout_default_s"] = self.timeout_default_s
         return request

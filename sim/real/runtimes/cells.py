@@ -95,7 +95,17 @@ CONDITIONAL_APPROVAL = ("approval", "an approval on a condition of the arguments
                         "reference worker asks for approval or not, per transition)")
 #: How each runtime fences a worker that lost its task (so lease_fence=off cannot be expressed on it).
 FENCES = {"dbos": "DBOS always fences a stale execution by its owner token",
-          "temporal": "Temporal's server always refuses a timed-out attempt's completion"}
+          "temporal": "Temporal's server always refuses a timed-out attempt's completion",
+          "restate": "Restate's server takes one result per journal entry of an invocation"}
+#: Fault classes a runtime cannot express, and why (beyond NOT_APPLICABLE, which no runtime expresses).
+RUNTIME_NOT_APPLICABLE: dict[tuple[str, str], str] = {
+    ("change_owner", "temporal"): "Temporal has no owner to move; an attempt's lease ends only by its timeout (the "
+                                  "zombie fault freezes a worker until it does)",
+    ("change_owner", "restate"): "Restate has no owner to move: an invocation's retries go to its deployment's one "
+                                 "address, which a live worker holds",
+    ("zombie", "restate"): "Restate retries an invocation at its deployment's one address: a frozen worker still "
+                           "holds it, so no successor can take the task while it sleeps",
+}
 #: The seed's saga as plain data (the model's ``SAGA_TRANSITIONS``).
 SAGA = (
     {"name": "create_branch", "class": "keyed_creation", "object": "branch", "compensation": "delete_branch"},
@@ -229,7 +239,7 @@ def resolve_protocol(protocol: Any) -> tuple[str, dict[str, Any]]:
 
 def expressible(fault: str, runtime: str) -> bool:
     """Whether the harness can strike this fault class on this runtime at all (its points aside)."""
-    return fault in FAULT_POINTS and not (fault == "change_owner" and runtime == "temporal")
+    return fault in FAULT_POINTS and (fault, runtime) not in RUNTIME_NOT_APPLICABLE
 
 
 def check_applicable(fault: CellFault | None, knobs: dict[str, Any], runtime: str,
@@ -242,11 +252,13 @@ def check_applicable(fault: CellFault | None, knobs: dict[str, Any], runtime: st
     if knobs.get("version_policy") not in (None, "pinned"):
         raise NotApplicable("the reference worker runs one explicit application version (pinned); no upgrade is "
                             "deployed, so other version policies are not exercised")
+    if knobs.get("delivery") == "at_most_once":
+        raise NotApplicable("delivery=at_most_once: the reference workers run a step again when its result was not "
+                            "recorded (at least once); an at-most-once engine is not among the real runtimes")
     if fault is None:
         return
-    if fault.fault == "change_owner" and runtime == "temporal":
-        raise NotApplicable("change_owner: Temporal has no owner to move; an attempt's lease ends only by its "
-                            "timeout (the zombie fault freezes a worker until it does)")
+    if (fault.fault, runtime) in RUNTIME_NOT_APPLICABLE:
+        raise NotApplicable(f"{fault.fault}: {RUNTIME_NOT_APPLICABLE[fault.fault, runtime]}")
     schema = schema or model_schema.load()
     if schema.fault(fault.fault) is None:
         raise ValueError(f"unknown fault {fault.fault!r}; faults: {', '.join(schema.fault_names())}")

@@ -119,9 +119,14 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     verified = {f.transition for f in faults if f.fault == "postcondition_fails"}
     transitions = [dict(t, postcondition=True) if t["name"] in verified else t for t in transitions]
     if command is None:
-        if runtime not in ("dbos", "temporal"):
+        if runtime not in ("dbos", "temporal", "restate"):
             raise ValueError(f"no reference worker for runtime {runtime!r}; give command=")
-        command = dbos_command() if runtime == "dbos" else temporal_command()
+        if runtime == "restate":
+            from sim.real.runtimes.restate_server import restate_command
+
+            command = restate_command()
+        else:
+            command = dbos_command() if runtime == "dbos" else temporal_command()
     name = workflow if isinstance(workflow, str) else getattr(workflow, "name", "custom")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fencesim-effects-") as tmp:

@@ -13,7 +13,7 @@ from sim.families.effects.knobs import (
 
 DEFAULTS = {"compensation": "on", "approval": "on", "checkpoint": "verified", "version_policy": "pinned",
             "lease_fence": "on", "receipt_check": "validated", "irreversible_keys": "off", "ledger_dedupe": "key",
-            "pin_reads": "on",
+            "pin_reads": "on", "delivery": "at_least_once",
             "key_retention": KEY_RETENTION_DEFAULT_S}
 
 

@@ -1,0 +1,88 @@
+"""``fencesim certify``: per transition, exactly once within N events under an engine, or the shortest order that
+repeats or loses it and the smallest change its endpoint can take (docs/engines.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
+from sim.core.errors import InputError
+
+#: The longest bound certify accepts (each event multiplies the states searched).
+CERTIFY_DEPTH_MAX = 12
+
+
+@app.command()
+def certify(
+    workload: str = typer.Option(..., "--workload", "-w", help="An effects workload (scenarios/workloads) or file."),
+    engine: List[str] = typer.Option(..., "--engine", "-e", help="temporal, dbos, step-functions-standard, "
+                                     "step-functions-express-async, step-functions-express-sync, durable-task, "
+                                     "inngest, restate, or 'all'; repeat for several."),
+    protocol: str = typer.Option("", "--protocol", "-p", help="Your knobs after the engine's preset, e.g. "
+                                 "idempotency=key (keys, reconciliation, compensation are yours, not the engine's)."),
+    max_events: int = typer.Option(3, "--max-events", "--depth", help=f"Faults per order searched (1 to "
+                                   f"{CERTIFY_DEPTH_MAX}): 'exactly once' is proved within this many."),
+    export: Optional[Path] = typer.Option(None, "--export", help="Folder: each finding's order as a scenario "
+                                          "`fencesim run` replays, with its timeline."),
+    budget: Optional[float] = typer.Option(None, "--budget", help="Seconds of wall clock; a search the budget "
+                                           "stops proves nothing and says so."),
+    json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> int:
+    """Answer, for each transition of the workflow under each engine: exactly once within --max-events faults
+    (proved by exhaustive search), or the proved-shortest order that repeats or loses its effect, with the
+    smallest change its endpoint can take (checked by the search when it is a knob). Exit 0 when every
+    transition is exactly once, 1 otherwise."""
+    from sim.certify import certify as run_certify
+    from sim.certify import engine_protocol, export_answers
+    from sim.families.effects.knobs import ENGINES
+    from sim.registry import FAMILIES
+    from sim.search.budget import Deadline
+
+    if not 1 <= max_events <= CERTIFY_DEPTH_MAX:
+        raise InputError(f"--max-events must be from 1 to {CERTIFY_DEPTH_MAX}, not {max_events}")
+    if budget is not None and not 0 < budget < 1e12:
+        raise InputError(f"--budget must be a positive number of seconds, not {budget}")
+    engines = list(ENGINES) if "all" in engine else list(dict.fromkeys(engine))
+    for name in engines:
+        engine_protocol(name, protocol)  # every engine and the knobs are checked before any search runs
+    loaded = FAMILIES.load_workload(workload)
+    if FAMILIES.family_for(loaded).name != "effects":
+        raise InputError(f"certify reads effects workloads; {workload} is a {FAMILIES.family_for(loaded).name} "
+                         "workload")
+    console = human_console(json_out)
+    deadline = Deadline(budget, "--budget")
+    certificates = [run_certify(loaded, name, protocol, max_events, deadline) for name in engines]
+    if export is not None:
+        for certificate in certificates:
+            export_answers(certificate, loaded, export)
+    for certificate in certificates:
+        for line in certificate_lines(certificate):
+            console.print(line, markup=False)
+    if json_out:
+        emit_json({"workload": loaded.name, "certificates": [c.to_json() for c in certificates]})
+    clean = all(a.verdict == "exactly once" for c in certificates for a in c.answers)
+    return EXIT_OK if clean else EXIT_VIOLATION
+
+
+def certificate_lines(certificate: Any) -> list[str]:
+    """The human table of one engine's certificate: one block per transition."""
+    knobs = f" with {certificate.extra}" if certificate.extra else ""
+    proved = "" if certificate.complete else " (the search was stopped by a limit: nothing is proved)"
+    out = [f"{certificate.engine}{knobs}: {len(certificate.answers)} transition(s), {certificate.states:,} states "
+           f"searched within {certificate.max_events} events{proved}"]
+    for answer in certificate.answers:
+        within = f" within {answer.within} events" if answer.verdict == "exactly once" else ""
+        out.append(f"  {answer.transition}: {answer.verdict}{within}")
+        if answer.repeats is not None:
+            out.append(f"    repeats under: {'; '.join(str(e) for e in answer.repeats)}")
+        if answer.lost is not None:
+            out.append(f"    lost under: {'; '.join(str(e) for e in answer.lost)}")
+        if answer.change is not None:
+            checked = " (checked by the search)" if answer.change_checked else ""
+            out.append(f"    smallest change: {answer.change}{checked}")
+        for path in answer.exported:
+            out.append(f"    replay: fencesim run {path}")
+    return out

@@ -1,0 +1,121 @@
+"""``fencesim certify`` (docs/engines.md): on a workflow with a keyed creation and a keyless notification, per
+engine, the notification is never exactly once under an at-least-once engine, and is at most once (never repeated,
+can be lost) under Step Functions' synchronous Express; every answer replays from its exported scenario."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+
+import sim
+from sim.certify import AT_MOST_ONCE, BOTH, EXACTLY_ONCE, REPEATS, certify, judge
+from sim.families.effects import FAMILY
+from sim.families.effects.knobs import AT_LEAST_ONCE_ENGINES, ENGINES
+
+WORKLOAD = "notify-after-create"
+
+
+@functools.cache
+def _workload():
+    return sim.load_workload(WORKLOAD)
+
+
+@functools.cache
+def _certificate(engine, knobs="idempotency=key", propose=False):
+    return certify(_workload(), engine, knobs, max_events=2, propose=propose)
+
+
+def _answers(certificate):
+    return {a.transition: a for a in certificate.answers}
+
+
+@pytest.mark.parametrize("engine", AT_LEAST_ONCE_ENGINES)
+def test_the_keyless_notification_is_never_exactly_once_under_an_at_least_once_engine(engine):
+    answers = _answers(_certificate(engine))
+    assert answers["notify_user"].verdict in (REPEATS, BOTH)
+    assert answers["notify_user"].repeats is not None  # the proved-shortest order that sends it twice
+    assert len(answers["notify_user"].repeats) == 1
+    assert answers["create_account"].verdict == EXACTLY_ONCE  # keyed: the key makes the retry the same account
+    assert answers["create_account"].within == 2
+
+
+@pytest.mark.parametrize("engine", ["step-functions-express-sync", "step-functions-standard"])
+def test_the_notification_is_at_most_once_under_an_at_most_once_engine(engine):
+    """Never repeated (proved within the bound), but lost: a finding of its own."""
+    answers = _answers(_certificate(engine))
+    notify = answers["notify_user"]
+    assert notify.verdict == AT_MOST_ONCE
+    assert notify.repeats is None and notify.lost is not None
+    assert answers["create_account"].verdict == AT_MOST_ONCE
+
+
+def test_every_engine_is_answered_and_the_at_least_once_ones_are_the_rest():
+    assert set(AT_LEAST_ONCE_ENGINES) | {"step-functions-express-sync", "step-functions-standard"} == set(ENGINES)
+
+
+def test_the_same_endpoint_without_a_key_repeats_and_the_key_is_the_checked_change():
+    """The certificate can fail: without keys the creation repeats too, and the smallest change proposed is the
+    key its endpoint honours, checked by the search."""
+    create = _answers(_certificate("temporal", "", True))["create_account"]
+    assert create.verdict in (REPEATS, BOTH)
+    assert (create.change, create.change_checked) == ("idempotency=key", True)
+
+
+def test_no_change_the_endpoint_cannot_take_is_proposed():
+    """notify_user declares keys = false and reconcile_by = "none": no key, no reconciliation is proposed."""
+    for engine in ("temporal", "step-functions-express-sync"):
+        notify = _answers(_certificate(engine, "idempotency=key", True))["notify_user"]
+        assert notify.change is not None and not notify.change_checked
+        assert "idempotency=" not in notify.change and "reconcile=on" not in notify.change
+    create = _answers(_certificate("step-functions-express-sync", "idempotency=key", True))["create_account"]
+    assert (create.change, create.change_checked) == ("delivery=at_least_once", True)
+
+
+@pytest.mark.parametrize("engine", ["temporal", "step-functions-express-sync"])
+def test_each_answer_replays_from_its_exported_scenario(engine, tmp_path, cli):
+    from sim.certify import export_answers
+
+    certificate = certify(_workload(), engine, "idempotency=key", max_events=2, propose=False)
+    paths = export_answers(certificate, _workload(), tmp_path)
+    findings = [(a.transition, kind) for a in certificate.answers for kind, order in
+                (("repeats", a.repeats), ("lost", a.lost)) if order is not None]
+    assert len(paths) == len(findings) > 0
+    for path in paths:
+        scenario = sim.load_scenario(path)
+        invariant = scenario.meta["invariant"]
+        assert judge(scenario, FAMILY.parse_protocol(scenario.protocol), invariant), path
+        done = cli("run", path)
+        assert done.returncode == 1, done.stderr  # the run replays, and shows a safety violation
+        if invariant.startswith("repeats:"):
+            assert "duplicate_effect" in done.stdout
+
+
+def test_the_command_line_table_json_and_exit_codes(cli, tmp_path):
+    done = cli("certify", "-w", WORKLOAD, "--engine", "temporal", "-p", "idempotency=key", "--max-events", "2",
+               "--json", "--export", tmp_path)
+    assert done.returncode == 1, done.stderr
+    document = json.loads(done.stdout)
+    verdicts = {t["transition"]: t["verdict"] for t in document["certificates"][0]["transitions"]}
+    assert verdicts == {"create_account": EXACTLY_ONCE, "notify_user": REPEATS}
+    assert "smallest change: the endpoint of notify_user must change" in done.stderr
+    assert "replay: fencesim run" in done.stderr
+    assert sorted(p.name for p in tmp_path.glob("*.toml")) == ["certify_temporal_notify_user_repeats.toml"]
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--engine", "temporl"], "unknown engine 'temporl'"),
+    (["--engine", "temporal", "-p", "idempotency=maybe"], "idempotency"),
+    (["--engine", "temporal", "--max-events", "0"], "--max-events must be from 1"),
+])
+def test_bad_input_is_one_line_and_exit_4(cli, args, needle):
+    done = cli("certify", "-w", WORKLOAD, *args)
+    assert done.returncode == 4, done.stderr
+    assert needle in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_workspace_workload_is_refused(cli):
+    done = cli("certify", "-w", "tiny", "--engine", "temporal")
+    assert done.returncode == 4 and "certify reads effects workloads" in done.stderr
