@@ -406,7 +406,8 @@ def _verify(family, protocol, invariant, priced, tallies, limit, advice, bound) 
     return tried
 
 
-def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict, runner_up: dict | None) -> None:
+def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict, runner_up: dict | None = None
+               ) -> None:
     advice.changes_needed = count
     advice.proof = entry.get("proof")
     advice.runner_up = runner_up

@@ -43,6 +43,17 @@ Condition = Callable[[], bool]
 Trap = Callable[[str, dict], bool]
 
 
+def runtime_server(runtime: str, root: Path, inbox: Any) -> Any:
+    """The server a runtime's workers need (Temporal's dev server, Restate's), or None (DBOS, CMD)."""
+    if runtime == "temporal":
+        return TemporalServer(root, inbox)
+    if runtime == "restate":
+        from sim.real.runtimes.restate_server import RestateServer
+
+        return RestateServer(root)
+    return None
+
+
 class CellRun:
     """The harness of one run: processes, the recorder, the queue, the lease and the humans."""
 
@@ -58,11 +69,7 @@ class CellRun:
         self.runtime = runtime
         self.by_name = {t["name"]: t for t in transitions}
         self.inbox = Inbox()
-        self.runtime_server: Any = TemporalServer(root, self.inbox) if runtime == "temporal" else None
-        if runtime == "restate":
-            from sim.real.runtimes.restate_server import RestateServer
-
-            self.runtime_server = RestateServer(root)
+        self.runtime_server: Any = runtime_server(runtime, root, self.inbox)
         self.recorder = Recorder(root / "clock.sqlite")
         self.workers: dict[str, WorkerProcess] = {}
         self.spares: list[WorkerProcess] = []

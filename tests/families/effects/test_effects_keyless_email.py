@@ -62,3 +62,24 @@ def test_the_search_and_a_sweep_find_only_the_duplicate(workload):
     summary, _ = sweep(FAMILY, workload, [KFR], 150, workers=1)
     found = {name for name, runs in summary.tallies[KFR].by_invariant.items() if runs}
     assert found == {"duplicate_effect"}
+
+
+@pytest.mark.slow
+def test_no_claim_of_its_review_says_duplicate_effect_holds_under_the_strongest_class(tmp_path):
+    """The review settles the seed's claims against all of its evidence: even where no sampled run
+    duplicated the e-mail, the per-transition single-fault grid does, so the claim that stable keys make a
+    retried effect singular does not hold under keyed-fingerprint-reconcile -- and nothing contradicts."""
+    import sim
+    from sim.report.consistency import contradictions
+
+    design = tmp_path / "keyless-email-design.toml"
+    workload = WORKLOAD.split("\n", 3)[3]  # the workload's keys, inline
+    design.write_text(f'format = 1\nname = "keyless-email"\nfamily = "effects"\nprotocols = ["{KFR}"]\n'
+                      f'seeds = 20\n\n[workload]\n{workload}'.replace("[faults]", "[workload.faults]"),
+                      encoding="utf-8")
+    row = sim.review([str(design)]).designs[0].row
+    duplicate = [c for c in row["claims"] if c["protocol"] == KFR and "duplicate_effect" in c["invariants"]]
+    assert duplicate and not any(c["holds"] for c in duplicate)
+    assert any("send_email" in line for c in duplicate for line in c["refuted_by"])
+    assert not any("unapproved_irreversible" in e["invariant"] for e in row["counterexamples"])
+    assert contradictions(row) == []
