@@ -29,6 +29,9 @@ from __future__ import annotations
 
 from typing import Any
 
+#: Below this share of work done a design "applies nothing" (as the sweep's tally says it).
+APPLIES_NOTHING_BELOW = 0.01
+
 
 def contradictions(design: dict[str, Any]) -> list[str]:
     """Every contradiction between the statements of one design's review (empty: none)."""
@@ -90,6 +93,10 @@ def _fixes(design: dict[str, Any]) -> list[str]:
         label, name = advice["recommended"], example["invariant"]
         if (advice.get("proof") or {}).get("status") != "proved":
             out.append(f"{label} is called a fix of {example['name']} without an exhaustive proof")
+        work = advice.get("safe_progress_share", advice.get("progress_share"))
+        if work is not None and work < APPLIES_NOTHING_BELOW:
+            out.append(f"{label} is called a fix of {example['name']}, but it applies nothing (work done "
+                       f"{work:.0%})")
         where = shown.get((label, name))
         if where is not None:
             out.append(f"{label} is called a fix of {name} ({example['name']}), but {where} shows {name} "
@@ -121,6 +128,9 @@ def _map(drawn: dict[str, Any] | None) -> list[str]:
     for label in drawn.get("minimal_safe") or ():
         if points[label]["status"] != "safe":
             out.append(f"the map lists {label} as a minimal safe design, but its status is {points[label]['status']}")
+    for label in [*(drawn.get("pareto_front") or ()), *(drawn.get("minimal_safe") or ())]:
+        if points[label].get("applies_nothing"):
+            out.append(f"the map offers {label} as a safe design to choose, but it applies nothing")
     for label in drawn.get("pareto_front") or ():
         if points[label]["status"] != "safe":
             out.append(f"the map draws {label} on the Pareto front of safe designs, but its status is "

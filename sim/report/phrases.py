@@ -208,10 +208,10 @@ def advice_line(advice: dict[str, Any] | None, invariant: str, availability: str
         line = f"partial improvement, not a fix (runs or an order still violate {invariant}): {change}; {cost}{proof}"
     else:
         line = f"unverified proposal: {change}; {cost}{proof}"
-    return line + _runner_up_words(advice.get("runner_up"), invariant, code)
+    return line + _runner_up_words(advice.get("runner_up"), invariant, availability, code)
 
 
-def _runner_up_words(runner: dict[str, Any] | None, invariant: str, code: str) -> str:
+def _runner_up_words(runner: dict[str, Any] | None, invariant: str, availability: str, code: str) -> str:
     if not runner:
         return ""
     changes = ", ".join(f"{k}={v}" for k, v in runner["changes"].items())
@@ -219,7 +219,7 @@ def _runner_up_words(runner: dict[str, Any] | None, invariant: str, code: str) -
     seeds = runner.get("verified_seeds") or runner.get("sample_seeds")
     work = runner.get("safe_progress_share", runner.get("progress_share"))
     parts = [runner["verdict"], f"{invariant} in {runs} of {seeds} runs",
-             f"{runner['availability_per_run']} per run"]
+             f"{runner['availability_per_run']:.2f} {availability} per run"]
     if work is not None:
         parts.append(f"work done safely {work:.0%}")
     proof = proof_words(runner.get("proof"), invariant)

@@ -231,7 +231,7 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
             partial = (count, removed_by, best)
         if advice.stopped:
             break
-    if partial is not None:
+    if partial is not None and not _applies_nothing(partial[2]):  # applying nothing improves nothing
         _recommend(advice, partial[0], partial[1], partial[2], None)
     elif not advice.stopped:
         advice.beyond_protocol = _beyond_protocol(family, workload, protocol, invariant, events)
@@ -239,18 +239,19 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
 
 
 def _residual(entry: dict) -> tuple:
-    """How far a candidate that is no fix is from one: runs still violating the invariant (of the seeds it
-    was verified on, else its sample), a disproof counting after any clean count, then its cost."""
+    """How far a candidate that is no fix is from one: doing work first (one that applies nothing is no
+    improvement), then runs still violating the invariant (of the seeds it was verified on, else its sample),
+    a disproof counting after any clean count, then its cost."""
     runs = entry.get("runs_violating_it", entry["sample_runs_violating_it"])
     disproved = (entry.get("proof") or {}).get("status") == "disproved"
-    return (runs, disproved, cost_key(entry))
+    return (_applies_nothing(entry), runs, disproved, cost_key(entry))
 
 
 def _choose(verified: list[dict]) -> dict | None:
     """Among the verified candidates clean on every seed: the proved fixes that no other proved fix beats on
     every count (:func:`~sim.search.advice_proof.dominated`), best by cost; else the best clean one whose
     proof a limit cut short (offered as "no violation in N seeds, not proved"); else None."""
-    clean = [e for e in verified if e.get("runs_violating_it") == 0
+    clean = [e for e in verified if e.get("runs_violating_it") == 0 and not _applies_nothing(e)
              and (e.get("proof") or {}).get("status") != "disproved"]
     proved = [e for e in clean if e["proof"]["status"] == "proved"]
     pool = [e for e in proved if not dominated(e, proved)] or [e for e in clean if not dominated(e, clean)]
@@ -272,14 +273,22 @@ def _fix_rank(entry: dict) -> int:
     return {"fix": 0, "not proved": 1}.get(_verdict(entry), 2)
 
 
+def _applies_nothing(entry: dict) -> bool:
+    """A candidate under which (almost) nothing is done: its safety means nothing, so it is never a fix."""
+    return bool(entry.get("_full", entry).get("applies_nothing"))
+
+
 def _verdict(entry: dict) -> str:
-    """``fix`` (proved), ``not proved`` (clean on every seed, proof cut short), ``disproved`` or
-    ``partial improvement`` (runs still violate), ``unverified`` (priced on the sample only)."""
+    """``fix`` (proved), ``not proved`` (clean on every seed, proof cut short), ``applies nothing`` (clean
+    because nothing is done), ``disproved`` or ``partial improvement`` (runs still violate), ``does not fix``
+    (its sample violates) or ``unverified`` (priced on the sample only)."""
     status = (entry.get("proof") or {}).get("status")
+    if _applies_nothing(entry):
+        return "applies nothing"
     if status == "disproved":
         return "disproved"
     if "runs_violating_it" not in entry:
-        return "unverified"
+        return "does not fix" if entry["sample_runs_violating_it"] else "unverified"
     if entry["runs_violating_it"]:
         return "partial improvement"
     return "fix" if status == "proved" else "not proved"
@@ -342,10 +351,12 @@ def work_done(entry: dict) -> float:
 
 
 def cost_key(entry: dict) -> tuple:
-    """How priced candidates are ordered, best first: no run of the sample violating the invariant, then the
+    """How priced candidates are ordered, best first: doing work at all (one that applies nothing is safe for
+    nothing), no run of the sample violating the invariant, then the
     fewest such runs, no new violation, the fewest new, the most work done safely (:func:`work_done`), the
     fewest availability findings per run, and the label (so ties break the same way everywhere)."""
-    return (entry["sample_runs_violating_it"] > 0, entry["_share_it"], entry["sample_new_violations"] > 0,
+    return (bool(entry.get("applies_nothing")), entry["sample_runs_violating_it"] > 0, entry["_share_it"],
+            entry["sample_new_violations"] > 0,
             entry["_share_new"], -work_done(entry), entry["availability_per_run"], entry["protocol"])
 
 
@@ -363,7 +374,7 @@ def _measured(family, candidate, protocol, invariant, tally, before) -> dict:
         "safe_progress_share": None if safe is None else round(safe, 4),
         "sample_violating_runs": tally.violating_runs,
         "sample_runs_violating_it": tally.by_invariant[invariant],
-        "sample_new_violations": round(new),
+        "sample_new_violations": round(new), "applies_nothing": tally.applies_nothing(family),
         "_share_it": tally.by_invariant[invariant] / runs, "_share_new": new / runs,
     }
 
@@ -420,7 +431,8 @@ def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict, r
     advice.progress_share = entry["progress_share"]
     advice.safe_progress_share = entry["safe_progress_share"]
     verdict = _verdict(entry)
-    advice.fixes = {"fix": True, "partial improvement": False, "disproved": False}.get(verdict)
+    advice.fixes = {"fix": True, "partial improvement": False, "disproved": False, "applies nothing": False,
+                    "does not fix": False}.get(verdict)
     if "runs_violating_it" in entry:  # verified: its numbers are of the sweep's own seeds
         advice.verified_seeds = entry["verified_seeds"]
         advice.runs_violating_it = entry["runs_violating_it"]

@@ -47,6 +47,7 @@ from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.exhaustive import ExhaustiveResult, explore
 from sim.search.sweep import sweep
+from sim.search.tally import APPLIES_NOTHING_BELOW
 
 #: Protocols one map may classify (a larger lattice is refused: name fewer knobs with --knobs).
 LATTICE_PROTOCOLS_MAX = 512
@@ -92,6 +93,11 @@ class Point:
         orders = self.search.minimal_orders.get(invariant)
         return [str(e) for e in orders[0]] if orders else None
 
+    @property
+    def applies_nothing(self) -> bool:
+        """Measured and (almost) no work done: safe only because nothing happens (never a design to choose)."""
+        return self.progress is not None and self.progress < APPLIES_NOTHING_BELOW
+
     def cost(self) -> tuple[float, ...]:
         """What the Pareto front minimises: violating share, findings per run, work not done."""
         share = self.violating_runs / self.runs if self.runs else 0.0
@@ -109,6 +115,7 @@ class Point:
                            for name in self.search.invariants},
             "runs": self.runs, "violating_runs": self.violating_runs,
             "violating_share": share, "availability_per_run": dict(self.availability), "progress_share": self.progress,
+            "applies_nothing": self.applies_nothing,
         }
 
 
@@ -201,7 +208,7 @@ class DesignMap:
         group."""
         out = []
         for group in self.groups():
-            if group[0].status() != SAFE:
+            if group[0].status() != SAFE or group[0].applies_nothing:
                 continue
             weaker = [q for p in group for q in self.weakenings(p) if q not in group]
             if not any(q.status() == SAFE for q in weaker):
@@ -220,10 +227,10 @@ class DesignMap:
         return knob.rank(weaker.values[knob.name]) < knob.rank(stronger.values[knob.name])
 
     def pareto(self) -> list[Point]:
-        """Among the groups proved safe (by representative): those no other safe group beats on every cost
-        (violating share, findings per run, work not done).  A design that violates safety is never on the
-        front, however cheap: it is drawn apart."""
-        costs = [(g[0], g[0].cost()) for g in self.groups() if g[0].status() == SAFE]
+        """Among the groups proved safe that do work (by representative): those no other such group beats on
+        every cost (violating share, findings per run, work not done).  A design that violates safety, or is
+        safe only because it applies nothing, is never on the front, however cheap: it is drawn apart."""
+        costs = [(g[0], g[0].cost()) for g in self.groups() if g[0].status() == SAFE and not g[0].applies_nothing]
         return [p for p, c in costs
                 if not any(all(o <= m for o, m in zip(d, c, strict=True)) and d != c for _, d in costs)]
 
@@ -274,6 +281,7 @@ class DesignMap:
             "minimal_safe": [p.protocol.label for p in self.minimal_safe()],
             "pareto_front": [p.protocol.label for p in self.pareto()],
             "unsafe_apart": [g[0].protocol.label for g in self.groups() if g[0].status() != SAFE],
+            "applies_nothing": [g[0].protocol.label for g in self.groups() if g[0].applies_nothing],
             "certificates": [{"invariant": c.invariant,
                               "words": c.words(self.workload.name, self.max_events, self.knobs, self.held),
                               "clauses": [cl.to_json(self.knobs) for cl in c.clauses],

@@ -74,6 +74,8 @@ def _planted(change) -> list[str]:
     (lambda d: d["protocols"][0].update(verdict="no safety violation found"), "verdict is 'no safety violation"),
     (lambda d: d["protocols"][0]["by_invariant"]["lost_update"].update(violating_runs=0), "came from the sweep"),
     (lambda d: d["map"]["pareto_front"].append("p"), "Pareto front of safe designs"),
+    (lambda d: d["counterexamples"][0]["advice"].update(safe_progress_share=0.0), "but it applies nothing"),
+    (lambda d: d["map"]["protocols"][1].update(applies_nothing=True), "as a safe design to choose"),
     (lambda d: d["map"]["certificates"][0]["clauses"].append({"knobs": {"fence": ["none"]}}), "admits p"),
 ])
 def test_each_planted_contradiction_is_found(plant, words):

@@ -162,3 +162,38 @@ def test_the_fix_is_proved_not_beaten_on_every_count_and_its_runner_up_is_shown(
     assert not dominated(chosen, [chosen, runner])
     line = advice_line(advice_document(advice), "lost_update", "spurious rejections")
     assert "proved by exhaustive search within 6 events" in line and "Runner-up:" in line
+
+
+#: Two steps patch one hunk: overlap_check=on rejects the whole plan at admission -- safe because nothing is done.
+SHARED_HUNK = textwrap.dedent("""\
+    format = 1
+    name = "billing"
+    family = "workspace"
+    files = { "billing.py" = { charge = "c0", refund = "f0" }, "test_billing.py" = { unit = "u0", e2e = "e0" } }
+    plan = [ { id = "s1", path = "billing.py", patch = { charge = "c1" } },
+             { id = "s2", path = "test_billing.py", patch = { unit = "u1" } },
+             { id = "s3", path = "billing.py", patch = { refund = "f1" } },
+             { id = "s4", path = "billing.py", patch = { charge = "c2" } } ]
+
+    [faults]
+    classes = ["human_edit", "tests_fail", "retry"]
+    per_run_max = 3
+
+    [limits]
+    max_events = 40
+    """)
+
+
+def test_a_change_under_which_nothing_is_done_is_never_a_fix(tmp_path):
+    from sim.registry import FAMILIES
+
+    path = tmp_path / "billing.toml"
+    path.write_text(SHARED_HUNK)
+    workload = FAMILIES.load_workload(str(path))
+    label = "step,checkpoint=per_step,drift_check=reject"
+    events = explore(FAMILY, workload, FAMILY.parse_protocol(label), 6, only="lost_update").minimal_orders[
+        "lost_update"][0]
+    advice = advise(FAMILY, workload, FAMILY.parse_protocol(label), "lost_update", events, sample_seeds=60, seeds=60)
+    assert advice.recommended is None or "overlap_check=on" not in advice.recommended
+    assert advice.fixes is not True or (advice.safe_progress_share or 0) > 0.01
+    assert all(not p.get("applies_nothing") or p["protocol"] != advice.recommended for p in advice.priced)
