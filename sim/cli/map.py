@@ -45,7 +45,7 @@ def map_command(
         raise InputError("--seeds must be 0 or more, --workers 1 or more, --budget more than 0")
     loaded = FAMILIES.load_workload(workload)
     family = FAMILIES.family_for(loaded)
-    names = [k.strip() for k in knobs.split(",")] if knobs else None
+    names = [k.strip() for k in knobs.split(",")] if knobs is not None else None
     if names is not None and not all(names):
         raise InputError("--knobs: give knob names separated by single commas")
     if out is not None:
@@ -53,7 +53,10 @@ def map_command(
 
         out = check_output_dir(out, "--out")
     deadline = NO_DEADLINE if budget is None else Deadline(budget)
-    start = family.parse_protocol(base) if base is not None else None
+    try:
+        start = family.parse_protocol(base) if base is not None else None
+    except InputError as error:
+        raise InputError(f"--base: {error}") from None
     with Bar(progress_wanted(json_out)) as bar:
         drawn = design_map(family, loaded, names, max_events, seeds=seeds, workers=workers, deadline=deadline,
                            progress=lambda done, total, label: bar("protocols", done, total, label), base=start)
