@@ -122,6 +122,10 @@ def differences(workflow: Workflow, arguments: Mapping[str, Mapping[str, Any]] |
         out.append(f"{', '.join(idempotent)} {_is(idempotent)} idempotent: a repeat creates nothing new, so their "
                    "already "
                    "committed requests are counted in already_committed but never duplicate in the simulation")
+    out.append("the simulation draws ambiguous requests at these rates (with worker losses, lost responses and "
+               "unprovable outcomes among them) and network duplicates only at a duplicate rate (none unless one "
+               "is given): a transition the sweep shows duplicating under its duplicate fault can read 0 "
+               "duplicate_effects in this table; the sweep's counts and blast radius say how often it does")
     out.append("human_exceptions and auto_reconciled assume the protocol reconciles (reconcile=on, "
                "on_timeout=unknown), as the worked example does; under a protocol without reconciliation the "
                "simulation sends no one to a human and retries blindly instead")
