@@ -67,7 +67,8 @@ def _key_parts(history: Sequence[Any]) -> Iterator[Contradiction]:
             wrong.append(f"transition {shown(sorted(names)[0])}")
         if wrong:
             yield Contradiction("a key names its own generation", event, None,
-                                f"key {shown(key)} is generation {generation} of {shown(task)}/{shown(transition)}, but the event "
+                                f"key {shown(key)} is generation {generation} of {shown(task)}/{shown(transition)}, "
+                                f"but the event "
                                 f"records {' and '.join(wrong)}")
 
 
@@ -84,12 +85,14 @@ def _read_timeouts(history: Sequence[Any]) -> Iterator[Contradiction]:
             committed.setdefault(group, event)
             if group in reads:
                 yield Contradiction("a timeout cannot claim a read's effect", reads[group], event,
-                                    f"{shown(group[1])} timed out as a read, yet it committed {shown(fields.get('effect'))}")
+                                    f"{shown(group[1])} timed out as a read, yet it committed "
+                                    f"{shown(fields.get('effect'))}")
                 return
         elif event.event == "timed_out" and fields.get("effect_class") == "read":
             if group in committed:
                 yield Contradiction("a timeout cannot claim a read's effect", committed[group], event,
-                                    f"{shown(group[1])} committed {shown(committed[group].fields.get('effect'))}, yet its "
+                                    f"{shown(group[1])} committed {shown(committed[group].fields.get('effect'))}, "
+                                    "yet its "
                                     "timeout claims to be a read's")
                 return
             reads.setdefault(group, event)
@@ -143,7 +146,8 @@ def _generations(history: Sequence[Any]) -> Iterator[Contradiction]:
             if intent is not None and intent[0] != fields["generation"]:
                 yield Contradiction("one key, one generation", intent[1], event,
                                     f"request {shown(request)} was sent under key {shown(sent)}, generation "
-                                    f"{intent[0]}, but the external system records generation {shown(fields['generation'])}")
+                                    f"{intent[0]}, but the external system records generation "
+                                    f"{shown(fields['generation'])}")
                 return
 
 

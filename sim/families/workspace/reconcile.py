@@ -205,7 +205,8 @@ def _stamps(history: Sequence[Any]) -> Iterator[Contradiction]:
             read = (fields.get("rev_at_apply"), fields.get("hash_before"))
             if stamp != sent and stamp != read:
                 yield Contradiction("a delivery applies its message's stamp", by, event,
-                                    f"{shown(fields['step'])} was sent stamped {shown(list(sent))} but its delivery records "
+                                    f"{shown(fields['step'])} was sent stamped {shown(list(sent))} but its delivery "
+                                    "records "
                                     f"the stamp {shown(list(stamp))}, neither that nor what it read at apply")
                 return
 
@@ -242,7 +243,8 @@ def _contents(history: Sequence[Any]) -> Iterator[Contradiction]:
                 known = whole.setdefault((path, hunks["_"]), (digest_of, event))
                 if known[0] != digest_of:
                     yield Contradiction("one content, one hash", known[1], event,
-                                        f"{shown(path)} (one hunk, digest {shown(hunks['_'])}) has hash {shown(known[0])} at "
+                                        f"{shown(path)} (one hunk, digest {shown(hunks['_'])}) has hash "
+                                        f"{shown(known[0])} at "
                                         f"event {known[1].index} but {shown(digest_of)} at event {event.index}")
                     return
 
