@@ -195,7 +195,13 @@ def _user_families() -> None:
         import sim.registry  # noqa: F401  (raises InputError on a bad value)
 
 
+#: The plotting backend of the command line: figures go to files only, whatever ``MPLBACKEND`` names (a
+#: GUI backend, or a misspelt one, would end a review with an error matplotlib raises on import).
+PLOT_BACKEND = "Agg"
+
+
 def _main(argv: list[str] | None) -> int:
+    os.environ["MPLBACKEND"] = PLOT_BACKEND  # before anything imports matplotlib
     try:
         from sim import cli as _commands  # noqa: F401  (registers every command)
 

@@ -260,7 +260,7 @@ def _exposure_simulation(console, document, presets, count, tasks, transitions, 
 def _cell(cell: dict, fixed: bool = False) -> str:
     if cell["value"] is None:
         return "n/a"
-    if cell["ci_low"] is None or fixed:
+    if cell.get("ci_low") is None or cell.get("ci_high") is None or fixed:
         return f"{cell['value']:,.2f}"
     return f"{cell['value']:,.2f} [{cell['ci_low']:,.2f}, {cell['ci_high']:,.2f}]"
 
