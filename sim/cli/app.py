@@ -156,13 +156,22 @@ def _bounded(process_value):
     return process
 
 
-def _bound_integers(command) -> None:
-    """Give every integer option and argument of every command the 64-bit bound."""
-    for sub in getattr(command, "commands", {}).values():
-        _bound_integers(sub)
+def _bound_integers(command, name: str = "") -> None:
+    """Give every integer option and argument of every command the 64-bit bound, and every numeric one its
+    documented bound (:mod:`sim.cli.bounds`; nan and infinities refused everywhere)."""
+    from sim.cli.bounds import bound_of, checked, numeric
+
+    for sub_name, sub in getattr(command, "commands", {}).items():
+        _bound_integers(sub, sub_name)
     for param in getattr(command, "params", ()):
+        if getattr(param, "_fencesim_bounded", False):
+            continue  # in-process callers build the commands once
         if getattr(getattr(param, "type_descriptor", None), "annotation", None) is int:
             param.process_value = _bounded(param.process_value)
+        if numeric(param):
+            param.process_value = checked(param.process_value, bound_of(name, param), param,
+                                          click_exceptions.BadParameter)
+        param._fencesim_bounded = True
 
 
 def _install_terminate():

@@ -186,6 +186,7 @@ def exposure(
     workflow = base.workflow if base is not None else None
     count_transitions = transitions or (len(workflow.side_effecting()) if workflow is not None else 7)
     presets = protocol or list(FAMILY.presets)
+    _check_simulation_options(simulate, tasks if seeds is None else seeds, protocol, seeds, duplicate_rate)
     if simulate:
         for label in presets:  # refuse a knob the simulation would ignore before printing anything
             check_exercised(FAMILY.parse_protocol(label), workflow)
@@ -201,6 +202,25 @@ def exposure(
     if json_out:
         emit_json(document)
     return EXIT_OK
+
+
+def _check_simulation_options(simulate: bool, simulated_tasks: int, protocol, seeds, duplicate_rate: str) -> None:
+    """The options only a simulation reads are refused without ``--simulate`` (they would change nothing), and
+    a simulation runs at most EXPOSURE_SIMULATED_TASKS_MAX tasks."""
+    from sim.cli.bounds import EXPOSURE_SIMULATED_TASKS_MAX
+
+    if not simulate:
+        given = [name for name, value in (("--protocol", protocol), ("--seeds", seeds)) if value]
+        if float(_rate(duplicate_rate, "duplicate-rate")) != 0:
+            given.append("--duplicate-rate")
+        if given:
+            raise InputError(f"{', '.join(given)} {'apply' if len(given) > 1 else 'applies'} only to a simulation: "
+                             "add --simulate (the analytic "
+                             "exposure has no protocol, seeds or duplicate deliveries)")
+    elif simulated_tasks > EXPOSURE_SIMULATED_TASKS_MAX:
+        raise InputError(f"--simulate runs {simulated_tasks:,} tasks (--seeds, or --tasks without it); a simulation "
+                         f"runs at most {EXPOSURE_SIMULATED_TASKS_MAX:,} (give --seeds N to simulate fewer and "
+                         "scale to --tasks)")
 
 
 def _exposure_workload(workload: str | None):
