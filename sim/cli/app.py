@@ -174,11 +174,21 @@ def _bound_integers(command, name: str = "") -> None:
         param._fencesim_bounded = True
 
 
+def _interrupt(signum, frame) -> None:
+    """Ctrl-C ends a command (exit 2, its state kept); a second Ctrl-C is ignored, so it cannot cut short the
+    saving of that state or end the program by signal (exit 130)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def _install_terminate():
-    """The SIGTERM handler (main thread only); returns the one it replaced, or None."""
+    """The SIGTERM and SIGINT handlers (main thread only); returns the ones they replaced, or None."""
     if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.signal(signal.SIGTERM, _terminate)
+    previous_interrupt = signal.getsignal(signal.SIGINT)
+    if previous_interrupt is signal.default_int_handler:  # not one a caller (or a test runner) chose
+        signal.signal(signal.SIGINT, _interrupt)
+    return signal.signal(signal.SIGTERM, _terminate), previous_interrupt
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -191,9 +201,10 @@ def main(argv: list[str] | None = None) -> None:
             code = EXIT_INTERRUPTED
     finally:
         if previous is not None:
-            # The console script is about to exit: a late SIGTERM must not kill it by signal (exit -15)
-            # or interrupt its exit handlers; called in-process, the caller's handler comes back.
-            signal.signal(signal.SIGTERM, signal.SIG_IGN if argv is None else previous)
+            # The console script is about to exit: a late SIGTERM or Ctrl-C must not kill it by signal (exit
+            # -15 or 130) or interrupt its exit handlers; called in-process, the caller's handlers come back.
+            signal.signal(signal.SIGTERM, signal.SIG_IGN if argv is None else previous[0])
+            signal.signal(signal.SIGINT, signal.SIG_IGN if argv is None else previous[1])
     sys.exit(code)
 
 
