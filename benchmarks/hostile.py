@@ -280,18 +280,22 @@ class Harness:
 
     def _state(self) -> dict:
         """A sweep state from a fuzz run of tiny cut short by its budget (the state is kept on an interrupt)."""
-        out = self.folder / "sweep"
         previous = signal.signal(signal.SIGALRM, lambda s, f: (_ for _ in ()).throw(KeyboardInterrupt()))
-        signal.setitimer(signal.ITIMER_REAL, 12.0)
         try:
-            run_cli(["fuzz", "-w", "tiny", "-p", "none", "-p", "step-dedupe", "--seeds", "5000000", "--workers",
-                     "1", "--no-advise", "--out", str(out)])
+            for seconds in (20.0, 60.0, 180.0):  # a loaded machine runs the first chunk later
+                out = self.folder / f"sweep{int(seconds)}"
+                signal.setitimer(signal.ITIMER_REAL, seconds)
+                try:
+                    run_cli(["fuzz", "-w", "tiny", "-p", "none", "-p", "step-dedupe", "--seeds", "5000000",
+                             "--workers", "1", "--no-advise", "--out", str(out)])
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                data = json.loads((out / "sweep-state.json").read_text())
+                if data["sweep"]["seeds_done"] > 0:
+                    return data
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
-        data = json.loads((out / "sweep-state.json").read_text())
-        assert data["sweep"]["seeds_done"] > 0, "the fuzz run wrote no chunk before its interrupt"
-        return data
+        raise RuntimeError("the fuzz run wrote no chunk before its interrupt")
 
     def history(self) -> tuple[str, bool]:
         position = self.rng.randrange(len(self.histories))
