@@ -17,6 +17,7 @@ The facts, as the model keeps them (``docs/workspace.md``):
 * the workspace revision (per file under ``rev_scope=file``) and each file's hash, replayed write by
   write: what an event reads (``rev``, ``rev_at_apply``, ``hash_current``, ``hash_before``) is what the
   last write left, and each write's ``rev_after`` is one more than the revision it replaced;
+* the digests a record holds are those of the hunks its patch names (``patch_hunks``);
 * one content, one set of hunk digests: a file's hash fixes the digests of its hunks, wherever both are
   recorded (what a delivery read, what a step's author expected), and a one-hunk file's digest its hash;
 * a step's copies carry its stamp: every copy of one step sent in one round (a dispatch, its retries)
@@ -227,6 +228,14 @@ def _contents(history: Sequence[Any]) -> Iterator[Contradiction]:
         path = fields.get("path")
         if not _done(event) or not isinstance(path, str):
             continue
+        named = fields.get("patch_hunks")
+        for _, hunks_field in CONTENT_PAIRS:
+            hunks = fields.get(hunks_field)
+            if isinstance(named, list) and isinstance(hunks, dict) and sorted(hunks) != sorted(named):
+                yield Contradiction("digests of the hunks the patch names", event, None,
+                                    f"{hunks_field} holds {shown(sorted(hunks))} but the patch names "
+                                    f"{shown(sorted(named))}")
+                return
         for hash_field, hunks_field in CONTENT_PAIRS:
             digest_of, hunks = fields.get(hash_field), fields.get(hunks_field)
             if not isinstance(digest_of, str) or not isinstance(hunks, dict):
