@@ -159,20 +159,39 @@ def _bounded(process_value):
     return process
 
 
-def _bound_integers(command) -> None:
-    """Give every integer option and argument of every command the 64-bit bound."""
-    for sub in getattr(command, "commands", {}).values():
-        _bound_integers(sub)
+def _bound_integers(command, name: str = "") -> None:
+    """Give every integer option and argument of every command the 64-bit bound, and every numeric one its
+    documented bound (:mod:`sim.cli.bounds`; nan and infinities refused everywhere)."""
+    from sim.cli.bounds import bound_of, checked, numeric
+
+    for sub_name, sub in getattr(command, "commands", {}).items():
+        _bound_integers(sub, sub_name)
     for param in getattr(command, "params", ()):
+        if getattr(param, "_fencesim_bounded", False):
+            continue  # in-process callers build the commands once
         if getattr(getattr(param, "type_descriptor", None), "annotation", None) is int:
             param.process_value = _bounded(param.process_value)
+        if numeric(param):
+            param.process_value = checked(param.process_value, bound_of(name, param), param,
+                                          click_exceptions.BadParameter)
+        param._fencesim_bounded = True
+
+
+def _interrupt(signum, frame) -> None:
+    """Ctrl-C ends a command (exit 2, its state kept); a second Ctrl-C is ignored, so it cannot cut short the
+    saving of that state or end the program by signal (exit 130)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 def _install_terminate():
-    """The SIGTERM handler (main thread only); returns the one it replaced, or None."""
+    """The SIGTERM and SIGINT handlers (main thread only); returns the ones they replaced, or None."""
     if threading.current_thread() is not threading.main_thread():
         return None
-    return signal.signal(signal.SIGTERM, _terminate)
+    previous_interrupt = signal.getsignal(signal.SIGINT)
+    if previous_interrupt is signal.default_int_handler:  # not one a caller (or a test runner) chose
+        signal.signal(signal.SIGINT, _interrupt)
+    return signal.signal(signal.SIGTERM, _terminate), previous_interrupt
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -185,9 +204,10 @@ def main(argv: list[str] | None = None) -> None:
             code = EXIT_INTERRUPTED
     finally:
         if previous is not None:
-            # The console script is about to exit: a late SIGTERM must not kill it by signal (exit -15)
-            # or interrupt its exit handlers; called in-process, the caller's handler comes back.
-            signal.signal(signal.SIGTERM, signal.SIG_IGN if argv is None else previous)
+            # The console script is about to exit: a late SIGTERM or Ctrl-C must not kill it by signal (exit
+            # -15 or 130) or interrupt its exit handlers; called in-process, the caller's handlers come back.
+            signal.signal(signal.SIGTERM, signal.SIG_IGN if argv is None else previous[0])
+            signal.signal(signal.SIGINT, signal.SIG_IGN if argv is None else previous[1])
     sys.exit(code)
 
 
@@ -198,7 +218,13 @@ def _user_families() -> None:
         import sim.registry  # noqa: F401  (raises InputError on a bad value)
 
 
+#: The plotting backend of the command line: figures go to files only, whatever ``MPLBACKEND`` names (a
+#: GUI backend, or a misspelt one, would end a review with an error matplotlib raises on import).
+PLOT_BACKEND = "Agg"
+
+
 def _main(argv: list[str] | None) -> int:
+    os.environ["MPLBACKEND"] = PLOT_BACKEND  # before anything imports matplotlib
     try:
         from sim import cli as _commands  # noqa: F401  (registers every command)
 

@@ -234,6 +234,7 @@ def exposure(
     workflow = base.workflow if base is not None else None
     count_transitions = transitions or (len(workflow.side_effecting()) if workflow is not None else 7)
     presets = protocol or list(FAMILY.presets)
+    _check_simulation_options(simulate, tasks if seeds is None else seeds, protocol, seeds, duplicate_rate)
     if simulate:
         for label in presets:  # refuse a knob the simulation would ignore before printing anything
             check_exercised(FAMILY.parse_protocol(label), workflow)
@@ -282,6 +283,25 @@ def _analytic_document(loaded, tasks: int, rates: dict[str, str], transitions: i
     document["workflow"] = {"workload": base.name, "transitions": workflow.names(),
                             "side_effecting": [t.name for t in workflow.side_effecting()]}
     return document
+
+
+def _check_simulation_options(simulate: bool, simulated_tasks: int, protocol, seeds, duplicate_rate: str) -> None:
+    """The options only a simulation reads are refused without ``--simulate`` (they would change nothing), and
+    a simulation runs at most EXPOSURE_SIMULATED_TASKS_MAX tasks."""
+    from sim.cli.bounds import EXPOSURE_SIMULATED_TASKS_MAX
+
+    if not simulate:
+        given = [name for name, value in (("--protocol", protocol), ("--seeds", seeds)) if value]
+        if float(_rate(duplicate_rate, "duplicate-rate")) != 0:
+            given.append("--duplicate-rate")
+        if given:
+            raise InputError(f"{', '.join(given)} {'apply' if len(given) > 1 else 'applies'} only to a simulation: "
+                             "add --simulate (the analytic "
+                             "exposure has no protocol, seeds or duplicate deliveries)")
+    elif simulated_tasks > EXPOSURE_SIMULATED_TASKS_MAX:
+        raise InputError(f"--simulate runs {simulated_tasks:,} tasks (--seeds, or --tasks without it); a simulation "
+                         f"runs at most {EXPOSURE_SIMULATED_TASKS_MAX:,} (give --seeds N to simulate fewer and "
+                         "scale to --tasks)")
 
 
 def _exposure_workload(workload: str | None):
@@ -347,7 +367,7 @@ def _exposure_simulation(console, document, presets, count, tasks, transitions, 
 def _cell(cell: dict, fixed: bool = False) -> str:
     if cell["value"] is None:
         return "n/a"
-    if cell["ci_low"] is None or fixed:
+    if cell.get("ci_low") is None or cell.get("ci_high") is None or fixed:
         return f"{cell['value']:,.2f}"
     return f"{cell['value']:,.2f} [{cell['ci_low']:,.2f}, {cell['ci_high']:,.2f}]"
 

@@ -30,6 +30,7 @@ from sim.cli.app import (
     error_console,
     human_console,
 )
+from sim.cli.bounds import WORKERS_MAX
 from sim.cli.fuzz_state import STATE_FILE, check_against, read_state, resume_command, state_document
 from sim.cli.fuzz_state import load_workload as load_state_workload
 from sim.cli.progress import Bar, progress_wanted
@@ -155,8 +156,8 @@ def fuzz(
 
 
 def _check_numbers(options: FuzzOptions) -> None:
-    if options.workers is not None and not 1 <= options.workers <= 4096:
-        raise InputError(f"--workers must be from 1 to 4096, not {options.workers}")
+    if options.workers is not None and not 1 <= options.workers <= WORKERS_MAX:
+        raise InputError(f"--workers must be from 1 to {WORKERS_MAX}, not {options.workers}")
     if options.budget is not None and not 0 < options.budget < 1e12:
         raise InputError(f"--budget must be a positive number of seconds, not {options.budget}")
     if not 0 < options.shrink_seconds < 1e12:

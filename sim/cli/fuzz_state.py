@@ -302,6 +302,38 @@ def _check_measures(measures: dict, label: str, family, workload) -> None:
         raise _Bad(f"sweep.tallies[{label!r}].measures has {shown(unknown[0])}, which no sweep of it measures")
 
 
+def _check_progress(tally: dict, label: str, family, workload, seed_start: int) -> None:
+    """The tally's measures against its counts: work planned is the runs times what one run plans (the same
+    in every run of a workload: measured by replaying the first seed), work done and done safely are within
+    it, and work done unsafely means violating runs (an edited state that claims a clean sweep beside
+    measures of unsafe work is refused)."""
+    measures, runs = tally["measures"], tally["runs"]
+    if not measures or not runs or family.progress is None:
+        return
+    done_name, planned_name = family.progress
+    from sim.search.oracle import evaluate
+
+    protocol = family.parse_protocol(label)
+    one = family.measure(evaluate(family, workload.base, protocol, family.generate(workload, seed_start)).replay)
+    per_run = one.get(planned_name)
+    where = f"sweep.tallies[{label!r}]"
+    if per_run is not None and measures.get(planned_name) != per_run * runs:
+        raise _Bad(f"{where}.measures[{planned_name!r}] is {_shown(measures.get(planned_name))}, but {runs} runs "
+                   f"plan {per_run * runs:g} ({per_run:g} each)")
+    planned = measures.get(planned_name, 0)
+    done = measures.get(done_name, 0)
+    if done > planned:
+        raise _Bad(f"{where}.measures: {done_name} {done:g} exceeds {planned_name} {planned:g}")
+    if family.safe_progress is None:
+        return
+    safe = measures.get(family.safe_progress[0], 0)
+    if safe > done:
+        raise _Bad(f"{where}.measures: {family.safe_progress[0]} {safe:g} exceeds {done_name} {done:g}")
+    if safe < done and tally["violating_runs"] == 0:
+        raise _Bad(f"{where} counts no violating run, but its measures say {done - safe:g} of {done:g} "
+                   f"{done_name.replace('_', ' ')} were not safe")
+
+
 def _check_meaning(data: dict, family, workload) -> None:
     sweep = data["sweep"]
     labels = set()
@@ -315,6 +347,7 @@ def _check_meaning(data: dict, family, workload) -> None:
                 family.availability_columns):
             raise _Bad(f"sweep.tallies[{label!r}] counts other invariants than the {family.name} family's")
         _check_measures(tally["measures"], label, family, workload)
+        _check_progress(tally, label, family, workload, data["arguments"]["seed_start"])
         if tally["events"] > tally["runs"] * max(1, workload.max_events):
             raise _Bad(f"sweep.tallies[{label!r}].events exceeds {workload.max_events} events per run")
     pairs = set()

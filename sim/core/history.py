@@ -160,7 +160,10 @@ class History:
         rows: list[Any] = []
         lines: list[int] = []
         problems: list[tuple[int, str]] = []
-        for line_number, line in enumerate(text.splitlines(), start=1):
+        # Lines end at "\n" only (and "\r\n"): U+2028, U+0085 and the other breaks str.splitlines() knows are
+        # text inside a JSON string, not the end of an event.
+        for line_number, line in enumerate(text.split("\n"), start=1):
+            line = line[:-1] if line.endswith("\r") else line
             if not line.strip():
                 continue
             if len(rows) >= MAX_HISTORY_EVENTS:

@@ -30,6 +30,8 @@ from sim.core.errors import InputError
 
 #: Entries of an output folder examined before giving up (a limit on everything).
 FOLDER_SCAN_LIMIT = 100_000
+#: Foreign entries named before the scan stops (a message shows five; one is enough to refuse).
+FOREIGN_ENTRIES_KEPT = 20
 #: Subfolders of an output folder examined (``counterexamples/cruel``, ``counterexamples/conform``).
 FOLDER_SCAN_DEPTH = 4
 #: The name of an output folder's lock (``fencesim fuzz`` holds it while it writes there).
@@ -91,18 +93,23 @@ def foreign_entries(folder: Path, ownership: Ownership, depth: int = FOLDER_SCAN
             if seen[0] > FOLDER_SCAN_LIMIT:
                 strangers.append(f"more than {FOLDER_SCAN_LIMIT} entries")
                 return
+            if len(strangers) >= FOREIGN_ENTRIES_KEPT:
+                return
             shown = f"{prefix}{entry.name}"
-            if entry.name in ownership.passed_over and entry.is_dir(follow_symlinks=False):
-                continue
-            if entry.is_symlink():
-                strangers.append(shown)
-            elif entry.is_dir():
-                if level >= depth:
-                    strangers.append(shown + "/")
-                else:
-                    walk(Path(entry.path), shown + "/", level + 1)
-            elif not entry.is_file() or (entry.stat().st_size and not _owned(Path(entry.path), ownership)):
-                strangers.append(shown)
+            try:
+                if entry.name in ownership.passed_over and entry.is_dir(follow_symlinks=False):
+                    continue
+                if entry.is_symlink():
+                    strangers.append(shown)
+                elif entry.is_dir():
+                    if level >= depth:
+                        strangers.append(shown + "/")
+                    else:
+                        walk(Path(entry.path), shown + "/", level + 1)
+                elif not entry.is_file() or (entry.stat().st_size and not _owned(Path(entry.path), ownership)):
+                    strangers.append(shown)
+            except OSError as error:  # gone while scanned, or unreadable (/proc): not fencesim's
+                strangers.append(f"{shown} ({error.strerror or 'cannot be read'})")
 
     walk(Path(folder), "", 1)
     return strangers
@@ -255,6 +262,9 @@ def check_folder(path: str | Path, what: str, ownership: Ownership, force: bool 
         return path
     if not stat.S_ISDIR(info.st_mode):
         raise OutputError(f"{what} {path} is {_describe(info.st_mode) or 'a file'}, not a folder")
+    if target == Path(target.anchor):
+        raise OutputError(f"{what} {path} is the root of the file system; give a folder of its own (a new one "
+                          "is made)")
     _check_room(target, path, what)
     if not force:
         strangers = foreign_entries(target, ownership)

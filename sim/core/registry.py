@@ -16,6 +16,7 @@ from sim.core.errors import HistoryError, ScenarioError
 from sim.core.family import Family
 from sim.core.files import Source, read_toml
 from sim.core.history import invalid_lines
+from sim.core.reconcile import contradicted, reconcile
 from sim.core.schema import HistorySchema, validate
 from sim.core.values import shown
 from sim.core.workload import Workload, did_you_mean, parse_telemetry, resolve_workload
@@ -174,4 +175,7 @@ class Registry:
         problems = self.history_problems(history, family)
         if problems:
             raise invalid_lines(where, problems)
+        contradictions = reconcile(history, self.schema(family).facts)
+        if contradictions:
+            raise contradicted(where, history, contradictions)
         return family, family.check(history)

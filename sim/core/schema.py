@@ -39,6 +39,8 @@ class HistorySchema:
     values: Mapping[tuple[str, str], tuple[Any, ...]] = field(default_factory=dict)
     #: ``field -> function(value) -> what is wrong, or None``.
     shapes: Mapping[str, Callable[[Any], str | None]] = field(default_factory=dict)
+    #: What the events must agree on with each other (:mod:`sim.core.reconcile`); None: nothing.
+    facts: Any = None
 
     @classmethod
     def of(cls, family) -> "HistorySchema":

@@ -325,7 +325,7 @@ def section_rows(section: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             cell = section["metrics"][protocol][metric]
             if cell["value"] is None:
                 row.append("n/a")
-            elif cell["ci_low"] is None:
+            elif cell.get("ci_low") is None or cell.get("ci_high") is None:  # one run has no interval
                 row.append(f"{cell['value']:,.2f}")
             else:
                 row.append(f"{cell['value']:,.2f} [{cell['ci_low']:,.2f}, {cell['ci_high']:,.2f}]")

@@ -8,6 +8,7 @@ outcome ``faild`` would slip past ``unknown_as_failed``; ``renamed: [1]`` is no 
 from __future__ import annotations
 
 from sim.core.schema import HistorySchema, list_of_string_pairs, list_of_strings
+from sim.families.effects.reconcile import FACTS
 from sim.families.effects.state import DURABLE_EVENTS
 from sim.families.effects.workflow import EFFECT_CLASSES, RECONCILE_BY
 
@@ -50,4 +51,5 @@ SCHEMA = HistorySchema(
     },
     shapes={"renamed": list_of_string_pairs, "completed": list_of_strings, "read_versions": read_version_pairs,
             "inserted_before": list_of_string_pairs},
+    facts=FACTS,
 )

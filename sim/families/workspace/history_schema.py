@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sim.core.schema import ANY_EVENT, HistorySchema, list_of_strings, table_of_strings
 from sim.families.workspace.knobs import TABLE
+from sim.families.workspace.reconcile import FACTS
 from sim.families.workspace.scenario import EVENT_NAMES, HISTORY_ONLY_EVENTS, PREEMPT_POINTS
 
 #: Every verdict the model records: the executor's four, the client's drift check, the plan's overlap check,
@@ -35,4 +36,5 @@ SCHEMA = HistorySchema(
     },
     shapes={"hunks_before": table_of_strings, "expected_prior_hunks": table_of_strings,
             "patch_hunks": list_of_strings, "steps": list_of_strings},
+    facts=FACTS,
 )
