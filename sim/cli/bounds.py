@@ -55,6 +55,7 @@ def _number(value: float) -> str:
 
 
 def _bounds() -> dict[tuple[str, str], Bound]:
+    from sim.cli.certify import CERTIFY_DEPTH_MAX
     from sim.designs import SEEDS_LIMIT
     from sim.families.effects.workflow import MAX_TRANSITIONS
     from sim.real.conform import CONFORM_SHRINK_SECONDS_MAX
@@ -95,6 +96,9 @@ def _bounds() -> dict[tuple[str, str], Bound]:
         ("map", "--seeds"): Bound(0, SEEDS_LIMIT),
         ("map", "--workers"): workers,
         ("map", "--budget"): budget,
+        ("certify", "--max-events"): Bound(1, CERTIFY_DEPTH_MAX),
+        ("certify", "--budget"): budget,
+        ("serve", "--port"): Bound(0, 65535),
     }
 
 
