@@ -107,7 +107,7 @@ def test_the_command_line_table_json_and_exit_codes(cli, tmp_path):
 @pytest.mark.parametrize(("args", "needle"), [
     (["--engine", "temporl"], "unknown engine 'temporl'"),
     (["--engine", "temporal", "-p", "idempotency=maybe"], "idempotency"),
-    (["--engine", "temporal", "--max-events", "0"], "--max-events must be from 1"),
+    (["--engine", "temporal", "--max-events", "0"], "0 is out of range: from 1 to 12"),
 ])
 def test_bad_input_is_one_line_and_exit_4(cli, args, needle):
     done = cli("certify", "-w", WORKLOAD, *args)

@@ -2,7 +2,7 @@
 """Regression: Minimal order violating lost_update under step-dedupe, found by the review of seed-fuzz (seed 2).
 
 Kept the right way round: the first test holds once the design is fixed
-(it asserts that the advisor's fix step-dedupe,stamp_at=plan holds on the order); the second documents that the protocol under
+(it asserts that the advisor's fix step-dedupe,drift_check=reject holds on the order); the second documents that the protocol under
 review violates lost_update on this order.
 """
 
@@ -15,8 +15,8 @@ import sim
 SCENARIO = Path(__file__).with_name("seed_fuzz_step_dedupe_lost_update.toml")
 
 def test_seed_fuzz_step_dedupe_lost_update_holds():
-    """Under step-dedupe,stamp_at=plan the minimal order violates no safety invariant."""
-    result = sim.run_scenario(sim.load_scenario(SCENARIO), "step-dedupe,stamp_at=plan")
+    """Under step-dedupe,drift_check=reject the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "step-dedupe,drift_check=reject")
     assert result.violations == []
 
 
