@@ -27,6 +27,8 @@ SEED_START_MAX = 2 ** 62
 #: Tasks of the analytic exposure (arithmetic only) and simulated tasks of ``exposure --simulate``.
 EXPOSURE_TASKS_MAX = 10 ** 12
 EXPOSURE_SIMULATED_TASKS_MAX = 1_000_000
+#: The longest bound of ``certify --max-events`` (each event multiplies the states searched).
+CERTIFY_DEPTH_MAX = 12
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,6 @@ def _number(value: float) -> str:
 
 
 def _bounds() -> dict[tuple[str, str], Bound]:
-    from sim.cli.certify import CERTIFY_DEPTH_MAX
     from sim.designs import SEEDS_LIMIT
     from sim.families.effects.workflow import MAX_TRANSITIONS
     from sim.real.conform import CONFORM_SHRINK_SECONDS_MAX

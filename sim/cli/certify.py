@@ -9,10 +9,8 @@ from typing import Any, List, Optional
 import typer
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
+from sim.cli.bounds import CERTIFY_DEPTH_MAX
 from sim.core.errors import InputError
-
-#: The longest bound certify accepts (each event multiplies the states searched).
-CERTIFY_DEPTH_MAX = 12
 
 
 @app.command()
