@@ -176,14 +176,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         progress(f"{design.name}: exhaustive search of each protocol", 0, 1)
     proofs = protocol_proofs(family, workload, protocols, proof_bound(workload, bound), deadline)
     claims = settle(family, result.claims, matrix, sections, drawn_map, proofs)
-    rows = protocol_rows(result)
-    for protocol_row in rows:
-        searched = proofs.get(protocol_row["protocol"])
-        if searched is None:
-            continue
-        protocol_row["exhaustive"] = proof_row(searched)
-        if searched.minimal_orders and protocol_row["verdict"] != "violates safety":
-            protocol_row["verdict"] = "violates safety (exhaustive search; no sampled run)"
+    rows = _searched_rows(protocol_rows(result), proofs)
     certified = None
     if getattr(design, "engine", None) is not None and not deadline.expired():
         from sim.certify import CERTIFY_DEPTH_DEFAULT, certify
@@ -220,6 +213,18 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     row["contradictions"] = contradictions(row)
     row["not_covered"] += [f"CONTRADICTION in this review: {line}" for line in row["contradictions"]]
     return DesignReview(row, family, workload, examples, round(time.monotonic() - started, 1))
+
+
+def _searched_rows(rows: list[dict[str, Any]], proofs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each protocol's row with its exhaustive search; a violation only the search found is its verdict too."""
+    for protocol_row in rows:
+        searched = proofs.get(protocol_row["protocol"])
+        if searched is None:
+            continue
+        protocol_row["exhaustive"] = proof_row(searched)
+        if searched.minimal_orders and protocol_row["verdict"] != "violates safety":
+            protocol_row["verdict"] = "violates safety (exhaustive search; no sampled run)"
+    return rows
 
 
 def _distinct_protocols(design) -> None:

@@ -232,13 +232,13 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         error_console().print("fencesim: interrupted", markup=False)
         return EXIT_INTERRUPTED
-    _bound_integers(command)
     args = list(sys.argv[1:] if argv is None else argv)
     for stream in (sys.stdout, sys.stderr):  # a user's text may hold what the terminal cannot show
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     try:
         _user_families()
+        _bound_integers(command)  # after the user's families: the bounds read the registry
         code = command.main(args=args, prog_name="fencesim", standalone_mode=False)
     except InputError as error:
         error_console().print(f"fencesim: error: {_printable(cut(str(error), MAX_ERROR_CHARS))}", markup=False)

@@ -47,11 +47,9 @@ def conform(
     force: bool = typer.Option(False, "--force", help="Replace a --record file that is not a history, and write "
                                "into an --out folder that holds other files (a file of yours there is never "
                                "replaced)."),
-    runtime: Optional[str] = typer.Option(None, "--runtime",
-                                          help="Compare the effects family with a real durable runtime instead: "
-                                          "dbos, temporal, restate, or your worker's command line "
-                                          "(docs/real-runtimes.md); the cruel grid's cells, or --seeds N fuzzed "
-                                          "fault lists."),
+    runtime: Optional[str] = typer.Option(None, "--runtime", help="Compare the effects family with a real durable "
+                                          "runtime instead: dbos, temporal, restate, or your worker's command line "
+                                          "(docs/real-runtimes.md); the cruel grid's cells, or --seeds N fault lists."),
     cells: Optional[str] = typer.Option(None, "--cells", help="With --runtime: cruel (the default without "
                                         "--seeds): every cell of the cruel grid the runtime can express."),
     cell: Optional[List[str]] = typer.Option(None, "--cell", help="With --runtime: only this cell, written "

@@ -118,15 +118,7 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
                             "reference workers do not run them yet")
     verified = {f.transition for f in faults if f.fault == "postcondition_fails"}
     transitions = [dict(t, postcondition=True) if t["name"] in verified else t for t in transitions]
-    if command is None:
-        if runtime not in ("dbos", "temporal", "restate"):
-            raise ValueError(f"no reference worker for runtime {runtime!r}; give command=")
-        if runtime == "restate":
-            from sim.real.runtimes.restate_server import restate_command
-
-            command = restate_command()
-        else:
-            command = dbos_command() if runtime == "dbos" else temporal_command()
+    command = command if command is not None else _reference_command(runtime)
     name = workflow if isinstance(workflow, str) else getattr(workflow, "name", "custom")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fencesim-effects-") as tmp:
@@ -154,6 +146,17 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     return RealEffectsRun(history, time.monotonic() - started, run.kills, run.freezes, sorted(run.workers), runtime,
                           faults[0] if faults else None, {"label": label, **knobs}, log, objects, faults,
                           choreography.struck_count)
+
+
+def _reference_command(runtime: str) -> list[str]:
+    """The command line of the reference worker of a runtime (DBOS, Temporal or Restate)."""
+    if runtime not in ("dbos", "temporal", "restate"):
+        raise ValueError(f"no reference worker for runtime {runtime!r}; give command=")
+    if runtime == "restate":
+        from sim.real.runtimes.restate_server import restate_command
+
+        return restate_command()
+    return dbos_command() if runtime == "dbos" else temporal_command()
 
 
 def _timeout_class_default_s() -> float | None:
