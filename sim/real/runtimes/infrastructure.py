@@ -25,7 +25,8 @@ def check(run: Any) -> None:
         raise HarnessError(f"the external system stopped answering{run.external.exit_note()}")
     server = run.runtime_server
     if server is not None and server.gone():
-        raise HarnessError(f"the runtime's server (Temporal's dev server) stopped answering{server.exit_note()}")
+        raise HarnessError(f"the runtime's server ({getattr(server, 'title', 'its server')}) stopped answering"
+                           f"{server.exit_note()}")
 
 
 def worker_ended(run: Any, source: str) -> None:

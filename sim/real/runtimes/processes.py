@@ -277,6 +277,8 @@ _PROBES: dict[str, str | None] = {}
 class TemporalServer:
     """A Temporal dev server on SQLite in the run's folder (``temporal server start-dev``), offline."""
 
+    title = "Temporal's dev server"
+
     def __init__(self, root: Path, inbox: Inbox | None = None):
         self.root, self.inbox = root, inbox
         self.process: subprocess.Popen | None = None

@@ -76,6 +76,8 @@ def _free_ports(count: int) -> list[int]:
 class RestateServer:
     """One Restate server in the run's folder, on loopback ports; the workers' deployment address with it."""
 
+    title = "the Restate server"
+
     def __init__(self, root: Path):
         self.root = root
         self.process: subprocess.Popen | None = None
@@ -86,6 +88,14 @@ class RestateServer:
         """What every worker's ``start`` request carries: the ingress and admin URLs, the deployment's port."""
         ingress, admin, _node, worker = self.ports
         return {"ingress": f"http://127.0.0.1:{ingress}", "admin": f"http://127.0.0.1:{admin}", "port": worker}
+
+    def gone(self) -> bool:
+        """Whether the server's process has ended (the harness then cannot judge the run)."""
+        return self.process is not None and self.process.poll() is not None
+
+    def exit_note(self) -> str:
+        code = None if self.process is None else self.process.poll()
+        return "" if code is None else f"; its process exited with status {code}"
 
     def start(self) -> None:
         from sim.real.runtimes.processes import RealEffectsError, _die_with_parent
