@@ -39,7 +39,7 @@ def test_the_socket_is_bound_to_loopback_only():
 
 @pytest.mark.slow  # a subprocess each
 @pytest.mark.parametrize("args, words", [
-    (["--port", "70000"], "--port must be from 0 to 65535"),
+    (["--port", "70000"], "'--port': 70,000 is out of range: from 0 to 65,535"),
     (["--scenario", "no/such/file.toml"], "no/such/file.toml"),
     (["--design", "scenarios/designs/three-files.toml", "--workload", "tiny"], "not both"),
     (["--review", "scenarios/seed"], "no counterexamples/*.toml"),
