@@ -274,7 +274,32 @@ def _probe(name: str) -> str | None:
 _PROBES: dict[str, str | None] = {}
 
 
-class TemporalServer:
+class ServerProcess:
+    """A runtime's server process the harness starts for a run: whether it is gone, how it ended, its stop."""
+
+    title = "the runtime's server"
+    process: subprocess.Popen | None = None
+
+    def gone(self) -> bool:
+        """Whether the server's process has ended (the harness then cannot judge the run)."""
+        return self.process is not None and self.process.poll() is not None
+
+    def exit_note(self) -> str:
+        code = None if self.process is None else self.process.poll()
+        return "" if code is None else f"; its process exited with status {code}"
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+
+
+class TemporalServer(ServerProcess):
     """A Temporal dev server on SQLite in the run's folder (``temporal server start-dev``), offline."""
 
     title = "Temporal's dev server"
@@ -313,22 +338,6 @@ class TemporalServer:
         if self.inbox is not None:
             self.inbox.items.put(("runtime-server", None))
 
-    def gone(self) -> bool:
-        return self.process is not None and self.process.poll() is not None
-
-    def exit_note(self) -> str:
-        code = None if self.process is None else self.process.poll()
-        return "" if code is None else f"; its process exited with status {code}"
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=STOP_TIMEOUT_S)
 
 
 def _free_ports(count: int) -> list[int]:

@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from sim.real.runtimes.cells import NotApplicable
+from sim.real.runtimes.processes import ServerProcess, _free_ports
 
 #: The npm package and version ``make restate`` installs.
 RESTATE_SERVER_PACKAGE = "@restatedev/restate-server@1.7.12"
@@ -27,8 +28,6 @@ LOCAL_FOLDER = Path(__file__).resolve().parents[3] / ".restate"
 SERVER_VARIABLE = "FENCESIM_RESTATE_SERVER"
 #: Seconds the server may take to answer its health check.
 STARTUP_LIMIT_S = 60.0
-#: Seconds ``stop`` gives the server to exit before it is killed.
-STOP_LIMIT_S = 10.0
 INSTALL = "make restate (npm) and pip install -e '.[restate]'"
 
 
@@ -62,18 +61,7 @@ def restate_command() -> list[str]:
     return [sys.executable, "-I", str(Path(__file__).resolve().with_name("restate_worker.py"))]
 
 
-def _free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-class RestateServer:
+class RestateServer(ServerProcess):
     """One Restate server in the run's folder, on loopback ports; the workers' deployment address with it."""
 
     title = "the Restate server"
@@ -88,14 +76,6 @@ class RestateServer:
         """What every worker's ``start`` request carries: the ingress and admin URLs, the deployment's port."""
         ingress, admin, _node, worker = self.ports
         return {"ingress": f"http://127.0.0.1:{ingress}", "admin": f"http://127.0.0.1:{admin}", "port": worker}
-
-    def gone(self) -> bool:
-        """Whether the server's process has ended (the harness then cannot judge the run)."""
-        return self.process is not None and self.process.poll() is not None
-
-    def exit_note(self) -> str:
-        code = None if self.process is None else self.process.poll()
-        return "" if code is None else f"; its process exited with status {code}"
 
     def start(self) -> None:
         from sim.real.runtimes.processes import RealEffectsError, _die_with_parent
@@ -130,12 +110,3 @@ class RestateServer:
                 time.sleep(0.1)
         raise RealEffectsError(f"the Restate server did not answer its health check in {STARTUP_LIMIT_S:.0f} s")
 
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=STOP_LIMIT_S)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=STOP_LIMIT_S)
