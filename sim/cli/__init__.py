@@ -4,6 +4,7 @@ registers every command."""
 from sim.cli import (
     certify,  # noqa: F401
     conform,  # noqa: F401
+    diff,  # noqa: F401
     effects,  # noqa: F401
     explore,  # noqa: F401
     fuzz,  # noqa: F401

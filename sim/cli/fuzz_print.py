@@ -104,7 +104,7 @@ def _print_example(console, example: dict, availability: str) -> None:
     status = {"known": " [known: in the baseline]", "new": " [NEW]"}.get(example.get("baseline") or "", "")
     kind = "minimal order" if shrink["one_minimal"] else "order"
     count = len(example["events"])
-    console.print(f"\n{example['invariant']} under {example['protocol']}{status}: {kind} of "
+    console.print(f"\n{example.get('finding', example['invariant'])} under {example['protocol']}{status}: {kind} of "
                   f"{count} event{'' if count == 1 else 's'} (from {example['original_events']}; {proof}):",
                   markup=False)
     console.print("  " + (" ; ".join(example["events"]) or "(no fault needed)"), markup=False)

@@ -23,10 +23,11 @@ from typing import Any
 
 from sim.core.errors import FencesimError, InputError
 from sim.core.files import read_text, strict_json
+from sim.core.findings import finding_id
 from sim.core.values import shown
 
 STATE_FILE = "sweep-state.json"
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 #: Largest count a tally may hold (far beyond any sweep: ten million seeds of ten thousand events).
 MAX_COUNT = 10**15
 SECTIONS = ("format", "arguments", "outputs", "settings", "budget", "sweep")
@@ -35,10 +36,10 @@ ARGUMENTS = ("workload", "protocols", "seeds", "seed_start", "advise", "workload
 OUTPUTS = ("baseline", "junit", "write_baseline", "check_determinism", "force", "json")
 SETTINGS = ("workers", "backend", "scheduler")
 SWEEP = ("next_chunk", "seeds_done", "tallies", "found", "saturation")
-TALLY = ("invariants", "availability", "runs", "violating_runs", "by_invariant", "counted", "measures", "events",
-         "coverage", "ledger")
+TALLY = ("invariants", "availability", "runs", "violating_runs", "by_invariant", "by_finding", "counted", "measures",
+         "events", "coverage", "ledger")
 COVERAGE = ("goals", "reached", "kinds", "skips", "sketch")
-FOUND = ("protocol", "invariant", "run", "seed", "order")
+FOUND = ("protocol", "invariant", "where", "run", "seed", "order")
 
 
 class _Bad(Exception):
@@ -187,6 +188,11 @@ def _check_tally(tally: Any, name: str, done: int) -> None:
     counts = [_int(v, f"{name}.by_invariant[{k!r}]", 0, violating) for k, v in by_invariant.items()]
     if violating and sum(counts) < violating:
         raise _Bad(f"{name}: {violating} violating runs, but only {sum(counts)} violations counted")
+    by_finding = tally["by_finding"]
+    if not isinstance(by_finding, dict) or len(by_finding) > 100_000:
+        raise _Bad(f"{name}.by_finding must be an object of counts per finding")
+    for key, value in by_finding.items():
+        _int(value, f"{name}.by_finding[{key!r}]", 1, violating)
     counted = tally["counted"]
     if not isinstance(counted, dict) or sorted(counted) != sorted(tally["availability"]):
         raise _Bad(f"{name}.counted must count each of its availability findings")
@@ -253,6 +259,8 @@ def _check_found(item: Any, name: str, arguments: dict, done: int) -> None:
     if item["protocol"] not in arguments["protocols"]:
         raise _Bad(f"{name}.protocol {_shown(item['protocol'])} is not one of the sweep's protocols")
     _text(item["invariant"], f"{name}.invariant")
+    if not isinstance(item["where"], str) or len(item["where"]) > 1000:
+        raise _Bad(f"{name}.where must be a string (where the violation happens, or empty)")
     run = _int(item["run"], f"{name}.run", 0, max(0, done - 1))
     if done == 0:
         raise _Bad(f"{name}: a violation found before any seed ran")
@@ -350,15 +358,16 @@ def _check_meaning(data: dict, family, workload) -> None:
         _check_progress(tally, label, family, workload, data["arguments"]["seed_start"])
         if tally["events"] > tally["runs"] * max(1, workload.max_events):
             raise _Bad(f"sweep.tallies[{label!r}].events exceeds {workload.max_events} events per run")
-    pairs = set()
+    pairs, findings = set(), set()
     for position, item in enumerate(sweep["found"]):
-        key = (item["protocol"], item["invariant"])
+        finding = finding_id(item["invariant"], item["where"])
         if item["invariant"] not in family.safety_invariants:
             raise _Bad(f"sweep.found[{position}].invariant {item['invariant']!r} is not an invariant of the "
                        f"{family.name} family")
-        if key in pairs:
-            raise _Bad(f"sweep.found names {item['invariant']} under {item['protocol']} twice")
-        pairs.add(key)
+        if (item["protocol"], finding) in findings:
+            raise _Bad(f"sweep.found names {finding} under {item['protocol']} twice")
+        findings.add((item["protocol"], finding))
+        pairs.add((item["protocol"], item["invariant"]))
         if len(item["order"]) > workload.max_events:
             raise _Bad(f"sweep.found[{position}].order is longer than the workload's max_events")
         try:
@@ -368,10 +377,13 @@ def _check_meaning(data: dict, family, workload) -> None:
         from sim.search.oracle import evaluate
 
         protocol = family.parse_protocol(item["protocol"])
-        if item["invariant"] not in evaluate(family, workload.base, protocol, order, (item["invariant"],)).violated:
-            raise _Bad(f"sweep.found[{position}].order does not violate {item['invariant']} under "
-                       f"{item['protocol']}")
+        if finding not in evaluate(family, workload.base, protocol, order, (item["invariant"],)).findings:
+            raise _Bad(f"sweep.found[{position}].order does not show {finding} under {item['protocol']}")
     for label, tally in sweep["tallies"].items():
+        for finding, count in tally["by_finding"].items():
+            if (label, finding) not in findings:
+                raise _Bad(f"sweep.tallies[{label!r}] counts {count} runs showing {finding}, but sweep.found "
+                           "has no order for it")
         for invariant, count in tally["by_invariant"].items():
             if bool(count) != ((label, invariant) in pairs):
                 raise _Bad(f"sweep.tallies[{label!r}] counts {count} runs violating {invariant}, but sweep.found "

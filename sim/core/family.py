@@ -287,6 +287,16 @@ class Model(abc.ABC):
         """How many events of an order are faults (default: every event, as in a fault list)."""
         return len(order)
 
+    def where(self, scenario: Any, violation: Any) -> str:
+        """Where a violation happens, the second half of its finding (:mod:`sim.core.findings`): default the
+        step or transition it names ("" when it names none, so a finding is its invariant alone)."""
+        return violation.step or ""
+
+    def actor(self, event: Any) -> str:
+        """Who makes an input event happen (the planner, the network, a human...): the lane it is drawn in, and
+        what the exported order keeps together (fewest changes of actor).  Default: one actor for all."""
+        return "world"
+
 
 class Codec(abc.ABC):
     """Files: scenarios, workloads, events as text, exported counterexamples, recorded histories.

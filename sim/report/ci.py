@@ -1,9 +1,10 @@
 """CI outputs of a fuzz run: JUnit XML and the GitHub job summary (Markdown).
 
 JUnit: one test suite per protocol, with properties (seed range, workload,
-family, protocol, commit, fencesim version); one test case per invariant
-(failing only for a violation not in the baseline; a known one passes with
-a note) and one for liveness (the share of work done; it fails when the
+family, protocol, commit, fencesim version); one test case per finding
+(invariant @ where; an invariant nothing broke is one passing case), failing
+only for a finding not in the baseline (a known one passes with a note),
+and one for liveness (the share of work done; it fails when the
 protocol applies nothing).  Every test case carries its time: the shrink
 and advice of its counterexample, or the protocol's share of the sweep.
 """
@@ -39,12 +40,32 @@ def _property(name: str, value) -> str:
     return f'      <property name={quoteattr(name)} value={quoteattr(str(value))}/>'
 
 
+def _finding_case(cases: list[str], classname: str, example: dict, tally: dict, timings: dict) -> int:
+    """The test case of one finding; 1 when it fails (a finding not known to the baseline)."""
+    finding = example.get("finding", example["invariant"])
+    seconds = timings.get((example["protocol"], finding), 0.0)
+    case = f'    <testcase classname={classname} name={quoteattr(finding)} time="{seconds:.3f}"'
+    runs = tally.get("violating_runs_by_finding", {}).get(finding,
+                                                          tally["violating_runs_by_invariant"][example["invariant"]])
+    body = "\n".join(example["events"]) + f"\n\nreplay: {example['replay']}"
+    if example.get("baseline") == "known":
+        cases.append(case + f">\n      <system-out>{escape('known violation (in the baseline): ' + body)}"
+                     "</system-out>\n    </testcase>")
+        return 0
+    message = f"{finding} violated in {runs} of {tally['runs']} run(s)"
+    cases.append(case + f">\n      <failure message={quoteattr(message)}>{escape(body)}</failure>\n"
+                 "    </testcase>")
+    return 1
+
+
 def junit_xml(document: dict, timings: dict | None = None) -> str:
     """The JUnit XML of a fuzz document (see the module docstring); ``timings`` from
     :func:`sim.report.fuzz.timings`."""
     meta = document.get("meta", {})
     timings = timings or {}
-    found = {(c["protocol"], c["invariant"]): c for c in document["counterexamples"]}
+    found: dict[tuple[str, str], list[dict]] = {}
+    for c in document["counterexamples"]:
+        found.setdefault((c["protocol"], c["invariant"]), []).append(c)
     protocols = list(document["by_protocol"])
     sweep_share = timings.get("sweep", 0.0) / max(1, len(protocols))
     suites, tests_total, failures_total = [], 0, 0
@@ -55,23 +76,14 @@ def junit_xml(document: dict, timings: dict | None = None) -> str:
         cases, failures = [], 0
         classname = quoteattr(f"fencesim.fuzz.{document['workload']}.{protocol}")
         for invariant in document["invariants"]:
-            example = found.get((protocol, invariant))
-            seconds = timings.get((protocol, invariant), 0.0)
-            case = f'    <testcase classname={classname} name={quoteattr(invariant)} time="{seconds:.3f}"'
-            if example is None:
-                cases.append(case + "/>")
+            examples = found.get((protocol, invariant))
+            if not examples:
+                cases.append(f'    <testcase classname={classname} name={quoteattr(invariant)} time="0.000"/>')
                 continue
-            runs = tally["violating_runs_by_invariant"][invariant]
-            body = "\n".join(example["events"]) + f"\n\nreplay: {example['replay']}"
-            if example.get("baseline") == "known":
-                cases.append(case + f">\n      <system-out>{escape('known violation (in the baseline): ' + body)}"
-                             "</system-out>\n    </testcase>")
-                continue
-            failures += 1
-            message = f"{invariant} violated in {runs} of {tally['runs']} run(s)"
-            cases.append(case + f">\n      <failure message={quoteattr(message)}>{escape(body)}</failure>\n"
-                         "    </testcase>")
+            for example in examples:  # one test case per finding (invariant @ where)
+                failures += _finding_case(cases, classname, example, tally, timings)
         progress = tally.get("progress")
+
         case = f'    <testcase classname={classname} name="liveness" time="{sweep_share:.3f}"'
         if progress and tally.get("applies_nothing"):
             failures += 1
@@ -171,7 +183,7 @@ def markdown_summary(document: dict) -> str:
             lines += ["", "</details>"]
     for example in document["counterexamples"]:
         status = f" ({example['baseline']})" if "baseline" in example else ""
-        lines += ["", f"**{example['invariant']}** under `{example['protocol']}`{status} "
+        lines += ["", f"**{example.get('finding', example['invariant'])}** under `{example['protocol']}`{status} "
                   f"({_events(len(example['events']))}): `{' ; '.join(example['events'])}`",
                   f"replay: `{example['replay']}`"]
     return "\n".join(lines) + "\n"

@@ -71,8 +71,10 @@ def file_stem(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name).strip("_").lower()
 
 
-def counterexample_name(workload: str, protocol: str, invariant: str) -> str:
-    return f"{slug(workload)}__{slug(protocol)}__{invariant}"
+def counterexample_name(workload: str, protocol: str, invariant: str, where: str = "") -> str:
+    """The file name (no suffix) of a finding's counterexample: where it happens is part of it, so two
+    findings of one invariant are two files."""
+    return f"{slug(workload)}__{slug(protocol)}__{invariant}" + (f"__{slug(where)}" if where else "")
 
 
 def scenario_toml(family: Family, scenario: Any) -> str:

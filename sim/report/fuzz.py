@@ -19,10 +19,10 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
     examples = []
     for example in result.counterexamples:
         label, invariant = example.protocol.label, example.invariant
-        name = counterexample_name(workload.name, label, invariant)
+        name = counterexample_name(workload.name, label, invariant, example.where)
         meta = {"name": name, "invariant": invariant, "workload": workload.name, "commit": commit,
                 "minimal": True, "seed": example.seed,
-                "description": (f"Minimal order violating {invariant} under {label}, found by fuzzing workload "
+                "description": (f"Minimal order violating {example.finding} under {label}, found by fuzzing workload "
                                 f"{workload.name} (seed {example.seed}).")}
         scenario = family.counterexample(workload, example.protocol, invariant, example.events, meta)
         replay = family.replay(scenario, example.protocol)
@@ -32,12 +32,15 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
         paths = export(family, scenario, replay.history, out, marked, fix)
         shrunk = example.shrunk
         entry = {
-            "protocol": label, "invariant": invariant, "events": [str(e) for e in example.events],
+            "protocol": label, "invariant": invariant, "where": example.where, "finding": example.finding,
+            "events": [str(e) for e in example.events],
+            "actors": [family.actor(e) for e in example.events],
             "file": shown_path(paths.scenario), "timeline": shown_path(paths.timeline),
             "pytest": shown_path(paths.pytest),
             "seed": example.seed, "run": example.run, "original_events": shrunk.original_length,
             "shrink": {"replays": shrunk.replays, "end": shrunk.reason, "one_minimal": shrunk.one_minimal,
-                       "shortest_proved": shrunk.shortest_proved},
+                       "shortest_proved": shrunk.shortest_proved, "actor_switches": shrunk.switches,
+                       "fewest_switches": shrunk.fewest_switches},
             "violating_events": marked,
             "replay": f"fencesim run {shlex.quote(shown_path(paths.scenario))}",
         }
@@ -118,5 +121,5 @@ def timings(result: FuzzResult) -> dict[Any, float]:
     same bytes for the same inputs): ``"sweep"`` and each (protocol, invariant)'s shrink and advice."""
     out: dict[Any, float] = {"sweep": result.sweep_seconds}
     for example in result.counterexamples:
-        out[(example.protocol.label, example.invariant)] = example.seconds
+        out[(example.protocol.label, example.finding)] = example.seconds
     return out

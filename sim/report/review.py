@@ -156,7 +156,7 @@ def counterexample_rows(result: FuzzResult, design_name: str) -> list[ReviewedCo
     family, workload = result.family, result.workload
     out = []
     for example in result.counterexamples:
-        name = counterexample_name(design_name, example.protocol.label, example.invariant)
+        name = counterexample_name(design_name, example.protocol.label, example.invariant, example.where)
         replay = family.replay(workload.base, example.protocol, example.events)
         report = family.check(replay.history, (example.invariant,))
         marked = sorted({v.event_index for v in report.safety_violations if v.event_index is not None})

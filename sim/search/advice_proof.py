@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from sim.core.family import Family
+from sim.core.findings import invariant_of
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
@@ -52,16 +53,29 @@ def prove(family: Family, workload: Workload, protocol: Protocol, invariant: str
     """Search every order of at most ``max_events`` events under ``protocol`` for ``invariant`` (the module
     doc says what each status means; ``max_states``: default :func:`proof_states`); JSON values only."""
     from sim.search.exhaustive import explore
+    from sim.search.oracle import evaluate
 
     if max_states is None:
         max_states = proof_states(family, workload, protocol)
-    result = explore(family, workload, protocol, max_events, max_states=max_states, only=invariant,
-                     deadline=deadline)
+    target, whole = invariant, invariant_of(invariant)  # an invariant, or one finding of it
+    result = explore(family, workload, protocol, max_events, max_states=max_states, only=target,
+                     deadline=deadline, findings=target != whole)
     proof: dict[str, Any] = {"max_events": max_events, "distinct_states": result.distinct_states}
-    if invariant in result.minimal_orders:
-        order = result.minimal_orders[invariant][0]
-        proof.update(status="disproved", shortest_events=result.shortest[invariant],
-                     order=[str(event) for event in order], within_events=result.shortest[invariant] - 1)
+    orders = result.minimal_orders.get(target)
+    if orders is None and target != whole and whole in result.minimal_orders:
+        # searched by the machine's state predicates, which say which invariant, not where: replay its orders
+        orders = [o for o in result.minimal_orders[whole]
+                  if target in evaluate(family, workload.base, protocol, o, (whole,)).findings] or None
+        if orders is None:
+            depth = result.shortest[whole]
+            proof.update(status="unproved", within_events=depth - 1,
+                         stopped=f"a violation of {whole} elsewhere at {depth} events, which hides this finding "
+                                 "from a search of the states")
+            return proof
+    if orders:
+        depth = len(orders[0])
+        proof.update(status="disproved", shortest_events=depth, order=[str(event) for event in orders[0]],
+                     within_events=depth - 1)
     elif result.complete:
         proof.update(status="proved", within_events=max_events, exhausted=result.exhausted)
     else:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from sim.core.family import Family
+from sim.core.findings import invariant_of, split
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.advice_proof import dominated, proof_bound, prove
@@ -63,7 +64,7 @@ ADVISOR_LIMIT_NAME = "the advisor's work limit"
 @dataclass
 class Advice:
     protocol: str
-    invariant: str
+    invariant: str  # the finding's invariant; ``where`` says where (sim.core.findings)
     events: list[str]
     changes_needed: int | None  # knobs changed by the recommendation (None: nothing found)
     removed_by: list[str]  # every candidate at that size under which the counterexample is clean
@@ -98,6 +99,8 @@ class Advice:
     runner_up: dict | None = None
     #: Knobs the design set away from their defaults: the candidates keep them (never dropped or weakened).
     kept: dict[str, Any] = field(default_factory=dict)
+    #: Where the finding advised on happens ("" for an invariant as a whole): its runs are the ones counted.
+    where: str = ""
 
     def to_json(self) -> dict:
         out = dict(self.__dict__)
@@ -205,7 +208,8 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
     seeds = sample_seeds if seeds is None else seeds
     tallies = tallies or Tallies(family, workload, seed_start, seeds, workers)
     limit = WorkLimit(max_work, ADVISOR_LIMIT_NAME, deadline)
-    advice = Advice(protocol.label, invariant, [str(e) for e in events], None, [], None,
+    whole, where = split(invariant)
+    advice = Advice(protocol.label, whole, [str(e) for e in events], None, [], None, where=where,
                     sample_seeds=min(sample_seeds, seeds), seed_start=seed_start, seeds=seeds,
                     kept={k.name: k.show(protocol.knobs[k.name]) for k in protocol.table.knobs
                           if protocol.knobs[k.name] != k.default})
@@ -234,7 +238,7 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
     if partial is not None and not _applies_nothing(partial[2]):  # applying nothing improves nothing
         _recommend(advice, partial[0], partial[1], partial[2], None)
     elif not advice.stopped:
-        advice.beyond_protocol = _beyond_protocol(family, workload, protocol, invariant, events)
+        advice.beyond_protocol = _beyond_protocol(family, workload, protocol, whole, events)
     return advice
 
 
@@ -294,6 +298,13 @@ def _verdict(entry: dict) -> str:
     return "fix" if status == "proved" else "not proved"
 
 
+def runs_showing(tally: Any, target: str) -> int:
+    """Runs of a tally violating ``target``: an invariant, or one finding of it (``"invariant @ where"``)."""
+    if invariant_of(target) == target:
+        return tally.by_invariant[target]
+    return tally.by_finding.get(target, 0)
+
+
 def _beyond_protocol(family, workload, protocol, invariant, events) -> str | None:
     """The family's word on a counterexample no change of knobs removes (None: it has none)."""
     hook = getattr(family, "beyond_protocol", None)
@@ -325,7 +336,7 @@ def _price(family, protocol, invariant, clean, tallies, sample, limit, advice) -
     if before.runs < sample:
         advice.stopped = limit.name
     advice.sample_seeds = before.runs
-    advice.sample_runs_violating_it_before = before.by_invariant[invariant]
+    advice.sample_runs_violating_it_before = runs_showing(before, invariant)
     priced: list[dict[str, Any]] = []
     for candidate in clean[:ADVISOR_CANDIDATES_PRICED]:
         if priced and limit.expired():
@@ -365,17 +376,22 @@ def _measured(family, candidate, protocol, invariant, tally, before) -> dict:
     safe = family.safe_progress_share(tally.measures)
     runs = max(1, tally.runs)
     scale = runs / max(1, before.runs)  # the protocol as given, on as many seeds
-    new = sum(max(0.0, n - before.by_invariant[name] * scale) for name, n in tally.by_invariant.items()
-              if name != invariant)
+    if invariant_of(invariant) == invariant:
+        new = sum(max(0.0, n - before.by_invariant[name] * scale) for name, n in tally.by_invariant.items()
+                  if name != invariant)
+    else:  # a finding: the other findings, of any invariant, are what else the candidate breaks
+        new = sum(max(0.0, n - before.by_finding.get(name, 0) * scale) for name, n in tally.by_finding.items()
+                  if name != invariant)
+    it = runs_showing(tally, invariant)
     return {
         "protocol": candidate.label, "changes": candidate.changes_from(protocol), "sample_seeds": tally.runs,
         "availability_per_run": round(sum(tally.counted.values()) / runs, 4),
         "progress_share": None if progress is None else round(progress, 4),
         "safe_progress_share": None if safe is None else round(safe, 4),
         "sample_violating_runs": tally.violating_runs,
-        "sample_runs_violating_it": tally.by_invariant[invariant],
+        "sample_runs_violating_it": it,
         "sample_new_violations": round(new), "applies_nothing": tally.applies_nothing(family),
-        "_share_it": tally.by_invariant[invariant] / runs, "_share_new": new / runs,
+        "_share_it": it / runs, "_share_new": new / runs,
     }
 
 
@@ -406,8 +422,8 @@ def _verify(family, protocol, invariant, priced, tallies, limit, advice, bound) 
             before = None  # the limit stopped it short: no count of the same seeds to compare with
         entry["_full"] = _measured(family, entry["_protocol"], protocol, invariant, tally,
                                    before or tallies.get(protocol, advice.sample_seeds, limit))
-        entry.update(runs_violating_it=tally.by_invariant[invariant], verified_seeds=tally.runs,
-                     runs_violating_it_before=None if before is None else before.by_invariant[invariant],
+        entry.update(runs_violating_it=runs_showing(tally, invariant), verified_seeds=tally.runs,
+                     runs_violating_it_before=None if before is None else runs_showing(before, invariant),
                      violating_runs=tally.violating_runs)
         if tally.runs < tallies.seeds:
             advice.stopped = limit.name

@@ -129,7 +129,8 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
             alphabet: Sequence[Any] | None = None, deadline: Deadline = NO_DEADLINE, workers: int = 1,
             progress: Callable[[int, int, int], None] | None = None, accelerate: bool = True,
             symmetry: bool = False, reduce: bool = False, memory_limit: int | None = None,
-            exact: bool = False, sleep: bool = True, prefix: Sequence[Any] = ()) -> ExhaustiveResult:
+            exact: bool = False, sleep: bool = True, prefix: Sequence[Any] = (),
+            findings: bool = False) -> ExhaustiveResult:
     """Search every state reachable in at most ``max_events`` events (None: until exhausted), breadth first.
 
     ``only`` stops after the first depth where that invariant is violated (the shrinker proves a
@@ -143,7 +144,9 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     machine's); ``exact`` keeps the states' keys in the visited set instead of fingerprints; ``sleep=False``
     tries every event in every state (states generated are then counted as TLC counts them).  ``prefix``
     starts the search in the state after those events (an event of it that cannot happen has no effect):
-    depths, shortest lengths and the orders returned count the events after it.
+    depths, shortest lengths and the orders returned count the events after it.  ``findings`` names what is
+    violated by finding (``invariant @ where``, :mod:`sim.core.findings`) where the checks say where (not in a
+    search of the machine's own state predicates): ``only`` may then be a finding.
     """
     if max_events is not None and not 1 <= max_events <= EXHAUSTIVE_DEPTH_MAX:
         raise InputError(f"--max-events must be between 1 and {EXHAUSTIVE_DEPTH_MAX}, got {max_events}")
@@ -152,7 +155,7 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     events = list(family.alphabet(workload) if alphabet is None else alphabet)
     declared = family.symmetry(workload) if symmetry else None
     expansion = Expansion(family, workload, protocol, events, accelerate,
-                          declared.canonical if declared is not None else None, tuple(prefix))
+                          declared.canonical if declared is not None else None, tuple(prefix), findings)
     result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants, fingerprints=not exact)
     result.symmetry = declared.parts if declared is not None else None
     result.reduced = reduce and expansion.machine is not None

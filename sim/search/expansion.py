@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from sim.core.family import Family
+from sim.core.findings import finding_id
 from sim.core.history import Event, plain_time
 from sim.core.knobs import Protocol
 from sim.core.machine import Machine
@@ -43,7 +44,7 @@ class Expansion:
     """What expanding an entry needs, for one (family, workload, protocol) (sent once to each worker)."""
 
     def __init__(self, family: Family, workload: Workload, protocol: Protocol, events: list, accelerate: bool,
-                 canonical: Callable[[Any], Any] | None, prefix: tuple = ()):
+                 canonical: Callable[[Any], Any] | None, prefix: tuple = (), findings: bool = False):
         self.family, self.workload, self.protocol, self.events = family, workload, protocol, events
         self.canonical = canonical
         safety = [spec for spec in family.checks if spec.safety]
@@ -57,6 +58,9 @@ class Expansion:
         else:
             self.mode, machine = "replay", None
         self.machine = machine
+        #: Violations are named by finding (``invariant @ where``), not invariant: except where the invariants
+        #: are the states' own predicates, which say whether, not where.
+        self.by_finding = findings and self.mode != "states"
         self.folds = [f for f in folds if f is not None] if self.mode == "folds" else []
         self.readers = _Readers(self.folds)
         self.resolved = [(a, *machine.resolve(a)) for a in events] if machine is not None else []
@@ -76,8 +80,7 @@ class Expansion:
             if not self.prefix:
                 return (), NONE_FOUND
             replay = self.family.replay(self.workload.base, self.protocol, self.prefix)
-            violated = frozenset(v.invariant for v in self.family.check(replay.history).safety_violations)
-            return replay.valid_order(), violated
+            return replay.valid_order(), self.names(self.family.check(replay.history).safety_violations)
         machine = self.machine
         assert machine is not None
         state = machine.initial()
@@ -99,12 +102,19 @@ class Expansion:
                 for slot, invariant, feed in self.readers[event_name]:
                     fed[slot], violations = feed(fed[slot], event)
                     if violations:
-                        found = found | {invariant}
+                        found = found | (self.names(violations) if self.by_finding else {invariant})
             carries = tuple(fed)
         return (state, carries, length), found
 
     def root(self) -> Any:
         return self._root
+
+    def names(self, violations: Any) -> frozenset[str]:
+        """The names the search gives violations: their invariants, or their findings (``by_finding``)."""
+        if not self.by_finding:
+            return frozenset(v.invariant for v in violations)
+        where, scenario = self.family.where, self.workload.base
+        return frozenset(finding_id(v.invariant, where(scenario, v)) for v in violations)
 
     def root_found(self) -> frozenset[str]:
         return self._root_found
@@ -194,7 +204,11 @@ class Expansion:
                 fed = list(fed)
                 for slot, invariant, feed in readers:
                     fed[slot], violations = feed(fed[slot], event)
-                    if violations and invariant not in shown:
+                    if not violations:
+                        continue
+                    if self.by_finding:
+                        shown = shown | self.names(violations)
+                    elif invariant not in shown:
                         shown = shown | {invariant}
             out.append((position, shown, key_of(machine.key(after)), (after, tuple(fed), index), visible))
         return out, slept
@@ -209,7 +223,7 @@ class Expansion:
             replay = family.replay(base, protocol, order + (action,))
             if replay.last_skipped:
                 continue
-            violated = frozenset(v.invariant for v in family.check(replay.history).safety_violations)
+            violated = self.names(family.check(replay.history).safety_violations)
             out.append((position, violated, self.key(family.state_key(replay)), order + (action,), True))
         return out, slept
 

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from sim.core.checks import CheckReport
 from sim.core.family import Family, Replay
+from sim.core.findings import SEPARATOR, findings_of, invariant_of
 from sim.core.knobs import Protocol
 from sim.search.budget import NO_DEADLINE, Deadline
 
@@ -23,6 +24,7 @@ class Evaluation:
     replay: Replay
     report: CheckReport
     violated: tuple[str, ...]  # safety invariants violated, in check order
+    findings: tuple[str, ...] = ()  # the findings (invariant @ where, sim.core.findings) they show, first shown first
 
     @property
     def valid_order(self) -> tuple[Any, ...]:
@@ -35,11 +37,12 @@ def evaluate(family: Family, scenario: Any, protocol: Protocol, events: Sequence
     replay = family.replay(scenario, protocol, events)
     report = family.check(replay.history, only)
     violated = tuple(dict.fromkeys(v.invariant for v in report.safety_violations))
-    return Evaluation(replay, report, violated)
+    return Evaluation(replay, report, violated, findings_of(family, scenario, report.safety_violations))
 
 
 class Oracle:
-    """Does an order violate one invariant under one protocol?  Cached, counted, bounded."""
+    """Does an order violate one invariant -- or one finding, ``"invariant @ where"`` -- under one protocol?
+    Cached, counted, bounded."""
 
     def __init__(self, family: Family, scenario: Any, protocol: Protocol, invariant: str, max_replays: int,
                  deadline: Deadline = NO_DEADLINE):
@@ -48,6 +51,8 @@ class Oracle:
         self.max_replays = max_replays
         self.deadline = deadline
         self.cache: dict[tuple[str, ...], tuple[Any, ...] | None] = {}
+        self.check_only = (invariant_of(invariant),)
+        self.by_finding = SEPARATOR in invariant
 
     def exhausted(self) -> bool:
         return self.replays >= self.max_replays or self.deadline.expired()
@@ -63,8 +68,9 @@ class Oracle:
         if key in self.cache:
             return self.cache[key]
         self.replays += 1
-        result = evaluate(self.family, self.scenario, self.protocol, tuple(events), (self.invariant,))
-        out = result.valid_order if result.violated else None
+        result = evaluate(self.family, self.scenario, self.protocol, tuple(events), self.check_only)
+        shows = self.invariant in result.findings if self.by_finding else bool(result.violated)
+        out = result.valid_order if shows else None
         if len(self.cache) < CACHE_ENTRIES:
             self.cache[key] = out
         return out

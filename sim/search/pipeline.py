@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from sim.core.family import Family
+from sim.core.findings import finding_id
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.advisor import Advice, Tallies
@@ -24,7 +25,8 @@ from sim.search.tally import Found, SweepSummary
 
 @dataclass
 class Counterexample:
-    """One distinct violation (protocol, invariant): where the sweep first saw it, shrunk."""
+    """One finding (protocol, invariant, where: :mod:`sim.core.findings`): where the sweep first saw it,
+    shrunk."""
 
     protocol: Protocol
     invariant: str
@@ -34,10 +36,15 @@ class Counterexample:
     shrunk: ShrinkResult
     advice: Advice | None = None
     seconds: float = 0.0
+    where: str = ""
 
     @property
     def events(self) -> tuple[Any, ...]:
         return self.shrunk.events
+
+    @property
+    def finding(self) -> str:
+        return finding_id(self.invariant, self.where)
 
 
 @dataclass
@@ -69,7 +76,7 @@ def identical_groups(result: FuzzResult) -> list[list[str]]:
         tally = result.summary.tallies.get(protocol.label)
         if tally is None or protocol.label in keys:
             continue
-        examples = tuple(sorted((e.invariant, e.seed, e.run, tuple(str(event) for event in e.events))
+        examples = tuple(sorted((e.finding, e.seed, e.run, tuple(str(event) for event in e.events))
                                 for e in result.counterexamples if e.protocol.label == protocol.label))
         keys[protocol.label] = (json.dumps(tally.to_json(), sort_keys=True, default=str), examples)
     groups: dict[tuple[str, tuple], list[str]] = {}
@@ -99,32 +106,33 @@ def fuzz(family: Family, workload: Workload, protocols: Sequence[Protocol | str]
     tallies = Tallies(family, workload, options.seed_start, summary.seeds_done, options.workers,
                       known={p: summary.tallies[p.label] for p in parsed})
     found_items = sorted(summary.found.items())
-    for position, ((label, invariant), found) in enumerate(found_items):
+    for position, ((label, finding), found) in enumerate(found_items):
         began = time.monotonic()
         if options.shrink_progress is not None:
-            options.shrink_progress(f"{label} / {invariant}", len(found.order))
+            options.shrink_progress(f"{label} / {finding}", len(found.order))
         # Under a budget each violation left gets an equal share of what remains (to shrink it, then to
         # advise on it), so none goes unshrunk.
         share = deadline if deadline.end is None else deadline.within(
             deadline.remaining() / (len(found_items) - position), deadline.name)
-        example = _counterexample(result, by_label[label], invariant, found, options, share, tallies)
+        example = _counterexample(result, by_label[label], found, options, share, tallies)
         example.seconds = time.monotonic() - began
         result.counterexamples.append(example)
     result.claims = settle(family, family.claims({label: t.to_json() for label, t in summary.tallies.items()}, parsed))
     return result
 
 
-def _counterexample(result: FuzzResult, protocol: Protocol, invariant: str, found: Found, options: SearchOptions,
+def _counterexample(result: FuzzResult, protocol: Protocol, found: Found, options: SearchOptions,
                     share: Deadline, tallies: Tallies) -> Counterexample:
-    """One distinct violation shrunk within ``share`` of the budget, then advised on (if the options ask)."""
+    """One finding shrunk within ``share`` of the budget, then advised on (if the options ask)."""
     family, workload = result.family, result.workload
-    shrunk = shrink(family, workload, protocol, found.order, invariant, deadline=share,
+    shrunk = shrink(family, workload, protocol, found.order, found.finding, deadline=share,
                     max_seconds=options.shrink_seconds)
-    example = Counterexample(protocol, invariant, found.seed, found.run, found.order, shrunk)
+    example = Counterexample(protocol, found.invariant, found.seed, found.run, found.order, shrunk,
+                             where=found.where)
     if options.advise and share.expired():
         options.deadline.note("advisor")
     elif options.advise:
-        example.advice = run_advisor(family, workload, protocol, invariant, shrunk.events, deadline=share,
+        example.advice = run_advisor(family, workload, protocol, found.finding, shrunk.events, deadline=share,
                                      workers=options.workers or default_workers(), seed_start=options.seed_start,
                                      seeds=result.summary.seeds_done, tallies=tallies,
                                      proof_depth=options.proof_depth)

@@ -21,7 +21,13 @@ Passes, in order:
    is a valid order of the whole workload and replaces the result; finally,
    when the result is at most ``EXHAUSTIVE_TIGHTEN_MAX_EVENTS`` long, a
    search over the whole alphabet proves that no shorter order exists
-   (``shortest_proved``).
+   (``shortest_proved``);
+5. among the reorderings of the result that still show the finding and are as short and 1-minimal, the one
+   with the fewest changes of actor, then the earliest in the alphabet (``switches``, ``fewest_switches``):
+   the order a reader follows with the fewest jumps between lanes.
+
+The target is an invariant or a finding (``"invariant @ where"``, :mod:`sim.core.findings`): every pass
+keeps the order showing *that* finding, so two bugs under one invariant shrink to two orders.
 
 Event orders are lists whose validity is decided by the replay itself
 (an event that cannot happen is skipped).  Hypothesis's shrinker serves
@@ -34,10 +40,12 @@ order found, with the reason.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from sim.core.family import Family
+from sim.core.findings import invariant_of, switches
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
@@ -49,6 +57,9 @@ SHRINK_SECONDS_MAX = 30.0
 #: Orders up to this length are checked for a shorter one by exhaustive search.
 EXHAUSTIVE_TIGHTEN_MAX_EVENTS = 7
 EXHAUSTIVE_TIGHTEN_MAX_STATES = 150_000
+#: Orders up to this length are reordered for the fewest changes of actor, trying at most this many replays.
+REORDER_MAX_EVENTS = 8
+REORDER_MAX_REPLAYS = 300
 
 
 @dataclass
@@ -59,6 +70,10 @@ class ShrinkResult:
     reason: str  # "minimal", "shortest" or a limit's name
     one_minimal: bool
     shortest_proved: bool
+    #: Changes of actor along the order, and whether no reordering of it with fewer (or as few, earlier in the
+    #: alphabet) still shows the finding (every such reordering was tried).
+    switches: int = 0
+    fewest_switches: bool = False
 
 
 def _ddmin(events: tuple[Any, ...], oracle: Oracle) -> tuple[Any, ...]:
@@ -120,35 +135,85 @@ def _move_earlier(events: tuple[Any, ...], oracle: Oracle) -> tuple[Any, ...]:
     return events
 
 
-def _tighten(family: Family, workload: Workload, protocol: Protocol, invariant: str, current: tuple[Any, ...],
+def _shown_by(search: Any, target: str, oracle: Oracle) -> list[tuple[Any, ...]]:
+    """The shortest orders a search found that show ``target`` (an invariant or a finding).  A search of the
+    machine's own state predicates names violations by invariant only: its orders of the invariant are
+    replayed to keep those that show the finding."""
+    if target in search.minimal_orders:
+        return search.minimal_orders[target]
+    invariant = invariant_of(target)
+    if invariant != target and invariant in search.minimal_orders:
+        return [order for order in search.minimal_orders[invariant] if oracle(order) is not None]
+    return []
+
+
+def _tighten(family: Family, workload: Workload, protocol: Protocol, target: str, current: tuple[Any, ...],
              oracle: Oracle, accelerate: bool = True) -> tuple[tuple[Any, ...], bool]:
     from sim.search.exhaustive import explore
 
+    by_finding = invariant_of(target) != target
     for alphabet in family.alphabets(workload):
         bound = min(len(current) - 1, EXHAUSTIVE_TIGHTEN_MAX_EVENTS + 2)
         if bound < 1:
             break
         search = explore(family, workload, protocol, bound, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
-                         only=invariant, alphabet=alphabet, deadline=oracle.deadline,
-                         accelerate=accelerate)
-        if invariant in search.minimal_orders:
-            current, _ = _one_minimal(search.minimal_orders[invariant][0], oracle)
+                         only=target, alphabet=alphabet, deadline=oracle.deadline,
+                         accelerate=accelerate, findings=by_finding)
+        shown = _shown_by(search, target, oracle)
+        if shown:
+            current, _ = _one_minimal(shown[0], oracle)
     if len(current) <= 1:  # a 1-minimal order of one event (or none) is as short as an order can be
         return current, True
     if len(current) - 1 > EXHAUSTIVE_TIGHTEN_MAX_EVENTS:
         return current, False
     proof = explore(family, workload, protocol, len(current) - 1, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
-                    only=invariant, deadline=oracle.deadline, accelerate=accelerate)
-    if invariant in proof.minimal_orders:  # pragma: no cover - the restricted searches found nothing shorter
-        current, _ = _one_minimal(proof.minimal_orders[invariant][0], oracle)
+                    only=target, deadline=oracle.deadline, accelerate=accelerate, findings=by_finding)
+    shown = _shown_by(proof, target, oracle)
+    if shown:  # pragma: no cover - the restricted searches found nothing shorter
+        current, _ = _one_minimal(shown[0], oracle)
         return current, False
-    return current, proof.complete
+    # Searched by invariant (state predicates), a shorter violation elsewhere hides whether this finding has
+    # a shorter order: proved only when the invariant has none.
+    hidden = by_finding and invariant_of(target) in proof.minimal_orders
+    return current, proof.complete and not hidden
+
+
+def _fewest_switches(family: Family, workload: Workload, current: tuple[Any, ...],
+                     oracle: Oracle) -> tuple[tuple[Any, ...], int, bool]:
+    """Among the reorderings of a 1-minimal order that still show the finding, as long and 1-minimal too, the
+    one with the fewest changes of actor (:meth:`~sim.core.family.Model.actor`), then the earliest in the
+    alphabet: (order, its switches, whether every reordering ranked before it was tried)."""
+    rank = {str(event): position for position, event in enumerate(family.alphabet(workload))}
+
+    def key(order: Sequence[Any]) -> tuple[int, tuple[int, ...]]:
+        return switches([family.actor(e) for e in order]), tuple(rank.get(str(e), len(rank)) for e in order)
+
+    best = key(current)
+    if len(current) < 2 or len(current) > REORDER_MAX_EVENTS:
+        return current, best[0], len(current) < 2
+    candidates: dict[tuple[str, ...], tuple[Any, ...]] = {}
+    for order in itertools.permutations(current):
+        candidates.setdefault(tuple(str(e) for e in order), order)
+    tried = 0
+    for order in sorted(candidates.values(), key=key):
+        if key(order) >= best:
+            return current, best[0], True
+        if tried >= REORDER_MAX_REPLAYS or oracle.exhausted():
+            return current, best[0], False
+        tried += 1
+        kept = oracle(order)
+        if kept is not None and len(kept) == len(order):
+            shrunk, _ = _one_minimal(kept, oracle)
+            if len(shrunk) == len(order):
+                return shrunk, key(shrunk)[0], True
+    return current, best[0], True
 
 
 def shrink(family: Family, workload: Workload, protocol: Protocol, events, invariant: str,
            max_replays: int = MAX_SHRINK_REPLAYS, tighten: bool = True, deadline: Deadline = NO_DEADLINE,
            max_seconds: float | None = SHRINK_SECONDS_MAX, accelerate: bool = True) -> ShrinkResult:
-    """Shrink a violating order (see the module's contract).
+    """Shrink a violating order (see the module's contract); ``invariant`` may be a finding (``"invariant @
+    where"``): the order then keeps showing that finding, not only its invariant.
 
     Bounded by ``max_replays``, by ``max_seconds`` of wall clock
     (``shrink_seconds``) and by ``deadline``; a limit hit returns the best
@@ -158,7 +223,7 @@ def shrink(family: Family, workload: Workload, protocol: Protocol, events, invar
                     deadline.within(max_seconds, "shrink_seconds"))
     start = oracle(tuple(events))
     if start is None:
-        raise ValueError(f"the order does not violate {invariant} under {protocol.label}")
+        raise ValueError(f"the order does not show {invariant} under {protocol.label}")
     current = _ddmin(start, oracle)
     current, one_minimal = _one_minimal(current, oracle)
     current = _move_earlier(current, oracle)
@@ -170,8 +235,12 @@ def shrink(family: Family, workload: Workload, protocol: Protocol, events, invar
         current, shortest = _tighten(family, workload, protocol, invariant, current, oracle, accelerate)
         one_minimal = True
         reason = "shortest" if shortest else reason
+    actor_switches, fewest = switches([family.actor(e) for e in current]), False
+    if one_minimal and not oracle.exhausted():
+        current, actor_switches, fewest = _fewest_switches(family, workload, tuple(current), oracle)
     if oracle.deadline.expired():
         oracle.deadline.note("shrink")
         if not shortest:
             reason = oracle.limit_hit
-    return ShrinkResult(tuple(current), len(tuple(events)), oracle.replays, reason, one_minimal, shortest)
+    return ShrinkResult(tuple(current), len(tuple(events)), oracle.replays, reason, one_minimal, shortest,
+                        actor_switches, fewest)

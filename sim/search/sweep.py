@@ -4,7 +4,7 @@ Run ``i`` of a sweep that starts at ``seed_start`` uses seed
 ``seed_start + i``, and its order depends only on (workload, seed), never on
 the protocol, the worker count or the order in which runs finish.  Runs are
 cut into chunks of consecutive seeds; workers return each chunk's rows and
-the first violating order per (protocol, invariant).  Chunks are consumed in
+the first violating order per (protocol, finding: invariant @ where).  Chunks are consumed in
 run order (``imap``, not completion order), so everything a sweep reports is
 identical whatever the worker count.  Only aggregates and one order per
 distinct violation are kept, so memory does not grow with the number of
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Generator, Sequence
 from sim.core.coverage import Sketch
 from sim.core.errors import InputError
 from sim.core.family import Family
+from sim.core.findings import split
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.options import SearchOptions
@@ -46,8 +47,9 @@ def default_workers() -> int:
 
 def run_row(family: Family, workload: Workload, protocol: Protocol, seed: int, index: int,
             tally: ProtocolTally | None = None) -> tuple[dict[str, Any], tuple[Any, ...], tuple[str, ...]]:
-    """One run of a sweep: (flat row, valid order, safety invariants violated); ``tally`` counts what the run
-    reached (coverage) and, for a run that violates safety, what it did to the world (its effect ledger)."""
+    """One run of a sweep: (flat row, valid order, findings shown: ``"invariant @ where"``); ``tally`` counts
+    what the run reached (coverage) and, for a run that violates safety, what it did to the world (its effect
+    ledger).  The row's ``findings`` are the same findings (violating runs are counted per finding)."""
     order = family.generate(workload, seed)
     result = evaluate(family, workload.base, protocol, order)
     if tally is not None:
@@ -65,8 +67,9 @@ def run_row(family: Family, workload: Workload, protocol: Protocol, seed: int, i
         if not spec.safety:
             row[spec.column] = sum(1 for r in report.results if r.name == spec.name for _ in r.violations)
     row["violated"] = bool(result.violated)
+    row["findings"] = result.findings
     row.update(family.measure(replay))
-    return row, valid, result.violated
+    return row, valid, result.findings
 
 
 # Worker state, set once per process by the pool initialiser.
@@ -115,11 +118,11 @@ def _run_chunk(task: tuple[int, int, int, bool]) -> tuple[dict[str, ProtocolTall
             tallies[protocol.label].add(row, measure_names)
             if rows is not None:
                 rows.append(dict(row, order=" ; ".join(str(e) for e in order),
-                                 faults=family.fault_count(workload, order)))
-            for invariant in violated:
-                if (protocol.label, invariant) not in seen:
-                    seen.add((protocol.label, invariant))
-                    firsts.append((protocol.label, invariant, index, seed, order))
+                                 faults=family.fault_count(workload, order), findings=" ; ".join(row["findings"])))
+            for finding in violated:
+                if (protocol.label, finding) not in seen:
+                    seen.add((protocol.label, finding))
+                    firsts.append((protocol.label, finding, index, seed, order))
         if index + 1 < first_index + count and saturation_mark(index + 1):
             marks.append((index + 1, {k: list(t.coverage.sketch.registers) for k, t in tallies.items()}))
     return tallies, rows, firsts, marks
@@ -139,7 +142,7 @@ def measure_names(family: Family, workload: Workload, protocol: Protocol) -> tup
 
 
 def _measure_names(family: Family, row: dict[str, Any]) -> tuple[str, ...]:
-    fixed = {"run", "seed", "protocol", "events", "end", "violated", *family.availability_columns,
+    fixed = {"run", "seed", "protocol", "events", "end", "violated", "findings", *family.availability_columns,
              *(f"violations_{n}" for n in family.safety_invariants)}
     return tuple(k for k in row if k not in fixed)
 
@@ -262,8 +265,9 @@ class _Progress:
                 self.tallies[label] = ProtocolTally(**data)
             for item in resume.found:
                 order = tuple(family.parse_event(workload.base, text) for text in item["order"])
-                self.found[(item["protocol"], item["invariant"])] = Found(
-                    item["protocol"], item["invariant"], item["run"], item["seed"], order)
+                found = Found(item["protocol"], item["invariant"], item["run"], item["seed"], order,
+                              item.get("where", ""))
+                self.found[(found.protocol, found.finding)] = found
 
     def add(self, number: int, seeds: int, chunk_tallies: dict[str, ProtocolTally], rows: list[dict],
             firsts: list[tuple], marks: list) -> None:
@@ -272,9 +276,10 @@ class _Progress:
         self.saturation += _inside_points(marks, tallies)
         for label, tally in chunk_tallies.items():
             tallies[label].merge(tally)
-        for label, invariant, index, seed, order in firsts:
-            if (label, invariant) not in self.found:  # chunks arrive in run order: the first is the lowest index
-                self.found[(label, invariant)] = Found(label, invariant, index, seed, order)
+        for label, finding, index, seed, order in firsts:
+            if (label, finding) not in self.found:  # chunks arrive in run order: the first is the lowest index
+                invariant, where = split(finding)
+                self.found[(label, finding)] = Found(label, invariant, index, seed, order, where)
         if self.rows is not None:
             self.rows.extend(rows)
         self.done += seeds
@@ -286,8 +291,8 @@ class _Progress:
 
     def state(self, next_chunk: int) -> SweepState:
         return SweepState(next_chunk, self.done, {k: dataclasses.asdict(t) for k, t in self.tallies.items()},
-                          [{"protocol": f.protocol, "invariant": f.invariant, "run": f.run, "seed": f.seed,
-                            "order": [str(e) for e in f.order]} for f in self.found.values()],
+                          [{"protocol": f.protocol, "invariant": f.invariant, "where": f.where, "run": f.run,
+                            "seed": f.seed, "order": [str(e) for e in f.order]} for f in self.found.values()],
                           [[n, counts] for n, counts in self.saturation])
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from sim.core import stats
 from sim.core.coverage import Coverage
 from sim.core.family import Family
+from sim.core.findings import finding_id
 from sim.core.ledger import LedgerTally
 from sim.core.workload import Workload
 
@@ -23,13 +24,19 @@ APPLIES_NOTHING_BELOW = 0.01
 
 @dataclass
 class Found:
-    """The first run (lowest index) that violated an invariant under a protocol."""
+    """The first run (lowest index) that showed a finding (an invariant, where: :mod:`sim.core.findings`) under
+    a protocol."""
 
     protocol: str
     invariant: str
     run: int
     seed: int
     order: tuple[Any, ...]
+    where: str = ""
+
+    @property
+    def finding(self) -> str:
+        return finding_id(self.invariant, self.where)
 
 
 @dataclass
@@ -41,6 +48,8 @@ class ProtocolTally:
     runs: int = 0
     violating_runs: int = 0
     by_invariant: dict[str, int] = field(default_factory=dict)
+    #: Violating runs per finding (``"invariant @ where"``), for the findings seen.
+    by_finding: dict[str, int] = field(default_factory=dict)
     counted: dict[str, int] = field(default_factory=dict)
     measures: dict[str, float] = field(default_factory=dict)
     events: int = 0
@@ -61,6 +70,8 @@ class ProtocolTally:
         self.events += row["events"]
         for name in self.invariants:
             self.by_invariant[name] += bool(row[f"violations_{name}"])
+        for name in row.get("findings", ()):
+            self.by_finding[name] = self.by_finding.get(name, 0) + 1
         for name in self.availability:
             self.counted[name] += row[name]
         for name in measure_names:
@@ -73,6 +84,8 @@ class ProtocolTally:
         self.events += other.events
         for name, count in other.by_invariant.items():
             self.by_invariant[name] += count
+        for name, count in other.by_finding.items():
+            self.by_finding[name] = self.by_finding.get(name, 0) + count
         for name, count in other.counted.items():
             self.counted[name] += count
         for name, value in other.measures.items():
@@ -99,7 +112,8 @@ class ProtocolTally:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"runs": self.runs, "violating_runs": self.violating_runs,
-                               "violating_runs_by_invariant": dict(self.by_invariant)}
+                               "violating_runs_by_invariant": dict(self.by_invariant),
+                               "violating_runs_by_finding": dict(sorted(self.by_finding.items()))}
         out.update(self.counted)
         out["measures"] = dict(self.measures)
         out["coverage"] = self.coverage.to_json()

@@ -193,6 +193,19 @@ class EffectsFamily(Family):
                 text += " (zombie)"
         return text
 
+    def where(self, scenario: RuntimeScenario, violation: Any) -> str:
+        """The transition and the kind of object it acts on: ``send_email (email)``."""
+        name = violation.step
+        if not name:
+            return ""
+        for transition in scenario.workflow.transitions:
+            if transition.name == name:
+                return f"{name} ({transition.object_kind})"
+        return str(name)
+
+    def actor(self, event: FaultEvent) -> str:
+        return faults.ACTOR_OF_FAULT.get(event.fault, "world")
+
     def effect_ledger(self, history) -> list:
         return ledger.ledger(history)
 

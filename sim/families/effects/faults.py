@@ -133,6 +133,12 @@ _BY_NAME = {fault.name: fault for fault in REGISTRY}
 #: Each fault class and the points it may strike.
 FAULT_POINTS: dict[str, tuple[str, ...]] = {fault.name: fault.points for fault in REGISTRY}
 FAULT_CLASSES = tuple(FAULT_POINTS)
+#: Who makes each fault happen: the lane an exported order draws it in (fewest changes of actor).
+ACTOR_OF_FAULT = {"terminate": "worker", "zombie": "worker", "change_owner": "worker", "upgrade": "deploy",
+                  "duplicate": "network", "lose_request": "network", "lose_response": "network",
+                  "delay_ack": "network", "timeout": "network", "slow_approval": "human",
+                  "foreign_object": "endpoint", "postcondition_fails": "endpoint", "compensation_fails": "endpoint",
+                  "unprovable": "endpoint", "retry_changed": "endpoint", "read_changes": "endpoint"}
 #: The seed's "deliberately cruel" faults.
 CRUEL_FAULTS = tuple(fault.name for fault in REGISTRY if fault.cruel)
 

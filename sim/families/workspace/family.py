@@ -18,6 +18,10 @@ from sim.families.workspace.targets import read_targets
 
 #: Keys of a workspace workload's ``[faults]`` beyond the ones every family has.
 WORKSPACE_FAULT_KEYS = ("targets", "settle")
+#: Who makes each kind of input event happen (the lane of ``lanes`` it belongs to).
+ACTOR_OF_KIND = {"plan": "planner", "replan": "planner", "dispatch": "client", "retry": "client",
+                 "deliver": "network", "duplicate": "network", "lose_ack": "network", "ack": "executor",
+                 "preempt": "executor", "human_edit": "human"}
 
 
 class WorkspaceFamily(Family):
@@ -211,6 +215,19 @@ class WorkspaceFamily(Family):
 
     def effect_ledger(self, history) -> list:
         return ledger.ledger(history)
+
+    def where(self, scenario: WorkspaceScenario, violation: Any) -> str:
+        """The step and the file its patch writes: ``s2 (api/handlers.py)``."""
+        step = violation.step
+        if not step:
+            return ""
+        for spec in (*scenario.plan, *scenario.replan):
+            if spec.step_id == step:
+                return f"{step} ({spec.path})"
+        return str(step)
+
+    def actor(self, event: Action) -> str:
+        return ACTOR_OF_KIND.get(event.kind, "world")
 
     def is_fault(self, event: Event) -> bool:
         return event.event in FAULT_KINDS
