@@ -106,6 +106,13 @@ def _print(console, drawn, document: dict) -> None:
                       "" if point["same_as"] == point["protocol"] else name_cell(point["same_as"]))
     console.print(unbroken(table))
     console.print(f"minimal safe designs: {', '.join(document['minimal_safe']) or 'none'}")
+    from sim.report.maps import what_if_lines
+
+    what_if = what_if_lines(document)
+    if what_if:
+        console.print("what if we drop this? (nearest unsafe neighbour of each minimal safe design)")
+        for line in what_if:
+            console.print(f"  - {line}", markup=False)
     console.print(f"Pareto front among designs proved safe (violating runs, findings per run, work not done): "
                   f"{', '.join(document['pareto_front']) or 'none'}")
     if document.get("unsafe_apart"):

@@ -215,6 +215,25 @@ class DesignMap:
                 out.append(group[0])
         return out
 
+    def nearest_unsafe(self, point: Point) -> list[dict[str, Any]]:
+        """The designs one knob away from ``point`` (that knob moved to another value, the others held) that
+        violate safety, each with the invariant it breaks and its shortest witness order; in knob order, then
+        value rank.  Empty when every such neighbour is safe, undecided or outside the map."""
+        out = []
+        for knob in self.knobs:
+            others = [q for q in self.points if q.values[knob.name] != point.values[knob.name]
+                      and all(q.values[k.name] == point.values[k.name] for k in self.knobs if k is not knob)]
+            for q in sorted(others, key=lambda q: knob.rank(q.values[knob.name])):
+                broken = [n for n in self.invariants if q.status(n) == VIOLATED]
+                if not broken:
+                    continue
+                name = min(broken, key=lambda n: (q.search.shortest[n], self.invariants.index(n)))
+                witness = q.witness(name) or []
+                out.append({"knob": knob.name, "from": _shown(point.values[knob.name]),
+                            "to": _shown(q.values[knob.name]), "protocol": q.protocol.label, "invariant": name,
+                            "witness": witness, "shortest_events": len(witness)})
+        return out
+
     def weakenings(self, point: Point) -> list[Point]:
         return [q for q in self.points if self._one_step(q, point)]
 
@@ -279,6 +298,7 @@ class DesignMap:
             "knobs": [k.name for k in self.knobs], "base": self.base, "held": dict(self.held),
             "protocols": [dict(p.to_json(), same_as=self.representative(p).protocol.label) for p in self.points],
             "minimal_safe": [p.protocol.label for p in self.minimal_safe()],
+            "nearest_unsafe": {p.protocol.label: self.nearest_unsafe(p) for p in self.minimal_safe()},
             "pareto_front": [p.protocol.label for p in self.pareto()],
             "unsafe_apart": [g[0].protocol.label for g in self.groups() if g[0].status() != SAFE],
             "applies_nothing": [g[0].protocol.label for g in self.groups() if g[0].applies_nothing],
