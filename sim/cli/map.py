@@ -106,7 +106,7 @@ def _print(console, drawn, document: dict) -> None:
                       "" if point["same_as"] == point["protocol"] else name_cell(point["same_as"]))
     console.print(unbroken(table))
     console.print(f"minimal safe designs: {', '.join(document['minimal_safe']) or 'none'}")
-    from sim.report.maps import what_if_lines
+    from sim.report.phrases import what_if_lines
 
     what_if = what_if_lines(document)
     if what_if:

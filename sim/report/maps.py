@@ -59,16 +59,3 @@ def pareto_figure(document: dict[str, Any]) -> Figure:
     number_points(figure, ax, numbered, 9, "Pareto front")
     return figure
 
-
-def what_if_lines(document: dict[str, Any]) -> list[str]:
-    """"What if we drop this?": per minimal safe design, each one-knob change that breaks it, with the
-    invariant and the length of its shortest witness order (or that no neighbour in the map breaks it)."""
-    lines = []
-    for design, found in document.get("nearest_unsafe", {}).items():
-        if not found:
-            lines.append(f"{design}: no one-knob neighbour in the map breaks it")
-            continue
-        for entry in found:
-            lines.append(f"{design}: {entry['knob']} {entry['from']} -> {entry['to']} ({entry['protocol']}) breaks "
-                         f"{entry['invariant']} in {entry['shortest_events']} events: {' '.join(entry['witness'])}")
-    return lines

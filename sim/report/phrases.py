@@ -292,6 +292,7 @@ def map_lines(document: dict[str, Any]) -> list[str]:
     if document.get("held"):
         lines.append("Held fixed, not walked (every statement of the map assumes them): "
                      + ", ".join(f"{k}={v}" for k, v in document["held"].items()) + ".")
+    lines += [f"What if we drop this? {line}" for line in what_if_lines(document)]
     lines += [f"Certificate: {c['words']}" for c in document["certificates"]]
     lines += [f"Finding: {f['safe']} is safe for {f['invariant']} but the stronger {f['stronger_violates']} "
               f"violates it: {' ; '.join(f['witness'])}" for f in document["monotonicity_findings"]]
@@ -332,3 +333,16 @@ def section_rows(section: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         rows.append(row)
     return ["metric", *protocols], rows
 
+
+def what_if_lines(document: dict[str, Any]) -> list[str]:
+    """"What if we drop this?": per minimal safe design, each one-knob change that breaks it, with the
+    invariant and the length of its shortest witness order (or that no neighbour in the map breaks it)."""
+    lines = []
+    for design, found in document.get("nearest_unsafe", {}).items():
+        if not found:
+            lines.append(f"{design}: no one-knob neighbour in the map breaks it")
+            continue
+        for entry in found:
+            lines.append(f"{design}: {entry['knob']} {entry['from']} -> {entry['to']} ({entry['protocol']}) breaks "
+                         f"{entry['invariant']} in {entry['shortest_events']} events: {' '.join(entry['witness'])}")
+    return lines

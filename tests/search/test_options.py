@@ -49,7 +49,7 @@ def test_the_pipeline_reads_its_own_options_and_passes_the_rest_on():
         20, workers=1, advise=False, shrink_progress=lambda what, length: heard.append(what)))
     assert result.summary.seeds_done == 20 and result.counterexamples
     assert all(example.advice is None for example in result.counterexamples)
-    assert heard == [f"none / {example.invariant}" for example in result.counterexamples]
+    assert heard == [f"none / {example.finding}" for example in result.counterexamples]
 
 
 def test_options_are_checked_when_made_and_immutable():
