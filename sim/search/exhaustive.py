@@ -43,6 +43,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from sim.core.errors import InputError
 from sim.core.family import Family
+from sim.core.findings import invariant_of
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
@@ -156,6 +157,8 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     declared = family.symmetry(workload) if symmetry else None
     expansion = Expansion(family, workload, protocol, events, accelerate,
                           declared.canonical if declared is not None else None, tuple(prefix), findings)
+    if only is not None and findings and not expansion.by_finding:
+        only = invariant_of(only)  # the states' predicates say which invariant, not where: stop at the first
     result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants, fingerprints=not exact)
     result.symmetry = declared.parts if declared is not None else None
     result.reduced = reduce and expansion.machine is not None

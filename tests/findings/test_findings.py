@@ -7,13 +7,13 @@ import json
 import textwrap
 
 import sim
-from tests.cli.test_cli_input_hardening import run_cli
 from sim.core.findings import finding_id, split, switches
 from sim.families.workspace.family import WorkspaceFamily
 from sim.search import pipeline
 from sim.search.options import SearchOptions
 from sim.search.oracle import evaluate
 from sim.search.shrink import shrink
+from tests.cli.test_cli_input_hardening import run_cli
 
 WORKFLOW = textwrap.dedent('''\
     format = 1
@@ -21,7 +21,8 @@ WORKFLOW = textwrap.dedent('''\
     name = "notify-and-charge"
     task = "task_7"
     workflow = [
-      { name = "notify_user", class = "irreversible", object = "email", keys = false, reconcile_by = "none", approval = false },
+      { name = "notify_user", class = "irreversible", object = "email", keys = false, reconcile_by = "none",\
+        approval = false },
       { name = "charge_usage", class = "append", object = "charge", compensation = "refund_charge" },
     ]
 

@@ -217,17 +217,14 @@ class WorkspaceFamily(Family):
         return ledger.ledger(history)
 
     def where(self, scenario: WorkspaceScenario, violation: Any) -> str:
-        """The step and the file its patch writes: ``s2 (api/handlers.py)``."""
-        step = violation.step
-        if not step:
-            return ""
-        for spec in (*scenario.plan, *scenario.replan):
-            if spec.step_id == step:
-                return f"{step} ({spec.path})"
-        return str(step)
+        """One finding per invariant, for now: the workspace's invariants break the same way at every step (the
+        same fix removes them all), and a finding per step multiplies the shrinking, advice and proofs of a
+        sweep by the plan's length.  :func:`step_where` is what a finding per step would name."""
+        return ""
 
     def actor(self, event: Action) -> str:
         return ACTOR_OF_KIND.get(event.kind, "world")
+
 
     def is_fault(self, event: Event) -> bool:
         return event.event in FAULT_KINDS
@@ -262,3 +259,14 @@ MACHINES_KEPT = 256
 
 VERDICT_COLUMNS = ("applied", "deduped", "rejected:stale_rev", "rejected:pre_hash", "rejected:drift",
                    "rejected:overlap", "compensated")
+
+
+def step_where(scenario: WorkspaceScenario, violation: Any) -> str:
+    """The step and the file its patch writes: ``s2 (api/handlers.py)`` (a subclass's ``where``)."""
+    step = violation.step
+    if not step:
+        return ""
+    for spec in (*scenario.plan, *scenario.replan):
+        if spec.step_id == step:
+            return f"{step} ({spec.path})"
+    return str(step)
