@@ -201,7 +201,8 @@ def test_effects_sweep_counts_human_exceptions_and_finds_violations():
     summary, _ = sweeping.sweep(EFFECTS, workload, ["unkeyed-retry", "keyed-fingerprint-reconcile"], 60, workers=1)
     unkeyed = summary.tallies["unkeyed-retry"].to_json()
     assert "human_exceptions" in unkeyed and unkeyed["measures"]["tasks"] == 60
-    assert any(label == "unkeyed-retry" and f.invariant == "duplicate_effect" for (label, _), f in summary.found.items())
+    assert any(label == "unkeyed-retry" and f.invariant == "duplicate_effect"
+               for (label, _), f in summary.found.items())
     for (label, invariant), found in summary.found.items():
         replayed = EFFECTS.replay(workload.base, EFFECTS.parse_protocol(label), found.order)
         assert replayed.skipped == frozenset()
