@@ -5,7 +5,8 @@ family and workload they were written for.  Entries are matched by meaning,
 not spelling: an entry's key is its *normalised* protocol (the preset
 expanded, every knob written out, sorted by name: ``step-dedupe`` and
 ``fence=step,dedupe=journal`` are one protocol), its invariant and its
-order.  ``fencesim fuzz --write-baseline FILE`` writes the counterexamples
+order (its invariant with where it happens, a *finding*, when the family says where).  ``fencesim fuzz
+--write-baseline FILE`` writes the counterexamples
 of a run; ``--baseline FILE`` compares a run with it:
 
 * a counterexample whose (protocol, invariant, events) is in the baseline is
@@ -47,6 +48,7 @@ from typing import Any, Callable, Sequence
 from sim.core.errors import FencesimError, InputError
 from sim.core.family import Family
 from sim.core.files import read_text, strict_json
+from sim.core.findings import finding_id
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload, did_you_mean
 
@@ -55,7 +57,7 @@ BASELINE_FORMAT = 1
 MAX_BASELINE_ENTRIES = 100_000
 MAX_ENTRY_EVENTS = 10_000
 KEYS = ("format", "family", "workload", "workload_digest", "entries")
-ENTRY_KEYS = ("protocol", "label", "invariant", "events", "one_minimal")
+ENTRY_KEYS = ("protocol", "label", "invariant", "events", "one_minimal", "where")
 
 #: Replay work of the bulk replays of one comparison (runs and order events,
 #: :func:`sim.search.budget.work_of`; about 5 s on one core): entries past it are reported *unchecked*,
@@ -93,8 +95,9 @@ def baseline_document(document: dict[str, Any], protocols: dict[str, Protocol],
     workload they hold for.  ``protocols`` maps the document's labels to their protocols."""
     entries = [{"protocol": normalised_protocol(protocols[c["protocol"]]), "label": c["protocol"],
                 "invariant": c["invariant"], "events": list(c["events"]),
-                "one_minimal": c["shrink"]["one_minimal"]} for c in document["counterexamples"]]
-    entries.sort(key=lambda e: (e["protocol"], e["invariant"], e["events"]))
+                "one_minimal": c["shrink"]["one_minimal"], **({"where": c["where"]} if c.get("where") else {})}
+               for c in document["counterexamples"]]
+    entries.sort(key=lambda e: (e["protocol"], e["invariant"], e.get("where", ""), e["events"]))
     return {"format": BASELINE_FORMAT, "family": document["family"], "workload": document["workload"],
             "workload_digest": digest, "entries": entries}
 
@@ -145,6 +148,8 @@ def _entry_problem(entry: Any) -> str | None:
     for key in ("protocol", "invariant"):
         if not isinstance(entry.get(key), str) or not entry[key] or len(entry[key]) > 10_000:
             return f"{key} must be a non-empty string, not {_shown(entry.get(key))}"
+    if "where" in entry and (not isinstance(entry["where"], str) or len(entry["where"]) > 10_000):
+        return f"where must be a string, not {_shown(entry['where'])}"
     if "label" in entry and not isinstance(entry["label"], str):
         return f"label must be a string, not {_shown(entry['label'])}"
     events = entry.get("events")
@@ -168,7 +173,8 @@ class Known:
 
     @property
     def key(self) -> tuple[str, str, tuple[str, ...]]:
-        return self.protocol, self.entry["invariant"], tuple(self.entry["events"])
+        return self.protocol, finding_id(self.entry["invariant"], self.entry.get("where", "")), tuple(
+            self.entry["events"])
 
 
 @dataclass
@@ -254,7 +260,7 @@ def compare(document: dict[str, Any], prepared: Prepared, normalise: Callable[[s
         example["baseline_match"] = how
 
     for example in document["counterexamples"]:
-        key = (normalise(example["protocol"]), example["invariant"], tuple(example["events"]))
+        key = (normalise(example["protocol"]), example.get("finding", example["invariant"]), tuple(example["events"]))
         same_pair = [item for item in by_pair.get(key[:2], []) if id(item) not in taken]
         exact = next((item for item in same_pair if item.key == key), None)
         loose = next((item for item in same_pair if not item.entry.get("one_minimal", True)), None)

@@ -113,3 +113,25 @@ def test_diff_exits_1_naming_a_new_finding_and_0_on_identical_runs(tmp_path):
     (tmp_path / "bad.json").write_text("{")
     code, _, err = run_cli("diff", before, tmp_path / "bad.json")
     assert code == 4 and "not JSON" in err and "Traceback" not in err
+
+
+def test_a_baseline_knows_findings_not_invariants(tmp_path):
+    """A baseline holding the e-mail's duplicate does not make the charge's duplicate known."""
+    path = tmp_path / "notify-and-charge.toml"
+    path.write_text(WORKFLOW)
+    written = tmp_path / "baseline.json"
+    common = ("fuzz", "--workload", path, "--protocol", "ledger_dedupe=off", "--seeds", "100", "--no-advise",
+              "--workers", "1")
+    code, _, err = run_cli(*common, "--out", tmp_path / "one", "--write-baseline", written)
+    assert code in (0, 1) and written.is_file(), err
+    baseline = json.loads(written.read_text())
+    wheres = {e.get("where") for e in baseline["entries"] if e["invariant"] == "duplicate_effect"}
+    assert wheres == {"notify_user (email)", "charge_usage (charge)"}
+    baseline["entries"] = [e for e in baseline["entries"] if e.get("where") != "charge_usage (charge)"]
+    written.write_text(json.dumps(baseline))
+    code, out, err = run_cli(*common, "--out", tmp_path / "two", "--baseline", written, "--json")
+    document = json.loads(out)
+    status = {c["finding"]: c["baseline"] for c in document["counterexamples"]}
+    assert status["duplicate_effect @ charge_usage (charge)"] == "new"
+    assert status["duplicate_effect @ notify_user (email)"] == "known"
+    assert code == 1
