@@ -98,6 +98,10 @@ def _fixes(design: dict[str, Any]) -> list[str]:
             out.append(f"{label} is called a fix of {example['name']}, but it applies nothing (work done "
                        f"{work:.0%})")
         where = shown.get((label, name))
+        if example.get("where"):  # a fix of one finding: another finding of the invariant may stand under it
+            same = [e for e in design.get("counterexamples") or ()
+                    if e["protocol"] == label and e.get("finding") == example.get("finding")]
+            where = f"counterexample {same[0]['name']}" if same else None
         if where is not None:
             out.append(f"{label} is called a fix of {name} ({example['name']}), but {where} shows {name} "
                        "violated under it")

@@ -50,7 +50,7 @@ def matrix_rows(design: dict[str, Any]) -> tuple[list[str], list[list[str]], lis
     """The verdict matrix with one row per scenario or minimal counterexample and one column per protocol
     (so many counterexamples make it longer, never wider): columns, rows, and each cell's class."""
     matrix = design["matrix"]
-    shown = {e["name"]: f"{e['invariant']} under {', '.join([e['protocol'], *others])}"
+    shown = {e["name"]: f"{e.get('finding', e['invariant'])} under {', '.join([e['protocol'], *others])}"
              for e, others in shown_examples(design)}
     names = {e["name"] for e in design["counterexamples"]}
     rows, classes = [], []
@@ -99,7 +99,8 @@ def group_advice(examples: list[dict[str, Any]], example: dict[str, Any], others
     same, differing = [], []
     mine = example.get("advice") or {}
     for other in examples:
-        if other["protocol"] not in others or other["invariant"] != example["invariant"]:
+        if other["protocol"] not in others or other.get("finding", other["invariant"]) != example.get(
+                "finding", example["invariant"]):
             continue
         theirs = other.get("advice") or {}
         if (mine.get("changes"), mine.get("fixes")) == (theirs.get("changes"), theirs.get("fixes")):

@@ -222,7 +222,7 @@ def _example(example: dict[str, Any], design: dict[str, Any], figures: FigureNam
     swimlane = figures[example["name"]]["swimlane"]
     ledger = example.get("ledger", [])[:4]
     return [
-        Heading(4, (Code(example["invariant"]), " under ", *under)),
+        Heading(4, (Code(example.get("finding", example["invariant"])), " under ", *under)),
         Paragraph((Wording(f"{len(example['events'])} event(s), {proof_text(example)}, from seed {example['seed']}"),
                    OnlyText(MARKDOWN, (f" ({example['original_events']} events before shrinking)",)), ": ",
                    Code(events))),

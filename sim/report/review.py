@@ -163,6 +163,7 @@ def counterexample_rows(result: FuzzResult, design_name: str) -> list[ReviewedCo
         advice = example.advice
         out.append(ReviewedCounterexample({
             "name": name, "protocol": example.protocol.label, "invariant": example.invariant,
+            "where": example.where, "finding": example.finding,
             "events": [str(e) for e in example.events], "seed": example.seed, "run": example.run,
             "original_events": example.shrunk.original_length,
             "one_minimal": example.shrunk.one_minimal, "shortest_proved": example.shrunk.shortest_proved,

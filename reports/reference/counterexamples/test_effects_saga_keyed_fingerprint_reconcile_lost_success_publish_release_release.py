@@ -1,0 +1,26 @@
+# Written by fencesim: a regression test of a minimal counterexample.
+"""Regression: Minimal order violating lost_success under keyed-fingerprint-reconcile, found by the review of effects-saga (seed 39).
+
+Kept the right way round: the first test holds once the design is fixed
+(it asserts that the advisor's fix keyed-fingerprint-reconcile,irreversible_keys=on holds on the order); the second documents that the protocol under
+review violates lost_success on this order.
+"""
+
+from pathlib import Path
+
+import pytest
+
+import sim
+
+SCENARIO = Path(__file__).with_name("effects_saga_keyed_fingerprint_reconcile_lost_success_publish_release_release.toml")
+
+def test_effects_saga_keyed_fingerprint_reconcile_lost_success_publish_release_release_holds():
+    """Under keyed-fingerprint-reconcile,irreversible_keys=on the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-fingerprint-reconcile,irreversible_keys=on")
+    assert result.violations == []
+
+
+def test_effects_saga_keyed_fingerprint_reconcile_lost_success_publish_release_release_violates_under_the_reviewed_protocol():
+    """Under keyed-fingerprint-reconcile the minimal order still violates lost_success (why this file exists)."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-fingerprint-reconcile")
+    assert "lost_success" in [v.invariant for v in result.violations]

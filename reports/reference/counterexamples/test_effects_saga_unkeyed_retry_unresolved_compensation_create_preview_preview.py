@@ -1,0 +1,26 @@
+# Written by fencesim: a regression test of a minimal counterexample.
+"""Regression: Minimal order violating unresolved_compensation under unkeyed-retry, found by the review of effects-saga (seed 50).
+
+Kept the right way round: the first test holds once the design is fixed
+(it asserts that the advisor's fix keyed-fingerprint-reconcile,reconcile=off holds on the order); the second documents that the protocol under
+review violates unresolved_compensation on this order.
+"""
+
+from pathlib import Path
+
+import pytest
+
+import sim
+
+SCENARIO = Path(__file__).with_name("effects_saga_unkeyed_retry_unresolved_compensation_create_preview_preview.toml")
+
+def test_effects_saga_unkeyed_retry_unresolved_compensation_create_preview_preview_holds():
+    """Under keyed-fingerprint-reconcile,reconcile=off the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-fingerprint-reconcile,reconcile=off")
+    assert result.violations == []
+
+
+def test_effects_saga_unkeyed_retry_unresolved_compensation_create_preview_preview_violates_under_the_reviewed_protocol():
+    """Under unkeyed-retry the minimal order still violates unresolved_compensation (why this file exists)."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "unkeyed-retry")
+    assert "unresolved_compensation" in [v.invariant for v in result.violations]
