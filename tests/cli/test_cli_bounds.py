@@ -124,6 +124,7 @@ def test_an_edited_state_claiming_a_clean_sweep_is_refused(tmp_path):
     assert tally["violating_runs"] > 0
     tally["violating_runs"] = 0
     tally["by_invariant"] = {name: 0 for name in tally["by_invariant"]}
+    tally["by_finding"] = {}
     data["sweep"]["found"] = []
     edited = tmp_path / "edited"
     edited.mkdir()
