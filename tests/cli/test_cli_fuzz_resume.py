@@ -222,7 +222,7 @@ def test_a_budget_that_does_not_bind_is_still_reported(cli, tmp_path):
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
 @pytest.mark.parametrize("edit, says", [
-    (lambda text: text.replace('"format": 2,', '"format": 7, "format": 2,', 1), "appears twice"),
+    (lambda text: text.replace('"format": 3,', '"format": 7, "format": 3,', 1), "appears twice"),
     (lambda text: text.replace('"measures": {', '"measures": {"fired_deddupe": 0, ', 1), "fired_deddupe"),
 ])
 def test_a_key_twice_or_a_measure_no_sweep_sums_is_refused(state_folder, tmp_path, edit, says):
