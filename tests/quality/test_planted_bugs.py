@@ -209,7 +209,9 @@ def measure(bug: Bug) -> Measured:
     family = bug.bugged_family(family)
     protocol = family.parse_protocol(bug.bugged)
     swept, _ = sweep(family, workload, [protocol], SEEDS, workers=1)
-    first = swept.found.get((protocol.label, bug.invariant))
+    # the bug's invariant, wherever it broke first (a sweep keeps one first order per finding)
+    first = min((f for f in swept.found.values() if f.protocol == protocol.label and f.invariant == bug.invariant),
+                key=lambda f: f.run, default=None)
     if first is None:
         return Measured(bug.name, bug.invariant, base_violations, False)
     shrunk = shrink(family, workload, protocol, first.order, bug.invariant)
