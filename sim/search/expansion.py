@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from sim.core.family import Family
-from sim.core.findings import finding_id
+from sim.core.findings import findings_of
 from sim.core.history import Event, plain_time
 from sim.core.knobs import Protocol
 from sim.core.machine import Machine
@@ -113,8 +113,7 @@ class Expansion:
         """The names the search gives violations: their invariants, or their findings (``by_finding``)."""
         if not self.by_finding:
             return frozenset(v.invariant for v in violations)
-        where, scenario = self.family.where, self.workload.base
-        return frozenset(finding_id(v.invariant, where(scenario, v)) for v in violations)
+        return frozenset(findings_of(self.family, self.workload.base, violations))
 
     def root_found(self) -> frozenset[str]:
         return self._root_found
