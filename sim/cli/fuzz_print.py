@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from sim.report.explain import explanation_lines
 from sim.report.phrases import IDENTICAL_WORDS, advice_line, group_advice, group_heading
 
 
@@ -108,6 +109,8 @@ def _print_example(console, example: dict, availability: str) -> None:
                   f"{count} event{'' if count == 1 else 's'} (from {example['original_events']}; {proof}):",
                   markup=False)
     console.print("  " + (" ; ".join(example["events"]) or "(no fault needed)"), markup=False)
+    for line in explanation_lines(example.get("explanation", ())):
+        console.print(f"  why: {line}", markup=False)
     if "advice" in example:
         console.print("  " + advice_line(example["advice"], example["invariant"], availability), markup=False)
     for entry in example.get("ledger", [])[:4]:

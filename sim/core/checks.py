@@ -8,7 +8,7 @@ it says ``not_evaluable`` rather than passing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Container, Iterable, Mapping
 
 OK = "ok"
@@ -17,8 +17,52 @@ NOT_EVALUABLE = "not_evaluable"
 
 
 @dataclass(frozen=True)
+class Fact:
+    """One part of why a violation happened: an event (by index) in a role, and the state values it shows.
+
+    ``role`` says what the event is to the violation (``write``, ``overwrote``, ``first_apply``, ``stamp``,
+    ``receipt``...); ``values`` are the fields the check compared, as they were recorded, in the order the
+    check names them.  ``event_index`` is None for a fact about the run as a whole (a task with no end)."""
+
+    role: str
+    event_index: int | None
+    event: str | None = None
+    values: tuple[tuple[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "event_index": self.event_index, "event": self.event,
+                "values": dict(self.values)}
+
+
+def fact(role: str, event: Any, *names: str, **values: Any) -> Fact:
+    """A :class:`Fact` about ``event`` (an :class:`~sim.core.history.Event`, or None): the fields ``names`` as
+    recorded (a field the event lacks is left out, never invented), then ``values`` the check derived."""
+    recorded = tuple((name, plain_value(event[name])) for name in names if event is not None and name in event)
+    derived = tuple((name, plain_value(value)) for name, value in values.items())
+    if event is None:
+        return Fact(role, None, None, derived)
+    return Fact(role, event.index, event.event, recorded + derived)
+
+
+def plain_value(value: Any) -> Any:
+    """A value as JSON shows it: tuples and sets as lists, mappings with sorted keys."""
+    if isinstance(value, (list, tuple)):
+        return [plain_value(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((plain_value(v) for v in value), key=repr)
+    if isinstance(value, Mapping):
+        return {str(k): plain_value(value[k]) for k in sorted(value, key=str)}
+    return value
+
+
+@dataclass(frozen=True)
 class Violation:
-    """One breach of an invariant, pinned to the event that shows it."""
+    """One breach of an invariant, pinned to the event that shows it.
+
+    ``detail`` is one line for a person; ``explanation`` is the same reason as data -- the events that make
+    the violation and the state facts the check compared (:class:`Fact`), for reports, CI diffs and
+    notebooks to reason over (``sim.report.explain`` renders it).  It does not take part in equality: two
+    violations of one invariant at one event are one violation."""
 
     invariant: str
     event_index: int | None
@@ -26,6 +70,7 @@ class Violation:
     detail: str
     domain: str | None = None
     safety: bool = True
+    explanation: tuple[Fact, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -36,6 +81,8 @@ class Violation:
         }
         if self.domain is not None:
             out["domain"] = self.domain
+        if self.explanation:
+            out["explanation"] = [f.to_dict() for f in self.explanation]
         return out
 
 
@@ -133,6 +180,10 @@ class CheckSpec:
     count_as: str | None = None
     exempt: Mapping[str, Callable[[Any], bool]] = field(default_factory=dict)
     state: Callable[[Any], bool] | None = None
+    #: More of a violation's explanation, read from the whole history: ``explain(events, violation)`` returns
+    #: the facts of other events (the edit a write overwrote), added after those the check gave.  Run only on
+    #: violations found, never by exhaustive search's folds.
+    explain: Callable[[list, Violation], tuple[Fact, ...]] | None = None
 
     @property
     def fold(self) -> Fold | None:
@@ -164,6 +215,14 @@ class CheckSpec:
     def run(self, history, seen: Mapping[str, set[str]] | None = None) -> CheckResult:
         absent = self.missing(history, seen) if self.requires else None
         return CheckResult.not_evaluable(self.name, absent) if absent else self.function(history)
+
+    def explained(self, result: CheckResult, history) -> CheckResult:
+        """``result`` with :attr:`explain`'s facts added to each violation's explanation."""
+        if self.explain is None or not result.violations:
+            return result
+        events = list(history)
+        return replace(result, violations=tuple(
+            replace(v, explanation=v.explanation + self.explain(events, v)) for v in result.violations))
 
 
 def fields_recorded(history, names: Container[str], exempt: Mapping[str, Callable[[Any], bool]] | None = None
@@ -218,11 +277,11 @@ def run_checks(specs, history) -> CheckReport:
         listed = list(specs)
         if not listed or any(spec.fold is None for spec in listed):
             seen = fields_recorded(history, {name for spec in listed for name in spec.requires})
-            return CheckReport([spec.run(history, seen) for spec in listed])
+            return CheckReport([spec.explained(spec.run(history, seen), history) for spec in listed])
         folded = _FoldedRun(listed, specs)
         if isinstance(specs, tuple) and len(_FOLDED) < FOLDED_RUNS_KEPT:
             _FOLDED[id(specs)] = folded  # a family's checks: the same tuple every time
-    return CheckReport(folded.run(history))
+    return CheckReport([spec.explained(result, history) for spec, result in zip(folded.specs, folded.run(history))])
 
 
 #: Fused runs kept for the tuples of checks they were built for (one per family, in practice).

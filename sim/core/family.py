@@ -288,9 +288,11 @@ class Model(abc.ABC):
         return len(order)
 
     def where(self, scenario: Any, violation: Any) -> str:
-        """Where a violation happens, the second half of its finding (:mod:`sim.core.findings`): default the
-        step or transition it names ("" when it names none, so a finding is its invariant alone)."""
-        return violation.step or ""
+        """Where a violation happens, the second half of its finding (:mod:`sim.core.findings`), e.g. the
+        transition and the kind of object it broke.  Default "": a family that does not say where has one
+        finding per invariant (a violation's ``step`` says who or what it names, which need not be a
+        different bug: two symmetric clients losing an update are one finding, not two)."""
+        return ""
 
     def actor(self, event: Any) -> str:
         """Who makes an input event happen (the planner, the network, a human...): the lane it is drawn in, and

@@ -39,3 +39,9 @@ def findings_of(family: Any, scenario: Any, violations: Iterable[Any]) -> tuple[
 def switches(actors: Sequence[str]) -> int:
     """How many times the actor changes along an order (``planner, client, client, human``: 2)."""
     return sum(1 for before, after in zip(actors, actors[1:]) if before != after)
+
+
+def violations_of(family: Any, scenario: Any, violations: Iterable[Any], finding: str) -> list[Any]:
+    """The violations, of those given, that show ``finding`` (in their order)."""
+    where = family.where
+    return [v for v in violations if finding_id(v.invariant, where(scenario, v)) == finding]

@@ -21,15 +21,27 @@ PER_RUNS = 10_000
 
 @dataclass(frozen=True)
 class Entry:
-    """One thing the run did to the world: its kind, what it is (named), who must act, where it shows."""
+    """One thing the run did to the world, as data: the object, what happened to it, who must act and what
+    they can do; ``what`` and ``who_acts`` are the two sentences a report prints, made from them."""
 
     kind: str  # e.g. "human_edit_overwritten", "step_applied_twice", "object_duplicated"
-    what: str  # "the edit of api/handlers.py#auth by human at event 2"
-    who_acts: str  # "the human who made the edit: redo it"
+    object: str  # the thing, as its owner names it: "api/handlers.py#auth", "step s1", "email#2"
+    happened: str  # "edited by human at event 2, overwritten by s1"
+    who: str  # "the human who made the edit"
+    can_do: str  # "redo or merge it"
     event_index: int | None = None
 
+    @property
+    def what(self) -> str:
+        return f"{self.object} {self.happened}"
+
+    @property
+    def who_acts(self) -> str:
+        return f"{self.who}: {self.can_do}"
+
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "what": self.what, "who_acts": self.who_acts}
+        out: dict[str, Any] = {"kind": self.kind, "object": self.object, "happened": self.happened,
+                               "who": self.who, "can_do": self.can_do, "what": self.what, "who_acts": self.who_acts}
         if self.event_index is not None:
             out["event_index"] = self.event_index
         return out

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.core import stats
+from sim.report.explain import explained, finding_violation
 from sim.report.export import counterexample_name, current_commit, export, fencesim_version, shown_path
 from sim.report.review import advice_document
 from sim.search.pipeline import FuzzResult, identical_groups
@@ -28,6 +29,7 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
         replay = family.replay(scenario, example.protocol)
         report = family.check(replay.history, (invariant,))
         marked = sorted({v.event_index for v in report.safety_violations if v.event_index is not None})
+        shown = finding_violation(family, scenario, report.safety_violations, example.finding)
         fix = example.advice.recommended if example.advice is not None else None
         paths = export(family, scenario, replay.history, out, marked, fix)
         shrunk = example.shrunk
@@ -42,6 +44,7 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
                        "shortest_proved": shrunk.shortest_proved, "actor_switches": shrunk.switches,
                        "fewest_switches": shrunk.fewest_switches},
             "violating_events": marked,
+            **explained(shown),
             "replay": f"fencesim run {shlex.quote(shown_path(paths.scenario))}",
         }
         if example.advice is not None:

@@ -39,6 +39,7 @@ from sim.report.document import (
     Wording,
     table,
 )
+from sim.report.explain import explanation_lines
 from sim.report.phrases import (
     IDENTICAL_WORDS,
     advice_text,
@@ -227,6 +228,8 @@ def _example(example: dict[str, Any], design: dict[str, Any], figures: FigureNam
                    OnlyText(MARKDOWN, (f" ({example['original_events']} events before shrinking)",)), ": ",
                    Code(events))),
         Paragraph(("What breaks: ", example["detail"])),
+        *([Lines(tuple(("Why: ", line) for line in explanation_lines(example["explanation"])))]
+          if example.get("explanation") else []),
         Paragraph(("Advisor: ", Marked(advice_text(example["advice"], example["invariant"], design["availability"])))),
         *_group_advice(design, example, others),
         *([Lines(tuple(("Blast radius: ", e["what"], " -- ", e["who_acts"]) for e in ledger))] if ledger else []),

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from sim.core import stats
 from sim.core.family import Family
+from sim.report.explain import explained, finding_violation
 from sim.report.export import counterexample_name
 from sim.search.pipeline import FuzzResult
 
@@ -169,7 +170,7 @@ def counterexample_rows(result: FuzzResult, design_name: str) -> list[ReviewedCo
             "one_minimal": example.shrunk.one_minimal, "shortest_proved": example.shrunk.shortest_proved,
             "shrink_end": example.shrunk.reason,
             "violating_events": marked,
-            "detail": next((v.detail for v in report.safety_violations), ""),
+            **explained(finding_violation(family, workload.base, report.safety_violations, example.finding)),
             "advice": None if advice is None else advice_document(advice),
             "ledger": [e.to_json() for e in family.effect_ledger(replay.history)],
         }, replay.history, tuple(example.events)))

@@ -17,8 +17,10 @@ def _ledger(path):
 def test_a_lost_update_names_the_overwritten_human_edit_and_the_step(repo_root):
     """The seed's minimal lost update: the human's edit of app.py (event 2) overwritten by s1."""
     entries = _ledger(repo_root / "scenarios/regressions/seed_fuzz_none_lost_update.toml")
-    assert entries == [{"kind": "human_edit_overwritten", "event_index": 3,
-                        "what": "the edit of app.py by human at event 2, overwritten by s1",
+    assert entries == [{"kind": "human_edit_overwritten", "event_index": 3, "object": "app.py",
+                        "happened": "edited by human at event 2, overwritten by s1",
+                        "who": "the human who made the edit", "can_do": "redo or merge it",
+                        "what": "app.py edited by human at event 2, overwritten by s1",
                         "who_acts": "the human who made the edit: redo or merge it"}]
 
 
@@ -31,7 +33,9 @@ def test_a_step_applied_twice_is_one_entry(repo_root):
 def test_an_effects_duplicate_names_the_external_object(repo_root):
     """Unkeyed retry: the second preview duplicates the first, which is orphaned."""
     entries = _ledger(repo_root / "scenarios/regressions/effects_saga_unkeyed_retry_duplicate_effect.toml")
-    assert {"kind": "object_duplicated", "what": "preview#4 duplicates preview#3 (task_42 / create_preview)",
+    assert {"kind": "object_duplicated", "object": "preview#4", "happened": "duplicates preview#3 (task_42 / "
+            "create_preview)", "who": "an operator", "can_do": "close or delete the duplicate",
+            "what": "preview#4 duplicates preview#3 (task_42 / create_preview)",
             "who_acts": "an operator: close or delete the duplicate", "event_index": 27} in entries
     assert any(e["kind"] == "object_orphaned" and "preview#3" in e["what"] for e in entries)
 
@@ -58,6 +62,6 @@ def test_ledger_rates_per_ten_thousand_runs_carry_an_interval():
 
     tally = LedgerTally()
     for run in range(200):
-        tally.add([Entry("object_duplicated", "x", "y")] if run % 40 == 0 else [])
+        tally.add([Entry("object_duplicated", "x", "duplicates y", "an operator", "delete it")] if run % 40 == 0 else [])
     rate = tally.to_json()["kinds"]["object_duplicated"]["rate"]
     assert tally.runs == 200 and rate["value"] == 250.0 and 0 <= rate["low"] < 250 < rate["high"]

@@ -203,7 +203,7 @@ def test_effects_sweep_counts_human_exceptions_and_finds_violations():
     assert "human_exceptions" in unkeyed and unkeyed["measures"]["tasks"] == 60
     assert any(label == "unkeyed-retry" and f.invariant == "duplicate_effect"
                for (label, _), f in summary.found.items())
-    for (label, invariant), found in summary.found.items():
+    for (label, _finding), found in summary.found.items():
         replayed = EFFECTS.replay(workload.base, EFFECTS.parse_protocol(label), found.order)
         assert replayed.skipped == frozenset()
-        assert invariant in {v.invariant for v in EFFECTS.check(replayed.history).safety_violations}
+        assert found.invariant in {v.invariant for v in EFFECTS.check(replayed.history).safety_violations}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.core.checks import CheckResult, CheckSpec, Violation
+from sim.core.checks import CheckResult, CheckSpec, Violation, fact
 from sim.families.effects.saga_checks import check_after_effect, stranded_irreversible
 
 
@@ -31,22 +31,34 @@ def _missing(events, fields: tuple[str, ...]) -> str | None:
     return None
 
 
+#: The fields of a commit an explanation shows: which object, for which step, and the key that was (or was not)
+#: sent with it.
+COMMIT_FACTS = ("task", "transition", "effect", "effect_class", "key", "request")
+
+
+def _commit_fact(role: str, event, **values: Any):
+    return fact(role, event, *COMMIT_FACTS, keyed=bool(event.get("key")), **values)
+
+
 def duplicate_effect(history) -> CheckResult:
     """More than one committed effect for one logical transition and attempt generation."""
     commits = _events(history, "committed")
     missing = _missing(commits, ("task", "transition", "effect"))
     if missing:
         return CheckResult.not_evaluable("duplicate_effect", missing)
-    seen: dict[tuple, str] = {}
+    seen: dict[tuple, Any] = {}  # group -> its first commit
     violations = []
     for event in commits:
         group = (event["task"], _logical(event), event.get("generation", 1))
-        if group in seen and seen[group] != event["effect"]:
+        first = seen.get(group)
+        if first is not None and first["effect"] != event["effect"]:
             what = "is a second charge beside" if event.get("effect_class") == "append" else "duplicates"
             violations.append(Violation("duplicate_effect", event.index, event["transition"],
-                                        f"{event['effect']} {what} {seen[group]} for {group[0]}/{group[1]}",
-                                        domain="duplicate_delivery"))
-        seen.setdefault(group, event["effect"])
+                                        f"{event['effect']} {what} {first['effect']} for {group[0]}/{group[1]}",
+                                        domain="duplicate_delivery",
+                                        explanation=(_commit_fact("first_commit", first),
+                                                     _commit_fact("second_commit", event))))
+        seen.setdefault(group, event)
     return CheckResult.from_violations("duplicate_effect", violations)
 
 
@@ -87,8 +99,12 @@ def lost_success(history) -> CheckResult:
                 elif again is not None and not same_dispatch:
                     shown, how = again, f"done again as {again.get('effect')}"
                 if shown is not None:
-                    violations.append(Violation("lost_success", shown.index, event["transition"],
-                                                f"{event['effect']} committed but was {how}", domain="lost_ack"))
+                    violations.append(Violation(
+                        "lost_success", shown.index, event["transition"], f"{event['effect']} committed but was {how}",
+                        domain="lost_ack", explanation=(
+                            _commit_fact("committed", event, receipted=False),
+                            fact("recorded_failed" if shown is failed else "done_again", shown, "task", "transition",
+                                 "effect", "outcome", "reason"))))
             next_commit[group] = event
         elif _is_failure(event) and event.get("task") is not None:
             next_failure[(event.get("task"), event.get("transition"))] = event
@@ -106,7 +122,8 @@ def unknown_as_failed(history) -> CheckResult:
         if event["outcome"] == "failed" and event.get("effect_class") != "read":
             violations.append(Violation("unknown_as_failed", event.index, event.get("transition"),
                                         f"a timeout of {event.get('transition')} was recorded as failed, not unknown",
-                                        domain="lost_ack"))
+                                        domain="lost_ack", explanation=(fact(
+                                            "timed_out", event, "task", "transition", "effect_class", "outcome"),)))
     return CheckResult.from_violations("unknown_as_failed", violations)
 
 
@@ -124,25 +141,34 @@ def false_receipt(history) -> CheckResult:
         if _logical(receipt) not in owners and receipt.get("transition") not in owners:
             violations.append(Violation("false_receipt", receipt.index, receipt.get("transition"),
                                         f"receipt {receipt['effect']} matches no committed effect of "
-                                        f"{receipt.get('transition')}"))
+                                        f"{receipt.get('transition')}", explanation=(
+                                            fact("receipt_trusted", receipt, "task", "transition", "effect",
+                                                 effect_committed_by=sorted(owners, key=str)),)))
     return CheckResult.from_violations("false_receipt", violations)
 
 
 def fingerprint_conflict(history) -> CheckResult:
     """A request reusing a key with other arguments was accepted (answered with the old effect)."""
     stored: dict[str, str] = {}
+    first_commit: dict[str, Any] = {}
     violations = []
     for event in history:
         if event.event == "committed" and event.get("key") and event.get("fingerprint"):
             stored.setdefault(event["key"], event["fingerprint"])
+            first_commit.setdefault(event["key"], event)
         elif event.event == "deduplicated":
             original = event.get("stored_fingerprint") or stored.get(event.get("key"))
             if original is None or "fingerprint" not in event:
                 return CheckResult.not_evaluable("fingerprint_conflict", f"event {event.index} lacks fingerprints")
             if original != event["fingerprint"]:
+                stored_by = first_commit.get(event.get("key"))
                 violations.append(Violation("fingerprint_conflict", event.index, event.get("transition"),
                                             f"key {event.get('key')} reused with fingerprint {event['fingerprint']} "
-                                            f"(stored {original}) and accepted"))
+                                            f"(stored {original}) and accepted", explanation=(
+                                                *((fact("key_stored", stored_by, "key", "fingerprint", "effect"),)
+                                                  if stored_by is not None else ()),
+                                                fact("key_reused", event, "task", "transition", "key", "fingerprint",
+                                                     "effect", stored_fingerprint=original))))
     return CheckResult.from_violations("fingerprint_conflict", violations)
 
 
@@ -182,7 +208,10 @@ def unresolved_compensation(history) -> CheckResult:
         for commit in owed.get(task, ()):
             violations.append(Violation("unresolved_compensation", terminal.index, commit.get("transition"),
                                         f"{task} closed {terminal.get('outcome')} with {commit.get('effect')} "
-                                        f"still owing {commit.get('compensation')}"))
+                                        f"still owing {commit.get('compensation')}", explanation=(
+                                            _commit_fact("committed", commit, compensation=commit.get("compensation"),
+                                                         compensated=False),
+                                            fact("closed", terminal, "task", "outcome"))))
     return CheckResult.from_violations("unresolved_compensation", violations)
 
 
@@ -204,7 +233,9 @@ def unapproved_irreversible(history) -> CheckResult:
         elif event.event == "committed" and event.get("effect_class") == "irreversible" and approval_due(event):
             if (event.get("task"), _logical(event)) not in approved:
                 violations.append(Violation("unapproved_irreversible", event.index, event.get("transition"),
-                                            f"{event.get('effect')} is irreversible and was not approved"))
+                                            f"{event.get('effect')} is irreversible and was not approved",
+                                            explanation=(_commit_fact("committed", event, approval_due=True,
+                                                                      approved=False),)))
     return CheckResult.from_violations("unapproved_irreversible", violations)
 
 
@@ -223,7 +254,9 @@ def unverified_checkpoint(history) -> CheckResult:
             for name in event.get("completed", ()):
                 if (event.get("task"), name) not in receipted:
                     violations.append(Violation("unverified_checkpoint", event.index, name,
-                                                f"checkpoint claims {name} complete before any receipt"))
+                                                f"checkpoint claims {name} complete before any receipt",
+                                                explanation=(fact("checkpoint_saved", event, "task",
+                                                                  claims_complete=name, receipt_recorded=False),)))
     return CheckResult.from_violations("unverified_checkpoint", violations)
 
 
@@ -242,12 +275,14 @@ def version_mismatch(history) -> CheckResult:
             if event["workflow_version"] != own:
                 violations.append(Violation("version_mismatch", event.index, None,
                                             f"{task} (version {own}) resumed under version "
-                                            f"{event['workflow_version']} without a migration"))
+                                            f"{event['workflow_version']} without a migration", explanation=(
+                                                fact("resumed", event, "task", "workflow_version",
+                                                     task_version=own, migrated=False),)))
     reads = unpinned_read(history)
     if reads.status == "not_evaluable":
         return CheckResult.not_evaluable("version_mismatch", reads.reason)
-    violations += [Violation("version_mismatch", v.event_index, v.step, v.detail, domain=v.domain)
-                   for v in reads.violations]
+    violations += [Violation("version_mismatch", v.event_index, v.step, v.detail, domain=v.domain,
+                             explanation=v.explanation) for v in reads.violations]
     violations.sort(key=lambda v: (v.event_index is None, v.event_index or 0))
     return CheckResult.from_violations("version_mismatch", violations)
 
@@ -261,7 +296,8 @@ def no_terminal_outcome(history) -> CheckResult:
     accepted = [e for e in _events(history, "accepted")]
     terminal = {e.get("task") for e in _events(history, "task_terminal")}
     last = history[len(history) - 1].index if len(history) else None
-    violations = [Violation("no_terminal_outcome", last, None, f"{e.get('task')} has no terminal outcome")
+    violations = [Violation("no_terminal_outcome", last, None, f"{e.get('task')} has no terminal outcome",
+                            explanation=(fact("accepted", e, "task", terminal_outcome=None),))
                   for e in accepted if e.get("task") not in terminal]
     return CheckResult.from_violations("no_terminal_outcome", violations)
 
@@ -282,7 +318,9 @@ def split_outcome(history) -> CheckResult:
             violations.append(Violation(
                 "split_outcome", event.index, None,
                 f"{task} closed again by {event.actor} ({event.get('outcome')}) after {earlier.actor} closed it "
-                f"({earlier.get('outcome')}) at event {earlier.index}", domain="duplicate_delivery"))
+                f"({earlier.get('outcome')}) at event {earlier.index}", domain="duplicate_delivery",
+                explanation=(fact("closed_first", earlier, "task", "actor", "outcome"),
+                             fact("closed_again", event, "task", "actor", "outcome"))))
         else:
             first[task] = event
     return CheckResult.from_violations("split_outcome", violations)
@@ -326,7 +364,9 @@ def unpinned_read(history) -> CheckResult:
                     violations.append(Violation(
                         "unpinned_read", event.index, event.get("transition"),
                         f"unpinned read: {event.get('effect')} was built from {read} version {version}, but the log "
-                        f"recorded version {receipt['observed_version']} (event {receipt.index})"))
+                        f"recorded version {receipt['observed_version']} (event {receipt.index})", explanation=(
+                            fact("read_recorded", receipt, "task", "transition", "observed_version"),
+                            _commit_fact("built_from", event, read=read, built_from_version=version))))
     if unlabelled_after_read and not labelled:
         return CheckResult.not_evaluable("unpinned_read", "effects committed after a recorded read, but no 'committed' "
                                          "event records 'read_versions' (what each effect was built from)")
@@ -336,7 +376,8 @@ def unpinned_read(history) -> CheckResult:
 def human_exceptions(history) -> CheckResult:
     """Each unknown outcome handed to a human: counted (labour), not a safety violation."""
     found = [Violation("human_exceptions", e.index, e.get("transition"),
-                       f"{e.get('transition')} escalated to a human ({e.get('reason', 'unknown')})", safety=False)
+                       f"{e.get('transition')} escalated to a human ({e.get('reason', 'unknown')})", safety=False,
+                       explanation=(fact("escalated", e, "task", "transition", "reason"),))
              for e in history if e.event == "human_exception"]
     return CheckResult.from_violations("human_exceptions", found)
 

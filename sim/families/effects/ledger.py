@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from sim.core.ledger import Entry
 
-#: Who cleans up a duplicate of each effect class (an irreversible one: by its kind, :func:`correction`).
+#: Who cleans up a duplicate of each effect class, and what they can do (an irreversible one: by its kind,
+#: :func:`correction`).
 CLEANUP = {
-    "append": "billing: refund the second charge",
-    "keyed_creation": "an operator: close or delete the duplicate",
-    "idempotent": "nobody: repeating it changed nothing",
+    "append": ("billing", "refund the second charge"),
+    "keyed_creation": ("an operator", "close or delete the duplicate"),
+    "idempotent": ("nobody", "repeating it changed nothing"),
 }
 #: What a person does about an irreversible object of each kind that should not exist (or exists twice).
 CORRECTIONS = {
@@ -38,12 +39,12 @@ def correction_words(kind: str) -> str:
     return CORRECTIONS.get(kind, f"announce a correction for the {kind.replace('_', ' ')} (it cannot be undone)")
 
 
-def correction(kind: str) -> str:
-    """A person's action for a duplicated irreversible object of this kind."""
-    return f"a person: {correction_words(kind)}"
+def correction(kind: str) -> tuple[str, str]:
+    """Who acts on a duplicated irreversible object of this kind, and what they can do."""
+    return "a person", correction_words(kind)
 
 
-def orphan_action(fields) -> str:
+def orphan_action(fields) -> tuple[str, str]:
     """Who acts on an object that exists but its task never recorded, by what the endpoint can do."""
     kind = kind_of(fields.get("effect"))
     by = fields.get("reconcile_by", "key")
@@ -55,10 +56,10 @@ def orphan_action(fields) -> str:
     else:
         find = "find it by its idempotency key or the task marker"
     if fields.get("compensation"):
-        return f"an operator: {find}, then adopt it or run {fields.get('compensation')}"
+        return "an operator", f"{find}, then adopt it or run {fields.get('compensation')}"
     if fields.get("effect_class") == "irreversible":
-        return f"a person: {find}, then record it as done (it cannot be deleted) or {correction_words(kind)}"
-    return f"an operator: {find}, then adopt it or delete it"
+        return "a person", f"{find}, then record it as done (it cannot be deleted) or {correction_words(kind)}"
+    return "an operator", f"{find}, then adopt it or delete it"
 
 
 def ledger(history) -> list[Entry]:
@@ -78,20 +79,20 @@ def ledger(history) -> list[Entry]:
             effect_class = str(fields.get("effect_class"))
             who = (correction(kind_of(effect)) if effect_class == "irreversible"
                    else CLEANUP.get(effect_class, CLEANUP["keyed_creation"]))
-            out.append(Entry("object_duplicated", f"{effect} duplicates {seen[group]} ({task} / {group[1]})", who,
-                             event.index))
+            out.append(Entry("object_duplicated", str(effect), f"duplicates {seen[group]} ({task} / {group[1]})",
+                             *who, event.index))
         seen.setdefault(group, effect)
         done = terminal.get(task)
         if (task, effect) not in receipted and done is not None and seen[group] == effect:
-            out.append(Entry("object_orphaned", f"{effect} exists but {task} never recorded it",
-                             orphan_action(fields), event.index))
+            out.append(Entry("object_orphaned", str(effect), f"exists but {task} never recorded it",
+                             *orphan_action(fields), event.index))
         if (done is not None and done.fields.get("outcome") != "succeeded" and fields.get("compensation")
                 and (task, effect) not in compensated):
-            out.append(Entry("compensation_owed", f"{effect} still exists after {task} ended "
+            out.append(Entry("compensation_owed", str(effect), f"still exists after {task} ended "
                              f"{done.fields.get('outcome')} ({fields.get('compensation')} owed)",
-                             f"an operator: run {fields.get('compensation')}", done.index))
+                             "an operator", f"run {fields.get('compensation')}", done.index))
     for event in events:
         if event.event == "accepted" and event.fields.get("task") not in terminal:
-            out.append(Entry("task_stranded", f"{event.fields.get('task')} has no terminal outcome",
-                             "on call: resume or close the task", event.index))
+            out.append(Entry("task_stranded", str(event.fields.get("task")), "has no terminal outcome",
+                             "on call", "resume or close the task", event.index))
     return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.core.checks import CheckResult, Violation
+from sim.core.checks import CheckResult, Violation, fact
 
 UNDONE_OUTCOMES = ("compensated", "failed")
 
@@ -49,7 +49,8 @@ def stranded_irreversible(history) -> CheckResult:
     its prerequisites), are not judged here."""
     irreversible: dict[Any, list] = {}
     committed_at: dict[tuple, int] = {}  # (task, effect) -> index of its commit
-    undone: dict[Any, list[tuple[int, str, str]]] = {}  # task -> (index of what was undone, transition, text)
+    #: task -> (index of what was undone, transition, text, the event that undid it)
+    undone: dict[Any, list[tuple[int, str, str, Any]]] = {}
     violations = []
     missing = _unjudgeable(history)
     if missing:
@@ -64,21 +65,26 @@ def stranded_irreversible(history) -> CheckResult:
             at = committed_at.get((task, event.get("effect")), event.index)
             undone.setdefault(task, []).append(
                 (at, str(event.get("transition")), f"{event.get('effect')} was compensated "
-                                                   f"({event.get('compensation')})"))
+                                                   f"({event.get('compensation')})", event))
         elif event.event == "transition_failed":
             undone.setdefault(task, []).append(
                 (event.index, str(event.get("transition")),
-                 f"{event.get('transition')} was recorded failed ({event.get('reason', 'no reason given')})"))
+                 f"{event.get('transition')} was recorded failed ({event.get('reason', 'no reason given')})", event))
         elif event.event == "task_terminal" and event.get("outcome") in UNDONE_OUTCOMES:
             for pivot in irreversible.get(task, []):
-                after = [text for at, transition, text in undone.get(task, [])
+                later = [(at, text, by) for at, transition, text, by in undone.get(task, [])
                          if at > pivot.index and transition != pivot.get("transition")]
-                if after:
+                if later:
+                    after = [text for _, text, _ in later]
                     violations.append(Violation(
                         "stranded_irreversible", event.index, pivot.get("transition"),
                         f"{task} closed {event.get('outcome')} with {pivot.get('effect')} (irreversible) standing "
                         f"while, after it, {'; '.join(after)}: the irreversible effect stands without the records "
-                        "that go with it"))
+                        "that go with it", explanation=(
+                            fact("irreversible_committed", pivot, "task", "transition", "effect", "effect_class"),
+                            *(fact("undone_after", by, "transition", "effect", "compensation", "reason")
+                              for _, _, by in later),
+                            fact("closed", event, "task", "outcome"))))
                     break
     return CheckResult.from_violations("stranded_irreversible", violations)
 
@@ -113,5 +119,7 @@ def check_after_effect(history) -> CheckResult:
             violations.append(Violation(
                 "check_after_effect", event.index, event.get("transition"),
                 f"{event.get('transition')}, which version 2 inserted before {guarded}, ran after {guarded}'s "
-                f"effect {earlier.get('effect')} (event {earlier.index}) in {task}"))
+                f"effect {earlier.get('effect')} (event {earlier.index}) in {task}", explanation=(
+                    fact("effect_first", earlier, "task", "transition", "effect"),
+                    fact("check_after", event, "task", "transition", inserted_before=guarded))))
     return CheckResult.from_violations("check_after_effect", violations)

@@ -10,7 +10,8 @@ died right after).  Each finding names the seed's failure domain.
 
 from __future__ import annotations
 
-from sim.core.checks import CheckSpec, Fold, NotEvaluable, Violation
+from sim.core.checks import CheckSpec, Fact, Fold, NotEvaluable, Violation, fact
+from sim.families.workspace.ledger import last_write as _last_write
 
 DOMAINS = ("stale_plan", "lost_ack", "duplicate_delivery", "replan_drift")
 NONE = ()
@@ -48,6 +49,23 @@ def _replaced_unexpected(event) -> bool | None:
     return None
 
 
+#: The fields of a write that say what it replaced and what its author expected there.
+WRITE_FACTS = ("step", "path", "hash_before", "expected_prior_hash")
+
+
+def _replaced_hunks(event) -> list[str]:
+    """The hunks the write replaced other than its author expected (none when the history has no hunks)."""
+    before, expected = event.get("hunks_before"), event.get("expected_prior_hunks")
+    if not isinstance(before, dict) or not isinstance(expected, dict):
+        return []
+    return sorted(h for h in expected if before.get(h) != expected.get(h))
+
+
+def _write_fact(role: str, event) -> Fact:
+    hunks = _replaced_hunks(event)
+    return fact(role, event, *WRITE_FACTS, **({"replaced_hunks": hunks} if hunks else {}))
+
+
 def _restored(event) -> bool:
     """A restore to a step's checkpoint (``tests_fail`` with verdict ``compensated``): a write of the file."""
     return event.event == "tests_fail" and event.fields.get("verdict") == "compensated"
@@ -69,7 +87,7 @@ def _lost_update(carry, event):
         "lost_update", event.index, event.get("step"),
         f"{event.get('step')} wrote {event.get('path')} over content {event.get('hash_before')} "
         f"but its author expected {event.get('expected_prior_hash')}",
-        _domain(event),
+        _domain(event), explanation=(_write_fact("write", event),),
     ),)
 
 
@@ -81,7 +99,7 @@ def _restore_lost(event) -> tuple[Violation, ...]:
         "lost_update", event.index, event.get("step"),
         f"restoring {event.get('step')}'s checkpoint of {event.get('path')} destroyed a later write "
         f"(found {event.get('hash_before')}, the step left {event.get('expected_prior_hash')})",
-        _domain(event),
+        _domain(event), explanation=(_write_fact("restore", event),),
     ),)
 
 
@@ -99,6 +117,8 @@ def _duplicate_effect(seen, event):
                 f"{step} applied again (first at event {index}, copy {event.get('copy', '?')} "
                 f"via {event.get('origin', 'unknown')})",
                 _domain(event),
+                explanation=(Fact("first_apply", index, "deliver", (("step", step), ("verdict", "applied"))),
+                             fact("applied_again", event, "step", "verdict", "copy", "origin", "dedupe")),
             ),)
     return seen + ((step, event.index),), NONE
 
@@ -115,7 +135,8 @@ def _stale_accept(carry, event):
     return carry, (Violation(
         "stale_accept", event.index, event.get("step"),
         f"{event.get('step')} stamped base rev {event['stamped_base_rev']} applied at rev {event['rev_at_apply']}",
-        _domain(event),
+        _domain(event), explanation=(fact("stamp_compared", event, "step", "fence", "stamped_base_rev",
+                                          "rev_at_apply", "verdict"),),
     ),)
 
 
@@ -135,13 +156,14 @@ def _journal_loss(carry, event):
                 "journal_loss", event.index, fields.get("step"),
                 f"{fields.get('step')} was written but its journal key is not in the journal"
                 + (f" (executor preempted {fields.get('preempted')})" if fields.get("preempted") else ""),
-                "lost_ack",
+                "lost_ack", explanation=(fact("write_without_key", event, "step", "verdict", "dedupe", "preempted",
+                                              journal_key=fields.get("journal_key")),),
             ),)
     elif name == "journal_remove" and fields.get("step") not in acked:
         return (acked, delivered, dedupe_seen), (Violation(
             "journal_loss", event.index, fields.get("step"),
             f"journal key {fields.get('journal_key')} removed while {fields.get('step')} can still be retried",
-            "lost_ack",
+            "lost_ack", explanation=(fact("key_removed", event, "step", "journal_key", acked=False),),
         ),)
     return (acked, delivered, dedupe_seen), NONE
 
@@ -169,13 +191,14 @@ def _spurious_rejection(applied_steps, event):
         return applied_steps, (Violation(
             "spurious_rejection", event.index, None,
             "plan rejected for overlapping siblings although pipeline=off dispatches them in order",
-            "stale_plan", safety=False,
+            "stale_plan", safety=False, explanation=(fact("rejected", event, "verdict", "pipeline"),),
         ),)
     if step in applied_steps:
         return applied_steps, (Violation(
             "spurious_rejection", event.index, step,
             f"{step} was already applied; the client now believes finished work failed ({verdict})",
             _domain(event), safety=False,
+            explanation=(fact("rejected", event, "step", "verdict", already_applied=True),),
         ),)
     unexpected = _replaced_unexpected(event)
     if unexpected is None:
@@ -185,8 +208,28 @@ def _spurious_rejection(applied_steps, event):
     return applied_steps, (Violation(
         "spurious_rejection", event.index, step,
         f"{verdict} although applying {step} would have replaced exactly what its author expected",
-        _domain(event), safety=False,
+        _domain(event), safety=False, explanation=(fact("rejected", event, "step", "verdict", *WRITE_FACTS[1:]),),
     ),)
+
+
+def _overwritten(events: list, violation: Violation) -> tuple[Fact, ...]:
+    """The writes a lost update destroyed: per hunk replaced (or the whole file), the last write of it before
+    the violating event -- a human edit, or another step's applied write (``overwrote``); for a restore, the
+    writes after the step's own."""
+    position = next((i for i, e in enumerate(events) if e.index == violation.event_index), None)
+    if position is None:
+        return ()
+    event = events[position]
+    path = event.get("path")
+    out = []
+    hunks: list[str | None] = list(_replaced_hunks(event)) or [None]
+    for hunk in hunks:
+        writer = _last_write(events, position, path, hunk)
+        if writer is not None and writer.index != event.index:
+            names = ("path", "hunk") if writer.event == "human_edit" else ("step", "path", "verdict")
+            out.append(fact("overwrote", writer, *names, **({"hunk": hunk} if hunk and "hunk" not in writer
+                                                             else {})))
+    return tuple(out)
 
 
 DELIVERIES = frozenset({"deliver"})
@@ -212,7 +255,7 @@ def _cut_short(event) -> bool:
 CUT_SHORT = {"deliver": _cut_short}
 CHECKS = (
     CheckSpec("lost_update", lost_update, True, "an applied step replaced content its author did not expect",
-              requires={"deliver": DELIVER}, exempt=CUT_SHORT),
+              requires={"deliver": DELIVER}, exempt=CUT_SHORT, explain=_overwritten),
     CheckSpec("duplicate_effect", duplicate_effect, True, "one step applied more than once",
               requires={"deliver": DELIVER}, exempt=CUT_SHORT),
     CheckSpec("stale_accept", stale_accept, True, "a fenced step applied at a rev other than its stamp",
