@@ -34,7 +34,7 @@ from sim.cli.bounds import WORKERS_MAX
 from sim.cli.fuzz_state import STATE_FILE, check_against, read_state, resume_command, state_document
 from sim.cli.fuzz_state import load_workload as load_state_workload
 from sim.cli.progress import Bar, progress_wanted
-from sim.core.errors import InputError
+from sim.core.errors import FencesimError, InputError
 from sim.core.files import write_atomically
 from sim.search.options import BACKENDS
 
@@ -398,10 +398,23 @@ def _compare(run: Prepared, known: dict, document: dict) -> dict:
     return compare(document, prepared, lambda label: labels.get(label) or label, replayer)
 
 
+def _previous_baseline(path: Path) -> dict | None:
+    """The baseline ``--write-baseline`` replaces, to carry its run history on (None: a new file, or one that
+    does not read as a baseline -- the output check already refused any file that is not one)."""
+    from sim.report.baseline import read_baseline
+
+    if not Path(path).exists():
+        return None
+    try:
+        return read_baseline(path)
+    except FencesimError:
+        return None
+
+
 def _write_baseline(run: Prepared, path: Path, document: dict, console) -> None:
     from sim.report.baseline import baseline_document
 
-    written = baseline_document(document, {p.label: p for p in run.protocols}, run.digest)
+    written = baseline_document(document, {p.label: p for p in run.protocols}, run.digest, _previous_baseline(path))
     write_atomically(path, json.dumps(written, indent=2) + "\n")
     entries = written["entries"]
     console.print(f"baseline written to {run.options.write_baseline}: {len(entries)} "

@@ -79,9 +79,12 @@ def print_summary(console, document: dict) -> None:
     if baseline:
         console.print(f"\nbaseline {baseline['file']}: {baseline_counts(baseline)}", markup=False)
         for title, entries in (("fixed (its order no longer violates)", baseline["fixed"]),
+                               ("rare (still violating, not drawn this time)", baseline.get("rare", [])),
                                ("no longer replayable", baseline.get("not_replayable", []))):
             for entry in entries:
                 why = f" ({entry['reason']})" if entry.get("reason") else ""
+                if "seen_in" in entry:
+                    why += f" (seen in {entry['seen_in']} of {entry['runs']} recorded runs)"
                 console.print(f"  {title}: {entry['invariant']} under {entry.get('label', entry['protocol'])}: "
                               f"{' ; '.join(entry['events'])}{why}", markup=False)
 

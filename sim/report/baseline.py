@@ -21,9 +21,14 @@ of a run; ``--baseline FILE`` compares a run with it:
   first saw the violation;
 * any other is *new* (exit 1);
 * a baseline entry not found again is replayed under its protocol: it is
-  *fixed* only if its order no longer violates its invariant, *still
-  violating* if it does (this sweep did not happen to draw it), and *not run*
-  when this run did not fuzz its protocol; each distinct order is replayed
+  *fixed* only if its order no longer violates its invariant, *rare* if it
+  does (this sweep did not happen to draw it; the key ``still_violating``, its
+  older name, holds the same list), and *not run* when this run did not fuzz
+  its protocol;
+* a baseline keeps a history of the runs written into it (``runs``: each run's
+  findings, the last ``MAX_HISTORY_RUNS``); every finding compared says in how
+  many of them it was seen (``seen_in``), so a rare finding reads "seen in 3 of
+  12 recorded runs"; each distinct order is replayed
   once, on several processes, within ``BASELINE_MAX_WORK`` -- an entry the
   limit leaves is *unchecked* (neither fixed nor confirmed), so tens of
   thousands of entries are compared in seconds.
@@ -56,7 +61,9 @@ BASELINE_FORMAT = 1
 #: The most entries a baseline may hold, and events an entry's order may hold (limits on everything).
 MAX_BASELINE_ENTRIES = 100_000
 MAX_ENTRY_EVENTS = 10_000
-KEYS = ("format", "family", "workload", "workload_digest", "entries")
+KEYS = ("format", "family", "workload", "workload_digest", "entries", "runs")
+#: Runs a baseline's history keeps (the most recent): ``--write-baseline`` onto a baseline adds one.
+MAX_HISTORY_RUNS = 50
 ENTRY_KEYS = ("protocol", "label", "invariant", "events", "one_minimal", "where")
 
 #: Replay work of the bulk replays of one comparison (runs and order events,
@@ -89,17 +96,29 @@ def workload_digest(family: Family, workload: Workload) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def history_key(protocol: str, finding: str) -> str:
+    """A finding of a baseline's run history: ``normalised protocol | finding``."""
+    return f"{protocol} | {finding}"
+
+
 def baseline_document(document: dict[str, Any], protocols: dict[str, Protocol],
-                      digest: str | None) -> dict[str, Any]:
+                      digest: str | None, previous: dict[str, Any] | None = None) -> dict[str, Any]:
     """The baseline of a fuzz document: its counterexamples keyed by normalised protocol, sorted, and the
-    workload they hold for.  ``protocols`` maps the document's labels to their protocols."""
+    workload they hold for.  ``protocols`` maps the document's labels to their protocols.  ``previous``: the
+    baseline being replaced, for the same family and workload -- its run history goes on, with this run added."""
     entries = [{"protocol": normalised_protocol(protocols[c["protocol"]]), "label": c["protocol"],
                 "invariant": c["invariant"], "events": list(c["events"]),
                 "one_minimal": c["shrink"]["one_minimal"], **({"where": c["where"]} if c.get("where") else {})}
                for c in document["counterexamples"]]
     entries.sort(key=lambda e: (e["protocol"], e["invariant"], e.get("where", ""), e["events"]))
+    this_run = {"seed_start": document.get("seed_start"), "seeds": document.get("seeds"),
+                "findings": sorted({history_key(e["protocol"], finding_id(e["invariant"], e.get("where", "")))
+                                    for e in entries})}
+    same = previous is not None and (previous.get("family"), previous.get("workload")) == (
+        document["family"], document["workload"])
+    runs = [*(previous.get("runs", []) if same and previous is not None else []), this_run][-MAX_HISTORY_RUNS:]
     return {"format": BASELINE_FORMAT, "family": document["family"], "workload": document["workload"],
-            "workload_digest": digest, "entries": entries}
+            "workload_digest": digest, "entries": entries, "runs": runs}
 
 
 def read_baseline(path: str | Path) -> dict[str, Any]:
@@ -129,7 +148,33 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
         problem = _entry_problem(entry)
         if problem:
             raise InputError(f"baseline entry {position}: {problem}", str(path))
+    problem = _runs_problem(data.get("runs", []))
+    if problem:
+        raise InputError(f"a baseline's runs {problem}", str(path))
     return data
+
+
+def _runs_problem(runs: Any) -> str | None:
+    if not isinstance(runs, list):
+        return f"must be a list of runs, not {_shown(runs)}"
+    if len(runs) > MAX_HISTORY_RUNS:
+        return f"hold {len(runs)} runs; the limit is {MAX_HISTORY_RUNS}"
+    for position, run in enumerate(runs):
+        if not isinstance(run, dict) or not isinstance(run.get("findings"), list) or not all(
+                isinstance(f, str) and len(f) <= 20_000 for f in run["findings"]):
+            return f"item {position} must be an object whose findings are a list of strings, not {_shown(run)}"
+        for key in run:
+            if key not in ("seed_start", "seeds", "findings"):
+                return f"item {position} has an unknown key {key!r}; keys: seed_start, seeds, findings"
+        for key in ("seed_start", "seeds"):
+            if run.get(key) is not None and (not isinstance(run[key], int) or isinstance(run[key], bool)):
+                return f"item {position}: {key} must be an integer, not {_shown(run[key])}"
+    return None
+
+
+def seen_in(runs: Sequence[dict[str, Any]], key: str) -> dict[str, int]:
+    """In how many of a baseline's recorded runs a finding (:func:`history_key`) was seen."""
+    return {"seen_in": sum(key in run["findings"] for run in runs), "runs": len(runs)}
 
 
 
@@ -183,6 +228,7 @@ class Prepared:
     change settled (fixed) or left unreadable (``not_replayable``: entry and reason)."""
 
     path: str
+    runs: list[dict[str, Any]] = field(default_factory=list)
     known: list[Known] = field(default_factory=list)
     fixed: list[dict[str, Any]] = field(default_factory=list)
     not_replayable: list[dict[str, Any]] = field(default_factory=list)
@@ -215,7 +261,7 @@ def prepare(known: dict[str, Any], family: Family, workload: Workload, path: str
         if known.get(key) != name:
             raise InputError(f"--baseline {path} was written for {key} {known.get(key)!r}; this run fuzzes "
                              f"{name!r} (write one for it with --write-baseline)")
-    prepared = Prepared(path, workload_changed=known.get("workload_digest") != digest)
+    prepared = Prepared(path, list(known.get("runs", [])), workload_changed=known.get("workload_digest") != digest)
     protocols: dict[str, Protocol | str] = {}
     for entry in known["entries"]:
         try:
@@ -247,8 +293,8 @@ def prepare(known: dict[str, Any], family: Family, workload: Workload, path: str
 def compare(document: dict[str, Any], prepared: Prepared, normalise: Callable[[str], str],
             replayer: Replayer) -> dict[str, Any]:
     """Mark each counterexample known or new; sort the baseline entries no counterexample matched into fixed,
-    still violating and not run.  Every counterexample is known or new, and every entry is matched or in
-    exactly one list.  ``normalise(label)`` gives a document label's normalised protocol."""
+    rare (still violating, not drawn this time) and not run.  Every counterexample is known or new, and every
+    entry is matched or in exactly one list.  ``normalise(label)`` gives a document label's normalised protocol."""
     by_pair: dict[tuple[str, str], list[Known]] = {}
     for item in prepared.known:
         by_pair.setdefault(item.key[:2], []).append(item)
@@ -261,6 +307,8 @@ def compare(document: dict[str, Any], prepared: Prepared, normalise: Callable[[s
 
     for example in document["counterexamples"]:
         key = (normalise(example["protocol"]), example.get("finding", example["invariant"]), tuple(example["events"]))
+        if prepared.runs:
+            example["baseline_history"] = seen_in(prepared.runs, history_key(*key[:2]))
         same_pair = [item for item in by_pair.get(key[:2], []) if id(item) not in taken]
         exact = next((item for item in same_pair if item.key == key), None)
         loose = next((item for item in same_pair if not item.entry.get("one_minimal", True)), None)
@@ -292,11 +340,13 @@ def compare(document: dict[str, Any], prepared: Prepared, normalise: Callable[[s
         elif status is None:
             unchecked.append(item.entry)
         elif status:
-            still.append(item.entry)
+            still.append({**item.entry, **(seen_in(prepared.runs, history_key(item.protocol, item.key[1]))
+                                           if prepared.runs else {})})
         else:
             fixed.append(item.entry)
     return {"file": prepared.path, "known": sum(c["baseline"] == "known" for c in document["counterexamples"]),
             "new": sum(c["baseline"] == "new" for c in document["counterexamples"]), "fixed": fixed,
-            "still_violating": still, "not_run": not_run, "not_replayable": prepared.not_replayable,
+            "rare": still, "still_violating": still, "runs_recorded": len(prepared.runs), "not_run": not_run,
+            "not_replayable": prepared.not_replayable,
             "unchecked": unchecked, "workload_changed": prepared.workload_changed}
 

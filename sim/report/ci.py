@@ -133,8 +133,10 @@ def _coverage_case(classname: str, coverage: dict) -> str:
 def baseline_counts(baseline: dict) -> str:
     """The comparison with a baseline in one line of plain words."""
     text = (f"{baseline['new']} new, {baseline['known']} known; of the baseline's other entries "
-            f"{len(baseline['fixed'])} fixed, {len(baseline['still_violating'])} still violating (not drawn by "
-            f"this sweep), {len(baseline['not_run'])} of protocols not fuzzed")
+            f"{len(baseline['fixed'])} fixed, {len(baseline.get('rare', baseline['still_violating']))} rare (still "
+            f"violating, not drawn by this sweep), {len(baseline['not_run'])} of protocols not fuzzed")
+    if baseline.get("runs_recorded"):
+        text += f" (the baseline records {baseline['runs_recorded']} earlier run(s))"
     if baseline.get("unchecked"):
         text += f", {len(baseline['unchecked'])} unchecked (the replay limit stopped before them)"
     if baseline.get("not_replayable"):

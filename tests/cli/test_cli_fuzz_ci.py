@@ -52,11 +52,37 @@ def test_baseline_turns_known_violations_green_and_new_ones_red(cli, tmp_path):
                 "--baseline", planted, "--no-advise", "--json")
     assert fixed.returncode == 0 and json.loads(fixed.stdout)["baseline"]["fixed"] == [{**lost, "protocol": "plan"}]
 
-    # an order that still violates but this sweep did not draw is "still violating", not fixed
+    # an order that still violates but this sweep did not draw is "rare" (its older name: still violating), not fixed
     few = cli("fuzz", "-w", "seed-fuzz", "-p", "none", "--seeds", "1", "--seed-start", "5", "--out", tmp_path / "f",
               "--baseline", base, "--no-advise", "--json")
     compared = json.loads(few.stdout)["baseline"]
-    assert compared["fixed"] == [] and compared["still_violating"], compared
+    assert compared["fixed"] == [] and compared["rare"] and compared["rare"] == compared["still_violating"], compared
+
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
+def test_a_baseline_keeps_its_runs_and_a_finding_seen_in_some_of_them_is_rare(cli, tmp_path):
+    """Written twice (a one-seed run, then 300 seeds), a baseline records both runs; a one-seed run then finds
+    rare the findings only the long run saw: seen in 1 of 2 recorded runs, in the JSON and in the text."""
+    base = tmp_path / "baseline.json"
+    one = ["-w", "seed-fuzz", "-p", "none", "--seeds", "1", "--seed-start", "5", "--no-advise"]
+    assert cli("fuzz", *one, "--out", tmp_path / "a", "--write-baseline", base).returncode == 0
+    assert cli("fuzz", "-w", "seed-fuzz", "-p", "none", "--seeds", "300", "--no-advise", "--out", tmp_path / "b",
+               "--write-baseline", base).returncode == 0
+    written = json.loads(base.read_text())
+    assert [run["seeds"] for run in written["runs"]] == [1, 300]
+    assert set(written["runs"][0]["findings"]) < set(written["runs"][1]["findings"])
+    done = cli("fuzz", *one, "--out", tmp_path / "c", "--baseline", base, "--json")
+    compared = json.loads(done.stdout)["baseline"]
+    assert done.returncode == 0 and compared["runs_recorded"] == 2 and compared["fixed"] == []
+    assert compared["rare"] and all((e["seen_in"], e["runs"]) == (1, 2) for e in compared["rare"]), compared
+    text = cli("fuzz", *one, "--out", tmp_path / "d", "--baseline", base)
+    assert "rare (still violating, not drawn this time)" in text.stderr + text.stdout
+    assert "seen in 1 of 2 recorded runs" in text.stderr + text.stdout
+
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({**written, "runs": [{"findings": "lost_update"}]}))
+    refused = cli("fuzz", *one, "--out", tmp_path / "e", "--baseline", broken)
+    assert refused.returncode == 4 and "runs item 0" in refused.stderr and "Traceback" not in refused.stderr
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
