@@ -84,8 +84,9 @@ def blast_of(ledger: Sequence[Any]) -> tuple[int, str]:
 
 
 def rank(items: Iterable[Triage]) -> list[Triage]:
-    """Highest score first; equal scores by finding name, then protocol. Each gets its ``rank`` (1 first)."""
-    ordered = sorted(items, key=lambda t: (-t.score, t.finding, t.protocol))
+    """Highest score first; equal scores (to 9 decimals: ``0.1 x 3`` ties ``0.3``) by finding name, then
+    protocol. Each gets its ``rank`` (1 first)."""
+    ordered = sorted(items, key=lambda t: (-round(t.score, 9), t.finding, t.protocol))
     return [replace(t, rank=position) for position, t in enumerate(ordered, 1)]
 
 
