@@ -16,6 +16,8 @@ runs, through the family contract only:
    against seeds, declared goals never reached, and the effect ledger of the
    violating runs per 10,000 plans or tasks;
 6. the family's own sections (the effects family's exposure tables);
+6a. the triage: the findings ranked by expected incidents (telemetry, else the sweep's rate) times blast
+   radius (:mod:`sim.report.triage`), the order the counterexamples and the matrix's rows are shown in;
 7. what the review did not cover, and where a budget stopped it.
 
 :func:`run_review` returns a :class:`~sim.report.review.ReviewResult`: per
