@@ -242,13 +242,15 @@ def triage_rates(result: FuzzResult, examples: Sequence[ReviewedCounterexample],
         finding = row.get("finding") or row["invariant"]
         if tally is not None:
             rates[row["protocol"], finding] = sweep_rate(tally.by_finding.get(finding, 0), tally.runs)
-    if not rows or not workload.telemetry or deadline.expired():
+    if not rows or not workload.telemetry:
         return rates
+    if deadline.expired():
+        return _without_telemetry(rates, "the budget stopped the review before the telemetry estimate")
     labels = {row["protocol"] for row in rows}
     protocols = [p for p in result.protocols if p.label in labels]
-    estimate = _incidents(family, workload, protocols)
+    estimate, reason = _incidents(family, workload, protocols)
     if estimate is None:
-        return rates
+        return _without_telemetry(rates, f"the telemetry could not be estimated: {reason}")
     for row in rows:
         checks = estimate.protocols.get(row["protocol"], {})
         found = checks.get(row["invariant"])
@@ -258,18 +260,23 @@ def triage_rates(result: FuzzResult, examples: Sequence[ReviewedCounterexample],
     return rates
 
 
-def _incidents(family: Family, workload: Workload, protocols: Sequence[Protocol]) -> Any:
-    """``incidents`` on a small seed budget, once per (workload, telemetry, protocols); None when the
-    telemetry cannot be estimated (the sweep's rates are used then)."""
+def _without_telemetry(rates: dict[tuple[str, str], Rate], why: str) -> dict[tuple[str, str], Rate]:
+    """The sweep's rates, each saying why the workload's telemetry was not used."""
+    return {key: dataclasses.replace(rate, detail=f"{rate.detail}; {why}") for key, rate in rates.items()}
+
+
+def _incidents(family: Family, workload: Workload, protocols: Sequence[Protocol]) -> tuple[Any, str]:
+    """``incidents`` on a small seed budget, once per (workload, telemetry, protocols), and ``""``; or None
+    and the reason when the telemetry cannot be estimated (the sweep's rates are used then)."""
     from sim.search.incidents import incidents
 
     key = (family.name, workload_digest(family, workload), tuple(sorted((workload.telemetry or {}).items())),
            tuple(p.describe() for p in protocols), TRIAGE_INCIDENT_SEEDS)
     if key not in _INCIDENTS_CACHE:
         try:
-            _INCIDENTS_CACHE[key] = incidents(family, workload, protocols, seeds=TRIAGE_INCIDENT_SEEDS)
-        except InputError:
-            _INCIDENTS_CACHE[key] = None
+            _INCIDENTS_CACHE[key] = (incidents(family, workload, protocols, seeds=TRIAGE_INCIDENT_SEEDS), "")
+        except InputError as error:
+            _INCIDENTS_CACHE[key] = (None, str(error))
     return _INCIDENTS_CACHE[key]
 
 

@@ -158,3 +158,59 @@ def test_a_design_with_telemetry_ranks_by_expected_incidents(tmp_path):
     assert all("a month" in row["rate_detail"] for row in ranked)
     scores = [row["score"] for row in ranked]
     assert scores == sorted(scores, reverse=True)
+
+
+def _sweep(telemetry):
+    """A sweep's result as triage_rates reads it: one protocol, 3 of 10 runs showing each of two findings."""
+    from types import SimpleNamespace as NS
+
+    tally = NS(by_finding={"lost_update @ s1": 3, "lost_update @ s2": 3}, runs=10)
+    result = NS(family=None, workload=NS(telemetry=telemetry), summary=NS(tallies={"p": tally}),
+                protocols=[NS(label="p")])
+    examples = [NS(row={"protocol": "p", "finding": f"lost_update @ {step}", "invariant": "lost_update"})
+                for step in ("s1", "s2")]
+    return result, examples
+
+
+class _Clock:
+    def __init__(self, expired):
+        self._expired = expired
+
+    def expired(self):
+        return self._expired
+
+
+def test_without_telemetry_no_incidents_are_estimated(monkeypatch):
+    import sim.reviewing as reviewing
+
+    monkeypatch.setattr(reviewing, "_incidents", lambda *a: pytest.fail("estimated incidents without telemetry"))
+    rates = reviewing.triage_rates(*_sweep(None))
+    assert {r.source for r in rates.values()} == {t.SWEEP_SOURCE} and {r.value for r in rates.values()} == {0.3}
+
+
+def test_telemetry_is_estimated_once_per_design_and_shared_by_an_invariant(monkeypatch):
+    from types import SimpleNamespace as NS
+
+    import sim.reviewing as reviewing
+    from sim.search.incidents import Estimate
+
+    calls = []
+    estimate = NS(protocols={"p": {"lost_update": NS(runs=Estimate(40.0, 30.0, 50.0))}}, period=10_000.0,
+                  unit="plans", seeds=500)
+    monkeypatch.setattr(reviewing, "_incidents", lambda *a: calls.append(a) or (estimate, ""))
+    rates = reviewing.triage_rates(*_sweep({"human_edits_per_file_hour": 0.2}))
+    assert len(calls) == 1
+    assert {(r.source, r.value) for r in rates.values()} == {("telemetry", 40.0)}
+
+
+@pytest.mark.parametrize(("expired", "reason", "needle"), [
+    (True, "", "the budget stopped the review before the telemetry estimate"),
+    (False, "ambiguous_share is required", "the telemetry could not be estimated: ambiguous_share is required"),
+])
+def test_telemetry_not_estimated_falls_back_to_the_sweep_and_says_why(monkeypatch, expired, reason, needle):
+    import sim.reviewing as reviewing
+
+    monkeypatch.setattr(reviewing, "_incidents", lambda *a: (None, reason))
+    rates = reviewing.triage_rates(*_sweep({"ambiguous_share": 0.1}), _Clock(expired))
+    assert {r.source for r in rates.values()} == {t.SWEEP_SOURCE}
+    assert all(r.detail == f"3 of 10 runs; {needle}" for r in rates.values())
