@@ -28,7 +28,7 @@ __all__ = [
     "ProtocolError", "ScenarioError", "check_history", "compute_matrix", "conform_frame", "exposure_frame", "family",
     "figures",
     "fuzz", "load_scenario", "load_workload", "parse_protocol", "review", "run_scenario", "serve", "state_html",
-    "sweep_frame",
+    "sweep_frame", "triage_frame",
 ]
 
 
@@ -180,6 +180,26 @@ def review(designs=None, seeds: int | None = None, budget_s: float | None = None
         designs = [designs]
     chosen = [load_design(path, seeds) for path in designs] if designs else default_designs(seeds)
     return run_review(chosen, budget_s, workers)
+
+
+def triage_frame(review):
+    """The triage of a review as a pandas DataFrame: per design, its findings ranked by expected incidents x
+    blast radius, one row each (design, rank, finding, protocol, counterexample, rate, rate_source,
+    rate_detail, blast, blast_source, score).  ``review``: what :func:`review` returns, a ``results.json``
+    document, or the path of a ``results.json`` or of the report folder holding it.
+
+    >>> sim.triage_frame(sim.review("scenarios/designs/usage-charge.toml", seeds=40))   # doctest: +SKIP
+    """
+    import json
+    from pathlib import Path
+
+    from sim.report.triage import triage_frame as frame
+
+    if isinstance(review, (str, Path)):
+        path = Path(review)
+        review = json.loads((path / "results.json" if path.is_dir() else path).read_text(encoding="utf-8"))
+    designs = review["designs"] if isinstance(review, dict) else [design.row for design in review.designs]
+    return frame(designs)
 
 
 def check_history(history, family_name: str | None = None):

@@ -16,6 +16,8 @@ runs, through the family contract only:
    against seeds, declared goals never reached, and the effect ledger of the
    violating runs per 10,000 plans or tasks;
 6. the family's own sections (the effects family's exposure tables);
+6a. the triage: the findings ranked by expected incidents (telemetry, else the sweep's rate) times blast
+   radius (:mod:`sim.report.triage`), the order the counterexamples and the matrix's rows are shown in;
 7. what the review did not cover, and where a budget stopped it.
 
 :func:`run_review` returns a :class:`~sim.report.review.ReviewResult`: per
@@ -36,6 +38,7 @@ from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
+from sim.report.baseline import workload_digest
 from sim.report.consistency import contradictions
 from sim.report.export import file_stem
 from sim.report.review import (
@@ -50,6 +53,7 @@ from sim.report.review import (
     protocol_rows,
     safe_progress_label,
 )
+from sim.report.triage import Rate, in_triage_order, sweep_rate, telemetry_rate, triage
 from sim.search.advice_proof import proof_bound
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.claims_evidence import proof_row, protocol_proofs, settle
@@ -159,6 +163,8 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     if progress is not None:
         progress(f"{design.name}: interference curves", 0, 1)
     examples = counterexample_rows(result, design.name)
+    ranked = triage([e.row for e in examples], triage_rates(result, examples, deadline))
+    examples = in_triage_order(examples, ranked, name=lambda e: e.row["name"])
     curves = interference(family, workload, protocols, seeds, workers, deadline)
     matrix = verdict_matrix(family, workload, protocols, design.scenarios, examples)
     sections = [] if deadline.expired() else family.review_sections(workload, protocols, seeds)
@@ -198,6 +204,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "protocols": rows,
         "identical": identical_groups(result),
         "counterexamples": [example.row for example in examples],
+        "triage": [t.to_json() for t in ranked],
         "claims": claims,
         "matrix": matrix,
         "interference": curves,
@@ -213,6 +220,64 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     row["contradictions"] = contradictions(row)
     row["not_covered"] += [f"CONTRADICTION in this review: {line}" for line in row["contradictions"]]
     return DesignReview(row, family, workload, examples, round(time.monotonic() - started, 1))
+
+
+#: Runs sampled per protocol when a review estimates its findings' incidents from telemetry (``fencesim
+#: incidents`` samples 10,000 or 2,000): enough to rank, cheap beside the sweep.
+TRIAGE_INCIDENT_SEEDS = 500
+_INCIDENTS_CACHE: dict[tuple[Any, ...], Any] = {}
+
+
+def triage_rates(result: FuzzResult, examples: Sequence[ReviewedCounterexample],
+                 deadline: Deadline = NO_DEADLINE) -> dict[tuple[str, str], Rate]:
+    """The expected incidents of each counterexample's finding, keyed ``(protocol, finding)``: from the
+    workload's ``[telemetry]`` (one ``incidents`` estimate per design, cached, for the protocols with findings)
+    where it has one, else the sweep's share of runs showing the finding."""
+    family, workload = result.family, result.workload
+    rows = [e.row for e in examples]
+    tallies = result.summary.tallies
+    rates = {}
+    for row in rows:
+        tally = tallies.get(row["protocol"])
+        finding = row.get("finding") or row["invariant"]
+        if tally is not None:
+            rates[row["protocol"], finding] = sweep_rate(tally.by_finding.get(finding, 0), tally.runs)
+    if not rows or not workload.telemetry:
+        return rates
+    if deadline.expired():
+        return _without_telemetry(rates, "the budget stopped the review before the telemetry estimate")
+    labels = {row["protocol"] for row in rows}
+    protocols = [p for p in result.protocols if p.label in labels]
+    estimate, reason = _incidents(family, workload, protocols)
+    if estimate is None:
+        return _without_telemetry(rates, f"the telemetry could not be estimated: {reason}")
+    for row in rows:
+        checks = estimate.protocols.get(row["protocol"], {})
+        found = checks.get(row["invariant"])
+        if found is not None:
+            rates[row["protocol"], row.get("finding") or row["invariant"]] = telemetry_rate(
+                found.runs.to_json(), row["invariant"], estimate.period, estimate.unit, estimate.seeds)
+    return rates
+
+
+def _without_telemetry(rates: dict[tuple[str, str], Rate], why: str) -> dict[tuple[str, str], Rate]:
+    """The sweep's rates, each saying why the workload's telemetry was not used."""
+    return {key: dataclasses.replace(rate, detail=f"{rate.detail}; {why}") for key, rate in rates.items()}
+
+
+def _incidents(family: Family, workload: Workload, protocols: Sequence[Protocol]) -> tuple[Any, str]:
+    """``incidents`` on a small seed budget, once per (workload, telemetry, protocols), and ``""``; or None
+    and the reason when the telemetry cannot be estimated (the sweep's rates are used then)."""
+    from sim.search.incidents import incidents
+
+    key = (family.name, workload_digest(family, workload), tuple(sorted((workload.telemetry or {}).items())),
+           tuple(p.describe() for p in protocols), TRIAGE_INCIDENT_SEEDS)
+    if key not in _INCIDENTS_CACHE:
+        try:
+            _INCIDENTS_CACHE[key] = (incidents(family, workload, protocols, seeds=TRIAGE_INCIDENT_SEEDS), "")
+        except InputError as error:
+            _INCIDENTS_CACHE[key] = (None, str(error))
+    return _INCIDENTS_CACHE[key]
 
 
 def _searched_rows(rows: list[dict[str, Any]], proofs: dict[str, Any]) -> list[dict[str, Any]]:

@@ -18,7 +18,10 @@ every pair that cannot both be true:
   sweep;
 * a certificate whose condition admits a protocol the map shows violating,
   a minimal safe design or a Pareto point drawn among safe designs that is
-  not safe.
+  not safe;
+* a triage (``sim.report.triage``) that does not rank exactly the review's
+  counterexamples, in the order they are shown, by ``rate x blast`` from
+  their ledgers.
 
 The review runs it on every design and reports what it finds; the test suite
 asserts it finds nothing on every shipped design, and that it finds a
@@ -40,7 +43,40 @@ def contradictions(design: dict[str, Any]) -> list[str]:
     out += _fixes(design)
     out += _verdicts(design)
     out += _map(design.get("map"))
+    out += _triage(design)
     return list(dict.fromkeys(out))
+
+
+def _triage(design: dict[str, Any]) -> list[str]:
+    """The triage ranks each counterexample once, highest score first, in the order the counterexamples are
+    shown, its blast radius read from the counterexample's ledger and its score = rate x blast."""
+    if "triage" not in design:
+        return []
+    out: list[str] = []
+    ranked = design["triage"] or []
+    examples = {e["name"]: e for e in design.get("counterexamples") or ()}
+    names = [row["counterexample"] for row in ranked]
+    for name in names:
+        if name not in examples:
+            out.append(f"the triage ranks {name}, which is not a counterexample of this review")
+    for name in examples:
+        if names.count(name) != 1:
+            out.append(f"counterexample {name} is ranked {names.count(name)} times by the triage, not once")
+    if [n for n in examples if n in names] != [n for n in names if n in examples]:
+        out.append("the counterexamples are not shown in the triage's order")
+    for before, after in zip(ranked, ranked[1:]):
+        if after["score"] > before["score"]:
+            out.append(f"the triage ranks {after['finding']} under {after['protocol']} (score {after['score']}) "
+                       f"below {before['finding']} under {before['protocol']} (score {before['score']})")
+    for row in ranked:
+        example = examples.get(row["counterexample"])
+        if example is not None and row["blast"] != max(1, len(example.get("ledger") or ())):
+            out.append(f"the triage gives {row['counterexample']} a blast radius of {row['blast']}, but its ledger "
+                       f"has {len(example.get('ledger') or ())} entries (1 at least)")
+        if abs(row["score"] - row["rate"] * row["blast"]) > 1e-5 * max(1.0, abs(row["score"])):
+            out.append(f"the triage's score of {row['counterexample']} ({row['score']}) is not its rate x blast "
+                       f"({row['rate']} x {row['blast']})")
+    return out
 
 
 def _violations(design: dict[str, Any]) -> dict[tuple[str, str], str]:

@@ -57,6 +57,7 @@ from sim.report.phrases import (
     shown_examples,
     sorted_claims,
 )
+from sim.report.triage import triage_table, triage_words
 
 #: The review's title (its first heading, and the HTML page's title).
 TITLE = "fencesim design review"
@@ -127,6 +128,9 @@ def _design(design: dict[str, Any], figures: FigureNames) -> list[Block]:
                    table(*coverage_table(design), ident=f"coverage-{key}", wide=True),
                    Figure(names["saturation"], "saturation", "Distinct behaviours against seeds")]
     blocks += _claims(design)
+    if design.get("triage"):
+        blocks += [OneLine((Heading(3, ("Triage",)), Paragraph((triage_words(design["triage"]),)))),
+                   table(*triage_table(design["triage"]), ident=f"triage-{key}", wide=True)]
     blocks.append(Heading(3, ("Minimal counterexamples",)))
     blocks += _examples(design, figures)
     for section in design["sections"]:

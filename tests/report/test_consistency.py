@@ -39,6 +39,8 @@ def _design() -> dict:
                     "holds": True}],
         "counterexamples": [{"name": "p_lost", "protocol": "p", "invariant": "lost_update",
                              "advice": {"recommended": "q", "fixes": True, "proof": {"status": "proved"}}}],
+        "triage": [{"rank": 1, "finding": "lost_update", "protocol": "p", "counterexample": "p_lost", "rate": 0.3,
+                    "blast": 1, "score": 0.3}],
         "matrix": {"cells": {"p\tp_lost": {"violated": ["lost_update"]}, "q\tp_lost": {"violated": []}}},
         "sections": [],
         "map": {"protocols": [{"protocol": "p", "status": "violated", "knobs": {"fence": "none"},
@@ -77,6 +79,19 @@ def _planted(change) -> list[str]:
     (lambda d: d["counterexamples"][0]["advice"].update(safe_progress_share=0.0), "but it applies nothing"),
     (lambda d: d["map"]["protocols"][1].update(applies_nothing=True), "as a safe design to choose"),
     (lambda d: d["map"]["certificates"][0]["clauses"].append({"knobs": {"fence": ["none"]}}), "admits p"),
+    (lambda d: d["triage"][0].update(counterexample="p_other"), "which is not a counterexample"),
+    (lambda d: d["triage"].clear(), "ranked 0 times by the triage"),
+    (lambda d: d["triage"][0].update(blast=4, score=1.2), "a blast radius of 4, but its ledger has 0 entries"),
+    (lambda d: d["triage"][0].update(score=0.9), "is not its rate x blast"),
+    (lambda d: (d["counterexamples"].append({"name": "p_journal", "protocol": "p", "invariant": "journal_loss",
+                                             "ledger": [{}, {}]}),
+                d["triage"].append({"rank": 2, "finding": "journal_loss", "protocol": "p", "rate": 0.2,
+                                    "counterexample": "p_journal", "blast": 2, "score": 0.4})),
+     "(score 0.4) below lost_update under p (score 0.3)"),
+    (lambda d: (d["counterexamples"].insert(0, {"name": "p_journal", "protocol": "p", "invariant": "journal_loss"}),
+                d["triage"].append({"rank": 2, "finding": "journal_loss", "protocol": "p", "rate": 0.1,
+                                    "counterexample": "p_journal", "blast": 1, "score": 0.1})),
+     "not shown in the triage's order"),
 ])
 def test_each_planted_contradiction_is_found(plant, words):
     found = _planted(plant)

@@ -1,0 +1,158 @@
+"""Triage: a design's findings ranked by expected incidents times blast radius, with the inputs shown.
+
+A review may find several bugs (findings: an invariant *and where* it breaks, :mod:`sim.core.findings`).
+Which to fix first?  The one that hits most often and leaves the most to clean up:
+
+* **expected incidents** -- where the workload (or the design) gives ``[telemetry]``, the expected runs per
+  month violating the finding's invariant, as ``fencesim incidents`` computes them (source ``telemetry``;
+  per invariant, so two places one invariant breaks share it); else the share of the sweep's runs that show
+  the finding (source :data:`SWEEP_SOURCE`: the generator's fault rates, not production);
+* **blast radius** -- the ledger entries of the finding's minimal counterexample (:mod:`sim.core.ledger`: the
+  things a person must clean up), at least 1 when it violates but its ledger is empty;
+* **score** = incidents x blast; ties are broken by finding name, then protocol.
+
+Within one design every finding's rate has the same source, so the scores compare.  This module computes
+nothing: it ranks the numbers :mod:`sim.reviewing` gathered (the sweep's tallies, one ``incidents`` call per
+design) and shapes them for ``results.json``, the report and a DataFrame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+TELEMETRY_SOURCE = "telemetry"
+SWEEP_SOURCE = "sweep rate, generator's fault rates, not production"
+BLAST_LEDGER = "ledger entries of the minimal counterexample"
+BLAST_EMPTY = "ledger empty; counted as 1 because it violates"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """How often a finding is expected: ``value`` (incidents per month under telemetry, else violating runs per
+    run of the sweep), where it comes from (``source``) and its numbers in words (``detail``)."""
+
+    value: float
+    source: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Triage:
+    """One finding of one protocol, with the inputs of its rank: expected incidents (``rate``, per month under
+    telemetry, per run of the sweep otherwise) and their source, the blast radius and its source, and
+    ``score = rate x blast``.  ``rank`` is its place in its design (1 first), ``counterexample`` the name of
+    its minimal counterexample."""
+
+    finding: str
+    protocol: str
+    rate: float
+    rate_source: str
+    blast: int
+    blast_source: str
+    score: float
+    rate_detail: str = ""
+    counterexample: str = ""
+    rank: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rank": self.rank, "finding": self.finding, "protocol": self.protocol,
+                "counterexample": self.counterexample, "rate": round(self.rate, 6), "rate_source": self.rate_source,
+                "rate_detail": self.rate_detail, "blast": self.blast, "blast_source": self.blast_source,
+                "score": round(self.score, 6)}
+
+
+def sweep_rate(violating_runs: int, runs: int) -> Rate:
+    """The share of the sweep's runs showing a finding (the generator's fault rates, not production)."""
+    return Rate(violating_runs / runs if runs else 0.0, SWEEP_SOURCE, f"{violating_runs} of {runs} runs")
+
+
+def telemetry_rate(runs: Mapping[str, Any], invariant: str, period: float, unit: str, seeds: int) -> Rate:
+    """Expected runs per ``period`` violating ``invariant`` (``runs``: ``{value, low, high}`` of
+    :class:`~sim.search.incidents.CheckIncidents`), from telemetry."""
+    high = "unbounded" if runs.get("high") is None else f"{runs['high']:,.2f}"
+    return Rate(float(runs["value"]), TELEMETRY_SOURCE,
+                f"{runs['value']:,.2f} [{runs['low']:,.2f}, {high}] {unit} violating {invariant} per "
+                f"{period:,.0f} {unit} a month ({seeds:,} sampled runs; every place {invariant} breaks)")
+
+
+def blast_of(ledger: Sequence[Any]) -> tuple[int, str]:
+    """The blast radius of a minimal counterexample: its ledger entries, at least 1 (it violates)."""
+    if not ledger:
+        return 1, BLAST_EMPTY
+    return len(ledger), BLAST_LEDGER
+
+
+def rank(items: Iterable[Triage]) -> list[Triage]:
+    """Highest score first; equal scores (to 9 decimals: ``0.1 x 3`` ties ``0.3``) by finding name, then
+    protocol. Each gets its ``rank`` (1 first)."""
+    ordered = sorted(items, key=lambda t: (-round(t.score, 9), t.finding, t.protocol))
+    return [replace(t, rank=position) for position, t in enumerate(ordered, 1)]
+
+
+def triage(counterexamples: Sequence[Mapping[str, Any]], rates: Mapping[tuple[str, str], Rate]) -> list[Triage]:
+    """A design's findings ranked: one per counterexample row (``protocol``, ``finding`` or ``invariant``,
+    ``ledger``, ``name``), its rate from ``rates[(protocol, finding)]`` (a finding without one: rate 0)."""
+    out = []
+    for example in counterexamples:
+        finding = example.get("finding") or example["invariant"]
+        rate = rates.get((example["protocol"], finding), Rate(0.0, SWEEP_SOURCE, "no rate measured"))
+        blast, blast_source = blast_of(example.get("ledger") or [])
+        out.append(Triage(finding, example["protocol"], rate.value, rate.source, blast, blast_source,
+                          rate.value * blast, rate.detail, str(example.get("name", ""))))
+    return rank(out)
+
+
+def in_triage_order(counterexamples: Sequence[Any], ranked: Sequence[Triage], name: Any = None) -> list[Any]:
+    """``counterexamples`` in the order of ``ranked`` (matched by counterexample name; ``name(c)`` reads it,
+    default ``c["name"]``); any not ranked keep their order, after the ranked ones."""
+    read = name or (lambda c: c["name"])
+    place = {t.counterexample: t.rank for t in ranked}
+    indexed = list(enumerate(counterexamples))
+    return [c for _, c in sorted(indexed, key=lambda pair: (place.get(read(pair[1]), len(place) + 1), pair[0]))]
+
+
+#: The report's triage table, column by column.
+TABLE_COLUMNS = ("rank", "finding", "protocol", "expected incidents", "source", "blast radius", "score")
+
+
+def triage_table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The triage of a design (its ``results.json`` ``triage`` rows) as a table: columns and rows."""
+    table = []
+    for row in rows:
+        blast = f"{row['blast']}" if row["blast_source"] == BLAST_LEDGER else f"{row['blast']} (ledger empty)"
+        rate = row["rate_detail"] if row["rate_source"] == TELEMETRY_SOURCE else (
+            f"{_number(row['rate'])} per run" + (f" ({row['rate_detail']})" if row["rate_detail"] else ""))
+        table.append([str(row["rank"]), row["finding"], row["protocol"], rate,
+                      row["rate_source"], blast, _number(row["score"])])
+    return list(TABLE_COLUMNS), table
+
+
+def triage_words(rows: Sequence[Mapping[str, Any]]) -> str:
+    """One sentence saying how the findings are ranked and where their rates come from."""
+    sources = sorted({row["rate_source"] for row in rows})
+    unit = ("expected runs a month violating the finding's invariant, from the workload's telemetry"
+            if sources == [TELEMETRY_SOURCE] else
+            "the share of the sweep's runs showing the finding (the generator's fault rates, not production)")
+    return (f"Findings ranked by expected incidents x blast radius (score), highest first, ties by finding "
+            f"name then protocol; the counterexamples below follow this order. Expected incidents: {unit}. "
+            "Blast radius: the ledger entries of the finding's minimal counterexample (at least 1).")
+
+
+def _number(value: float) -> str:
+    if value == 0:
+        return "0"
+    if abs(value) >= 100:
+        return f"{value:,.1f}"
+    return f"{value:.4g}"
+
+
+def triage_frame(designs: Iterable[Mapping[str, Any]]) -> Any:
+    """A DataFrame of the triage of every design (``results.json`` design entries, or a review's
+    :class:`~sim.report.review.DesignReview` rows): one row per finding and protocol, in rank order."""
+    import pandas as pd
+
+    columns = ["design", "rank", "finding", "protocol", "counterexample", "rate", "rate_source", "rate_detail",
+               "blast", "blast_source", "score"]
+    rows = [{"design": design["name"], **row} for design in designs for row in design.get("triage") or []]
+    return pd.DataFrame(rows, columns=columns)
