@@ -62,6 +62,7 @@ def test_ledger_rates_per_ten_thousand_runs_carry_an_interval():
 
     tally = LedgerTally()
     for run in range(200):
-        tally.add([Entry("object_duplicated", "x", "duplicates y", "an operator", "delete it")] if run % 40 == 0 else [])
+        entry = Entry("object_duplicated", "x", "duplicates y", "an operator", "delete it")
+        tally.add([entry] if run % 40 == 0 else [])
     rate = tally.to_json()["kinds"]["object_duplicated"]["rate"]
     assert tally.runs == 200 and rate["value"] == 250.0 and 0 <= rate["low"] < 250 < rate["high"]
