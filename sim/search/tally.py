@@ -145,6 +145,14 @@ class SweepSummary:
     def violating_runs(self) -> int:
         return sum(t.violating_runs for t in self.tallies.values())
 
+    def first(self, protocol: str, invariant: str) -> Found:
+        """The first order the sweep kept for ``invariant`` under ``protocol``, whatever the finding (the
+        lowest run of its findings); KeyError when it found none."""
+        shown = [f for (label, _), f in self.found.items() if label == protocol and f.invariant == invariant]
+        if not shown:
+            raise KeyError((protocol, invariant))
+        return min(shown, key=lambda f: f.run)
+
     def by_invariant(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for tally in self.tallies.values():

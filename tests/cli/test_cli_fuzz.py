@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from sim.core.findings import invariant_of
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INVARIANTS = ("lost_update", "duplicate_effect", "stale_accept", "journal_loss")
 PATH_KEYS = ("file", "timeline", "pytest", "replay")
@@ -82,9 +84,11 @@ def test_fuzz_json_by_protocol_has_its_tallies(none_run):
 
 
 def _counterexamples(none_run) -> list[dict]:
-    """The none run's counterexamples: lost_update and duplicate_effect (a loop over them checks something)."""
+    """The none run's counterexamples: lost_update and duplicate_effect, one per failure domain each shows in
+    (a loop over them checks something)."""
     examples = json.loads(none_run[0].stdout)["counterexamples"]
-    assert len(examples) == 2, examples
+    assert {e["invariant"] for e in examples} == {"lost_update", "duplicate_effect"}, examples
+    assert len({e["finding"] for e in examples}) == len(examples) > 2
     return examples
 
 
@@ -96,7 +100,8 @@ def test_fuzz_json_counterexamples_name_protocol_invariant_events_file(none_run)
         assert Path(example["file"]).exists()
     assert {(e["protocol"], e["invariant"]) for e in examples} == {("none", "lost_update"),
                                                                    ("none", "duplicate_effect")}
-    lengths = {e["invariant"]: len(e["events"]) for e in examples}
+    lengths = {i: min(len(e["events"]) for e in examples if e["invariant"] == i) for i in ("lost_update",
+                                                                                          "duplicate_effect")}
     assert lengths == {"lost_update": 4, "duplicate_effect": 5}
 
 
@@ -122,15 +127,17 @@ def test_ci_outputs_keep_the_violation_exit_code(ci_run):
     assert out.returncode == 1, out.stderr
 
 
-def test_junit_has_one_testcase_per_protocol_and_invariant(ci_run):
-    """The JUnit XML has a suite per protocol: a testcase per invariant (failing exactly for the violated ones)
-    and one for liveness."""
+def test_junit_has_one_testcase_per_protocol_and_finding(ci_run):
+    """The JUnit XML has a suite per protocol: a failing testcase per finding, a passing one per invariant not
+    violated, and one for liveness."""
+    findings = {c["finding"] for c in json.loads(ci_run[0].stdout)["counterexamples"]}
+    clean = [i for i in INVARIANTS if i not in {invariant_of(f) for f in findings}]
     root = ET.parse(ci_run[1] / "junit.xml").getroot()
     cases = root.findall(".//testcase")
-    assert sorted(c.get("name") for c in cases) == sorted([*INVARIANTS, "liveness"])
+    assert sorted(c.get("name") for c in cases) == sorted([*findings, *clean, "liveness"])
     failed = {c.get("name") for c in cases if c.find("failure") is not None}
-    assert failed == {"lost_update", "duplicate_effect"}
-    assert root.get("tests") == "5" and root.get("failures") == "2"
+    assert failed == findings and {invariant_of(f) for f in failed} == {"lost_update", "duplicate_effect"}
+    assert root.get("tests") == str(len(cases)) and root.get("failures") == str(len(findings))
 
 
 def test_junit_failure_carries_the_replay_command(ci_run):

@@ -40,6 +40,7 @@ def test_a_goal_never_reached_is_warned_and_a_reached_one_counted(cli, tmp_path)
     curve = [point.split(":") for point in properties["saturation"].split()]
     assert curve and int(curve[-1][0]) == 60 and int(curve[-1][1]) > 1
     assert [s[0] for s in document["saturation"]][-1] == 60
-    lost = next(c for c in document["counterexamples"] if c["protocol"] == "none" and c["invariant"] == "lost_update")
+    lost = next(c for c in document["counterexamples"] if c["protocol"] == "none"
+                and c["finding"] == "lost_update @ stale_plan")  # a human's edit overwritten: a stale plan
     assert any(e["kind"] == "human_edit_overwritten" and "app.py" in e["what"] for e in lost["ledger"]), lost["ledger"]
     assert "blast radius:" in done.stderr

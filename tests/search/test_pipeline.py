@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 import sim
+from sim.core.findings import invariant_of
 from sim.families.effects import FAMILY as EFFECTS
 from sim.families.workspace import FAMILY
 from sim.search.options import SearchOptions
@@ -17,11 +18,15 @@ def _fuzzed(advise):
 
 
 def test_each_distinct_violation_is_shrunk_once_in_sorted_order():
-    """One counterexample per (protocol, invariant) the sweep found, in sorted order, each shrunk."""
+    """One counterexample per (protocol, finding) the sweep found, in sorted order, each shrunk: the seed's
+    failure domains tell a lost update over a human's edit (stale_plan) from one a retry re-applied (lost_ack)."""
     result = _fuzzed(False)
     assert isinstance(result, FuzzResult)
-    keys = [(c.protocol.label, c.invariant) for c in result.counterexamples]
-    assert keys == sorted(result.summary.found) == [("none", "duplicate_effect"), ("none", "lost_update")]
+    keys = [(c.protocol.label, c.finding) for c in result.counterexamples]
+    assert keys == sorted(result.summary.found)
+    assert {(label, invariant_of(finding)) for label, finding in keys} == {("none", "duplicate_effect"),
+                                                                           ("none", "lost_update")}
+    assert ("none", "lost_update @ stale_plan") in keys and ("none", "lost_update @ lost_ack") in keys
     for example in result.counterexamples:
         assert len(example.events) < len(example.found_order)
         assert example.shrunk.one_minimal and example.seed == example.run
@@ -30,8 +35,8 @@ def test_each_distinct_violation_is_shrunk_once_in_sorted_order():
 def test_advice_is_attached_when_asked():
     """With advise=True each counterexample carries the advisor's answer for its shrunk order."""
     examples = _fuzzed(True).counterexamples
-    assert [(c.protocol.label, c.invariant) for c in examples] == [("none", "duplicate_effect"),
-                                                                    ("none", "lost_update")]
+    assert {(c.protocol.label, c.invariant) for c in examples} == {("none", "duplicate_effect"),
+                                                                    ("none", "lost_update")}
     for example in examples:
         assert example.advice is not None and example.advice.events == [str(e) for e in example.events]
         assert example.advice.recommended is not None

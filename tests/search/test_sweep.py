@@ -9,6 +9,7 @@ import pytest
 
 import sim
 from sim.core.errors import InputError
+from sim.core.findings import findings_of, invariant_of
 from sim.families.effects import FAMILY as EFFECTS
 from sim.families.workspace import FAMILY
 from sim.families.workspace.checks import SAFETY_INVARIANTS
@@ -65,9 +66,9 @@ def test_found_is_the_lowest_violating_run():
     """Each found order comes from the first run that violated its invariant."""
     summary, rows = sweep("seed-fuzz", ["none"], 200, workers=1, keep_rows=True)
     assert summary.found, "200 seeds under none violate something"
-    for (label, invariant), found in summary.found.items():
+    for label, invariant in {(label, found.invariant) for (label, _), found in summary.found.items()}:
         first = min(r["run"] for r in rows if r["protocol"] == label and r[f"violations_{invariant}"])
-        assert found.run == first
+        assert summary.first(label, invariant).run == first
 
 
 def test_seed_start_shifts_seeds_by_the_documented_rule():
@@ -149,10 +150,10 @@ def test_found_order_still_violates_its_invariant():
     loaded = load_workload("seed-fuzz")
     summary, _ = sweep(loaded, ["none", "step-dedupe,journal_write=after_write"], 300, workers=1)
     assert {label for label, _ in summary.found} == {"none", "step-dedupe,journal_write=after_write"}
-    for (label, invariant), found in summary.found.items():
+    for (label, finding), found in summary.found.items():
         history, _ = replay(loaded.base, parse_protocol(label), found.order)
-        violated = {v.invariant for v in FAMILY.check(history).safety_violations}
-        assert invariant in violated
+        shown = findings_of(FAMILY, loaded.base, FAMILY.check(history).safety_violations)
+        assert finding in shown and found.invariant == invariant_of(finding)
 
 
 @pytest.mark.parametrize("seeds", [0, -3])

@@ -217,10 +217,11 @@ class WorkspaceFamily(Family):
         return ledger.ledger(history)
 
     def where(self, scenario: WorkspaceScenario, violation: Any) -> str:
-        """One finding per invariant, for now: the workspace's invariants break the same way at every step (the
-        same fix removes them all), and a finding per step multiplies the shrinking, advice and proofs of a
-        sweep by the plan's length.  :func:`step_where` is what a finding per step would name."""
-        return ""
+        """The seed's failure domain the violation falls in (``stale_plan``, ``lost_ack``,
+        ``duplicate_delivery``, ``replan_drift``; :mod:`sim.families.workspace.checks`): a lost update over a
+        human's edit and one re-applied by a retry are two bugs with two fixes (a fence; a dedupe journal),
+        where the step and file it happens at are not -- every step breaks the same way, with the same fix."""
+        return violation.domain or ""
 
     def actor(self, event: Action) -> str:
         return ACTOR_OF_KIND.get(event.kind, "world")
@@ -259,14 +260,3 @@ MACHINES_KEPT = 256
 
 VERDICT_COLUMNS = ("applied", "deduped", "rejected:stale_rev", "rejected:pre_hash", "rejected:drift",
                    "rejected:overlap", "compensated")
-
-
-def step_where(scenario: WorkspaceScenario, violation: Any) -> str:
-    """The step and the file its patch writes: ``s2 (api/handlers.py)`` (a subclass's ``where``)."""
-    step = violation.step
-    if not step:
-        return ""
-    for spec in (*scenario.plan, *scenario.replan):
-        if spec.step_id == step:
-            return f"{step} ({spec.path})"
-    return str(step)

@@ -88,7 +88,7 @@ def test_the_formatters_lost_update_is_still_found_per_file_and_shrunk():
     update, found by the sweep and shrunk to its shortest order."""
     workload = monorepo()
     summary, _ = sweep(FAMILY, workload, ["step-dedupe,rev_scope=file"], 200, workers=1)
-    first = summary.found[("step-dedupe,rev_scope=file", "lost_update")]
+    first = summary.first("step-dedupe,rev_scope=file", "lost_update")
     protocol = FAMILY.parse_protocol("step-dedupe,rev_scope=file")
     shrunk = shrink(FAMILY, workload, protocol, first.order, "lost_update")
     assert shrunk.shortest_proved and len(shrunk.events) == 4
@@ -339,7 +339,7 @@ def test_journal_gc_weakenings_are_found_and_shrunk_on_the_journal_workload(gc, 
     workload = FAMILIES.load_workload("journal")
     label = f"none,dedupe=journal,journal_gc={gc}"
     summary, _ = sweep(FAMILY, workload, [label], 300, workers=1)
-    first = summary.found.get((label, "duplicate_effect"))
+    first = next((f for f in summary.found.values() if f.invariant == "duplicate_effect"), None)
     assert (first is not None) == found
     if found:
         shrunk = shrink(FAMILY, workload, FAMILY.parse_protocol(label), first.order, "duplicate_effect")
@@ -475,7 +475,7 @@ def test_a_restore_over_a_later_edit_is_found_by_fuzzing_and_shrunk(tmp_path):
     labels = ["step-dedupe,drift_check=reject", "step-dedupe,drift_check=reject,checkpoint=per_step"]
     summary, _ = sweep(FAMILY, workload, labels, 300, workers=1)
     assert summary.tallies[labels[0]].by_invariant["lost_update"] == 0
-    first = summary.found[(labels[1], "lost_update")]
+    first = summary.first(labels[1], "lost_update")
     shrunk = shrink(FAMILY, workload, FAMILY.parse_protocol(labels[1]), first.order, "lost_update")
     assert shrunk.shortest_proved and shrunk.events[-1].kind == "tests_fail"
     assert any(e.kind == "human_edit" for e in shrunk.events)
