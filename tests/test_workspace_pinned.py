@@ -17,20 +17,26 @@ import pytest
 PINNED = {
     "run_seed": "fe515ebe7e0f32731c44948e747b4c7b8c1dd0576da0661eabfb66a00656974d",
     "run_regressions": "d397c07aa5b93aa5dee1f8dd96bd291adf0fb8a0e7bb5976f64467591c98fea7",
-    # Re-pinned when the shrinker's last pass began exporting the fewest-actor-switch order: the one change is
+    # Re-pinned twice.  Findings by failure domain: one counterexample per (protocol, invariant, domain), so
+    # the lists hold more (none: lost_update @ stale_plan, @ lost_ack, @ duplicate_delivery, @ replan_drift);
+    # the tallies and each invariant's shortest length per protocol are as before (checked when re-pinned).
+    # Before that, when the shrinker's last pass began exporting the fewest-actor-switch order: the one change is
     # none/duplicate_effect's order, from "plan ; dispatch s1 ; deliver s1 ; retry s1 ; deliver s1" (the old
     # digest, f5cfb80a..., is that document with this order) to "... retry s1 ; deliver s1 ; deliver s1".
-    "fuzz_seed": "ff31f5a935018322c08c1c910d1f26744d82a5d350a4bf0641160b35dada5303",
+    "fuzz_seed": "c891ce2f0f1ad1cbc11ef7ca382bcf8e1b6df8edf65441e5d0c02c8d25f7660a",
     # Re-pinned for the same pass (old e000d1bf...): duplicate_effect under fence=none,dedupe=memory now reads
     # "plan ; dispatch s1 ; retry s1 ; deliver s1 ; preempt ; deliver s1" and its lost_update "plan ; dispatch s1 ;
     # human_edit app.py#handler ; deliver s1" (as many switches as before, earlier in the alphabet).
-    "fuzz_multi": "a1051d54b51bf32ec07c64b389cedbc148996c1984ac53575824543acbd15148",
+    "fuzz_multi": "3c182013eb2779e2cf166bcc17e3965466bba1d7099f7e2cf3903cb9c9f2a6db",
     "exhaustive_tiny": "f1d57658e9ac6c3975750526a7ba299e8574f26ae450152e7919004b7ed07119",
 }
 
 
 def project_run(doc):
-    return [{k: r[k] for k in ("scenario", "protocol", "verdicts", "violations", "history")} for r in doc]
+    """A run's pinned part; a violation's ``explanation`` (added later, beside the rest) is left out."""
+    return [{**{k: r[k] for k in ("scenario", "protocol", "verdicts", "history")},
+             "violations": [{k: v for k, v in violation.items() if k != "explanation"} for violation in r["violations"]]}
+            for r in doc]
 
 
 def project_fuzz(doc):

@@ -34,6 +34,7 @@ def review(
     from sim.designs import default_designs, load_design
     from sim.report.folder import check_report_dir, write_review
     from sim.report.phrases import identical_lines
+    from sim.report.triage import triage_lines
     from sim.reviewing import run_review
 
     if budget is not None and not budget > 0:
@@ -56,6 +57,8 @@ def review(
             console.print("mechanisms that never acted on this workload (their numbers are the design's without "
                           "them):\n" + "\n".join(never), markup=False)
         for line in identical_lines(reviewed):
+            console.print(line, markup=False)
+        for line in triage_lines(reviewed.get("triage") or []):
             console.print(line, markup=False)
         violated = violated or any(row["violating_runs"]["count"] > 0 for row in reviewed["protocols"])
     stopped = results.row["budget_stopped"]

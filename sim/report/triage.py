@@ -139,6 +139,25 @@ def triage_words(rows: Sequence[Mapping[str, Any]]) -> str:
             "Blast radius: the ledger entries of the finding's minimal counterexample (at least 1).")
 
 
+#: Findings the review's terminal lists first (the report lists them all).
+TERMINAL_TRIAGE = 5
+
+
+def triage_lines(rows: Sequence[Mapping[str, Any]], shown: int = TERMINAL_TRIAGE) -> list[str]:
+    """The first findings of a design's triage as terminal lines: rank, finding, protocol and the inputs of its
+    score; a last line says how many more the report lists."""
+    if not rows:
+        return []
+    lines = ["fix first (expected incidents x blast radius; the report lists every finding):"]
+    for row in rows[:shown]:
+        rate = row["rate_detail"] if row["rate_source"] == TELEMETRY_SOURCE else f"{_number(row['rate'])} per run"
+        lines.append(f"  {row['rank']}. {row['finding']} under {row['protocol']}: {rate} x blast {row['blast']} "
+                     f"= {_number(row['score'])}")
+    if len(rows) > shown:
+        lines.append(f"  ... and {len(rows) - shown} more in the report")
+    return lines
+
+
 def _number(value: float) -> str:
     if value == 0:
         return "0"
