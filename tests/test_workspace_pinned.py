@@ -35,7 +35,8 @@ PINNED = {
 def project_run(doc):
     """A run's pinned part; a violation's ``explanation`` (added later, beside the rest) is left out."""
     return [{**{k: r[k] for k in ("scenario", "protocol", "verdicts", "history")},
-             "violations": [{k: v for k, v in violation.items() if k != "explanation"} for violation in r["violations"]]}
+             "violations": [{k: v for k, v in violation.items() if k != "explanation"}
+                            for violation in r["violations"]]}
             for r in doc]
 
 

@@ -412,16 +412,26 @@ def _previous_baseline(path: Path) -> dict | None:
 
 
 def _write_baseline(run: Prepared, path: Path, document: dict, console) -> None:
+    from sim.core.findings import finding_id
     from sim.report.baseline import baseline_document
 
-    written = baseline_document(document, {p.label: p for p in run.protocols}, run.digest, _previous_baseline(path))
+    previous = _previous_baseline(path)
+    written = baseline_document(document, {p.label: p for p in run.protocols}, run.digest, previous)
     write_atomically(path, json.dumps(written, indent=2) + "\n")
     entries = written["entries"]
+    drawn = len(document["counterexamples"])
+    carried = len(entries) - drawn
     console.print(f"baseline written to {run.options.write_baseline}: {len(entries)} "
-                  f"entr{'y' if len(entries) == 1 else 'ies'} for workload {written['workload']}", markup=False)
+                  f"entr{'y' if len(entries) == 1 else 'ies'} for workload {written['workload']}"
+                  + (f" ({carried} kept from the baseline it replaced: findings this run did not draw)"
+                     if carried else "")
+                  + (f"; its history holds {len(written['runs'])} runs" if len(written["runs"]) > 1 else ""),
+                  markup=False)
     for entry in entries:
-        console.print(f"  {entry['invariant']} under {entry['label']} ({len(entry['events'])} events"
-                      f"{'' if entry['one_minimal'] else ', not shrunk'})", markup=False)
+        count = len(entry["events"])
+        console.print(f"  {finding_id(entry['invariant'], entry.get('where', ''))} under {entry.get('label', '?')} "
+                      f"({count} event{'' if count == 1 else 's'}{'' if entry['one_minimal'] else ', not shrunk'})",
+                      markup=False)
 
 
 def _check_determinism(family, workload, protocols, seed_start: int, seeds: int, result) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from sim.core.findings import finding_id
 from sim.report.explain import explanation_lines
 from sim.report.phrases import IDENTICAL_WORDS, advice_line, group_advice, group_heading
 
@@ -85,7 +86,8 @@ def print_summary(console, document: dict) -> None:
                 why = f" ({entry['reason']})" if entry.get("reason") else ""
                 if "seen_in" in entry:
                     why += f" (seen in {entry['seen_in']} of {entry['runs']} recorded runs)"
-                console.print(f"  {title}: {entry['invariant']} under {entry.get('label', entry['protocol'])}: "
+                name = finding_id(entry["invariant"], entry.get("where", ""))
+                console.print(f"  {title}: {name} under {entry.get('label', entry['protocol'])}: "
                               f"{' ; '.join(entry['events'])}{why}", markup=False)
 
 
@@ -105,7 +107,11 @@ def _print_example(console, example: dict, availability: str) -> None:
     shrink = example["shrink"]
     proof = ("shortest possible" if shrink["shortest_proved"] else
              "1-minimal" if shrink["one_minimal"] else f"not minimal: the {shrink['end']} limit stopped it")
-    status = {"known": " [known: in the baseline]", "new": " [NEW]"}.get(example.get("baseline") or "", "")
+    status = {"known": " [known: in the baseline", "new": " [NEW"}.get(example.get("baseline") or "", "")
+    history = example.get("baseline_history")
+    if status and history:
+        status += f"; seen in {history['seen_in']} of {history['runs']} recorded runs"
+    status += "]" if status else ""
     kind = "minimal order" if shrink["one_minimal"] else "order"
     count = len(example["events"])
     console.print(f"\n{example.get('finding', example['invariant'])} under {example['protocol']}{status}: {kind} of "

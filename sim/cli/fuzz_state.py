@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.core.errors import FencesimError, InputError
-from sim.core.files import read_text, strict_json
+from sim.core.files import json_error_words, read_text, strict_json
 from sim.core.findings import finding_id
 from sim.core.values import shown
 
@@ -61,7 +61,7 @@ def read_state(folder: Path) -> dict:
     try:
         data = strict_json(text)
     except (ValueError, RecursionError) as error:
-        reason = getattr(error, "msg", None) or str(error).split(":")[0]
+        reason = json_error_words(error)
         raise InputError(f"corrupt sweep state ({reason}); delete it to start afresh", str(path)) from None
     try:
         _check_structure(data)

@@ -102,8 +102,8 @@ def _table(reviewed: dict) -> Table:
             name_cell(r["protocol"]) for r in reviewed["protocols"]) if column == "protocol" else None)
     for row in reviewed["protocols"]:
         examples = [e for e in reviewed["counterexamples"] if e["protocol"] == row["protocol"]]
-        shown = ", ".join(f"{e['invariant']} ({len(e['events'])} event{'s' if len(e['events']) != 1 else ''})"
-                          for e in examples) or "-"
+        shown = ", ".join(f"{e.get('finding', e['invariant'])} ({len(e['events'])} "
+                          f"event{'s' if len(e['events']) != 1 else ''})" for e in examples) or "-"
         share = row["violating_runs"]["share"]
         progress = f"{row['progress']['share']['value']:.0%}" if row["progress"] else "n/a"
         found = [f"{row['availability'][name]['per_run']:.2f} ({row['availability'][name]['count']})"

@@ -242,3 +242,13 @@ def write_files_atomically(files: dict[Path, str]) -> None:
             reason = error.strerror or str(error)
             raise WriteFailed(f"could not write {current}: {reason}") from None
         raise
+
+
+def json_error_words(error: Exception) -> str:
+    """What is wrong with a JSON text, and where: ``Invalid control character at line 3, column 14``."""
+    message = getattr(error, "msg", None)
+    if message is None:
+        return str(error).split(":")[0]
+    line, column = getattr(error, "lineno", None), getattr(error, "colno", None)
+    message = message[:-3].rstrip() if message.endswith(" at") else message
+    return f"{message} at line {line}, column {column}" if line is not None else message

@@ -52,7 +52,7 @@ from typing import Any, Callable, Sequence
 
 from sim.core.errors import FencesimError, InputError
 from sim.core.family import Family
-from sim.core.files import read_text, strict_json
+from sim.core.files import json_error_words, read_text, strict_json
 from sim.core.findings import finding_id
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload, did_you_mean
@@ -117,8 +117,28 @@ def baseline_document(document: dict[str, Any], protocols: dict[str, Protocol],
     same = previous is not None and (previous.get("family"), previous.get("workload")) == (
         document["family"], document["workload"])
     runs = [*(previous.get("runs", []) if same and previous is not None else []), this_run][-MAX_HISTORY_RUNS:]
+    carried = carried_entries(previous, entries, digest) if same and previous is not None else []
+    entries = sorted(entries + carried, key=lambda e: (e["protocol"], e["invariant"], e.get("where", ""),
+                                                        e["events"]))
     return {"format": BASELINE_FORMAT, "family": document["family"], "workload": document["workload"],
             "workload_digest": digest, "entries": entries, "runs": runs}
+
+
+def carried_entries(previous: dict[str, Any], entries: list[dict[str, Any]], digest: str | None
+                    ) -> list[dict[str, Any]]:
+    """The entries of the baseline being replaced whose finding this run did not draw (under their protocol):
+    kept, so a finding seen in an earlier run stays known -- *rare* until a run with the baseline shows it
+    fixed.  None when the workload changed since (an old entry would no longer be re-validated)."""
+    if previous.get("workload_digest") != digest:
+        return []
+    drawn = {(e["protocol"], finding_id(e["invariant"], e.get("where", ""))) for e in entries}
+    kept, seen = [], set()
+    for entry in previous.get("entries", []):
+        key = (entry["protocol"], finding_id(entry["invariant"], entry.get("where", "")))
+        if key not in drawn and key not in seen:
+            seen.add(key)
+            kept.append(dict(entry))
+    return kept
 
 
 def read_baseline(path: str | Path) -> dict[str, Any]:
@@ -127,7 +147,7 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
     try:
         data = strict_json(text)
     except (ValueError, RecursionError) as error:
-        reason = getattr(error, "msg", None) or str(error).split(":")[0]
+        reason = json_error_words(error)
         raise InputError(f"not a baseline (JSON): {reason}", str(path)) from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT or not isinstance(data.get("entries"),
                                                                                             list):

@@ -1,10 +1,15 @@
-"""Findings of two runs compared: what is new, what is still there, what is gone.
+"""Findings of two runs compared: what is new, what is still there, what is gone -- and why it is gone.
 
-``fencesim diff A.json B.json`` reads two documents fencesim wrote -- a ``fuzz --json`` document or a review's
-``results.json`` -- and compares their findings (:mod:`sim.core.findings`).  A finding is keyed by where it was
-found (the review's design, else the workload), its protocol and its name (``invariant @ where``); its order
-is shown, never compared: among equally short orders the one a run exports may differ, and a finding is the
-same bug whichever it shows.
+``fencesim diff A.json B.json`` reads two documents fencesim wrote, both ``fuzz --json`` documents or both
+reviews' ``results.json``, and compares their findings (:mod:`sim.core.findings`).  A finding is keyed by where
+it was found (the review's design, else the workload), its protocol and its name (``invariant @ where``); its
+order is shown, never compared: among equally short orders the one a run exports may differ, and a finding is
+the same bug whichever it shows.
+
+A finding of A that B lacks is only *fixed* when B swept its protocol over every seed A did: runs are
+deterministic, so the same seeds would have drawn it again.  Swept over other seeds it is *not drawn* (gone
+from this sample, not shown fixed: replay its order, or compare with a baseline, to tell), and where B did not
+sweep its protocol at all it is *not run*.
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ class Finding:
     def words(self) -> str:
         events = " ; ".join(self.events) or "(no fault needed)"
         scope = f"{self.scope}: " if self.scope else ""
-        return f"{scope}{self.name} under {self.protocol} ({len(self.events)} events: {events})"
+        count = len(self.events)
+        return f"{scope}{self.name} under {self.protocol} ({count} event{'' if count == 1 else 's'}: {events})"
 
 
 def read_findings(path: str | Path) -> list[Finding]:
@@ -95,22 +101,86 @@ def _finding(example: Any, scope: str, where: str) -> Finding:
 
 
 @dataclass
+class Run:
+    """A run's findings, its kind (``fuzz`` or ``review``) and what it swept: (scope, protocol) -> (first seed,
+    runs)."""
+
+    path: str
+    kind: str
+    findings: list[Finding]
+    swept: dict[tuple[str, str], tuple[int, int]]
+
+
+def read_run(path: str | Path) -> Run:
+    """One run document: its findings and what it swept; an :class:`InputError` for anything else."""
+    findings = read_findings(path)
+    data = strict_json(read_text(path, "run document"))
+    swept: dict[tuple[str, str], tuple[int, int]] = {}
+    if isinstance(data.get("designs"), list):
+        kind = "review"
+        for design in data["designs"]:
+            if isinstance(design, dict) and isinstance(design.get("protocols"), list):
+                for row in design["protocols"]:
+                    if isinstance(row, dict) and isinstance(row.get("protocol"), str):
+                        swept[(str(design.get("name", "")), row["protocol"])] = (
+                            _int(design.get("seed_start")), _int(row.get("runs")))
+    else:
+        kind = "fuzz"
+        by_protocol = data.get("by_protocol") if isinstance(data.get("by_protocol"), dict) else {}
+        for label, tally in by_protocol.items():
+            runs = tally.get("runs") if isinstance(tally, dict) else None
+            swept[(str(data.get("workload", "")), label)] = (_int(data.get("seed_start")), _int(runs))
+    return Run(str(path), kind, findings, swept)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+@dataclass
 class Comparison:
     new: list[Finding]
     still: list[Finding]
     fixed: list[Finding]
+    not_drawn: list[Finding]
+    not_run: list[Finding]
 
     def to_json(self) -> dict[str, Any]:
         def rows(found: list[Finding]) -> list[dict[str, Any]]:
             return [{"scope": f.scope, "protocol": f.protocol, "finding": f.name, "events": list(f.events)}
                     for f in found]
 
-        return {"new": rows(self.new), "still": rows(self.still), "fixed": rows(self.fixed)}
+        return {"new": rows(self.new), "still": rows(self.still), "fixed": rows(self.fixed),
+                "not_drawn": rows(self.not_drawn), "not_run": rows(self.not_run)}
 
 
-def compare(before: list[Finding], after: list[Finding]) -> Comparison:
-    """``after`` against ``before``, each list in the order of its document (a finding once)."""
-    old = {f.key: f for f in before}
-    new = {f.key: f for f in after}
+def compare(before: Run | list[Finding], after: Run | list[Finding]) -> Comparison:
+    """``after`` against ``before``, each list in the order of its document (a finding once).  Two lists of
+    findings (no sweep known) call every finding gone fixed."""
+    if isinstance(before, Run) and isinstance(after, Run) and before.kind != after.kind:
+        raise InputError(f"{before.path} is a {_kind_words(before.kind)} and {after.path} a "
+                         f"{_kind_words(after.kind)}: compare two runs of one kind")
+    old = {f.key: f for f in (before.findings if isinstance(before, Run) else before)}
+    new = {f.key: f for f in (after.findings if isinstance(after, Run) else after)}
+    gone: dict[str, list[Finding]] = {"fixed": [], "not_drawn": [], "not_run": []}
+    for key, finding in old.items():
+        if key not in new:
+            gone[_why_gone(finding, before, after)].append(finding)
     return Comparison([f for k, f in new.items() if k not in old], [f for k, f in new.items() if k in old],
-                      [f for k, f in old.items() if k not in new])
+                      gone["fixed"], gone["not_drawn"], gone["not_run"])
+
+
+def _why_gone(finding: Finding, before: Run | list[Finding], after: Run | list[Finding]) -> str:
+    if not isinstance(before, Run) or not isinstance(after, Run):
+        return "fixed"
+    then, now = before.swept.get(finding.key[:2]), after.swept.get(finding.key[:2])
+    if now is None or now[1] == 0:
+        return "not_run"
+    if then is None:
+        return "not_drawn"
+    covers = now[0] <= then[0] and now[0] + now[1] >= then[0] + then[1]
+    return "fixed" if covers else "not_drawn"
+
+
+def _kind_words(kind: str) -> str:
+    return "review's results.json" if kind == "review" else "fuzz --json document"

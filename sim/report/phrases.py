@@ -144,7 +144,8 @@ def proof_words(proof: dict[str, Any] | None, invariant: str) -> str:
             return f"proved by exhaustive search: no order of any length violates {invariant}"
         return f"proved by exhaustive search within {bound} events"
     if proof["status"] == "disproved":
-        return (f"disproved by exhaustive search: {invariant} in {proof['shortest_events']} events under it "
+        count = proof["shortest_events"]
+        return (f"disproved by exhaustive search: {invariant} in {count} event{'' if count == 1 else 's'} under it "
                 f"({', '.join(proof['order'])})")
     return (f"not proved: exhaustive search cleared orders of up to {proof['within_events']} of its {bound} "
             f"events before {proof['stopped']} stopped it")
@@ -192,15 +193,20 @@ def advice_line(advice: dict[str, Any] | None, invariant: str, availability: str
             return advice["beyond_protocol"]
         stopped = f" ({advice['stopped']} stopped the search)" if advice.get("stopped") else ""
         kept = advice.get("kept") or {}
-        keeping = (" that keeps the design's " + ", ".join(f"{code}{k}={v}{code}" for k, v in kept.items())
+        keeping = (" (never weakening what the design set: " + ", ".join(f"{code}{k}={v}{code}"
+                                                                          for k, v in kept.items()) + ")"
                    if kept else "")
-        return f"no change of up to two knobs{keeping} removes it{stopped}"
+        return f"no change of up to two knobs{keeping} removes it from its order{stopped}"
     changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
     change = f"{code}{changes}{code} (giving {code}{advice['recommended']}{code})"
     cost = advice_sentence(advice, invariant, availability)
     proof = proof_words(advice.get("proof"), invariant)
     proof = f"; {proof}" if proof else ""
     verdict = advice_verdict(advice)
+    others = advice.get("order_still_shows") or []
+    if others:
+        proof += (f"; under it the exported order still shows {', '.join(others)} (each a finding with its own "
+                  "advice)")
     if verdict == "fix":
         line = f"smallest fix: {change}; verified {cost}{proof}"
     elif verdict == "not proved":

@@ -101,11 +101,18 @@ class Advice:
     kept: dict[str, Any] = field(default_factory=dict)
     #: Where the finding advised on happens ("" for an invariant as a whole): its runs are the ones counted.
     where: str = ""
+    #: The other findings the exported order still shows under the recommendation (each has its own advice).
+    order_still_shows: list[str] = field(default_factory=list)
+    #: Per candidate tried, the findings its order still shows (how ``order_still_shows`` is filled).
+    still_shown: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict:
         out = dict(self.__dict__)
+        out.pop("still_shown", None)
         if out.get("beyond_protocol") is None:
             out.pop("beyond_protocol", None)
+        if not out.get("order_still_shows"):
+            out.pop("order_still_shows", None)
         return out
 
 
@@ -216,7 +223,7 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
     bound = proof_bound(workload, proof_depth)
     partial: tuple[int, list[str], dict] | None = None  # the best partial improvement, with its size
     for count in range(1, max_changes + 1):
-        clean = _removers(family, workload, protocol, events, count, limit, advice)
+        clean = _removers(family, workload, protocol, invariant, events, count, limit, advice)
         if not clean:
             if advice.stopped:
                 break
@@ -235,10 +242,13 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
             partial = (count, removed_by, best)
         if advice.stopped:
             break
-    if partial is not None and not _applies_nothing(partial[2]):  # applying nothing improves nothing
+    # No fix: where the family says no protocol can remove it (a keyless endpoint), that is the answer, not a
+    # partial improvement of its rate
+    beyond = None if advice.stopped else _beyond_protocol(family, workload, protocol, whole, events)
+    if beyond:
+        advice.beyond_protocol = beyond
+    elif partial is not None and not _applies_nothing(partial[2]):  # applying nothing improves nothing
         _recommend(advice, partial[0], partial[1], partial[2], None)
-    elif not advice.stopped:
-        advice.beyond_protocol = _beyond_protocol(family, workload, protocol, whole, events)
     return advice
 
 
@@ -311,10 +321,14 @@ def _beyond_protocol(family, workload, protocol, invariant, events) -> str | Non
     return hook(workload.base, protocol, invariant, events) if hook is not None else None
 
 
-def _removers(family, workload, protocol, events, count, limit, advice) -> list[Protocol]:
-    """Candidates of ``count`` changes under which the order replays with no safety violation."""
+def _removers(family, workload, protocol, target, events, count, limit, advice) -> list[Protocol]:
+    """Candidates of ``count`` changes under which the order no longer shows ``target`` (a finding, or an
+    invariant as a whole): those under which it replays with no safety violation at all first.  Each other
+    finding the order still shows under a candidate is kept in ``advice.still_shown`` (the advice of a finding
+    is about that finding: another one in its order has its own)."""
     clean = []
     allowed = getattr(family, "candidate_allowed", None)  # the family's word on what its endpoints can take
+    by_finding = invariant_of(target) != target
     for candidate in candidates(protocol, count):
         if allowed is not None and not allowed(workload, protocol, candidate):
             continue
@@ -323,9 +337,11 @@ def _removers(family, workload, protocol, events, count, limit, advice) -> list[
             limit.note("advisor")
             break
         limit.charge(1, len(events))
-        if not evaluate(family, workload.base, candidate, events).violated:
+        shown = evaluate(family, workload.base, candidate, events)
+        if target not in (shown.findings if by_finding else shown.violated):
+            advice.still_shown[candidate.label] = list(shown.findings)
             clean.append(candidate)
-    clean.sort(key=lambda c: (rank_gain(c, protocol), c.label))
+    clean.sort(key=lambda c: (bool(advice.still_shown[c.label]), rank_gain(c, protocol), c.label))
     return clean
 
 
@@ -440,6 +456,7 @@ def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict, r
     advice.runner_up = runner_up
     advice.removed_by = removed_by
     advice.recommended = entry["protocol"]
+    advice.order_still_shows = list(advice.still_shown.get(entry["protocol"], []))
     advice.changes = entry["changes"]
     advice.sample_violating_runs = entry["sample_violating_runs"]
     advice.sample_runs_violating_it = entry["sample_runs_violating_it"]

@@ -104,7 +104,8 @@ def _support(claim: dict, proof: Any) -> str:
         within = "at any length (every state searched)" if proof.exhausted else f"within {proof.max_events} events"
         return f"proved {within} by exhaustive search; {sampled}"
     cleared = max(0, len(proof.states_per_depth) - 2)
-    return f"{sampled} (sampling, not a proof: exhaustive search cleared orders of up to {cleared} events)"
+    return (f"{sampled} (sampling, not a proof: exhaustive search cleared orders of up to {cleared} "
+            f"event{'' if cleared == 1 else 's'})")
 
 
 def _same(family: Family, label: str, protocol: Protocol) -> bool:

@@ -78,6 +78,13 @@ def test_a_baseline_keeps_its_runs_and_a_finding_seen_in_some_of_them_is_rare(cl
     text = cli("fuzz", *one, "--out", tmp_path / "d", "--baseline", base)
     assert "rare (still violating, not drawn this time)" in text.stderr + text.stdout
     assert "seen in 1 of 2 recorded runs" in text.stderr + text.stdout
+    assert "[known: in the baseline; seen in 2 of 2 recorded runs]" in text.stderr + text.stdout
+
+    # written again by the one-seed run, the baseline keeps the entries that run did not draw: still known
+    again = cli("fuzz", *one, "--out", tmp_path / "g", "--write-baseline", base)
+    assert again.returncode == 0 and "kept from the baseline it replaced" in again.stderr + again.stdout
+    kept = json.loads(base.read_text())
+    assert len(kept["runs"]) == 3 and len(kept["entries"]) == len(written["entries"])
 
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({**written, "runs": [{"findings": "lost_update"}]}))

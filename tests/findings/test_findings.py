@@ -93,10 +93,11 @@ def test_of_two_equally_short_orders_the_one_exported_has_fewer_actor_switches()
     assert len(plain.events) == 4 and plain.switches == switches([WorkspaceFamily().actor(e) for e in plain.events])
 
 
-def _document(examples):
-    return {"format": 1, "workload": "w", "counterexamples": [
-        {"protocol": "none", "invariant": inv, "where": where, "finding": finding_id(inv, where), "events": ["a"]}
-        for inv, where in examples]}
+def _document(examples, seed_start=0, runs=100, protocols=("none",)):
+    return {"format": 1, "workload": "w", "seed_start": seed_start,
+            "by_protocol": {label: {"runs": runs} for label in protocols},
+            "counterexamples": [{"protocol": "none", "invariant": inv, "where": where,
+                                 "finding": finding_id(inv, where), "events": ["a"]} for inv, where in examples]}
 
 
 def test_diff_exits_1_naming_a_new_finding_and_0_on_identical_runs(tmp_path):
@@ -109,10 +110,31 @@ def test_diff_exits_1_naming_a_new_finding_and_0_on_identical_runs(tmp_path):
     code, out, _ = run_cli("diff", before, before)
     assert code == 0 and "new: 0" in out
     code, out, _ = run_cli("diff", after, before)
-    assert code == 0 and "fixed: 1" in out  # a finding gone is fixed, not a failure
+    assert code == 0 and "fixed (the later run swept the same seeds): 1" in out  # gone on the same seeds
     (tmp_path / "bad.json").write_text("{")
     code, _, err = run_cli("diff", before, tmp_path / "bad.json")
     assert code == 4 and "not JSON" in err and "Traceback" not in err
+
+
+def test_diff_tells_fixed_from_not_drawn_and_not_run(tmp_path):
+    """A finding gone is fixed only when the later run swept its protocol over the same seeds: over other
+    seeds it was not drawn, without its protocol it was not run; a fuzz document and a review are refused."""
+    both = [("duplicate_effect", "send_email (email)"), ("duplicate_effect", "charge_usage (charge)")]
+    before = tmp_path / "a.json"
+    before.write_text(json.dumps(_document(both)))
+    other_seeds, no_protocol = tmp_path / "b.json", tmp_path / "c.json"
+    other_seeds.write_text(json.dumps(_document(both[:1], seed_start=1000)))
+    no_protocol.write_text(json.dumps(_document([], protocols=("keyed",))))
+    code, out, _ = run_cli("diff", before, other_seeds, "--json")
+    compared = json.loads(out)
+    assert code == 0 and compared["fixed"] == [] and [f["finding"] for f in compared["not_drawn"]] == [
+        "duplicate_effect @ charge_usage (charge)"]
+    code, out, _ = run_cli("diff", before, no_protocol, "--json")
+    assert code == 0 and len(json.loads(out)["not_run"]) == 2 and json.loads(out)["fixed"] == []
+    review = tmp_path / "results.json"
+    review.write_text(json.dumps({"format": 1, "designs": [{"name": "w", "protocols": [], "counterexamples": []}]}))
+    code, _, err = run_cli("diff", review, before)
+    assert code == 4 and "compare two runs of one kind" in err and "Traceback" not in err
 
 
 def test_a_baseline_knows_findings_not_invariants(tmp_path):

@@ -13,6 +13,7 @@ from sim.families.effects.faults import FaultEvent
 from sim.families.workspace import FAMILY
 from sim.families.workspace.scenario import parse_action
 from sim.search.advisor import Advice, advise, candidates, rank_gain
+from sim.search.oracle import evaluate
 
 JOURNAL_LOSS = ("step-dedupe,journal_write=after_write", "journal_loss",
                 ("plan", "dispatch s1", "preempt after_write", "deliver s1"))
@@ -173,15 +174,26 @@ def test_effects_release_duplicate_is_fixed_by_keying_irreversible_endpoints():
     assert advice.removed_by == ["keyed-fingerprint-reconcile,irreversible_keys=on"]
 
 
+def test_a_change_that_removes_the_finding_is_advised_though_the_order_shows_others():
+    """The advice is about its own finding: a change under which the order no longer shows it is a candidate
+    even when the order still shows other findings (each has its own advice), and those are named."""
+    workload = sim.load_workload("effects-pr")
+    order = (FaultEvent("terminate", "open_pr", "after_commit"),)
+    reviewed = EFFECTS.parse_protocol("unkeyed-retry")
+    one = advise(EFFECTS, workload, reviewed, "duplicate_effect", order, sample_seeds=10, max_changes=1)
+    assert isinstance(one, Advice) and one.changes_needed == 1 and one.recommended in one.removed_by
+    assert one.order_still_shows and not any(f.startswith("duplicate_effect") for f in one.order_still_shows)
+    replayed = evaluate(EFFECTS, workload.base, EFFECTS.parse_protocol(one.recommended), order)
+    assert "duplicate_effect" not in replayed.violated and list(replayed.findings) == one.order_still_shows
+
+
 def test_nothing_within_the_change_limit_leaves_no_recommendation():
     """When no change of up to max_changes knobs removes the violation, nothing is recommended."""
     workload = sim.load_workload("effects-pr")
     order = (FaultEvent("terminate", "open_pr", "after_commit"),)
     reviewed = EFFECTS.parse_protocol("unkeyed-retry")
-    one = advise(EFFECTS, workload, reviewed, "duplicate_effect", order, sample_seeds=10, max_changes=1)
-    assert isinstance(one, Advice) and (one.changes_needed, one.recommended, one.removed_by) == (None, None, [])
-    two = advise(EFFECTS, workload, reviewed, "duplicate_effect", order, sample_seeds=10, max_changes=2)
-    assert two.changes_needed == 2 and two.recommended in two.removed_by
+    none = advise(EFFECTS, workload, reviewed, "duplicate_effect", order, sample_seeds=10, max_changes=0)
+    assert (none.changes_needed, none.recommended, none.removed_by) == (None, None, [])
 
 
 @functools.cache

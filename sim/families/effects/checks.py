@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sim.core.checks import CheckResult, CheckSpec, Violation, fact
+from sim.families.effects.ledger import MONEY_KINDS, kind_of
 from sim.families.effects.saga_checks import check_after_effect, stranded_irreversible
 
 
@@ -52,7 +53,8 @@ def duplicate_effect(history) -> CheckResult:
         group = (event["task"], _logical(event), event.get("generation", 1))
         first = seen.get(group)
         if first is not None and first["effect"] != event["effect"]:
-            what = "is a second charge beside" if event.get("effect_class") == "append" else "duplicates"
+            second = "charge" if kind_of(event["effect"]) in MONEY_KINDS else "entry"
+            what = f"is a second {second} beside" if event.get("effect_class") == "append" else "duplicates"
             violations.append(Violation("duplicate_effect", event.index, event["transition"],
                                         f"{event['effect']} {what} {first['effect']} for {group[0]}/{group[1]}",
                                         domain="duplicate_delivery",

@@ -194,8 +194,12 @@ class EffectsFamily(Family):
         return text
 
     def where(self, scenario: RuntimeScenario, violation: Any) -> str:
-        """The transition and the kind of object it acts on: ``send_email (email)``."""
-        name = violation.step
+        """The transition and the kind of object it acts on: ``send_email (email)``.  An unpinned read is
+        where the read is (its explanation's ``built_from`` fact names it): every effect built from it breaks
+        for one reason, with one fix."""
+        read = next((dict(fact.values).get("read") for fact in violation.explanation if fact.role == "built_from"),
+                    None)
+        name = read or violation.step
         if not name:
             return ""
         for transition in scenario.workflow.transitions:

@@ -29,6 +29,17 @@ CORRECTIONS = {
 }
 
 
+#: Kinds of append that are money: a second one is a second charge, and billing refunds it.
+MONEY_KINDS = frozenset({"charge", "payment", "invoice", "fee", "usage_charge", "billing"})
+
+
+def append_cleanup(kind: str) -> tuple[str, str]:
+    """Who removes a second append of this kind, and how (a charge is refunded; any other entry removed)."""
+    if kind in MONEY_KINDS:
+        return CLEANUP["append"]
+    return f"the owner of the {kind.replace('_', ' ')} records", "remove the second entry"
+
+
 def kind_of(effect) -> str:
     """The object's kind from its name (``email#3`` -> ``email``)."""
     return str(effect).split("#", 1)[0].split("@", 1)[0]
@@ -78,6 +89,7 @@ def ledger(history) -> list[Entry]:
         if group in seen and seen[group] != effect:
             effect_class = str(fields.get("effect_class"))
             who = (correction(kind_of(effect)) if effect_class == "irreversible"
+                   else append_cleanup(kind_of(effect)) if effect_class == "append"
                    else CLEANUP.get(effect_class, CLEANUP["keyed_creation"]))
             out.append(Entry("object_duplicated", str(effect), f"duplicates {seen[group]} ({task} / {group[1]})",
                              *who, event.index))
