@@ -183,7 +183,8 @@ def verdict_matrix(data: Any, scenarios: Sequence[Any] = (), title: str | None =
 def swimlane(data: Any, which: int | str | tuple[str, str] = 0, title: str | None = None):
     """One minimal counterexample as a swimlane (one column per actor, events top to bottom).
 
-    ``which``: the counterexample's position, its invariant, or ``(protocol, invariant)``.
+    ``which``: the counterexample's position, its finding (``"lost_update @ stale_plan"``) or invariant (its
+    first finding), or ``(protocol, finding or invariant)``.
 
     >>> sim.figures.swimlane(sim.fuzz("tiny", ["none"], seeds=100), "lost_update")  # doctest: +SKIP
     """
@@ -202,11 +203,12 @@ def swimlane(data: Any, which: int | str | tuple[str, str] = 0, title: str | Non
     events = [{"actor": e.actor, "label": family.describe(e), "fault": family.is_fault(e), "marked": e.index in marked}
               for e in example.history if not e.get("skipped") and e.actor != "script"]
     return figures.swimlane(family.lanes, events,
-                            title or f"{example.row['invariant']} under {example.row['protocol']}")
+                            title or f"{example.row.get('finding', example.row['invariant'])} under "
+                                     f"{example.row['protocol']}")
 
 
 def _pick(runs: list[Any], which: int | str | tuple[str, str]) -> Any:
-    """The counterexample ``which`` names (its position, its invariant, or ``(protocol, invariant)``)."""
+    """The counterexample ``which`` names (its position, its finding or invariant, or ``(protocol, either)``)."""
     examples = [run.row for run in runs]
     if not examples:
         raise InputError("no counterexample to draw: the search found no violation")
@@ -215,9 +217,13 @@ def _pick(runs: list[Any], which: int | str | tuple[str, str]) -> Any:
             raise InputError(f"counterexample {which} of {len(examples)}: give 0 to {len(examples) - 1}")
         return runs[which]
     for run, example in zip(runs, examples):
+        finding = example.get("finding", example["invariant"])
+        if which in (finding, (example["protocol"], finding)):
+            return run
+    for run, example in zip(runs, examples):
         if which in (example["invariant"], (example["protocol"], example["invariant"])):
             return run
-    known = ", ".join(f"{e['invariant']} under {e['protocol']}" for e in examples)
+    known = ", ".join(f"{e.get('finding', e['invariant'])} under {e['protocol']}" for e in examples)
     raise InputError(f"no counterexample {which!r}; there are: {known}")
 
 

@@ -39,8 +39,10 @@ def test_safety_vs_availability_from_a_frame_and_from_a_result_agree():
 
 
 def test_swimlane_of_a_counterexample_by_invariant_or_position():
-    by_name = figures.swimlane(_found(), "lost_update")
+    by_name = figures.swimlane(_found(), "lost_update @ stale_plan")
     assert "human_edit app.py" in _texts(by_name)
+    assert isinstance(figures.swimlane(_found(), "lost_update"), Figure)  # an invariant: its first finding
+    assert isinstance(figures.swimlane(_found(), ("none", "lost_update")), Figure)
     assert isinstance(figures.swimlane(_found(), 0), Figure)
     with pytest.raises(sim.InputError, match="no counterexample 'nothing'"):
         figures.swimlane(_found(), "nothing")
