@@ -2,7 +2,7 @@
 """Regression: Minimal order violating duplicate_effect under keyed, found by the review of effects-saga (seed 20).
 
 Kept the right way round: the first test holds once the design is fixed
-(it asserts that the advisor's fix keyed,on_timeout=unknown,irreversible_keys=on holds on the order); the second documents that the protocol under
+(it asserts that the advisor's fix keyed,irreversible_keys=on holds on the order); the second documents that the protocol under
 review violates duplicate_effect on this order.
 """
 
@@ -15,8 +15,8 @@ import sim
 SCENARIO = Path(__file__).with_name("effects_saga_keyed_duplicate_effect_publish_release_release.toml")
 
 def test_effects_saga_keyed_duplicate_effect_publish_release_release_holds():
-    """Under keyed,on_timeout=unknown,irreversible_keys=on the minimal order violates no safety invariant."""
-    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed,on_timeout=unknown,irreversible_keys=on")
+    """Under keyed,irreversible_keys=on the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed,irreversible_keys=on")
     assert result.violations == []
 
 

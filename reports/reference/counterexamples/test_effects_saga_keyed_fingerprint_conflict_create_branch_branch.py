@@ -2,7 +2,7 @@
 """Regression: Minimal order violating fingerprint_conflict under keyed, found by the review of effects-saga (seed 717).
 
 Kept the right way round: the first test holds once the design is fixed
-(it asserts that the advisor's fix keyed-fingerprint-reconcile,reconcile=off holds on the order); the second documents that the protocol under
+(it asserts that the advisor's fix unkeyed-retry,idempotency=key+fingerprint holds on the order); the second documents that the protocol under
 review violates fingerprint_conflict on this order.
 """
 
@@ -15,8 +15,8 @@ import sim
 SCENARIO = Path(__file__).with_name("effects_saga_keyed_fingerprint_conflict_create_branch_branch.toml")
 
 def test_effects_saga_keyed_fingerprint_conflict_create_branch_branch_holds():
-    """Under keyed-fingerprint-reconcile,reconcile=off the minimal order violates no safety invariant."""
-    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-fingerprint-reconcile,reconcile=off")
+    """Under unkeyed-retry,idempotency=key+fingerprint the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "unkeyed-retry,idempotency=key+fingerprint")
     assert result.violations == []
 
 

@@ -2,7 +2,7 @@
 """Regression: Minimal order violating false_receipt under keyed-fingerprint-reconcile,receipt_check=trusting, found by the review of effects-saga (seed 82).
 
 Kept the right way round: the first test holds once the design is fixed
-(it asserts that the advisor's fix keyed-fingerprint-reconcile,irreversible_keys=on holds on the order); the second documents that the protocol under
+(it asserts that the advisor's fix keyed-fingerprint-reconcile holds on the order); the second documents that the protocol under
 review violates false_receipt on this order.
 """
 
@@ -15,8 +15,8 @@ import sim
 SCENARIO = Path(__file__).with_name("effects_saga_keyed_fingerprint_reconcile_receipt_check_trusting_false_receipt_publish_release_release.toml")
 
 def test_effects_saga_keyed_fingerprint_reconcile_receipt_check_trusting_false_receipt_publish_release_release_holds():
-    """Under keyed-fingerprint-reconcile,irreversible_keys=on the minimal order violates no safety invariant."""
-    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-fingerprint-reconcile,irreversible_keys=on")
+    """Under keyed-fingerprint-reconcile the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-fingerprint-reconcile")
     assert result.violations == []
 
 

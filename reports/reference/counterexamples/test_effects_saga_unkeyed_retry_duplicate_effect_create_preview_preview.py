@@ -2,7 +2,7 @@
 """Regression: Minimal order violating duplicate_effect under unkeyed-retry, found by the review of effects-saga (seed 2).
 
 Kept the right way round: the first test holds once the design is fixed
-(it asserts that the advisor's fix keyed-fingerprint-reconcile,reconcile=off holds on the order); the second documents that the protocol under
+(it asserts that the advisor's fix keyed holds on the order); the second documents that the protocol under
 review violates duplicate_effect on this order.
 """
 
@@ -15,8 +15,8 @@ import sim
 SCENARIO = Path(__file__).with_name("effects_saga_unkeyed_retry_duplicate_effect_create_preview_preview.toml")
 
 def test_effects_saga_unkeyed_retry_duplicate_effect_create_preview_preview_holds():
-    """Under keyed-fingerprint-reconcile,reconcile=off the minimal order violates no safety invariant."""
-    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-fingerprint-reconcile,reconcile=off")
+    """Under keyed the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed")
     assert result.violations == []
 
 

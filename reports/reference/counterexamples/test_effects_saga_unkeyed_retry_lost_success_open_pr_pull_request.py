@@ -2,7 +2,7 @@
 """Regression: Minimal order violating lost_success under unkeyed-retry, found by the review of effects-saga (seed 10).
 
 Kept the right way round: the first test holds once the design is fixed
-(it asserts that the advisor's fix keyed-fingerprint-reconcile,reconcile=off holds on the order); the second documents that the protocol under
+(it asserts that the advisor's fix keyed holds on the order); the second documents that the protocol under
 review violates lost_success on this order.
 """
 
@@ -15,8 +15,8 @@ import sim
 SCENARIO = Path(__file__).with_name("effects_saga_unkeyed_retry_lost_success_open_pr_pull_request.toml")
 
 def test_effects_saga_unkeyed_retry_lost_success_open_pr_pull_request_holds():
-    """Under keyed-fingerprint-reconcile,reconcile=off the minimal order violates no safety invariant."""
-    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-fingerprint-reconcile,reconcile=off")
+    """Under keyed the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed")
     assert result.violations == []
 
 

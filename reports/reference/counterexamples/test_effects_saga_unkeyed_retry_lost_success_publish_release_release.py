@@ -2,7 +2,7 @@
 """Regression: Minimal order violating lost_success under unkeyed-retry, found by the review of effects-saga (seed 20).
 
 Kept the right way round: the first test holds once the design is fixed
-(it asserts that the advisor's fix keyed-reconcile,idempotency=none holds on the order); the second documents that the protocol under
+(it asserts that the advisor's fix keyed,irreversible_keys=on holds on the order); the second documents that the protocol under
 review violates lost_success on this order.
 """
 
@@ -15,8 +15,8 @@ import sim
 SCENARIO = Path(__file__).with_name("effects_saga_unkeyed_retry_lost_success_publish_release_release.toml")
 
 def test_effects_saga_unkeyed_retry_lost_success_publish_release_release_holds():
-    """Under keyed-reconcile,idempotency=none the minimal order violates no safety invariant."""
-    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-reconcile,idempotency=none")
+    """Under keyed,irreversible_keys=on the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed,irreversible_keys=on")
     assert result.violations == []
 
 

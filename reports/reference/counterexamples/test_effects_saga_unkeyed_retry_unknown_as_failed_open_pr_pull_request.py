@@ -2,7 +2,7 @@
 """Regression: Minimal order violating unknown_as_failed under unkeyed-retry, found by the review of effects-saga (seed 10).
 
 Kept the right way round: the first test holds once the design is fixed
-(it asserts that the advisor's fix keyed-fingerprint-reconcile,reconcile=off holds on the order); the second documents that the protocol under
+(it asserts that the advisor's fix unkeyed-retry,on_timeout=unknown holds on the order); the second documents that the protocol under
 review violates unknown_as_failed on this order.
 """
 
@@ -15,8 +15,8 @@ import sim
 SCENARIO = Path(__file__).with_name("effects_saga_unkeyed_retry_unknown_as_failed_open_pr_pull_request.toml")
 
 def test_effects_saga_unkeyed_retry_unknown_as_failed_open_pr_pull_request_holds():
-    """Under keyed-fingerprint-reconcile,reconcile=off the minimal order violates no safety invariant."""
-    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-fingerprint-reconcile,reconcile=off")
+    """Under unkeyed-retry,on_timeout=unknown the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "unkeyed-retry,on_timeout=unknown")
     assert result.violations == []
 
 
