@@ -183,15 +183,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     proofs = protocol_proofs(family, workload, protocols, proof_bound(workload, bound), deadline)
     claims = settle(family, result.claims, matrix, sections, drawn_map, proofs)
     rows = _searched_rows(protocol_rows(result), proofs)
-    certified = None
-    if getattr(design, "engine", None) is not None and not deadline.expired():
-        from sim.certify import CERTIFY_DEPTH_DEFAULT, certify
-
-        if progress is not None:
-            progress(f"{design.name}: certify under {design.engine}", 0, 1)
-        engine, _, extra = design.engine.partition(",")
-        certified = certify(workload, engine.strip(), extra.strip(), min(CERTIFY_DEPTH_DEFAULT, workload.max_events),
-                            deadline).to_json()
+    certified = _certified(design, workload, deadline, progress)
     row = {
         "name": design.name, "family": family.name, "family_title": family.title,
         "description": design.description, "source": design.source,
@@ -220,6 +212,19 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     row["contradictions"] = contradictions(row)
     row["not_covered"] += [f"CONTRADICTION in this review: {line}" for line in row["contradictions"]]
     return DesignReview(row, family, workload, examples, round(time.monotonic() - started, 1))
+
+
+def _certified(design, workload, deadline: Deadline, progress: Progress | None) -> dict | None:
+    """The design's ``engine`` certificate (``fencesim certify``), or None without an engine or time left."""
+    if getattr(design, "engine", None) is None or deadline.expired():
+        return None
+    from sim.certify import CERTIFY_DEPTH_DEFAULT, certify
+
+    if progress is not None:
+        progress(f"{design.name}: certify under {design.engine}", 0, 1)
+    engine, _, extra = design.engine.partition(",")
+    return certify(workload, engine.strip(), extra.strip(), min(CERTIFY_DEPTH_DEFAULT, workload.max_events),
+                   deadline).to_json()
 
 
 #: Runs sampled per protocol when a review estimates its findings' incidents from telemetry (``fencesim

@@ -207,6 +207,20 @@ def _resume_options(ctx: typer.Context, options: FuzzOptions, resume: Path) -> d
     return state
 
 
+def finding_files(folder: Path, stems: list[str]) -> list[str]:
+    """The files already in ``folder`` that a finding of these (protocol, invariant) stems may be exported as:
+    where it happens is part of a counterexample's name, and is known only once the sweep found it, so every
+    file the name could be is checked before any work (a file of the user's among them is refused)."""
+    from sim.report.export import NAME_LIMIT, slug
+
+    if not folder.is_dir():
+        return []
+    heads = tuple(slug(stem, limit=NAME_LIMIT) + "_" for stem in stems)
+    return [entry for entry in sorted(os.listdir(folder))
+            if entry.endswith((".toml", ".timeline.txt", ".py"))
+            and (entry[len("test_"):] if entry.startswith("test_") else entry).startswith(heads)]
+
+
 def _prepare(options: FuzzOptions, state: dict | None) -> Prepared:
     """Read every input (workload, protocols, baseline, sweep state) and check every output, before any work."""
     from sim.registry import FAMILIES
@@ -244,8 +258,9 @@ def _check_outputs(run: Prepared) -> None:
         plan.check()
         return
     check_output_dir(options.out, "--out", force=options.force)
-    names = [STATE_FILE] + [name for p in run.protocols for invariant in run.family.safety_invariants
-                            for name in export_names(counterexample_name(run.workload.name, p.label, invariant))]
+    stems = [counterexample_name(run.workload.name, p.label, invariant)
+             for p in run.protocols for invariant in run.family.safety_invariants]
+    names = [STATE_FILE] + [name for stem in stems for name in export_names(stem)] + finding_files(options.out, stems)
     check_output_names(options.out, names[1:], "--out")
     plan.folders.append(("--out", options.out, tuple(names)))
     if options.junit is not None:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from sim.core.findings import finding_id
+
 REPO = Path(__file__).resolve().parents[2]
 COMMON = ["-w", "seed-fuzz", "-p", "none", "-p", "step-dedupe", "--json"]
 
@@ -148,7 +150,7 @@ def test_junit_carries_properties_times_and_liveness(cli, tmp_path):
     assert props["commit"] and props["fencesim_version"]
     cases = {c.get("name"): c for c in suites["fencesim fuzz none"].iter("testcase")}
     assert "liveness" in cases and all(c.get("time") is not None for c in cases.values())
-    assert cases["lost_update"].find("failure") is not None
+    assert cases["lost_update @ stale_plan"].find("failure") is not None
     nothing = {c.get("name"): c for c in suites["fencesim fuzz none,overlap_check=on"].iter("testcase")}
     assert "applies nothing" in nothing["liveness"].find("failure").get("message")
 
@@ -182,6 +184,7 @@ def _without_baseline(document: dict) -> dict:
     for example in document["counterexamples"]:
         example.pop("baseline", None)
         example.pop("baseline_match", None)
+        example.pop("baseline_history", None)
     return document
 
 
@@ -276,18 +279,19 @@ def test_another_shortest_order_of_a_known_violation_is_known(cli, tmp_path):
     base = tmp_path / "baseline.json"
     first = cli("fuzz", *COMMON, "--seeds", "300", "--out", tmp_path / "a", "--write-baseline", base, "--no-advise")
     assert first.returncode == 0, first.stderr
-    written = {(e["label"], e["invariant"]): e["events"] for e in json.loads(base.read_text())["entries"]}
+    written = {(e["label"], finding_id(e["invariant"], e.get("where", ""))): e["events"]
+               for e in json.loads(base.read_text())["entries"]}
     other_order = False
     for start in (2, 7, 1000):
         done = cli("fuzz", *COMMON, "--seeds", "300", "--seed-start", start, "--out", tmp_path / f"s{start}",
                    "--baseline", base, "--no-advise")
         document = json.loads(done.stdout)
         assert done.returncode == 0 and document["baseline"]["new"] == 0, (start, document["baseline"])
-        other_order = other_order or any(c["events"] != written[(c["protocol"], c["invariant"])]
+        other_order = other_order or any(c["events"] != written.get((c["protocol"], c["finding"]))
                                          for c in document["counterexamples"])
         counted = document["baseline"]
-        assert counted["known"] + len(counted["fixed"]) + len(counted["still_violating"]) + len(
-            counted["not_run"]) + len(counted["not_replayable"]) == len(written)  # every entry is counted once
+        assert counted["known"] + len(counted["fixed"]) + len(counted["rare"]) + len(counted["not_run"]) + len(
+            counted["not_replayable"]) + len(counted["unchecked"]) == len(written)  # every entry is counted once
     # The shrinker's last pass now picks, among the reorderings of a shortest order, the one with the fewest
     # changes of actor and then the earliest in the alphabet, so most seed ranges export the same order; where
     # one still differs, it must be known all the same (asserted above).

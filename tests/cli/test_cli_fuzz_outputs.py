@@ -160,19 +160,19 @@ def test_out_refuses_a_folder_of_the_users_and_keeps_their_file(cli, tmp_path):
     """A user's file with a counterexample's name is never replaced: a folder holding it is refused, and with
     --force the file is still kept (refused by name); an earlier fencesim output folder is written into."""
     folder = tmp_path / "cx"
-    mine = _foreign(folder / "tiny_none_lost_update.toml")
-    _refused(cli("fuzz", *TINY, "--out", folder), "--out", "tiny_none_lost_update.toml")
-    _refused(cli("fuzz", *TINY, "--out", folder, "--force"), "tiny_none_lost_update.toml", "never replaced")
+    mine = _foreign(folder / "tiny_none_lost_update_stale_plan.toml")
+    _refused(cli("fuzz", *TINY, "--out", folder), "--out", "tiny_none_lost_update_stale_plan.toml")
+    _refused(cli("fuzz", *TINY, "--out", folder, "--force"), "tiny_none_lost_update_stale_plan.toml", "never replaced")
     assert mine.read_text() == FOREIGN
     mine.unlink()
     _foreign(folder / "README.md")
     forced = cli("fuzz", *TINY, "--out", folder, "--force")
     assert forced.returncode == 1 and (folder / "README.md").read_text() == FOREIGN, forced.stderr
     (folder / "README.md").unlink()
-    earlier = (folder / "tiny_none_lost_update.toml").read_text()
+    earlier = (folder / "tiny_none_lost_update_stale_plan.toml").read_text()
     again = cli("fuzz", *TINY, "--seed-start", "11", "--out", folder)
     assert again.returncode == 1, again.stderr
-    assert (folder / "tiny_none_lost_update.toml").read_text().startswith("# Written by fencesim")
+    assert (folder / "tiny_none_lost_update_stale_plan.toml").read_text().startswith("# Written by fencesim")
     assert earlier.startswith("# Written by fencesim")
 
 

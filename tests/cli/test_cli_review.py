@@ -34,7 +34,7 @@ def test_design_review_names_its_minimal_counterexample(reviewed):
     examples = {(e["protocol"], e["invariant"]): e for e in design["counterexamples"]}
     journal = examples[("step-dedupe,journal_write=after_write", "journal_loss")]
     summary = (out / "summary.md").read_text()
-    assert "`journal_loss` under `step-dedupe,journal_write=after_write`" in summary
+    assert f"`{journal['finding']}` under `step-dedupe,journal_write=after_write`" in summary
     assert " ; ".join(journal["events"]) in summary and journal["replay"] in summary
     assert "journal_write" in journal["advice"]["changes"]
 

@@ -100,8 +100,8 @@ def test_the_review_prints_one_section_per_group(cli, workload_path, tmp_path):
     ours = [e for e in design["counterexamples"] if e["protocol"] == GROUP[0]]
     assert ours
     for example in ours:
-        assert summary.count(f"#### `{example['invariant']}` under `step-dedupe`, `step-dedupe,overlap_check=on`") == 1
-        assert f"#### `{example['invariant']}` under `step-dedupe,overlap_check=on`" not in summary
+        assert summary.count(f"#### `{example['finding']}` under `step-dedupe`, `step-dedupe,overlap_check=on`") == 1
+        assert f"#### `{example['finding']}` under `step-dedupe,overlap_check=on`" not in summary
         assert summary.count(f"`{' ; '.join(example['events'])}`") == 1
     report = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
     assert "identical results on this workload" in report
