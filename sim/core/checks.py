@@ -266,22 +266,29 @@ class CheckReport:
         return [r for r in self.results if r.status == NOT_EVALUABLE]
 
 
-def run_checks(specs, history) -> CheckReport:
+def run_checks(specs, history, explain: bool = True) -> CheckReport:
     """Run every check of ``specs`` over ``history``, in the order given.
 
     When every check is a fold, they share one pass over the history (the same results as running each
-    alone: what each reads, what it requires, where it stops).
+    alone: what each reads, what it requires, where it stops).  ``explain=False`` leaves out the facts of
+    other events a check's :attr:`CheckSpec.explain` adds (a sweep counts violations; it does not show them):
+    the violations, their findings and the facts the checks give themselves are the same.
     """
     folded = _FOLDED.get(id(specs))
     if folded is None or folded.given is not specs:
         listed = list(specs)
         if not listed or any(spec.fold is None for spec in listed):
             seen = fields_recorded(history, {name for spec in listed for name in spec.requires})
-            return CheckReport([spec.explained(spec.run(history, seen), history) for spec in listed])
+            results = [spec.run(history, seen) for spec in listed]
+            return CheckReport([spec.explained(r, history) for spec, r in zip(listed, results)] if explain
+                               else results)
         folded = _FoldedRun(listed, specs)
         if isinstance(specs, tuple) and len(_FOLDED) < FOLDED_RUNS_KEPT:
             _FOLDED[id(specs)] = folded  # a family's checks: the same tuple every time
-    return CheckReport([spec.explained(result, history) for spec, result in zip(folded.specs, folded.run(history))])
+    results = folded.run(history)
+    if not explain:
+        return CheckReport(results)
+    return CheckReport([spec.explained(result, history) for spec, result in zip(folded.specs, results)])
 
 
 #: Fused runs kept for the tuples of checks they were built for (one per family, in practice).

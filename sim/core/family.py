@@ -183,9 +183,11 @@ class Model(abc.ABC):
         done, planned = (measures.get(name, 0) for name in self.safe_progress)
         return done / planned if planned else None
 
-    def check(self, history: History, only: Sequence[str] | None = None) -> CheckReport:
+    def check(self, history: History, only: Sequence[str] | None = None, explain: bool = True) -> CheckReport:
+        """Every check (or those named) over ``history``; ``explain=False``: without the facts of other events
+        (:func:`sim.core.checks.run_checks`), for counting."""
         specs = self.checks if only is None else [c for c in self.checks if c.name in only]
-        return run_checks(specs, history)
+        return run_checks(specs, history, explain)
 
     @abc.abstractmethod
     def generate(self, workload: Workload, seed: int) -> tuple[Any, ...]:

@@ -32,10 +32,11 @@ class Evaluation:
 
 
 def evaluate(family: Family, scenario: Any, protocol: Protocol, events: Sequence[Any],
-             only: Sequence[str] | None = None) -> Evaluation:
-    """Replay ``events`` and run the family's checks (or only the named ones)."""
+             only: Sequence[str] | None = None, explain: bool = True) -> Evaluation:
+    """Replay ``events`` and run the family's checks (or only the named ones; ``explain=False``: without the
+    facts of other events, for counting)."""
     replay = family.replay(scenario, protocol, events)
-    report = family.check(replay.history, only)
+    report = family.check(replay.history, only, explain)
     violated = tuple(dict.fromkeys(v.invariant for v in report.safety_violations))
     return Evaluation(replay, report, violated, findings_of(family, scenario, report.safety_violations))
 
@@ -68,7 +69,7 @@ class Oracle:
         if key in self.cache:
             return self.cache[key]
         self.replays += 1
-        result = evaluate(self.family, self.scenario, self.protocol, tuple(events), self.check_only)
+        result = evaluate(self.family, self.scenario, self.protocol, tuple(events), self.check_only, explain=False)
         shows = self.invariant in result.findings if self.by_finding else bool(result.violated)
         out = result.valid_order if shows else None
         if len(self.cache) < CACHE_ENTRIES:

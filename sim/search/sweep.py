@@ -51,7 +51,7 @@ def run_row(family: Family, workload: Workload, protocol: Protocol, seed: int, i
     what the run reached (coverage) and, for a run that violates safety, what it did to the world (its effect
     ledger).  The row's ``findings`` are the same findings (violating runs are counted per finding)."""
     order = family.generate(workload, seed)
-    result = evaluate(family, workload.base, protocol, order)
+    result = evaluate(family, workload.base, protocol, order, explain=False)
     if tally is not None:
         tally.coverage.add_run(result.replay.history)
         tally.ledger.add(family.effect_ledger(result.replay.history) if result.violated else ())
