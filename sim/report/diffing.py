@@ -45,8 +45,8 @@ class Finding:
         return f"{scope}{self.name} under {self.protocol} ({count} event{'' if count == 1 else 's'}: {events})"
 
 
-def read_findings(path: str | Path) -> list[Finding]:
-    """The findings of one document; a file that is not such a document is an :class:`InputError`."""
+def _read(path: str | Path) -> dict[str, Any]:
+    """One run document, parsed; a file that is not such a document is an :class:`InputError`."""
     text = read_text(path, "run document")
     try:
         data = strict_json(text)
@@ -54,7 +54,12 @@ def read_findings(path: str | Path) -> list[Finding]:
         raise InputError(f"{path}: not JSON ({error})") from None
     if not isinstance(data, dict) or not _is_run(data):
         raise InputError(f"{path}: not a fencesim run (a fuzz --json document or a review's results.json)")
-    found = list(_walk(data, "", 0, str(path)))
+    return data
+
+
+def _findings(data: dict[str, Any], path: str) -> list[Finding]:
+    """The findings of one parsed document."""
+    found = list(_walk(data, "", 0, path))
     if len(found) > MAX_FINDINGS:
         raise InputError(f"{path}: more than {MAX_FINDINGS:,} findings")
     return found
@@ -113,8 +118,8 @@ class Run:
 
 def read_run(path: str | Path) -> Run:
     """One run document: its findings and what it swept; an :class:`InputError` for anything else."""
-    findings = read_findings(path)
-    data = strict_json(read_text(path, "run document"))
+    data = _read(path)
+    findings = _findings(data, str(path))
     swept: dict[tuple[str, str], tuple[int, int]] = {}
     if isinstance(data.get("designs"), list):
         kind = "review"
@@ -126,8 +131,8 @@ def read_run(path: str | Path) -> Run:
                             _int(design.get("seed_start")), _int(row.get("runs")))
     else:
         kind = "fuzz"
-        by_protocol = data.get("by_protocol") if isinstance(data.get("by_protocol"), dict) else {}
-        for label, tally in by_protocol.items():
+        by_protocol = data.get("by_protocol")
+        for label, tally in (by_protocol.items() if isinstance(by_protocol, dict) else ()):
             runs = tally.get("runs") if isinstance(tally, dict) else None
             swept[(str(data.get("workload", "")), label)] = (_int(data.get("seed_start")), _int(runs))
     return Run(str(path), kind, findings, swept)
@@ -154,14 +159,13 @@ class Comparison:
                 "not_drawn": rows(self.not_drawn), "not_run": rows(self.not_run)}
 
 
-def compare(before: Run | list[Finding], after: Run | list[Finding]) -> Comparison:
-    """``after`` against ``before``, each list in the order of its document (a finding once).  Two lists of
-    findings (no sweep known) call every finding gone fixed."""
-    if isinstance(before, Run) and isinstance(after, Run) and before.kind != after.kind:
+def compare(before: Run, after: Run) -> Comparison:
+    """``after`` against ``before``, each list in the order of its document (a finding once)."""
+    if before.kind != after.kind:
         raise InputError(f"{before.path} is a {_kind_words(before.kind)} and {after.path} a "
                          f"{_kind_words(after.kind)}: compare two runs of one kind")
-    old = {f.key: f for f in (before.findings if isinstance(before, Run) else before)}
-    new = {f.key: f for f in (after.findings if isinstance(after, Run) else after)}
+    old = {f.key: f for f in before.findings}
+    new = {f.key: f for f in after.findings}
     gone: dict[str, list[Finding]] = {"fixed": [], "not_drawn": [], "not_run": []}
     for key, finding in old.items():
         if key not in new:
@@ -170,9 +174,7 @@ def compare(before: Run | list[Finding], after: Run | list[Finding]) -> Comparis
                       gone["fixed"], gone["not_drawn"], gone["not_run"])
 
 
-def _why_gone(finding: Finding, before: Run | list[Finding], after: Run | list[Finding]) -> str:
-    if not isinstance(before, Run) or not isinstance(after, Run):
-        return "fixed"
+def _why_gone(finding: Finding, before: Run, after: Run) -> str:
     then, now = before.swept.get(finding.key[:2]), after.swept.get(finding.key[:2])
     if now is None or now[1] == 0:
         return "not_run"

@@ -7,12 +7,13 @@ notebook read the same reason.  :func:`explanation_lines` takes the facts as obj
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from sim.core.checks import Fact, plain_value
 from sim.core.findings import violations_of
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def as_dict(fact: Fact | Mapping[str, Any]) -> dict[str, Any]:
@@ -72,6 +73,8 @@ def disagreements(history: Iterable[Any], facts: Iterable[Fact | Mapping[str, An
 def explanation_frame(facts: Iterable[Fact | Mapping[str, Any]]) -> pd.DataFrame:
     """A long DataFrame of an explanation: one row per (fact, value) -- ``fact`` (its position), ``role``,
     ``event_index``, ``event``, ``field``, ``value`` -- for a notebook to filter and join with a history."""
+    import pandas as pd
+
     rows = [{"fact": position, "role": data["role"], "event_index": data["event_index"], "event": data.get("event"),
              "field": name, "value": value}
             for position, data in enumerate(as_dict(f) for f in facts) for name, value in data["values"].items()]

@@ -103,12 +103,9 @@ class Advice:
     where: str = ""
     #: The other findings the exported order still shows under the recommendation (each has its own advice).
     order_still_shows: list[str] = field(default_factory=list)
-    #: Per candidate tried, the findings its order still shows (how ``order_still_shows`` is filled).
-    still_shown: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict:
         out = dict(self.__dict__)
-        out.pop("still_shown", None)
         if out.get("beyond_protocol") is None:
             out.pop("beyond_protocol", None)
         if not out.get("order_still_shows"):
@@ -222,8 +219,10 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
                           if protocol.knobs[k.name] != k.default})
     bound = proof_bound(workload, proof_depth)
     partial: tuple[int, list[str], dict] | None = None  # the best partial improvement, with its size
+    still_shows: dict[str, list[str]] = {}  # per candidate tried: the other findings its order still shows
     for count in range(1, max_changes + 1):
-        clean = _removers(family, workload, protocol, invariant, events, count, limit, advice)
+        clean, shows = _removers(family, workload, protocol, invariant, events, count, limit, advice)
+        still_shows.update(shows)
         if not clean:
             if advice.stopped:
                 break
@@ -233,7 +232,7 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
         verified = _verify(family, protocol, invariant, priced, tallies, limit, advice, bound)
         chosen = _choose(verified)
         if chosen is not None:
-            _recommend(advice, count, removed_by, chosen, _runner_up(chosen, verified, priced))
+            _recommend(advice, count, removed_by, chosen, _runner_up(chosen, verified, priced), still_shows)
             if advice.fixes is not False:  # a proved fix, or clean on every seed with the proof cut short
                 return advice
         judged = verified or priced[:1]
@@ -248,7 +247,7 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
     if beyond:
         advice.beyond_protocol = beyond
     elif partial is not None and not _applies_nothing(partial[2]):  # applying nothing improves nothing
-        _recommend(advice, partial[0], partial[1], partial[2], None)
+        _recommend(advice, partial[0], partial[1], partial[2], None, still_shows)
     return advice
 
 
@@ -321,12 +320,13 @@ def _beyond_protocol(family, workload, protocol, invariant, events) -> str | Non
     return hook(workload.base, protocol, invariant, events) if hook is not None else None
 
 
-def _removers(family, workload, protocol, target, events, count, limit, advice) -> list[Protocol]:
+def _removers(family, workload, protocol, target, events, count, limit, advice
+              ) -> tuple[list[Protocol], dict[str, list[str]]]:
     """Candidates of ``count`` changes under which the order no longer shows ``target`` (a finding, or an
-    invariant as a whole): those under which it replays with no safety violation at all first.  Each other
-    finding the order still shows under a candidate is kept in ``advice.still_shown`` (the advice of a finding
-    is about that finding: another one in its order has its own)."""
-    clean = []
+    invariant as a whole), those under which it replays with no safety violation at all first; and, per
+    candidate's label, the other findings the order still shows under it (the advice of a finding is about that
+    finding: another one in its order has its own)."""
+    clean, shows = [], {}
     allowed = getattr(family, "candidate_allowed", None)  # the family's word on what its endpoints can take
     by_finding = invariant_of(target) != target
     for candidate in candidates(protocol, count):
@@ -339,10 +339,10 @@ def _removers(family, workload, protocol, target, events, count, limit, advice) 
         limit.charge(1, len(events))
         shown = evaluate(family, workload.base, candidate, events)
         if target not in (shown.findings if by_finding else shown.violated):
-            advice.still_shown[candidate.label] = list(shown.findings)
+            shows[candidate.label] = list(shown.findings)
             clean.append(candidate)
-    clean.sort(key=lambda c: (bool(advice.still_shown[c.label]), rank_gain(c, protocol), c.label))
-    return clean
+    clean.sort(key=lambda c: (bool(shows[c.label]), rank_gain(c, protocol), c.label))
+    return clean, shows
 
 
 def _price(family, protocol, invariant, clean, tallies, sample, limit, advice) -> list[dict]:
@@ -449,14 +449,14 @@ def _verify(family, protocol, invariant, priced, tallies, limit, advice, bound) 
     return tried
 
 
-def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict, runner_up: dict | None = None
-               ) -> None:
+def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict, runner_up: dict | None = None,
+               still_shows: dict[str, list[str]] | None = None) -> None:
     advice.changes_needed = count
     advice.proof = entry.get("proof")
     advice.runner_up = runner_up
     advice.removed_by = removed_by
     advice.recommended = entry["protocol"]
-    advice.order_still_shows = list(advice.still_shown.get(entry["protocol"], []))
+    advice.order_still_shows = list((still_shows or {}).get(entry["protocol"], []))
     advice.changes = entry["changes"]
     advice.sample_violating_runs = entry["sample_violating_runs"]
     advice.sample_runs_violating_it = entry["sample_runs_violating_it"]

@@ -11,7 +11,7 @@ died right after).  Each finding names the seed's failure domain.
 from __future__ import annotations
 
 from sim.core.checks import CheckSpec, Fact, Fold, NotEvaluable, Violation, fact
-from sim.families.workspace.ledger import last_write as _last_write
+from sim.families.workspace.ledger import last_write, replaced_hunks
 
 DOMAINS = ("stale_plan", "lost_ack", "duplicate_delivery", "replan_drift")
 NONE = ()
@@ -42,7 +42,7 @@ def _replaced_unexpected(event) -> bool | None:
     else whole-file hashes; ``None`` when neither is recorded.
     """
     before, expected = event.get("hunks_before"), event.get("expected_prior_hunks")
-    if isinstance(before, dict) and isinstance(expected, dict):
+    if isinstance(before, dict) and isinstance(expected, dict):  # the hot path: no list (replaced_hunks) built
         return any(before.get(h) != expected.get(h) for h in expected)
     if "hash_before" in event and "expected_prior_hash" in event:
         return event["hash_before"] != event["expected_prior_hash"]
@@ -53,16 +53,8 @@ def _replaced_unexpected(event) -> bool | None:
 WRITE_FACTS = ("step", "path", "hash_before", "expected_prior_hash")
 
 
-def _replaced_hunks(event) -> list[str]:
-    """The hunks the write replaced other than its author expected (none when the history has no hunks)."""
-    before, expected = event.get("hunks_before"), event.get("expected_prior_hunks")
-    if not isinstance(before, dict) or not isinstance(expected, dict):
-        return []
-    return sorted(h for h in expected if before.get(h) != expected.get(h))
-
-
 def _write_fact(role: str, event) -> Fact:
-    hunks = _replaced_hunks(event)
+    hunks = replaced_hunks(event)
     return fact(role, event, *WRITE_FACTS, **({"replaced_hunks": hunks} if hunks else {}))
 
 
@@ -222,9 +214,9 @@ def _overwritten(events: list, violation: Violation) -> tuple[Fact, ...]:
     event = events[position]
     path = event.get("path")
     out = []
-    hunks: list[str | None] = list(_replaced_hunks(event)) or [None]
+    hunks: list[str | None] = list(replaced_hunks(event)) or [None]
     for hunk in hunks:
-        writer = _last_write(events, position, path, hunk)
+        writer = last_write(events, position, path, hunk)
         if writer is not None and writer.index != event.index:
             names = ("path", "hunk") if writer.event == "human_edit" else ("step", "path", "verdict")
             out.append(fact("overwrote", writer, *names, **({"hunk": hunk} if hunk and "hunk" not in writer

@@ -16,6 +16,14 @@ def _target(path: str, hunk: str | None) -> str:
     return path if hunk in (None, "_") else f"{path}#{hunk}"
 
 
+def replaced_hunks(event) -> list[str]:
+    """The hunks a write replaced other than its author expected, sorted (none when the history has no hunks)."""
+    before, expected = event.fields.get("hunks_before"), event.fields.get("expected_prior_hunks")
+    if not isinstance(before, dict) or not isinstance(expected, dict):
+        return []
+    return sorted(h for h in expected if before.get(h) != expected.get(h))
+
+
 def last_write(events: list, before: int, path: str, hunk: str | None):
     """The latest event before position ``before`` that wrote ``path``'s ``hunk`` (None: any part of the file):
     a human edit or an applied step."""
@@ -51,11 +59,8 @@ def ledger(history) -> list[Entry]:
 
 
 def _overwritten(events: list, position: int, event, step: Any, path: Any) -> list[Entry]:
-    before, expected = event.fields.get("hunks_before"), event.fields.get("expected_prior_hunks")
-    if not isinstance(before, dict) or not isinstance(expected, dict):
-        return []
     out = []
-    for hunk in sorted(h for h in expected if before.get(h) != expected.get(h)):
+    for hunk in replaced_hunks(event):
         writer = last_write(events, position, path, hunk)
         target = _target(path, hunk)
         if writer is not None and writer.event == "human_edit":
