@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 REVIEW = REPO / "reports" / "reference"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
                   "--disable-background-networking", "--disable-component-update"]
+SHIPPED = "seed_fuzz_none_lost_update_stale_plan.toml"  # the reference review's lost update over a human's edit
 ORDER = ["plan", "dispatch s1", "human_edit app.py", "deliver s1"]
 
 pytestmark = pytest.mark.slow
@@ -92,7 +93,7 @@ def _invariant(page, name: str) -> str:
 def test_a_new_user_reproduces_a_shipped_lost_update_by_clicking_and_exports_it(page, server, cli):
     address, out = server
     page.goto(address)
-    page.click("#sources a:text-is('seed_fuzz_none_lost_update_stale_plan.toml')")
+    page.click(f"#sources a:text-is('{SHIPPED}')")
     assert page.inner_text("#path") == "(none yet)"
     for number, event in enumerate(ORDER, 1):
         assert "holds" in _invariant(page, "lost_update"), f"lost_update before event {number}"
@@ -115,7 +116,7 @@ def test_a_new_user_reproduces_a_shipped_lost_update_by_clicking_and_exports_it(
 def test_switching_the_protocol_shows_where_the_same_order_diverges(page, server):
     address, _ = server
     page.goto(address)
-    page.click("#sources a:text-is('seed_fuzz_none_lost_update_stale_plan.toml')")
+    page.click(f"#sources a:text-is('{SHIPPED}')")
     for _ in ORDER:
         page.click("#forward")
     assert "violated" in _invariant(page, "lost_update")
@@ -137,7 +138,7 @@ def test_switching_the_protocol_shows_where_the_same_order_diverges(page, server
 def test_a_disabled_event_shows_the_guards_reason(page, server):
     address, _ = server
     page.goto(address)
-    page.click("#sources a:text-is('seed_fuzz_none_lost_update_stale_plan.toml')")
+    page.click(f"#sources a:text-is('{SHIPPED}')")
     reason = page.inner_text("#disabled-events li[data-event='dispatch s1']")
     assert reason == "dispatch s1: no plan yet"
     page.click("#enabled a.event:text-is('plan')")
