@@ -85,7 +85,9 @@ def scenario_toml(family: Family, scenario: Any) -> str:
 def timeline(family: Family, history: History, marked: Iterable[int] = ()) -> str:
     """A readable swimlane: one column per actor, one row per event.
 
-    ``*`` marks an injected fault; ``>>`` marks a violating event (``marked``).
+    ``#`` is the event's index in the history, the number an explanation's ``event N`` cites (events that
+    had no effect have no row, so the numbers can skip). ``*`` marks an injected fault; ``>>`` marks a
+    violating event (``marked``).
     """
     marked = set(marked)
     shown = [e for e in history if not e.get("skipped") and e.actor != "script"]
@@ -96,14 +98,15 @@ def timeline(family: Family, history: History, marked: Iterable[int] = ()) -> st
         text = family.describe(event)
         rows.append((event, ("* " + text) if family.is_fault(event) else text))
     widths = {a: max([len(a)] + [len(text) for e, text in rows if e.actor == a]) for a in lanes}
-    header = "  " + "t".rjust(6) + " | " + " | ".join(a.ljust(widths[a]) for a in lanes)
+    header = "  " + "#".rjust(4) + " " + "t".rjust(6) + " | " + " | ".join(a.ljust(widths[a]) for a in lanes)
     lines = [header.rstrip(), "-" * len(header)]
     for event, text in rows:
         cells = [(text if a == event.actor else "").ljust(widths[a]) for a in lanes]
         flag = ">>" if event.index in marked else "  "
-        lines.append(f"{flag}{_time(event.time):>6} | " + " | ".join(cells).rstrip())
+        lines.append(f"{flag}{event.index:>4} {_time(event.time):>6} | " + " | ".join(cells).rstrip())
     if marked:
-        lines += ["", ">> the event that violates the invariant; * an injected fault"]
+        lines += ["", ">> the event that violates the invariant; * an injected fault; # the event's index, "
+                      "as the explanation cites it"]
     return "\n".join(lines) + "\n"
 
 

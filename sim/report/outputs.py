@@ -105,7 +105,7 @@ def is_counterexample(path: Path) -> bool:
 
 def is_timeline(path: Path) -> bool:
     lines = _head(path).splitlines()
-    return len(lines) >= 2 and re.match(r"^\s+t \| ", lines[0]) is not None and set(lines[1]) == {"-"}
+    return len(lines) >= 2 and re.match(r"^\s+(#\s+)?t \| ", lines[0]) is not None and set(lines[1]) == {"-"}
 
 
 def is_pytest(path: Path) -> bool:

@@ -237,3 +237,20 @@ def test_long_names_are_cut_and_kept_apart():
     assert slug(a) == slug(a)
     name = counterexample_name(a, "step-dedupe," + "x=y," * 500, "lost_update")
     assert len(name) < 200
+
+
+def test_timeline_numbers_each_row_with_the_index_the_explanation_cites(tmp_path):
+    """The '#' column is the event's history index: every event an explanation cites is the row of that number,
+    naming that event, and a skipped event leaves a gap in the numbers rather than renumbering the rest."""
+    paths, history, marked = _export(tmp_path, "lost_update")
+    rows = {int(line[2:].split()[0]): line for line in paths.timeline.read_text().splitlines()[2:] if "|" in line}
+    violation = FAMILY.check(history, ("lost_update",)).safety_violations[0]
+    cited = [f for f in violation.explanation if f.event_index is not None]
+    assert cited, "the lost update's explanation cites its events"
+    for fact in cited:
+        assert fact.event in rows[fact.event_index], (fact, rows.get(fact.event_index))
+    assert rows[violation.event_index].startswith(">>")
+    skipping = FAMILY.replay(_workload().base, FAMILY.parse_protocol("none"),
+                             _events(["deliver s1", "plan", "dispatch s1"])).history
+    numbers = [int(line[2:].split()[0]) for line in timeline(FAMILY, skipping).splitlines()[2:] if "|" in line]
+    assert numbers == [e.index for e in skipping if not e.get("skipped")] and numbers[0] > 0
