@@ -254,3 +254,16 @@ def test_timeline_numbers_each_row_with_the_index_the_explanation_cites(tmp_path
                              _events(["deliver s1", "plan", "dispatch s1"])).history
     numbers = [int(line[2:].split()[0]) for line in timeline(FAMILY, skipping).splitlines()[2:] if "|" in line]
     assert numbers == [e.index for e in skipping if not e.get("skipped")] and numbers[0] > 0
+
+
+def test_fencesim_knows_its_timelines_with_and_without_the_index_column(tmp_path):
+    """A timeline fencesim wrote, numbered or from before the '#' column, is its own output (it may replace
+    it); a text file of the user's that merely has a '|' is not."""
+    from sim.report.outputs import is_timeline
+
+    paths, _, _ = _export(tmp_path, "lost_update")
+    older = tmp_path / "older.timeline.txt"
+    older.write_text("       t | planner\n------------------\n       0 | plan\n")
+    mine = tmp_path / "mine.timeline.txt"
+    mine.write_text("time | what\n---- | ----\n")
+    assert is_timeline(paths.timeline) and is_timeline(older) and not is_timeline(mine)
