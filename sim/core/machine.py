@@ -90,6 +90,21 @@ class Machine(abc.ABC):
         state predicates alone); the default is :meth:`step`'s state.  A family may make it cheaper."""
         return self.step(state, event)[0]
 
+    def judge(self, state: Any, findings: bool) -> frozenset[str]:
+        """What ``state`` violates, judged by the machine itself: invariant names, or (``findings``) finding names
+        (``invariant @ where``).  Offered by a machine whose states are judged by what follows them (the effects
+        family judges a run paused where a fault can strike by the run continued to its end); a machine that
+        does not override it is judged by its checks' state predicates."""
+        raise NotImplementedError(f"{type(self).__name__} judges its states by the checks' state predicates")
+
+    #: Whether :func:`drive` plays the family's replay of an order (records stamped one event a time unit): a
+    #: machine whose events strike a timed run (the effects family's faults) is held to its replay by a
+    #: differential test instead.
+    drives_replay = True
+    #: Whether states are trees of values with no reference cycles (exhaustive search then turns the cyclic
+    #: garbage collector off, which only costs time); a machine whose states hold cycles keeps it on.
+    acyclic_states = True
+
     def key(self, state: Any) -> Hashable:
         """What decides the future of ``state`` (default: the whole value)."""
         return state

@@ -24,22 +24,28 @@ from typing import Any
 from sim.core.family import Family
 from sim.core.findings import invariant_of
 from sim.core.knobs import Protocol
+from sim.core.machine import Machine
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
 
 #: The exhaustive bound of a proof when the design names none (events), and the distinct states one proof
-#: may visit (a proof that reaches it is ``unproved``): for a family with a state machine (the workspace
-#: family: about 10 s on one core), and for one whose every successor is a replay (the effects family: a
-#: few seconds, at about 150 states a second -- enough for every order of one event of its saga).
+#: may visit (a proof that reaches it is ``unproved``): for a family with a state machine judged by state
+#: predicates (the workspace family: about 10 s on one core); for a machine that judges each state by the run
+#: that follows it (the effects family, about 1,500 states a second: some 15 s, every order of two faults of
+#: its saga); and for a family whose every successor is a replay (a few seconds at about 150 states a second).
 ADVISOR_PROOF_DEPTH = 6
 ADVISOR_PROOF_STATES = 250_000
+ADVISOR_PROOF_STATES_JUDGED = 25_000
 ADVISOR_PROOF_STATES_REPLAYED = 500
 
 
 def proof_states(family: Family, workload: Workload, protocol: Protocol) -> int:
     """The state budget of one proof under ``protocol``: larger where states are stepped, not replayed."""
-    stepped = family.machine(workload.base, protocol) is not None
-    return ADVISOR_PROOF_STATES if stepped else ADVISOR_PROOF_STATES_REPLAYED
+    machine = family.machine(workload.base, protocol)
+    if machine is None:
+        return ADVISOR_PROOF_STATES_REPLAYED
+    judged = type(machine).judge is not Machine.judge
+    return ADVISOR_PROOF_STATES_JUDGED if judged else ADVISOR_PROOF_STATES
 
 
 def proof_bound(workload: Workload, depth: int | None) -> int:

@@ -165,7 +165,8 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     limit = memory_limit if memory_limit is not None else int(physical_bytes() * MEMORY_SHARE_DEFAULT) or None
     search = _Search(expansion, result, Visited(exact), max_states, limit, deadline, only,
                      sleeping=sleep and accelerate and declared is None and not result.reduced)
-    with Expander(expansion, workers) as expander, _no_cyclic_gc():
+    acyclic = expansion.machine is not None and expansion.machine.acyclic_states
+    with Expander(expansion, workers) as expander, _no_cyclic_gc() if acyclic else contextlib.nullcontext():
         search.run(expander, progress)
     if result.reduced and result.minimal_orders:
         _measure_unreduced(family, workload, protocol, events, result, max_states, limit, deadline, symmetry,

@@ -51,7 +51,9 @@ class Expansion:
         machine = family.machine(workload.base, protocol) if accelerate else None
         self.predicates = [(spec.name, spec.state) for spec in safety if spec.state is not None]
         folds = [spec.fold for spec in safety]
-        if machine is not None and safety and len(self.predicates) == len(safety):
+        #: The machine judges its states itself (:meth:`~sim.core.machine.Machine.judge`), by invariant or finding.
+        self.judges = machine is not None and type(machine).judge is not Machine.judge
+        if machine is not None and safety and (self.judges or len(self.predicates) == len(safety)):
             self.mode = "states"
         elif machine is not None and all(f is not None for f in folds):
             self.mode = "folds"
@@ -60,7 +62,7 @@ class Expansion:
         self.machine = machine
         #: Violations are named by finding (``invariant @ where``), not invariant: except where the invariants
         #: are the states' own predicates, which say whether, not where.
-        self.by_finding = findings and self.mode != "states"
+        self.by_finding = findings and (self.mode != "states" or self.judges)
         self.folds = [f for f in folds if f is not None] if self.mode == "folds" else []
         self.readers = _Readers(self.folds)
         self.resolved = [(a, *machine.resolve(a)) for a in events] if machine is not None else []
@@ -166,7 +168,10 @@ class Expansion:
         return enabling
 
     def judge(self, state: Any) -> frozenset[str]:
-        """The state predicates' invariants violated in ``state`` (``states`` mode)."""
+        """The state predicates' invariants violated in ``state`` (``states`` mode), or the machine's own judgement."""
+        if self.judges:
+            assert self.machine is not None
+            return self.machine.judge(state, self.by_finding) or NONE_FOUND
         bad = [name for name, violated in self.predicates if violated(state)]
         return frozenset(bad) if bad else NONE_FOUND
 

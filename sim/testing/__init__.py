@@ -90,6 +90,10 @@ def check_family(family: Family, workload: Workload, protocols: Sequence[str | P
         if law in ("machine_replay", "enabled_exact") and not has_machine:
             outcome[law] = "not applicable: the family has no machine (every candidate is replayed)"
             continue
+        if law == "machine_replay" and not family.machine(workload.base, chosen[0]).drives_replay:  # type: ignore[union-attr]
+            outcome[law] = ("not applicable: the machine's events strike a timed run, so driving it one event a "
+                            "time unit is not its replay (a differential test holds the two together)")
+            continue
         if law == "symmetric" and family.symmetry(workload) is None:
             outcome[law] = "not applicable: the family declares no interchangeable parts in this workload"
             continue

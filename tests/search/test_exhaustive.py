@@ -152,7 +152,7 @@ def test_effects_lease_fence_off_is_found_with_one_fault():
 
 def test_a_family_with_a_machine_is_explored_in_one_process_whatever_the_workers():
     """Sending states to workers costs more than one transition each: with a machine the search keeps to this
-    process; a family without one (the effects family replays each candidate) still gets its workers."""
+    process; a search that replays each candidate (no machine asked for) still gets its workers."""
     from sim.search.expansion import Expansion
     from sim.search.pool import Expander
 
@@ -162,7 +162,7 @@ def test_a_family_with_a_machine_is_explored_in_one_process_whatever_the_workers
     assert direct.machine is not None and Expander(direct, 2).workers == 1
     saga = sim.load_workload("effects-saga")
     effects = sim.family("effects")
-    replaying = Expansion(effects, saga, effects.parse_protocol("keyed"), list(effects.alphabet(saga))[:3], True, None)
+    replaying = Expansion(effects, saga, effects.parse_protocol("keyed"), list(effects.alphabet(saga))[:3], False, None)
     assert replaying.machine is None and Expander(replaying, 2).workers == 2
     one = explore(tiny, parse_protocol("plan"), 5, workers=1).to_json()
     assert explore(tiny, parse_protocol("plan"), 5, workers=2).to_json() == one

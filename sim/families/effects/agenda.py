@@ -142,3 +142,20 @@ class Agenda:
             elif not resume(target):
                 return callbacks[position + 1:]
         return None
+
+
+class Answer:
+    """An event of an agenda as the runtime holds it: what a worker waits on for a response (``respond`` succeeds
+    it)."""
+
+    __slots__ = ("agenda", "eid")
+
+    def __init__(self, agenda: Agenda, eid: int):
+        self.agenda, self.eid = agenda, eid
+
+    @property
+    def triggered(self) -> bool:
+        return self.agenda.triggered(self.eid)
+
+    def succeed(self) -> None:
+        self.agenda.succeed(self.eid)

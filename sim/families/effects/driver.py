@@ -49,6 +49,7 @@ class AutoDriver:
         self.humans_started: set[tuple[str, str, str]] = set()
         self.paused: dict[str, float] = {}
         self.fired: list[Any] = []
+        self.scenario: Any = None  # the scenario of a fault list's run (set by the runner)
         rt.on_dispatch = self._serve_later
         rt.on_human_record = self._notice
         rt.on_fault_fired = self.fired.append

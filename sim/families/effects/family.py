@@ -110,6 +110,33 @@ class EffectsFamily(Family):
     def replay(self, scenario: RuntimeScenario, protocol: Protocol, events: Iterable[Any] | None = None) -> Replay:
         return runner.replay(scenario, protocol, events, self.runtime_class)
 
+    def machine(self, scenario: RuntimeScenario, protocol: Protocol):
+        """The fault-list transition system (:mod:`sim.families.effects.machine`) of a scenario run by the policy
+        under faults (a workload's or a fault list's); a script has none (its operations are replayed)."""
+        if scenario.faults is None:
+            return None
+        from sim.core.findings import findings_of
+        from sim.families.effects.machine import EffectsMachine
+
+        return EffectsMachine(scenario, protocol, self.runtime_class, self.checks,
+                              lambda violations: frozenset(findings_of(self, scenario, violations)))
+
+    def final_state(self, replay: Replay):
+        """The machine's state after a replayed fault list: its faults taken in the order they fired (one the
+        replay did not fire, or that its point refuses, is left out)."""
+        rt, driver = replay.state
+        assert driver is not None, "a script has no machine state"
+        machine = self.machine(driver.scenario, rt.protocol)
+        assert machine is not None
+        fired = {token: rank for rank, token in enumerate(driver.fired)}
+        order = sorted(range(len(replay.events)), key=lambda i: fired.get(i, len(fired) + i))
+        state = machine.initial()
+        for position in order:
+            event = replay.events[position]
+            if position not in replay.skipped and machine.why_not(state, event) is None:
+                state = machine.advance(state, event)
+        return state
+
     def state_tables(self, scenario: RuntimeScenario, protocol: Protocol, replay: Replay) -> list[StateTable]:
         return tables.state_tables(replay.state[0])
 

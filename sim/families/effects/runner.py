@@ -117,6 +117,7 @@ def run_faults(scenario: RuntimeScenario, protocol: Protocol, faults: tuple[Faul
     """Run the task under the policy; each fault strikes at its point (unfired ones are reported)."""
     rt, driver, end = run_autonomous(protocol, scenario.workflow, [scenario.task], schedule_for(scenario.task, faults),
                                      scenario.arguments, scenario.tenant, scenario.next_number, runtime)
+    driver.scenario = scenario  # what the family's machine is built from (final_state)
     fired = set(driver.fired)
     return Replay(faults, rt.history, end, (rt, driver), frozenset(i for i in range(len(faults)) if i not in fired))
 

@@ -90,6 +90,11 @@ class RuntimeBase:
         self.on_fault_fired: Callable[[Any], None] | None = None
 
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the driver's hooks (the driver that unpickles the run sets them again)."""
+        hooks = ("on_dispatch", "on_human_record", "on_fault_fired")
+        return {name: None if name in hooks else value for name, value in vars(self).items()}
+
     @property
     def knobs(self) -> EffectsKnobs:
         """The protocol's knob values, typed (read from ``protocol`` each time: a planted bug may swap it)."""
