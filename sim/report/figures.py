@@ -93,6 +93,22 @@ def _spread_labels(labels: list[tuple[float, float, list[str], str, float]]
         placed.append((x, y, centre, lines, colour, text_x))
     return placed
 
+#: Characters a verdict-matrix row label's line holds (8 pt text in the figure's 3-inch label margin).
+ROW_LABEL_WIDTH = 34
+
+
+def row_labels(labels: Sequence[str]) -> list[str]:
+    """The verdict matrix's row labels, each whole (wrapped after commas and spaces, never cut), and no two the
+    same: a label repeated is numbered (``#2``), so two rows never read alike."""
+    wrapped = [wrap_label(" ".join(label.split()), ROW_LABEL_WIDTH) for label in labels]
+    seen: dict[str, int] = {}
+    out = []
+    for label in wrapped:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return out
+
+
 def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, str], tuple[str, str]],
                     title: str, labels: Sequence[str] | None = None) -> Figure:
     """Scenario x protocol: green where the protocol holds, red where it violates an invariant.
@@ -102,7 +118,7 @@ def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tup
     (not run).  Drawn with one row per scenario and one column per protocol, so many counterexamples make
     the figure taller, never wider than ``MAX_WIDTH_IN``.
     """
-    shown = list(labels or columns)
+    shown = row_labels(labels or columns)
     cell_width = min(1.3, (MAX_WIDTH_IN - 3.0) / max(1, len(rows)))
     per_line = max(8, int(cell_width * 72 / (MIN_FONT_PT * 0.6)))
     texts = {(r, c): textwrap.fill(cells.get((r, c), ("none", "-"))[1].replace("_", " "), per_line)

@@ -159,3 +159,17 @@ def test_an_empty_verdict_matrix_says_so_without_a_warning():
         figure = figures.verdict_heatmap(["none", "plan"], [], {}, "empty")
         FigureCanvasAgg(figure).draw()
     assert any("nothing replayed" in t.get_text() for t in figure.findobj(Text))
+
+
+def test_verdict_matrix_row_labels_are_whole_and_never_equal():
+    """Row labels wrap at their spaces and commas, never cut; a label given twice is numbered, so no two rows
+    of the matrix read the same."""
+    columns = ["a", "b", "c"]
+    labels = ["lost_update @ stale_plan under step-dedupe,journal_write=after_write",
+              "lost_update under none", "lost_update under none"]
+    cells = {(r, c): ("ok", "ok") for r in ["none", "plan"] for c in columns}
+    figure = figures.verdict_heatmap(["none", "plan"], columns, cells, "labels", labels)
+    shown = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+    assert len(set(shown)) == len(shown), shown
+    assert "".join(shown[0].split()) == "".join(labels[0].split())  # whole: only line breaks added
+    assert all(len(line) <= figures.ROW_LABEL_WIDTH for label in shown for line in label.splitlines())
