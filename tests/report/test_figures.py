@@ -86,7 +86,7 @@ def test_pareto_labels_never_overlap():
     assert sorted(int(text) for text, _ in boxes) == list(range(1, 9))
     for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
         assert not box_a.overlaps(box_b), f"labels {a!r} and {b!r} overlap"
-    legends = [c for c in figure.axes[0].get_children() if c.__class__.__name__ == "Legend"]
+    legends = [*figure.legends, *(c for c in figure.axes[0].get_children() if c.__class__.__name__ == "Legend")]
     entries = [t.get_text().replace("\n", "") for legend in legends for t in legend.get_texts()]
     assert all(any(entry.endswith(f"  {n}") for entry in entries) for n in names)
 
@@ -239,3 +239,33 @@ def test_numbers_never_cover_a_point_or_an_interval():
     for text, box in boxes:
         assert not any(box.overlaps(other) for other in covered), f"number {text} covers a point or an interval"
 
+
+def test_every_red_point_of_the_pareto_figure_is_numbered_and_named():
+    """A map whose violated (red) groups sit off the front: each red point has a number at it, and the legend
+    names each number's group (its first protocol, and how many behave alike), and says what red means."""
+    from sim.report.maps import pareto_figure
+
+    def row(name: str, status: str, share: float, findings: float, same_as: str = "") -> dict:
+        return {"protocol": name, "same_as": same_as or name, "status": status,
+                "violating_share": {"value": share}, "availability_per_run": {"h": findings}}
+
+    protocols = [row("plan", "safe", 0.0, 0.9), row("step-dedupe,drift_check=reject", "safe", 0.0, 0.3),
+                 row("none", "violated", 0.62, 0.0), row("fence=step,stamp_at=apply", "violated", 0.62, 0.0, "none"),
+                 row("step", "violated", 0.3, 0.45), row("step-dedupe", "violated", 0.3, 0.0),
+                 row("step-dedupe,journal_write=after_write", "violated", 0.35, 0.0)]
+    document = {"protocols": protocols, "pareto_front": ["step-dedupe,drift_check=reject"], "max_events": 6,
+                "workload": "w", "knobs": ["k"]}
+    figure = pareto_figure(document)
+    FigureCanvasAgg(figure).draw()
+    numbers = {text.get_text(): text.xy for text in figure.axes[0].texts}
+    entries = [t.get_text().replace("\n", "") for legend in figure.legends for t in legend.get_texts()]
+    names = {entry.split("  ", 1)[0]: entry.split("  ", 1)[1] for entry in entries}
+    for p in protocols:
+        if p["status"] != "violated" or p["same_as"] != p["protocol"]:
+            continue
+        spot = (p["availability_per_run"]["h"], p["violating_share"]["value"])
+        number = next((n for n, xy in numbers.items() if tuple(xy) == spot), None)
+        assert number is not None, f"red point {p['protocol']} has no number"
+        assert p["protocol"] in names[number], (number, names[number])
+    assert "none (and 1 alike)" in names.values()
+    assert "violated (red)" in figure.legends[0].get_title().get_text()
