@@ -1,8 +1,8 @@
-"""Point labels that never overlap: each labelled point gets a number beside it, placed where it covers no other
-number, no point and no error bar (tried around the point, nearest first, a thin line leading back to the point
-once it has to stand off), and a legend beside the axes says which protocols each number stands for.  A number is one or
-two characters, so a crowd of close points stays readable, and the names, however long, are written once,
-whole, wrapped at their commas."""
+"""Point labels that never overlap: each labelled point gets a number beside it, placed where it covers no
+other number, no point and no error bar (tried around the point, nearest first, with a thin line leading back
+to the point once it has to stand off), and a legend says which protocols each number stands for.  A number is
+one or two characters, so a crowd of close points stays readable, and the names, however long, are written
+once, whole, wrapped at their commas."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ OFFSETS = [(r * math.cos(math.radians(a)), r * math.sin(math.radians(a))) for r 
 def number_points(figure: Figure, ax, points: Sequence[tuple[float, float, str, str]], font_pt: float,
                   title: str = "", legend_below: bool = False) -> list:
     """Label ``points`` (``x, y, names, colour``) with numbers 1, 2, ... placed where no number covers another
-    number or any point; the legend beside the axes (below them with ``legend_below``) maps each number to its
-    names.  Returns the numbers' annotations (to test placement)."""
+    number, any point or an error bar; the legend beside the axes (below them with ``legend_below``) maps each
+    number to its names.  Returns the numbers' annotations (to test placement)."""
     if not points:
         return []
     handles = [Line2D([], [], linestyle="none", marker="o", color=colour,
