@@ -90,8 +90,7 @@ def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Proto
     for example in examples:
         row = example.row
         columns.append(row["name"])
-        protocol_lines = row["protocol"].replace(",", ",\n")
-        labels.append(f"{row['invariant']} under\n{protocol_lines}")
+        labels.append(f"{row.get('finding', row['invariant'])} under {row['protocol']}")
         for protocol in protocols:
             evaluation = evaluate(family, workload.base, protocol, example.events)
             cells[(protocol.label, row["name"])] = {

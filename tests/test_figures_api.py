@@ -53,6 +53,20 @@ def test_verdict_matrix_of_a_result_with_scenarios():
     assert "concurrent_edit" in _texts(figure)
 
 
+def test_verdict_matrix_rows_name_each_finding_and_never_repeat():
+    """Two findings of one invariant under one protocol (lost_update @ lost_ack, lost_update @ stale_plan) are
+    two rows that read differently: each row label names its finding whole, where included."""
+    from sim.report.review import counterexample_rows
+
+    figure = figures.verdict_matrix(_found())
+    labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+    assert len(labels) == len(set(labels)), labels
+    findings = [example.row["finding"] for example in counterexample_rows(_found(), "tiny")]
+    assert len({f.split(" @ ")[0] for f in findings}) < len(findings)  # an invariant found at two places
+    for label, finding in zip(labels, findings):
+        assert " ".join(label.split()).startswith(finding), (label, finding)
+
+
 def test_interference_from_a_result_and_from_a_frame_with_fault_counts():
     """From a result: the review's levelled sweeps; from a frame: grouped by each run's fault count."""
     assert isinstance(figures.interference(_found(), seeds=20), Figure)

@@ -51,8 +51,11 @@ app = typer.Typer(
 
 
 #: Width of tables written to a file or a CI log (a terminal, or ``COLUMNS``, sets its own): wide enough
-#: that protocol names are never cut.
+#: that protocol names are never cut.  A table of :func:`print_whole_table` is never narrowed to it.
 LOG_WIDTH = 200
+#: The widest a table of :func:`print_whole_table` is measured (characters): a limit, never reached by a table
+#: of a few columns.
+WHOLE_TABLE_WIDTH_MAX = 100_000
 
 
 def human_console(json_mode: bool) -> Console:
@@ -67,6 +70,24 @@ def human_console(json_mode: bool) -> Console:
         soft_wrap=True,
         width=None if terminal or os.environ.get("COLUMNS") else LOG_WIDTH,  # an empty COLUMNS is no width
     )
+
+
+def writes_a_log(console: Console) -> bool:
+    """Whether ``console`` writes to a file or a pipe with no width asked for (no terminal, no ``COLUMNS``)."""
+    terminal = getattr(console.file, "isatty", lambda: False)()
+    return not terminal and not os.environ.get("COLUMNS")
+
+
+def print_whole_table(console: Console, table: Any) -> None:
+    """Print a rich ``Table`` that is never cut: on a terminal, or under ``COLUMNS``, it fits that width (its
+    cells wrap between words); written to a file or a log, it is as wide as its widest row -- each row one
+    line, nothing wrapped or cut at ``LOG_WIDTH`` -- so a log reads (and greps) like the table itself."""
+    if writes_a_log(console):
+        from rich.measure import Measurement
+
+        natural = Measurement.get(console, console.options.update_width(WHOLE_TABLE_WIDTH_MAX), table).maximum
+        table.width = natural
+    console.print(table)
 
 
 def error_console() -> Console:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from sim.cli.app import print_whole_table, writes_a_log
 from sim.core.findings import finding_id
 from sim.report.explain import explanation_lines
 from sim.report.phrases import IDENTICAL_WORDS, advice_line, group_advice, group_heading
@@ -28,13 +29,14 @@ def seeds_line(document: dict) -> str:
     return line
 
 
-def protocol_table(document: dict) -> Table:
-    """One row per protocol: runs, violating runs and share, counts per invariant, availability, work done."""
+def protocol_table(document: dict, whole_names: bool = False) -> Table:
+    """One row per protocol: runs, violating runs and share, counts per invariant, availability, work done.
+    ``whole_names``: protocol names on one line (for a log), not broken after their commas to fit a terminal."""
     from sim.core.wrapping import name_cell, name_width, unbroken
 
     table = Table(header_style="bold", show_edge=False)
     names = [name.replace("_", " ") for name in document["availability"]]
-    labels = {label: name_cell(label) for label in document["by_protocol"]}
+    labels = {label: label if whole_names else name_cell(label) for label in document["by_protocol"]}
     for column in ("protocol", "runs", "violating runs", "by invariant", *(f"{n} (per run)" for n in names),
                    "work done"):
         # names are pre-broken after "," and "=" (never folded inside a word): a protocol cell keeps its width
@@ -65,7 +67,7 @@ def print_summary(console, document: dict) -> None:
     console.print(seeds_line(document), markup=False)
     if document.get("stopped"):
         console.print(f"{document['stopped']} stopped the sweep early; counts are of the seeds run", markup=False)
-    console.print(protocol_table(document))
+    print_whole_table(console, protocol_table(document, whole_names=writes_a_log(console)))
     _print_claims(console, document.get("claims") or [])
     _print_mechanisms(console, document.get("mechanisms") or {})
     availability = " + ".join(name.replace("_", " ") for name in document["availability"])

@@ -16,6 +16,7 @@ builds the same figures from a DataFrame or a result, for notebooks.)
 from __future__ import annotations
 
 import io
+import math
 import textwrap
 from typing import Any, Iterable, Sequence
 
@@ -68,30 +69,21 @@ def _split_long(word: str, width: int) -> list[str]:
     return [word]
 
 
-
-#: Height of one label line in the safety/availability figure, in data units of its y axis, with room (8 pt text
-#: on an axis about 300 pt tall spanning 1.1).
-_LINE = 0.05
-#: Width of one label character as a share of that figure's axis width (8 pt text, about 560 pt wide).
-_CHAR = 0.0086
+#: Characters a verdict-matrix row label's line holds (8 pt text in the figure's 3-inch label margin).
+ROW_LABEL_WIDTH = 34
 
 
-def _spread_labels(labels: list[tuple[float, float, list[str], str, float]]
-                   ) -> list[tuple[float, float, float, list[str], str, float]]:
-    """Place each label ``(x, y, lines, colour, text_x)`` beside its point, moved down just enough that
-    labels in the same column never overlap: ``(x, y, text_y, lines, colour, text_x)``, highest point
-    first, the same for the same input."""
-    placed: list[tuple[float, float, float, list[str], str, float]] = []
-    for x, y, lines, colour, text_x in sorted(labels, key=lambda item: (-item[1], item[0], item[2])):
-        half = len(lines) * _LINE / 2
-        centre = y
-        for _, _, other_centre, other_lines, _, other_text_x in placed:
-            if abs(other_text_x - text_x) > 0.3:
-                continue  # different column: no overlap possible
-            floor = other_centre - len(other_lines) * _LINE / 2 - half - 0.01
-            centre = min(centre, floor)
-        placed.append((x, y, centre, lines, colour, text_x))
-    return placed
+def row_labels(labels: Sequence[str]) -> list[str]:
+    """The verdict matrix's row labels, each whole (wrapped after commas and spaces, never cut), and no two the
+    same: a label repeated is numbered (``#2``), so two rows never read alike."""
+    wrapped = [wrap_label(" ".join(label.split()), ROW_LABEL_WIDTH) for label in labels]
+    seen: dict[str, int] = {}
+    out = []
+    for label in wrapped:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return out
+
 
 def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, str], tuple[str, str]],
                     title: str, labels: Sequence[str] | None = None) -> Figure:
@@ -102,7 +94,7 @@ def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tup
     (not run).  Drawn with one row per scenario and one column per protocol, so many counterexamples make
     the figure taller, never wider than ``MAX_WIDTH_IN``.
     """
-    shown = list(labels or columns)
+    shown = row_labels(labels or columns)
     cell_width = min(1.3, (MAX_WIDTH_IN - 3.0) / max(1, len(rows)))
     per_line = max(8, int(cell_width * 72 / (MIN_FONT_PT * 0.6)))
     texts = {(r, c): textwrap.fill(cells.get((r, c), ("none", "-"))[1].replace("_", " "), per_line)
@@ -143,6 +135,34 @@ def verdict_heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tup
     return figure
 
 
+#: A share axis shows its data's range (at least SHARE_MIN_SPAN of [0, 1]) and this share of it again on each side.
+SHARE_MARGIN = 0.08
+SHARE_MIN_SPAN = 0.02
+#: Shares whose largest is at least this many times their smallest above zero are drawn on a log scale (linear
+#: near zero, so a share of 0 keeps its place): on a linear one the small ones would crowd together at zero.
+LOG_SPAN_RATIO = 100.0
+
+
+def share_axis(axis, shares: Sequence[dict[str, float]]) -> None:
+    """Zoom one axis of shares (``{value, low, high}``) to where they are, every interval whole, so points spread
+    over the axes instead of crowding one corner of [0, 1]; a log scale when they span orders of magnitude.
+    Never below 0 or above 1 by more than the margin (a narrow window near 0 or 1 is moved inside)."""
+    values = [s["value"] for s in shares]
+    low = min([s["low"] for s in shares] + values, default=0.0)
+    high = max([s["high"] for s in shares] + values, default=1.0)
+    positive = [v for v in values if v > 0]
+    limits = axis.axes.set_xlim if axis.axis_name == "x" else axis.axes.set_ylim
+    scale = axis.axes.set_xscale if axis.axis_name == "x" else axis.axes.set_yscale
+    if positive and max(positive) / min(positive) >= LOG_SPAN_RATIO:
+        threshold = 10.0 ** math.floor(math.log10(min(positive)))
+        scale("symlog", linthresh=threshold, linscale=0.5)
+        limits(-threshold * 0.5, min(1.0 + SHARE_MARGIN * SHARE_MIN_SPAN, high * (1.0 + 2 * SHARE_MARGIN)))
+        return
+    span = max(high - low, SHARE_MIN_SPAN)
+    start = min(max((low + high - span) / 2, 0.0), 1.0 - span) if span < 1.0 else low
+    limits(start - SHARE_MARGIN * span, start + span + SHARE_MARGIN * span)
+
+
 def work_done_points(design: dict[str, Any]) -> tuple[list[dict[str, Any]], str, bool]:
     """The points of :func:`safety_vs_availability` for a review design: (points, the x axis's measure, whether
     it is work done *safely*).  A family that tells work done safely apart (its protocol rows hold
@@ -162,7 +182,9 @@ def work_done_points(design: dict[str, Any]) -> tuple[list[dict[str, Any]], str,
 def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progress_label: str,
                            safely: bool = False) -> Figure:
     """One point per protocol: share of work done (x) against share of runs violating safety (y), with
-    Wilson intervals on both axes; protocols that land on the same spot share one labelled point.
+    Wilson intervals on both axes; protocols that land on the same spot share one labelled point.  Both axes
+    zoom to the points (:func:`share_axis`: a log scale where shares span orders of magnitude), and each
+    point's number stands clear of the other numbers, points and intervals (:mod:`sim.report.labels`).
     ``points``: ``{"protocol", "progress": {value, low, high}, "violating": {value, low, high}}``.
     ``safely``: the x axis is work done safely (``progress_label`` names it), and the axis says it is not the
     plain work done."""
@@ -184,9 +206,8 @@ def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progres
         for artist in (drawn.lines[0], *drawn.lines[1], *drawn.lines[2]):
             artist.set_clip_on(False)  # a point at 0 or 1 is drawn whole on the axis's edge
         numbered.append((x["value"], y["value"], ", ".join(m["protocol"] for m in members), f"C{index % 10}"))
-    ax.set_xlim(0.0, 1.0)  # shares: the axis is [0, 1], the names are in the numbered legend beside it
-    ax.set_xticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    ax.set_ylim(-0.05, 1.05)
+    share_axis(ax.xaxis, [p["progress"] for p in points])  # zoomed to the data: points spread, not in a corner
+    share_axis(ax.yaxis, [p["violating"] for p in points])
     ax.tick_params(labelsize=MIN_FONT_PT + 1)
     ax.set_xlabel(f"{progress_label} (share, 95% Wilson interval)"
                   + ("\nwork done safely: applied once, over what its author expected (not plain applied)"

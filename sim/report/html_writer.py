@@ -2,13 +2,15 @@
 
 Every figure is inlined as its SVG and the style sheet is in the page, so the file makes no external
 request: it reads offline and can be mailed.  Each block is one line of the file (a :class:`OneLine`
-joins its blocks on one); data is escaped, quotes included, and table cells get a break opportunity
-after ``,``, ``_``, ``=``, ``:`` and ``|`` so that long protocol names wrap instead of widening a table.
+joins its blocks on one); data is escaped, quotes included, and a table cell breaks only between its
+tokens -- at spaces and after ``,``, ``=``, ``:``, ``|`` or a hyphen between words -- so that long protocol
+names wrap instead of widening a table, and a token (``lost_update``, ``stale_rev``) is never cut in two.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from typing import Iterable, Mapping
 
 from sim.report.document import (
@@ -45,6 +47,11 @@ table.wide { width: 100%; }
 th, td { border: 1px solid #ccc; padding: .3em .5em; text-align: left; vertical-align: top;
          overflow-wrap: normal; word-break: normal; hyphens: none; }
 th { background: #f0f3f8; position: sticky; top: 0; z-index: 1; }
+span.tok { white-space: nowrap; }
+table[id^="verdict-matrix-"] { font-size: .8em; }
+table[id^="verdict-matrix-"] th, table[id^="verdict-matrix-"] td { padding: .25em .35em; }
+@media (max-width: 1180px) { table[id^="verdict-matrix-"] { font-size: .7em; } }
+@media (max-width: 1050px) { table[id^="verdict-matrix-"] { font-size: .65em; } }
 td.bad { background: #f6d5d6; } td.good { background: #dcefe2; } td.none { background: #eee; }
 pre { background: #f7f7f7; padding: .6em; overflow-x: auto; font-size: .8em; }
 code { background: #f3f3f3; padding: 0 .2em; overflow-wrap: anywhere; }
@@ -52,9 +59,11 @@ figure { margin: 1em 0; max-width: 100%; } figure svg { max-width: 100%; height:
 figcaption { font-size: .9em; color: #555; }
 details summary { cursor: pointer; }
 .note { background: #fff6e0; border-left: 4px solid #dd8452; padding: .5em .8em; }
+@page matrix { size: A4 landscape; }
 @media print {
   body { max-width: none; margin: 0; padding: 0; font-size: 10pt; }
   h2 { break-before: page; } h3, h4 { break-after: avoid; }
+  table[id^="verdict-matrix-"] { font-size: 7pt; page: matrix; }
   figure, tr { break-inside: avoid; } thead { display: table-header-group; } th { position: static; }
   pre { white-space: pre-wrap; overflow: visible; }
   details > * { display: block; } details::details-content { content-visibility: visible; display: block; }
@@ -148,15 +157,46 @@ def breakable(text: object) -> str:
     return out
 
 
+#: Where a token of a table cell ends (a break opportunity, besides spaces): after ``,``, ``=``, ``:`` or ``|``
+#: (not between two digits: ``1,000`` and ``12:30`` stay whole), and after a hyphen between two letters.
+TOKEN_END = re.compile(r"(?<=[,=:|])(?=[^\d\s])|(?<=[^\d][,=:|])(?=\d)|(?<=[^\W\d_]-)(?=[^\W\d_])")
+
+
+def token_breaks(text: object) -> str:
+    """Escaped text that breaks only between its tokens: at spaces, and after ``,``, ``=``, ``:``, ``|`` and a
+    hyphen between words (``<wbr>``); a token with anything but letters and digits in it (``lost_update,``,
+    ``stale_rev``) is a ``nowrap`` span, so a browser never breaks inside it (``lost_`` / ``update``).
+
+    >>> token_breaks("lost_update, rejected:stale_rev")
+    '<span class="tok">lost_update,</span> rejected:<wbr><span class="tok">stale_rev</span>'
+    """
+    out = []
+    for word in re.split(r"(\s+)", str(text)):
+        if not word or word.isspace():
+            out.append(html.escape(word))
+            continue
+        out.append("<wbr>".join(_token(piece) for piece in TOKEN_END.split(word) if piece))
+    return "".join(out)
+
+
+def _token(piece: str) -> str:
+    """A token as HTML: a ``nowrap`` span when a mark other than its last character could let a browser break
+    it (``lost_update``, ``0.05``); bare otherwise (``applied``, ``step,``: no break inside them)."""
+    escaped = html.escape(piece)
+    return escaped if piece[:-1].isalnum() or len(piece) == 1 else f'<span class="tok">{escaped}</span>'
+
+
 def table(block: Table) -> str:
-    """A table on one line: a header row, then the body (each cell of class ``classes[i][j]``, if any)."""
-    head = "".join(f"<th>{breakable(c)}</th>" for c in block.columns)
+    """A table on one line: a header row, then the body (each cell of class ``classes[i][j]``, if any); cells
+    break only between their tokens (:func:`token_breaks`)."""
+    head = "".join(f"<th>{token_breaks(c)}</th>" for c in block.columns)
     body = []
     for i, row in enumerate(block.rows):
         cells = []
         for j, value in enumerate(row):
             css = block.classes[i][j] if block.classes else ""
-            cells.append(f'<td class="{css}">{breakable(value)}</td>' if css else f"<td>{breakable(value)}</td>")
+            text = token_breaks(value)
+            cells.append(f'<td class="{css}">{text}</td>' if css else f"<td>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     ident = f' id="{block.ident}"' if block.ident else ""
     kind = ' class="wide"' if block.wide else ""

@@ -10,34 +10,38 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from sim.report.labels import number_points
+from sim.core.wrapping import wrap_text
+from sim.report.labels import LEGEND_WIDTH, number_points
 
 STATUS_COLOURS = {"safe": "#4c9f70", "violated": "#c44e52", "not decided": "#999999"}
-#: Points of the front numbered at most (their names in the numbered legend; the rest in the legend table).
-LABELLED_MAX = 20
+#: Points numbered at most: the front first, then the violated, then the rest (the map's table names them all).
+LABELLED_MAX = 40
+#: Legend columns below the axes (filled one after the other), the height (inches) of one legend line, and the
+#: lines' worth of room each entry adds (the space between entries).
+LEGEND_COLUMNS = 3
+LEGEND_LINE_IN = 0.15
+LEGEND_ENTRY_GAP_LINES = 0.5
+
+#: A point of the map: ``(findings per run, violating share, protocol row)``.
+Point = tuple[float, float, dict[str, Any]]
 
 
 def pareto_figure(document: dict[str, Any]) -> Figure:
     """Findings per run (x) against the share of violating runs (y), one point per group of protocols
-    that behave alike, coloured by verdict within the bound; the Pareto front is joined and labelled."""
-    figure = Figure(figsize=(10.5, 5.0), layout="constrained")
-    ax = figure.subplots()
-    seen: set[str] = set()
+    that behave alike, coloured by verdict within the bound; the Pareto front is joined.  Every point is
+    numbered -- the front's first, then the violated (red) ones, then the rest -- and the legend below names
+    each number's group (its first protocol, and how many behave alike)."""
     front = set(document["pareto_front"])
-    front_points = []
-    for point in document["protocols"]:
-        if point["same_as"] in seen or point["same_as"] != point["protocol"]:
-            continue
-        seen.add(point["protocol"])
-        share = point["violating_share"]["value"] if point["violating_share"] else 0.0
-        findings = sum(point["availability_per_run"].values())
+    points = _points(document)
+    numbered = _numbered(points, front)
+    figure = Figure(figsize=(10.5, 5.0 + LEGEND_LINE_IN * _legend_lines(numbered)), layout="constrained")
+    ax = figure.subplots()
+    for findings, share, point in points:
         colour = STATUS_COLOURS.get(point["status"], "#999999")
-        marker = "D" if point["protocol"] in front else "o"
-        ax.scatter([findings], [share], color=colour, marker=marker, s=42 if marker == "D" else 22,
-                   edgecolor="black" if marker == "D" else "none", linewidth=0.6, zorder=3)
-        if point["protocol"] in front:
-            front_points.append((findings, share, point["protocol"], colour))
-    front_points.sort()
+        on_front = point["protocol"] in front
+        ax.scatter([findings], [share], color=colour, marker="D" if on_front else "o", s=42 if on_front else 22,
+                   edgecolor="black" if on_front else "none", linewidth=0.6, zorder=3)
+    front_points = sorted((x, y) for x, y, point in points if point["protocol"] in front)
     if front_points:
         ax.plot([p[0] for p in front_points], [p[1] for p in front_points], color="#333333", linewidth=0.8,
                 linestyle="--", zorder=2)
@@ -51,11 +55,52 @@ def pareto_figure(document: dict[str, Any]) -> Figure:
                  f"({', '.join(document['knobs'])})", fontsize=11)
     ax.set_ylim(-0.05, 1.05)
     ax.grid(alpha=0.3)
-    # The front's points numbered where no number overlaps another, their names in the legend beside.
-    spots: dict[tuple[float, float], list[tuple[str, str]]] = {}
-    for x, y, label, colour in front_points[:LABELLED_MAX]:
-        spots.setdefault((round(x, 4), round(y, 4)), []).append((label, colour))
-    numbered = [(x, y, ", ".join(label for label, _ in members), members[0][1]) for (x, y), members in spots.items()]
-    number_points(figure, ax, numbered, 9, "Pareto front")
+    left = len(points) - sum(names.count(" | ") + 1 for _, _, names, _ in numbered)
+    title = ("numbered points: the Pareto front first, then the violated (red)"
+             + (f"; {left} more in the map's table" if left > 0 else ""))
+    number_points(figure, ax, numbered, 9, title, legend_below=True)
     return figure
 
+
+def _points(document: dict[str, Any]) -> list[Point]:
+    """One ``(findings per run, violating share, protocol row)`` per group of protocols that behave alike, the
+    row of its first protocol carrying how many behave alike (``alike``)."""
+    alike: dict[str, int] = {}
+    for point in document["protocols"]:
+        alike[point["same_as"]] = alike.get(point["same_as"], 0) + 1
+    out = []
+    for point in document["protocols"]:
+        if point["same_as"] != point["protocol"]:
+            continue
+        share = point["violating_share"]["value"] if point["violating_share"] else 0.0
+        out.append((sum(point["availability_per_run"].values()), share,
+                    {**point, "alike": alike.get(point["protocol"], 1)}))
+    return out
+
+
+def _numbered(points: list[Point], front: set[str]) -> list[tuple[float, float, str, str]]:
+    """The points to number, ``(x, y, names, colour)``: the front's, then the violated, then the rest, at most
+    ``LABELLED_MAX`` spots; groups on the same spot share a number (their names joined by `` | ``)."""
+    def rank(item: Point) -> int:
+        point = item[2]
+        return 0 if point["protocol"] in front else 1 if point["status"] == "violated" else 2
+
+    spots: dict[tuple[float, float], list[dict[str, Any]]] = {}
+    for x, y, point in sorted(points, key=rank):
+        spot = (round(x, 4), round(y, 4))
+        if spot in spots or len(spots) < LABELLED_MAX:
+            spots.setdefault(spot, []).append(point)
+    return [(x, y, " | ".join(_name(p) for p in members), STATUS_COLOURS.get(members[0]["status"], "#999999"))
+            for (x, y), members in spots.items()]
+
+
+def _name(point: dict[str, Any]) -> str:
+    more = point["alike"] - 1
+    return point["protocol"] + (f" (and {more} alike)" if more else "")
+
+
+def _legend_lines(numbered: list[tuple[float, float, str, str]]) -> float:
+    """The height of the legend below the axes, in lines: its tallest column, and its title."""
+    per_column = -(-len(numbered) // LEGEND_COLUMNS)
+    heights = [len(wrap_text(names, LEGEND_WIDTH)) + LEGEND_ENTRY_GAP_LINES for _, _, names, _ in numbered]
+    return max((sum(heights[i:i + per_column]) for i in range(0, len(heights), per_column)), default=0.0) + 2.0

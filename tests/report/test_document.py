@@ -101,14 +101,21 @@ def test_a_writer_refuses_what_it_does_not_know():
         html_writer.parts([object()], {})  # type: ignore[list-item]
 
 
-def test_table_cells_break_only_after_commas_and_equals_never_inside_a_word():
-    """A verdict-matrix or map cell: `<wbr>` after ',' and '=' (and ':' '|', and '_' between a name's words),
-    and the cells' CSS forbids breaking anywhere else (no overflow-wrap: anywhere: no `updat e`)."""
+def test_table_cells_break_only_between_tokens():
+    """A verdict-matrix or map cell breaks at spaces and after ',', '=', ':', '|' and a hyphen between words,
+    never inside a token: `lost_update` and `stale_rev` are nowrap spans with no `<wbr>` inside (no
+    `lost_` / `update`, no `rejected:stale_` / `rev`), and the cells' CSS forbids breaking anywhere else."""
     import re
 
-    from sim.report.html_writer import STYLE, breakable
+    from sim.report.html_writer import STYLE, token_breaks
 
-    assert breakable("lost_update, receipt_check=trusting") == \
-        "lost_<wbr>update,<wbr> receipt_<wbr>check=<wbr>trusting"
+    assert token_breaks("lost_update, rejected:stale_rev") == \
+        '<span class="tok">lost_update,</span> rejected:<wbr><span class="tok">stale_rev</span>'
+    assert token_breaks("keyed-fingerprint-reconcile,receipt_check=trusting") == \
+        'keyed-<wbr>fingerprint-<wbr>reconcile,<wbr><span class="tok">receipt_check=</span><wbr>trusting'
+    assert token_breaks("1,000 at 12:30") == '<span class="tok">1,000</span> at <span class="tok">12:30</span>'
+    html = html_writer.table(table(["protocol"], [["lost_update, duplicate_effect"]]))
+    assert "_<wbr>" not in html and '<span class="tok">duplicate_effect</span>' in html
     cells = re.search(r"th, td \{[^}]*\}", STYLE).group(0)
     assert "anywhere" not in cells and "overflow-wrap: normal" in cells and "word-break: normal" in cells
+    assert re.search(r"span\.tok \{ white-space: nowrap; \}", STYLE)

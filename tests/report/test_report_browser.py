@@ -139,3 +139,60 @@ def test_the_checks_fail_on_a_planted_problem(browser, tmp_path, planted, needle
     page.write_text(REPORT.read_text(encoding="utf-8").replace("<h2>", planted + "<h2>", 1), encoding="utf-8")
     problems = _problems(browser, page)
     assert any(needle in problem for problem in problems), problems
+
+
+#: Where a table cell's text goes on to a new line inside a token: each character is measured where it is
+#: drawn, and a line that ends on anything but a space, ',', '=', ':', '|' or '-' ends inside a token.
+TOKEN_SPLITS = r"""(selector) => {
+  const found = [];
+  for (const cell of document.querySelectorAll(selector)) {
+    const chars = [];
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const node = walker.currentNode;
+      for (let i = 0; i < node.length; i++) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const box = range.getBoundingClientRect();
+        chars.push([node.data[i], box.top, box.height]);
+      }
+    }
+    const text = chars.map(c => c[0]).join('');
+    for (let i = 0; i + 1 < chars.length; i++) {
+      const [c, top, height] = chars[i], [next, nextTop] = chars[i + 1];
+      if (/\s/.test(c) || /\s/.test(next) || height === 0) continue;
+      if (nextTop > top + height / 2 && !/[,=:|\-]/.test(c))
+        found.push(text.slice(Math.max(0, i - 15), i + 1) + ' / ' + text.slice(i + 1, i + 15));
+    }
+  }
+  return found;
+}"""
+
+
+def _token_splits(browser, path: Path, width: int) -> list[str]:
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    try:
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        return page.evaluate(TOKEN_SPLITS, "table td, table th")
+    finally:
+        page.close()
+
+
+@pytest.mark.slow
+def test_table_cells_break_only_between_tokens(browser, tmp_path):
+    """Verdict cells squeezed into a 500 px page, and every table of the reference report at 1400 px, end a line
+    only between tokens: never `lost_` / `update` or `rejected:stale_` / `rev`."""
+    from sim.report import html_writer
+    from sim.report.document import Document, table
+
+    protocols = ["none", "step-dedupe,journal_write=after_write", "keyed-fingerprint-reconcile,receipt_check=trusting"]
+    cells = ["lost_update, duplicate_effect", "rejected:stale_rev", "unresolved_compensation"]
+    squeezed = tmp_path / "squeezed.html"
+    squeezed.write_text(html_writer.write(Document("squeezed", (table(
+        ["scenario or counterexample", *protocols] * 2,
+        [[f"minimal order: lost_update @ duplicate_delivery under {protocols[1]}", *cells] * 2] * 3, wide=True),)),
+        {}), encoding="utf-8")
+    assert _token_splits(browser, squeezed, 500) == []
+    assert _token_splits(browser, REPORT, VIEWPORT["width"]) == []
