@@ -271,8 +271,8 @@ def export(family: Any, target: Any, table: Any, out: Path, runtime: str, plant:
     planted = "".join(f" --plant {p}" for p in plant)
     for found in table.disagreements:
         cell = found.shrunk_to or found
-        base = (f"fencesim conform --runtime {shlex.quote(runtime)} --workload {shlex.quote(target.name)} "
-                f"--protocol {shlex.quote(cell.protocol)}")
+        base = (f"fencesim conform --runtime {shlex.quote(runtime)} --workload "
+                f"{shlex.quote(workload_argument(target))} --protocol {shlex.quote(cell.protocol)}")
         if table.unit == "scenarios":
             replay = f"fencesim conform --runtime {shlex.quote(runtime)} --scenario {shlex.quote(str(target.path))}" \
                 f" --protocol {shlex.quote(cell.protocol)}{planted}"
@@ -303,6 +303,22 @@ def export(family: Any, target: Any, table: Any, out: Path, runtime: str, plant:
         files[out / f"{stem}.side-by-side.txt"] = side_by_side(cell, replay, table.unit == "scenarios")
     write_files_atomically(files)
     return [str(p) for p in files]
+
+
+def workload_argument(target: Any) -> str:
+    """The workload as a command names it to load it again: its name when that name resolves to its file (a
+    registered workload), else its file's path (a workload's name is no way to find a file of one's own)."""
+    from sim.core.errors import FencesimError
+    from sim.core.workload import resolve_workload
+
+    if target.path is None:
+        return str(target.name)
+    try:
+        if resolve_workload(target.name).resolve() == Path(target.path).resolve():
+            return str(target.name)
+    except (FencesimError, OSError):
+        pass
+    return str(target.path)
 
 
 def side_by_side(cell: Any, replay: str, scenario: bool = False) -> str:

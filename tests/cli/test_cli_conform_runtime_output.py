@@ -1,0 +1,53 @@
+"""What ``fencesim conform --runtime`` prints and exports, without a real run: the side-by-side's command that
+plays the real side again works as printed, a fingerprint difference is explained, the header says what was
+run, and a printed cell is what ``--cell`` takes."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from sim.cli.conform_runtime import export, load
+from sim.real.runtimes.compare import CellComparison, ConformTable, observe
+from sim.registry import FAMILIES
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def disagreement(family, target, protocol: str = "unkeyed-retry", **real) -> CellComparison:
+    """The first cruel cell of the workload, its model run as both sides, the real side changed by ``real``."""
+    cell = family.single_faults(target)[0]
+    run = family.replay(target.base, family.parse_protocol(protocol), list(cell.events))
+    seen = observe(family, run.history)
+    return CellComparison(protocol, tuple(cell.labels), model=seen, real={**seen, **real},
+                          model_history=run.history, real_history=run.history)
+
+
+def replay_args(side_by_side: str) -> list[str]:
+    line = next(x for x in side_by_side.splitlines() if x.startswith("real side again: "))
+    return shlex.split(line.removeprefix("real side again: "))
+
+
+def test_the_real_side_again_names_a_workload_of_ones_own_by_its_file(tmp_path):
+    """A workload file whose name is registered nowhere: the printed command names its file, so it loads
+    (it used to name the workload by its name: "unknown workload")."""
+    mine = tmp_path / "mine.toml"
+    text = (REPO_ROOT / "scenarios" / "workloads" / "effects-saga.toml").read_text(encoding="utf-8")
+    mine.write_text(text.replace('name = "effects-saga"', 'name = "my-own-saga"'), encoding="utf-8")
+    family, target, _ = load(str(mine), ["unkeyed-retry"])
+    table = ConformTable("dbos", cells=[disagreement(family, target, outcome=["failed"])])
+    files = export(family, target, table, tmp_path / "out", "dbos", [])
+    side = Path(next(f for f in files if f.endswith(".side-by-side.txt"))).read_text(encoding="utf-8")
+    args = replay_args(side)
+    named = args[args.index("--workload") + 1]
+    assert named == str(mine)
+    assert FAMILIES.load_workload(named).name == "my-own-saga"
+
+
+def test_the_real_side_again_names_a_registered_workload_by_its_name(tmp_path):
+    family, target, _ = load("effects-saga", ["unkeyed-retry"])
+    table = ConformTable("dbos", cells=[disagreement(family, target, outcome=["failed"])])
+    files = export(family, target, table, tmp_path / "out", "dbos", [])
+    side = Path(next(f for f in files if f.endswith(".side-by-side.txt"))).read_text(encoding="utf-8")
+    args = replay_args(side)
+    assert args[args.index("--workload") + 1] == "effects-saga"
