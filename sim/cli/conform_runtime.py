@@ -333,7 +333,8 @@ def side_by_side(cell: Any, replay: str, scenario: bool = False) -> str:
     for key in OBSERVED:
         model, real = (cell.model or {}).get(key), (cell.real or {}).get(key, "-")
         lines.append(f"{'  ' if model == real else '!='}{key:<12} {str(model):<40} {real}")
-    return "\n".join(lines) + "\n"
+    explained = [d for d in cell.differences() if d.startswith("fingerprints of ")]
+    return "\n".join(lines + ([""] + explained if explained else [])) + "\n"
 
 
 def print_table(console: Any, workload: str, runtime: str, table: Any, files: list[str]) -> None:

@@ -51,3 +51,45 @@ def test_the_real_side_again_names_a_registered_workload_by_its_name(tmp_path):
     side = Path(next(f for f in files if f.endswith(".side-by-side.txt"))).read_text(encoding="utf-8")
     args = replay_args(side)
     assert args[args.index("--workload") + 1] == "effects-saga"
+
+
+def test_a_fingerprint_difference_names_the_transition_the_arguments_and_the_likely_cause(tmp_path):
+    """A worker that ignores the start request's arguments sends open_pr's request without the workload's
+    [arguments.open_pr]: the difference names open_pr, those arguments and the rule, not two whole dicts."""
+    from sim.real.runtimes.fingerprints import ARGUMENTS_RULE, model_arguments
+    from sim.real.runtimes.worker_kit.config import fingerprint_of
+
+    family, target, _ = load("effects-saga", ["unkeyed-retry"])
+    task = target.base.task
+    plain = fingerprint_of(model_arguments(task, "open_pr", {}))
+    cell = disagreement(family, target)
+    cell.task, cell.arguments = task, dict(target.base.arguments)
+    cell.real = {**cell.model, "fingerprints": {**cell.model["fingerprints"], "open_pr": [plain]}}
+    (line,) = cell.differences()
+    model_print = cell.model["fingerprints"]["open_pr"][0]
+    assert line.startswith(f"fingerprints of open_pr: model {model_print} / real {plain} -- ")
+    assert "carry none of [arguments.open_pr] (base = 'main', head = '7ac1e05', title = 'Fix the flaky login test')" \
+        in line
+    assert "a worker that ignores the start request's `arguments`" in line and ARGUMENTS_RULE in line
+    assert "{" not in line  # no whole dict
+    # one argument lost: only it is named
+    lost = fingerprint_of(model_arguments(task, "open_pr", {"head": "7ac1e05", "base": "main"}))
+    cell.real["fingerprints"]["open_pr"] = [lost]
+    (line,) = cell.differences()
+    assert "lack [arguments.open_pr] title = 'Fix the flaky login test':" in line
+    # arguments hashed otherwise: what the model sends, and the hash's rule
+    cell.real["fingerprints"]["open_pr"] = ["0123456789ab"]
+    (line,) = cell.differences()
+    assert "are not the model's (base = 'main', head = '7ac1e05', task = 'task_42'" in line and "sha256" in line
+    table = ConformTable("dbos", cells=[cell])
+    files = export(family, target, table, tmp_path / "out", "dbos", [])
+    side = Path(next(f for f in files if f.endswith(".side-by-side.txt"))).read_text(encoding="utf-8")
+    assert "\nfingerprints of open_pr: model " in side
+
+
+def test_the_rule_a_fingerprint_difference_points_to_is_in_the_docs_in_one_sentence():
+    from sim.real.runtimes.fingerprints import RULE
+
+    page = " ".join((REPO_ROOT / "docs" / "real-runtimes.md").read_text(encoding="utf-8").split())
+    protocol = page.split("## The worker protocol", 1)[1].split(" ## ", 1)[0]
+    assert RULE in protocol

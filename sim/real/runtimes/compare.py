@@ -103,6 +103,8 @@ class CellComparison:
     shrunk_to: "CellComparison | None" = field(default=None, repr=False)  # a seed's disagreement, shrunk
     harness_error: str | None = None  # the infrastructure failed: the run could not be judged
     not_played: str | None = None  # no fault was played, or none struck: nothing to judge the fault by
+    task: str | None = None  # the workload's task and its [arguments.T]: what explains a fingerprint difference
+    arguments: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -148,8 +150,15 @@ class CellComparison:
             return [f"the real run failed: {self.failed}"]
         if self.model is None or self.real is None:
             return []
-        return [f"{name}: model {self.model[name]} / real {self.real[name]}" for name in OBSERVED
-                if self.model[name] != self.real[name]]
+        from sim.real.runtimes.fingerprints import explain
+
+        out = []
+        for name in (n for n in OBSERVED if self.model.get(n) != self.real.get(n)):
+            if name == "fingerprints":
+                out += explain(self.model[name], self.real.get(name, {}), self.task, self.arguments)
+            else:
+                out.append(f"{name}: model {self.model[name]} / real {self.real.get(name)}")
+        return out
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"protocol": self.protocol}
@@ -189,7 +198,8 @@ def compare_order(family, workload, protocol, events: Sequence[Any], labels: tup
     from sim.real.runtimes.cells import expressible
     from sim.real.runtimes.harness import HarnessError, NotApplicable, RealEffectsError, run_real_effects
 
-    result = CellComparison(protocol.label, labels, seed=seed, events=tuple(events))
+    result = CellComparison(protocol.label, labels, seed=seed, events=tuple(events), task=workload.base.task,
+                            arguments=dict(getattr(workload.base, "arguments", None) or {}))
     model_run = family.replay(workload.base, protocol, list(events))
     result.model_history = model_run.history
     result.model = observe(family, model_run.history)
