@@ -99,21 +99,28 @@ def load_scenario(path: Path, protocols: Sequence[str] | None) -> tuple[Any, Any
 
 
 def pick_cells(family: Any, target: Any, wanted: Sequence[str]) -> Any:
-    """A filter on the cruel grid's cells (``--cell 'terminate open_pr after_commit'``), each name checked."""
+    """A filter on the cruel grid's cells (``--cell 'terminate open_pr after_commit'``, the order the output
+    prints; the older ``open_pr/after_commit/terminate`` is taken too), each name checked."""
+    from sim.real.runtimes.compare import cell_name
+
     if not wanted:
         return None
-    names = {_cell_text(c) for c in family.single_faults(target)}
+    names = {cell_name(c.labels) for c in family.single_faults(target)}
+    keep = {_cell_text(text) for text in wanted}
     for text in wanted:
-        if " ".join(text.split()) not in names:
+        if _cell_text(text) not in names:
             raise InputError(f"--cell {text!r} is not a cell of {target.name}'s cruel grid "
                              "(write it as 'fault transition boundary', e.g. 'terminate open_pr after_commit')")
-    keep = {" ".join(t.split()) for t in wanted}
-    return lambda cell: _cell_text(cell) in keep
+    return lambda cell: cell_name(cell.labels) in keep
 
 
-def _cell_text(cell: Any) -> str:
-    transition, boundary, fault = cell.labels
-    return f"{fault} {transition} {boundary}"
+def _cell_text(text: str) -> str:
+    """A ``--cell`` as ``fault transition boundary``: spaces normalised; ``transition/boundary/fault`` reordered."""
+    parts = [p.strip() for p in text.split("/")]
+    if len(parts) == 3 and all(parts) and not any(" " in p for p in parts):
+        transition, boundary, fault = parts
+        return f"{fault} {transition} {boundary}"
+    return " ".join(text.split())
 
 
 def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runtime: str, cells: str | None,
@@ -162,7 +169,7 @@ def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runti
     if json_out:
         emit_json({"workload": target.name, "runtime": shown, "planted": list(plant), **table.to_json(),
                    "exported": files})
-    print_table(human_console(json_out), target.name, shown, table, files)
+    print_table(human_console(json_out), target.name, shown, table, files, _scope(family, target, table, wanted))
     if table.disagreements:
         return EXIT_VIOLATION
     return EXIT_NOT_JUDGED if table.unjudged else EXIT_OK
@@ -280,7 +287,7 @@ def export(family: Any, target: Any, table: Any, out: Path, runtime: str, plant:
             stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__scenario"
             events = cell.events
         elif found.seed is None:
-            what = " ".join((cell.labels[2], cell.labels[0], cell.labels[1]))
+            what = cell.name
             replay, origin = f"{base} --cell {shlex.quote(what)}{planted}", f"the cell {what}"
             stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__{slug(what)}"
             events = next(c.events for c in family.single_faults(target) if tuple(c.labels) == cell.labels)
@@ -322,7 +329,7 @@ def workload_argument(target: Any) -> str:
 
 
 def side_by_side(cell: Any, replay: str, scenario: bool = False) -> str:
-    what = f"cell {'/'.join(cell.labels)}" if cell.seed is None and scenario is False else \
+    what = f"cell {cell.name}" if cell.seed is None and scenario is False else \
         f"{'scenario' if cell.seed is None else f'seed {cell.seed}'}, faults: {'; '.join(cell.labels) or 'none'}"
     lines = [f"{what} under {cell.protocol}", f"real side again: {replay}", ""]
     if cell.failed is not None:  # no real observation: the run failed or hung (its partial history is exported)
@@ -337,12 +344,28 @@ def side_by_side(cell: Any, replay: str, scenario: bool = False) -> str:
     return "\n".join(lines + ([""] + explained if explained else [])) + "\n"
 
 
-def print_table(console: Any, workload: str, runtime: str, table: Any, files: list[str]) -> None:
+def _scope(family: Any, target: Any, table: Any, wanted: Sequence[str]) -> str:
+    """What was run, for the header: the whole cruel grid, some of its cells (``--cell``), fuzzed fault lists
+    or a scenario's fault list."""
+    if table.unit == "seeds":
+        return "fuzzed fault lists"
+    if table.unit != "cells":
+        return "a scenario's fault list"
+    total = len(family.single_faults(target))
+    if not wanted:
+        return f"the cruel grid ({total} cells)"
+    count = len({_cell_text(text) for text in wanted})
+    return f"{count} {'cell' if count == 1 else 'cells'} of the cruel grid's {total} (--cell)"
+
+
+def print_table(console: Any, workload: str, runtime: str, table: Any, files: list[str],
+                scope: str | None = None) -> None:
     """The agreement table, one row per protocol; then, per protocol, the violating runs, the ones not
     applicable (each with its reason), not played and not judged; then each disagreement."""
     from sim.core.wrapping import wrap_names, wrap_text
 
-    what = {"cells": "cruel grid", "seeds": "fuzzed fault lists"}.get(table.unit, "a scenario's fault list")
+    what = scope or {"cells": "the cruel grid", "seeds": "fuzzed fault lists"}.get(table.unit,
+                                                                                    "a scenario's fault list")
     console.print(f"conform: {workload}, {what}, runtime: {runtime}", markup=False)
     header = ("protocol", table.unit, "agree", "disagree", "not played", "not applicable", "could not judge",
               "violating (model / real)", "real kills", "freezes", "seconds")

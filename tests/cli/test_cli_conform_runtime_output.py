@@ -93,3 +93,39 @@ def test_the_rule_a_fingerprint_difference_points_to_is_in_the_docs_in_one_sente
     page = " ".join((REPO_ROOT / "docs" / "real-runtimes.md").read_text(encoding="utf-8").split())
     protocol = page.split("## The worker protocol", 1)[1].split(" ## ", 1)[0]
     assert RULE in protocol
+
+
+def test_a_printed_cell_is_what_cell_takes_and_the_older_order_is_taken_too():
+    """The output names a cell 'fault transition boundary', the order --cell takes, so a printed cell can be
+    copied into --cell; the order printed before ('transition/boundary/fault') is still taken."""
+    from sim.cli.conform_runtime import pick_cells
+
+    family, target, _ = load("effects-saga", ["unkeyed-retry"])
+    cells = family.single_faults(target)
+    chosen = next(c for c in cells if tuple(c.labels) == ("publish_release", "after_commit", "terminate"))
+    printed = CellComparison("unkeyed-retry", tuple(chosen.labels))
+    assert printed.name == "terminate publish_release after_commit" == printed.to_json()["cell"]
+    for given in (printed.name, "publish_release/after_commit/terminate", "  terminate  publish_release after_commit"):
+        only = pick_cells(family, target, [given])
+        assert [c.labels for c in cells if only(c)] == [chosen.labels], given
+
+
+def test_the_header_says_what_was_run(tmp_path):
+    """One --cell: '1 cell of the cruel grid's N', not 'cruel grid'; without --cell, the whole grid."""
+    import io
+
+    from rich.console import Console
+
+    from sim.cli.conform_runtime import _scope, print_table
+
+    family, target, _ = load("effects-saga", ["unkeyed-retry"])
+    total = len(family.single_faults(target))
+    cell = disagreement(family, target)
+    table = ConformTable("dbos", cells=[cell])
+    out = io.StringIO()
+    scope = _scope(family, target, table, ["terminate publish_release after_commit"])
+    print_table(Console(file=out, width=200), "effects-saga", "dbos", table, [], scope)
+    header = out.getvalue().splitlines()[0]
+    assert header == f"conform: effects-saga, 1 cell of the cruel grid's {total} (--cell), runtime: dbos"
+    assert _scope(family, target, table, ["a b c", "d/e/f"]).startswith("2 cells of the cruel grid's")
+    assert _scope(family, target, table, []) == f"the cruel grid ({total} cells)"

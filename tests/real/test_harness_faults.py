@@ -79,7 +79,7 @@ def test_the_external_system_killed_mid_cell_is_could_not_judge_on_dbos(cli, tmp
     """Killed while the second cell runs: that cell could not be judged (never DISAGREE with the dead system's
     lost_success), the first and third are judged and written, exit 7."""
     done = conform_with_a_kill(cli, tmp_path, "dbos", "external", run=2)
-    document = assert_one_unjudged(done, "publish_release/after_commit/terminate", "the external system stopped")
+    document = assert_one_unjudged(done, "terminate publish_release after_commit", "the external system stopped")
     assert "DISAGREE" not in done.stderr and not document["exported"]
 
 
@@ -90,7 +90,7 @@ def test_the_external_system_killed_mid_cell_is_could_not_judge_with_a_worker_co
 
     example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "cmd_worker.py"
     done = conform_with_a_kill(cli, tmp_path, f"{sys.executable} {example}", "external", run=2)
-    assert_one_unjudged(done, "publish_release/after_commit/terminate", "the external system stopped")
+    assert_one_unjudged(done, "terminate publish_release after_commit", "the external system stopped")
     assert "DISAGREE" not in done.stderr
 
 
@@ -100,7 +100,7 @@ def test_a_worker_killed_outside_the_plan_is_could_not_judge(cli, tmp_path):
     """Exit status -9 that the plan did not deal is no hang and no silent pass; the planned kills of the other
     cells (by the harness, by the external system's hook) are still accepted."""
     done = conform_with_a_kill(cli, tmp_path, "dbos", "worker", run=1)
-    document = assert_one_unjudged(done, "create_preview/after_commit/terminate", "killed outside the fault plan")
+    document = assert_one_unjudged(done, "terminate create_preview after_commit", "killed outside the fault plan")
     assert "-9" in document["could_not_judge"][0]["could_not_judge"]
     assert "hung" not in done.stderr
 
@@ -110,7 +110,7 @@ def test_a_worker_killed_outside_the_plan_is_could_not_judge(cli, tmp_path):
 @pytest.mark.slow  # Temporal: a dev server and a 5 s lease per kill, about a minute
 def test_temporals_server_killed_mid_cell_is_could_not_judge(cli, tmp_path):
     done = conform_with_a_kill(cli, tmp_path, "temporal", "server", run=1, cells=CELLS[1:])
-    assert_one_unjudged(done, "publish_release/after_commit/terminate", "Temporal's dev server) stopped answering",
+    assert_one_unjudged(done, "terminate publish_release after_commit", "Temporal's dev server) stopped answering",
                         runs=2)
     assert "unknown kind" not in done.stderr
 

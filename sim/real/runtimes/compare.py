@@ -69,6 +69,15 @@ def observe(family, history: History) -> dict[str, Any]:
             "fingerprints": {k: sorted(v) for k, v in sorted(fingerprints.items())}}
 
 
+def cell_name(labels: Sequence[str]) -> str:
+    """A cell's labels (transition, boundary, fault) written as ``--cell`` takes them: ``fault transition
+    boundary``; any other list of labels (a scenario's faults) joined by ``; ``."""
+    if len(labels) == 3 and not any(" " in label for label in labels):
+        transition, boundary, fault = labels
+        return f"{fault} {transition} {boundary}"
+    return "; ".join(labels)
+
+
 #: A comparison's status, in the order the table counts them.
 STATUSES = ("agrees", "disagrees", "not_played", "not_applicable", "could_not_judge")
 
@@ -108,8 +117,9 @@ class CellComparison:
 
     @property
     def name(self) -> str:
-        """``transition/boundary/fault`` for a cell; ``seed N`` for a fuzzed list."""
-        return "/".join(self.labels) if self.seed is None else f"seed {self.seed}"
+        """``fault transition boundary`` for a cell, as ``--cell`` takes it; ``seed N`` for a fuzzed list; a
+        scenario's faults joined by ``; ``."""
+        return cell_name(self.labels) if self.seed is None else f"seed {self.seed}"
 
     @property
     def applicable(self) -> bool:
@@ -163,7 +173,7 @@ class CellComparison:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"protocol": self.protocol}
         if self.seed is None:
-            out["cell"] = "/".join(self.labels)
+            out["cell"] = self.name
         else:
             out.update(seed=self.seed, faults=list(self.labels))
         out["status"] = self.status
@@ -311,7 +321,7 @@ def conform_cells(family, workload, protocols: Sequence[Any], runtime: str = "db
                 deadline.note("conform")
                 return table
             if progress is not None:
-                progress(p_index * len(cells) + c_index, total, f"{protocol.label}: {'/'.join(cell.labels)}")
+                progress(p_index * len(cells) + c_index, total, f"{protocol.label}: {cell_name(cell.labels)}")
             table.cells.append(compare_cell(family, workload, protocol, cell, runtime, command, plant))
     return table
 
