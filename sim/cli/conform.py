@@ -57,6 +57,10 @@ def conform(
     plant: Optional[List[str]] = typer.Option(None, "--plant", help="With --runtime: a bug the reference worker "
                                               "carries (receipt_before_call, new_key_on_retry, skip_reconcile), "
                                               "to see conform find it."),
+    keep_runs: Optional[Path] = typer.Option(None, "--keep-runs", help="With --runtime: keep each run's folder "
+                                             "(the external system's database and request log, the runtime's "
+                                             "database, every process's log) in a folder of its own under this new "
+                                             "or empty folder."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Conformance: run each order in the model and against a real executor (fresh git repository, SQLite
@@ -67,8 +71,9 @@ def conform(
 
     if runtime is not None:
         return _runtime(runtime, workload, protocol, (seeds, seed_start, shrink_seconds), scenario, executor,
-                        record, workers, cells, cell or [], out, force, plant or [], json_out)
-    seeds = _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, protocol, (cell, plant, cells))
+                        record, workers, cells, cell or [], (out, keep_runs), force, plant or [], json_out)
+    seeds = _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, protocol,
+                           (cell, plant, cells, keep_runs))
     command = _command(executor)
     family, target, protocols, inputs = _load(scenario, workload, protocol)
     record_to = _check_outputs(out, record, inputs, force)
@@ -105,7 +110,7 @@ def _emit(name, who, seed_list, summaries, disagreements, unshrunk, protocols, r
 def _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, protocol, runtime_only) -> int:
     """The options of a run against the executor, checked; the seeds per protocol (default 200)."""
     if any(runtime_only):
-        raise InputError("--cell, --cells and --plant go with --runtime")
+        raise InputError("--cell, --cells, --plant and --keep-runs go with --runtime")
     seeds = 200 if seeds is None else seeds
     if seeds < 1:
         raise InputError(f"--seeds must be at least 1, not {seeds}")
@@ -120,20 +125,22 @@ def _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, p
     return seeds
 
 
-def _runtime(runtime, workload, protocol, fuzzing, scenario, executor, record, workers, cells, cell, out, force,
+def _runtime(runtime, workload, protocol, fuzzing, scenario, executor, record, workers, cells, cell, outputs, force,
              plant, json_out) -> int:
     """``--runtime``: the cruel grid, or ``--seeds N`` fuzzed fault lists, on a real durable runtime
     (sim.cli.conform_runtime)."""
     from sim.cli.conform_runtime import conform_runtime
 
     seeds, seed_start, shrink_seconds = fuzzing
+    out, keep_runs = outputs
     given = [name for name, value in (("--executor", executor), ("--record", record),
                                       ("--workers", workers)) if value is not None]
     if given:
         raise InputError(f"{given[0]} does not go with --runtime (a real runtime plays the cruel grid's cells "
                          "or --seeds N fuzzed fault lists, one run at a time)")
     return conform_runtime(workload, protocol, runtime, cells, cell, out, force, plant, json_out,
-                           seeds=seeds, seed_start=seed_start, shrink_seconds=shrink_seconds, scenario=scenario)
+                           seeds=seeds, seed_start=seed_start, shrink_seconds=shrink_seconds, scenario=scenario,
+                           keep_runs=keep_runs)
 
 
 def _command(executor: str | None) -> list[str]:

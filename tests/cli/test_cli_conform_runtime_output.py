@@ -7,7 +7,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from sim.cli.conform_runtime import export, load
+from sim.cli.conform_runtime import load
+from sim.cli.conform_runtime_report import export
 from sim.real.runtimes.compare import CellComparison, ConformTable, observe
 from sim.registry import FAMILIES
 
@@ -116,7 +117,8 @@ def test_the_header_says_what_was_run(tmp_path):
 
     from rich.console import Console
 
-    from sim.cli.conform_runtime import _scope, print_table
+    from sim.cli.conform_runtime import _scope
+    from sim.cli.conform_runtime_report import print_table
 
     family, target, _ = load("effects-saga", ["unkeyed-retry"])
     total = len(family.single_faults(target))

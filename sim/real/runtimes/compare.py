@@ -26,8 +26,10 @@ side by side; a one-fault cell is its own shortest order.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from sim.core.history import History
@@ -114,6 +116,7 @@ class CellComparison:
     not_played: str | None = None  # no fault was played, or none struck: nothing to judge the fault by
     task: str | None = None  # the workload's task and its [arguments.T]: what explains a fingerprint difference
     arguments: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    kept: str | None = None  # where the real run's folder was kept (--keep-runs)
 
     @property
     def name(self) -> str:
@@ -192,19 +195,34 @@ class CellComparison:
                 out["shrunk_to"] = list(self.shrunk_to.labels)
         if self.failed is not None:
             out["failed"] = self.failed
+        if self.kept is not None:
+            out["kept"] = self.kept
         return out
 
 
 def compare_cell(family, workload, protocol, cell, runtime: str = "dbos", command: list[str] | None = None,
-                 plant: tuple[str, ...] = ()) -> CellComparison:
+                 plant: tuple[str, ...] = (), keep: Path | None = None) -> CellComparison:
     """Play one cruel cell in the model and against the real runtime; compare what both observe."""
-    return compare_order(family, workload, protocol, tuple(cell.events), tuple(cell.labels), runtime, command, plant)
+    return compare_order(family, workload, protocol, tuple(cell.events), tuple(cell.labels), runtime, command, plant,
+                         keep=keep)
+
+
+def run_folder(keep: Path, protocol: str, name: str) -> Path:
+    """A new folder under ``keep`` for one run's folder: ``PROTOCOL__CELL`` (``__seed_N``), never one that is
+    there already (a second run of the same cell gets ``-2``)."""
+    stem = "__".join(re.sub(r"[^A-Za-z0-9]+", "_", part).strip("_").lower() or "run" for part in (protocol, name))
+    folder, number = keep / stem, 1
+    while folder.exists() or folder.is_symlink():
+        number += 1
+        folder = keep / f"{stem}-{number}"
+    return folder
 
 
 def compare_order(family, workload, protocol, events: Sequence[Any], labels: tuple[str, ...],
                   runtime: str = "dbos", command: list[str] | None = None, plant: tuple[str, ...] = (),
-                  seed: int | None = None) -> CellComparison:
-    """Play a list of fault events (a cell's one, or a seed's) in the model and on the real runtime."""
+                  seed: int | None = None, keep: Path | None = None) -> CellComparison:
+    """Play a list of fault events (a cell's one, or a seed's) in the model and on the real runtime; ``keep``:
+    a folder under which the real run's folder is kept (:func:`run_folder`)."""
     from sim.real.runtimes.cells import expressible
     from sim.real.runtimes.harness import HarnessError, NotApplicable, RealEffectsError, run_real_effects
 
@@ -222,10 +240,11 @@ def compare_order(family, workload, protocol, events: Sequence[Any], labels: tup
                              f"harness cannot express it, so a healthy run would prove nothing about it")
         return result
     started = time.monotonic()
+    folder = None if keep is None else run_folder(keep, protocol.label, result.name)
     try:
         real = run_real_effects(workload.base.workflow, protocol, [_fault_text(e) for e in played],
                                 runtime=runtime, command=command, task=workload.base.task, plant=plant,
-                                arguments=getattr(workload.base, "arguments", None))
+                                arguments=getattr(workload.base, "arguments", None), keep=folder)
     except NotApplicable as reason:
         result.not_applicable = str(reason)
         return result
@@ -239,6 +258,8 @@ def compare_order(family, workload, protocol, events: Sequence[Any], labels: tup
         result.failed, result.real_history = str(error), getattr(error, "history", None)
         result.kills, result.freezes = error.kills, error.freezes
         return result
+    finally:
+        result.kept = str(folder) if folder is not None and folder.is_dir() else None
     result.seconds = time.monotonic() - started
     result.kills, result.freezes, result.real_history = real.kills, real.freezes, real.history
     result.struck = real.struck
@@ -310,8 +331,9 @@ class ConformTable:
 def conform_cells(family, workload, protocols: Sequence[Any], runtime: str = "dbos",
                   command: list[str] | None = None, only: Callable[[Any], bool] | None = None,
                   progress: Callable[[int, int, str], None] | None = None, deadline=None,
-                  plant: tuple[str, ...] = ()) -> ConformTable:
-    """Every cruel cell of the workload under every protocol (``only`` picks cells), in grid order."""
+                  plant: tuple[str, ...] = (), keep: Path | None = None) -> ConformTable:
+    """Every cruel cell of the workload under every protocol (``only`` picks cells), in grid order; ``keep``:
+    where each run's folder is kept."""
     cells = [c for c in family.single_faults(workload) if only is None or only(c)]
     table = ConformTable(runtime)
     total = len(cells) * len(protocols)
@@ -322,15 +344,15 @@ def conform_cells(family, workload, protocols: Sequence[Any], runtime: str = "db
                 return table
             if progress is not None:
                 progress(p_index * len(cells) + c_index, total, f"{protocol.label}: {cell_name(cell.labels)}")
-            table.cells.append(compare_cell(family, workload, protocol, cell, runtime, command, plant))
+            table.cells.append(compare_cell(family, workload, protocol, cell, runtime, command, plant, keep))
     return table
 
 
 def conform_seeds(family, workload, protocols: Sequence[Any], seeds: Sequence[int], runtime: str = "dbos",
                   command: list[str] | None = None, progress: Callable[[int, int, str], None] | None = None,
-                  plant: tuple[str, ...] = ()) -> ConformTable:
+                  plant: tuple[str, ...] = (), keep: Path | None = None) -> ConformTable:
     """Each seed's fuzzed fault list (``family.generate``: the lists ``fencesim fuzz`` draws) under every
-    protocol, in the model and on the real runtime, compared as the cells are."""
+    protocol, in the model and on the real runtime, compared as the cells are (``keep``: as the cells')."""
     table = ConformTable(runtime, unit="seeds")
     total = len(seeds) * len(protocols)
     for p_index, protocol in enumerate(protocols):
@@ -339,5 +361,5 @@ def conform_seeds(family, workload, protocols: Sequence[Any], seeds: Sequence[in
             if progress is not None:
                 progress(p_index * len(seeds) + s_index, total, f"{protocol.label}: seed {seed}")
             table.cells.append(compare_order(family, workload, protocol, events, tuple(str(e) for e in events),
-                                             runtime, command, plant, seed=seed))
+                                             runtime, command, plant, seed=seed, keep=keep))
     return table
