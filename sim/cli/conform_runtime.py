@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sim.cli.app import EXIT_NOT_JUDGED, EXIT_OK, EXIT_VIOLATION, emit_json, human_console
-from sim.cli.progress import Bar, progress_wanted
+from sim.cli.progress import progress_for
 from sim.core.errors import InputError
 
 DEFAULT_WORKLOAD = "effects-saga"
@@ -152,7 +152,8 @@ def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runti
     Plan(inputs=inputs, folders=folders + ([("--keep-runs", keep, ())] if keep else [])).check()
     shown = name if command is None else shlex.join(command)
     who = name if command is None else "command"
-    with Bar(progress_wanted(json_out)) as bar:
+    unit = "scenario run" if scenario is not None else "cell" if seeds is None else "seed"
+    with progress_for(json_out, {"conform": unit, "shrink": "disagreement"}) as bar:
         table = _play(family, target, chosen, (who, command, tuple(plant)), scenario is not None, only,
                       None if seeds is None else range(seed_start, seed_start + seeds), shrink_seconds, keep, bar)
     files = export(family, target, table, out, shown, plant) if table.disagreements else []
@@ -176,8 +177,10 @@ def _play(family: Any, target: Any, chosen: list, real: tuple, scenario: bool, o
     if scenario:  # its own fault list, once per protocol
         table = compare.ConformTable(who, unit="scenarios")
         events = tuple(target.base.events)
-        table.cells = [compare.compare_order(family, target, p, events, tuple(str(e) for e in events), who, command,
-                                             plant, keep=keep) for p in chosen]
+        for index, protocol in enumerate(chosen):
+            bar("conform", index, len(chosen), protocol.label)
+            table.cells.append(compare.compare_order(family, target, protocol, events, tuple(str(e) for e in events),
+                                                     who, command, plant, keep=keep))
         return table
     if seeds is None:
         return compare.conform_cells(family, target, chosen, runtime=who, command=command, only=only, plant=plant,

@@ -224,3 +224,20 @@ def test_keep_runs_wants_a_new_or_empty_folder(cli, tmp_path):
         assert says in done.stderr and "Traceback" not in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
     assert (tmp_path / "full" / "mine.txt").read_text() == "x"
+
+
+@pytest.mark.real
+def test_json_keeps_stdout_pure_and_says_its_progress_on_stderr(cli, tmp_path):
+    """--json: stdout is one JSON document; stderr says which cell of how many runs, and the time elapsed."""
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "cmd_worker.py"
+    done = cli("conform", "--runtime", f"{sys.executable} {example}", "-p", "unkeyed-retry", "--cell",
+               "terminate publish_release after_commit", "--cell", "terminate open_pr after_commit",
+               "--out", tmp_path / "out", "--json", timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["cells"]) == 2
+    assert "conform: cell 1 of 2 (unkeyed-retry: terminate open_pr after_commit), " in done.stderr
+    assert "conform: cell 2 of 2 (unkeyed-retry: terminate publish_release after_commit), " in done.stderr
+    assert " s elapsed" in done.stderr

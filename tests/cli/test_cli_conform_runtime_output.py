@@ -131,3 +131,23 @@ def test_the_header_says_what_was_run(tmp_path):
     assert header == f"conform: effects-saga, 1 cell of the cruel grid's {total} (--cell), runtime: dbos"
     assert _scope(family, target, table, ["a b c", "d/e/f"]).startswith("2 cells of the cruel grid's")
     assert _scope(family, target, table, []) == f"the cruel grid ({total} cells)"
+
+
+def test_a_ticker_says_which_item_of_how_many_and_the_time_every_few_seconds():
+    """Without a bar (--json, a log), progress is plain lines on stderr: at each item's start, then every
+    `every` seconds while it runs -- never silent for minutes."""
+    import io
+    import time
+
+    from sim.cli.progress import TICK_S, Ticker
+
+    assert TICK_S <= 5
+    out = io.StringIO()
+    with Ticker({"conform": "cell"}, every=0.05, stream=out) as tick:
+        tick("conform", 0, 3, "unkeyed-retry: terminate open_pr after_commit")
+        time.sleep(0.4)
+        tick("conform", 1, 3, "unkeyed-retry: terminate publish_release after_commit")
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "conform: cell 1 of 3 (unkeyed-retry: terminate open_pr after_commit), 0 s elapsed"
+    assert len([x for x in lines if x.startswith("conform: cell 1 of 3")]) >= 3  # repeated while it runs
+    assert lines[-1].startswith("conform: cell 2 of 3 (unkeyed-retry: terminate publish_release after_commit)")
