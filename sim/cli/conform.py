@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from sim.core.workload import Workload
 
 DEFAULT_OUT = Path("counterexamples/conform")
+KEEP_RUNS_HELP = ("With --runtime: keep each run's folder (the external system's database and request log, the "
+                  "runtime's database, every process's log) in a folder of its own under this new or empty folder.")
 #: Disagreements shrunk per protocol (each distinct minimal order is exported); the rest are listed by seed.
 MAX_SHRUNK = 5
 
@@ -44,9 +46,8 @@ def conform(
     record: Optional[Path] = typer.Option(None, "--record",
                                           help="With --scenario and one protocol: write the real history here (a "
                                           "new file, or a history recorded before)."),
-    force: bool = typer.Option(False, "--force", help="Replace a --record file that is not a history, and write "
-                               "into an --out folder that holds other files (a file of yours there is never "
-                               "replaced)."),
+    force: bool = typer.Option(False, "--force", help="Replace a --record file that is not a history, and write into "
+                               "an --out folder that holds other files (a file of yours there is never replaced)."),
     runtime: Optional[str] = typer.Option(None, "--runtime", help="Compare the effects family with a real durable "
                                           "runtime instead: dbos, temporal, restate, or your worker's command line "
                                           "(docs/real-runtimes.md); the cruel grid's cells, or --seeds N fault lists."),
@@ -57,10 +58,7 @@ def conform(
     plant: Optional[List[str]] = typer.Option(None, "--plant", help="With --runtime: a bug the reference worker "
                                               "carries (receipt_before_call, new_key_on_retry, skip_reconcile), "
                                               "to see conform find it."),
-    keep_runs: Optional[Path] = typer.Option(None, "--keep-runs", help="With --runtime: keep each run's folder "
-                                             "(the external system's database and request log, the runtime's "
-                                             "database, every process's log) in a folder of its own under this new "
-                                             "or empty folder."),
+    keep_runs: Optional[Path] = typer.Option(None, "--keep-runs", help=KEEP_RUNS_HELP),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Conformance: run each order in the model and against a real executor (fresh git repository, SQLite
