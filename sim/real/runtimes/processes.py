@@ -27,6 +27,9 @@ RECORD_TIMEOUT_S = 30.0
 STARTUP_TIMEOUT_S = 60.0
 #: Seconds a stopped process gets to exit before it is killed.
 STOP_TIMEOUT_S = 10.0
+#: Seconds the harness waits for the exit status of a process of its own whose output ended or that stopped
+#: answering (it is going: its status names how it ended).
+EXIT_WAIT_S = 2.0
 
 def _die_with_parent() -> None:
     """In a child, before it runs: be killed when the harness dies (Linux), even when frozen or never started,
@@ -83,8 +86,34 @@ class Inbox:
             raise RealEffectsError(f"no record from any process for {timeout_s:.0f} s (hung)") from None
 
 
-class ExternalProcess:
+class Supervised:
+    """A process of the harness's own infrastructure (the external system, a runtime's server): whether it is
+    gone, and the one wording of its end (:meth:`stopped`)."""
+
+    who = "a process of the harness"
+    process: subprocess.Popen | None = None
+
+    def gone(self) -> bool:
+        """Whether the process has ended (the harness then cannot judge the run)."""
+        return self.process is not None and self.process.poll() is not None
+
+    def stopped(self, detail: str | None = None, wait_s: float = 0.0) -> str:
+        """``WHO stopped answering (its process exited with status N; DETAIL)``, its exit status waited for up
+        to ``wait_s`` (a process whose output ended is going) and left out while it still runs."""
+        code = None
+        if self.process is not None:
+            try:
+                code = self.process.wait(timeout=wait_s) if wait_s > 0 else self.process.poll()
+            except subprocess.TimeoutExpired:
+                code = None
+        parts = ([f"its process exited with status {code}"] if code is not None else []) + ([detail] if detail else [])
+        return f"{self.who} stopped answering" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+class ExternalProcess(Supervised):
     """The external system as an OS process: started, armed, released, stopped; its log read back."""
+
+    who = "the external system"
 
     def __init__(self, root: Path, config: dict, clock: Path, inbox: Inbox):
         self.root, self.state = root, root / "external"
@@ -119,21 +148,12 @@ class ExternalProcess:
             response = connection.getresponse()
             payload = json.loads(response.read() or b"{}")
         except (OSError, http.client.HTTPException, ValueError) as error:
-            raise HarnessError(f"the external system stopped answering ({method} {path}: "
-                               f"{type(error).__name__}{self.exit_note()})") from None
+            raise HarnessError(self.stopped(f"{method} {path}: {type(error).__name__}", EXIT_WAIT_S)) from None
         finally:
             connection.close()
         if response.status >= 400:
             raise RealEffectsError(f"the external system refused {method} {path}: {payload}")
         return payload
-
-    def exit_note(self) -> str:
-        """``, its process exited with status N`` once it has, else nothing."""
-        code = None if self.process is None else self.process.poll()
-        return "" if code is None else f"; its process exited with status {code}"
-
-    def gone(self) -> bool:
-        return self.process is not None and self.process.poll() is not None
 
     def control(self, name: str, **body: Any) -> dict:
         return self.call("POST", f"/_control/{name}", body)
@@ -274,19 +294,14 @@ def _probe(name: str) -> str | None:
 _PROBES: dict[str, str | None] = {}
 
 
-class ServerProcess:
+class ServerProcess(Supervised):
     """A runtime's server process the harness starts for a run: whether it is gone, how it ended, its stop."""
 
-    title = "the runtime's server"
-    process: subprocess.Popen | None = None
+    title = "its server"
 
-    def gone(self) -> bool:
-        """Whether the server's process has ended (the harness then cannot judge the run)."""
-        return self.process is not None and self.process.poll() is not None
-
-    def exit_note(self) -> str:
-        code = None if self.process is None else self.process.poll()
-        return "" if code is None else f"; its process exited with status {code}"
+    @property
+    def who(self) -> str:  # type: ignore[override]
+        return f"the runtime's server ({self.title})"
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
