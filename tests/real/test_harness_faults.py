@@ -14,10 +14,12 @@ import textwrap
 import pytest
 
 from sim.real.runtimes.processes import runtime_unavailable
+from sim.real.runtimes.restate_server import restate_unavailable
 
 needs_dbos = pytest.mark.skipif(runtime_unavailable("dbos") is not None, reason=str(runtime_unavailable("dbos")))
 needs_temporal = pytest.mark.skipif(runtime_unavailable("temporal") is not None,
                                     reason=str(runtime_unavailable("temporal")))
+needs_restate = pytest.mark.skipif(restate_unavailable() is not None, reason=str(restate_unavailable()))
 
 #: Run before the command: in run number KILL_IN_RUN, once the worker reports open_pr's intent, SIGKILL the
 #: process KILL_WHAT names (the external system, Temporal's dev server, or the worker itself) -- a real kill of
@@ -113,6 +115,18 @@ def test_temporals_server_killed_mid_cell_is_could_not_judge(cli, tmp_path):
     assert_one_unjudged(done, "terminate publish_release after_commit", "Temporal's dev server) stopped answering",
                         runs=2)
     assert "unknown kind" not in done.stderr
+
+
+@needs_restate
+@pytest.mark.real
+def test_restates_server_killed_mid_cell_is_could_not_judge_at_once(cli, tmp_path):
+    """Restate's server writes to a log, not a pipe, and its worker waits on it in silence: its exit is watched,
+    so the cell is not judged at once (it took the harness's 30 s wait for a record to notice)."""
+    done = conform_with_a_kill(cli, tmp_path, "restate", "server", run=1, cells=CELLS[1:])
+    document = assert_one_unjudged(done, "terminate publish_release after_commit",
+                                   "the runtime's server (the Restate server) stopped answering (its process exited "
+                                   "with status -9)", runs=2)
+    assert document["could_not_judge"][0]["seconds"] < 10
 
 
 @needs_dbos

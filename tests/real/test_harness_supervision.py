@@ -58,3 +58,79 @@ def test_a_dead_process_of_the_harness_is_told_in_one_wording_however_it_is_noti
     finally:
         external.process.kill()
         external.process.wait(timeout=10)
+
+
+class SleepingServer(ServerProcess):
+    """A runtime's server that says nothing on a pipe (as Restate's, which writes to a log): a sleeping process."""
+
+    title = "a stand-in server"
+
+    def __init__(self):
+        self.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_a_watched_servers_exit_is_news_at_once_and_its_stop_is_none():
+    import time
+
+    from sim.real.runtimes.processes import WATCH_S, Inbox
+
+    inbox, server = Inbox(), SleepingServer()
+    server.watch(inbox)
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGKILL)
+    assert inbox.get(5.0) == ("runtime-server", None)
+    assert time.monotonic() - started < 1.0 and WATCH_S <= 0.25
+    inbox, server = Inbox(), SleepingServer()
+    watcher = server.watch(inbox)
+    server.stop()  # the harness's own stop is no news
+    watcher.join(timeout=5.0)
+    assert not watcher.is_alive() and inbox.items.empty()
+
+
+#: Run before the command: the run gets a server that writes nothing on a pipe; once the worker reports
+#: open_pr's intent, the harness holds the worker (no record comes any more, as from a worker waiting on a dead
+#: server) and the server is SIGKILLed.
+DEAD_SILENT_SERVER = """
+import os, signal, subprocess, sys
+from sim.real.runtimes import cell_run, processes
+
+class SilentServer(processes.ServerProcess):
+    title = "a silent stand-in server"
+    def __init__(self, root):
+        self.root, self.process, self.address = root, None, "127.0.0.1:9"
+    def start(self):
+        with open(self.root / "silent.log", "ab") as log:
+            self.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], stdout=log,
+                                            stderr=log, start_new_session=True)
+
+cell_run.runtime_server = lambda runtime, root, *rest: SilentServer(root)
+_on_event = cell_run.CellRun.on_event
+def on_event(self, source, record):
+    _on_event(self, source, record)
+    if record.get("event") == "intent_recorded" and record.get("transition") == "open_pr" \\
+            and not getattr(self, "server_killed", False):
+        self.server_killed = True
+        self.held.add(source)
+        os.kill(self.runtime_server.process.pid, signal.SIGKILL)
+cell_run.CellRun.on_event = on_event
+"""
+
+
+@pytest.mark.real
+def test_a_silent_servers_death_is_could_not_judge_at_once(cli, tmp_path):
+    """The server dies while the worker waits on it: the cell could not be judged, with the server's exit, at
+    once -- not after the harness's 30 s wait for a record (Restate's death took 32 s to notice)."""
+    import json
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "cmd_worker.py"
+    done = cli("conform", "--runtime", f"{sys.executable} {example}", "-p", "unkeyed-retry", "--cell",
+               "terminate publish_release after_commit", "--out", tmp_path / "out", "--json",
+               prelude=DEAD_SILENT_SERVER, timeout=300)
+    assert done.returncode == 7, done.stderr
+    (cell,) = json.loads(done.stdout)["could_not_judge"]
+    assert cell["could_not_judge"] == ("could not judge: the runtime's server (a silent stand-in server) stopped "
+                                       "answering (its process exited with status -9)")
+    assert cell["seconds"] < 10, cell["seconds"]
+    assert "Traceback" not in done.stderr and "hung" not in done.stderr

@@ -27,6 +27,8 @@ RECORD_TIMEOUT_S = 30.0
 STARTUP_TIMEOUT_S = 60.0
 #: Seconds a stopped process gets to exit before it is killed.
 STOP_TIMEOUT_S = 10.0
+#: Seconds between two looks at whether a runtime's server is still running (:meth:`ServerProcess.watch`).
+WATCH_S = 0.1
 #: Seconds the harness waits for the exit status of a process of its own whose output ended or that stopped
 #: answering (it is going: its status names how it ended).
 EXIT_WAIT_S = 2.0
@@ -298,12 +300,34 @@ class ServerProcess(Supervised):
     """A runtime's server process the harness starts for a run: whether it is gone, how it ended, its stop."""
 
     title = "its server"
+    stopping: threading.Event | None = None
 
     @property
     def who(self) -> str:  # type: ignore[override]
         return f"the runtime's server ({self.title})"
 
+    def watch(self, inbox: Inbox) -> threading.Thread:
+        """Tell the run at once when the server's process exits: an end-of-output record from
+        ``runtime-server`` in ``inbox`` (a server may say nothing on a pipe -- Restate writes to a log -- and
+        a worker waiting on a dead server sends nothing either, so only the process itself tells).  Its exit
+        is polled every ``WATCH_S``; a stop by the harness is no news."""
+        self.stopping = self.stopping or threading.Event()
+        stopping = self.stopping
+
+        def look() -> None:
+            while not stopping.wait(WATCH_S):
+                if self.process is not None and self.process.poll() is not None:
+                    if not stopping.is_set():
+                        inbox.items.put(("runtime-server", None))
+                    return
+
+        thread = threading.Thread(target=look, daemon=True)
+        thread.start()
+        return thread
+
     def stop(self) -> None:
+        if self.stopping is not None:
+            self.stopping.set()
         if self.process is None or self.process.poll() is not None:
             return
         self.process.terminate()
@@ -319,8 +343,8 @@ class TemporalServer(ServerProcess):
 
     title = "Temporal's dev server"
 
-    def __init__(self, root: Path, inbox: Inbox | None = None):
-        self.root, self.inbox = root, inbox
+    def __init__(self, root: Path):
+        self.root = root
         self.process: subprocess.Popen | None = None
         self.address: str | None = None
 
@@ -345,13 +369,12 @@ class TemporalServer(ServerProcess):
                 return
         raise RealEffectsError("the Temporal server did not say where it listens")
 
-    def _drain(self, stdout: IO[bytes]) -> None:
-        """Read the server's output until it ends; its end is a record in the inbox (the server is gone)."""
+    @staticmethod
+    def _drain(stdout: IO[bytes]) -> None:
+        """Read the server's output until it ends (its end is told by :meth:`watch`)."""
         read = getattr(stdout, "read1", stdout.read)
         while read(65536):
             pass
-        if self.inbox is not None:
-            self.inbox.items.put(("runtime-server", None))
 
 
 
