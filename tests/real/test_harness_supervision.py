@@ -12,6 +12,7 @@ import pytest
 
 from sim.real.runtimes import infrastructure
 from sim.real.runtimes.processes import ExternalProcess, HarnessError, ServerProcess, _free_ports
+from sim.real.runtimes.restate_server import restate_unavailable
 
 
 def killed_process() -> subprocess.Popen:
@@ -134,3 +135,27 @@ def test_a_silent_servers_death_is_could_not_judge_at_once(cli, tmp_path):
                                        "answering (its process exited with status -9)")
     assert cell["seconds"] < 10, cell["seconds"]
     assert "Traceback" not in done.stderr and "hung" not in done.stderr
+
+
+@pytest.mark.real
+@pytest.mark.skipif(restate_unavailable() is not None, reason=str(restate_unavailable()))
+def test_a_runtimes_server_that_does_not_start_is_could_not_judge(cli, tmp_path):
+    """A server that exits while starting is the harness's failure, not the runtime's: could not judge (exit 7),
+    its exit status and where its log is -- never a disagreement (it used to be one: exit 1, exported)."""
+    import json
+
+    server = tmp_path / "restate-server"
+    server.write_text("#!/bin/sh\necho 'cannot bind' >&2\nexit 3\n", encoding="utf-8")
+    server.chmod(0o755)
+    done = cli("conform", "--runtime", "restate", "-p", "unkeyed-retry", "--cell",
+               "terminate publish_release after_commit", "--out", tmp_path / "out", "--keep-runs", tmp_path / "runs",
+               "--json", env_extra={"FENCESIM_RESTATE_SERVER": str(server)}, timeout=300)
+    assert done.returncode == 7, done.stderr
+    document = json.loads(done.stdout)
+    (cell,) = document["could_not_judge"]
+    assert cell["could_not_judge"] == (
+        "could not judge: the runtime's server (the Restate server) did not start (its process exited with status "
+        "3; it exited before it answered its health check; see restate.log in the run's folder, which --keep-runs "
+        "keeps)")
+    assert "cannot bind" in (tmp_path / "runs" / cell["kept"].rsplit("/", 1)[1] / "restate.log").read_text()
+    assert document["disagreements"] == [] and document["exported"] == []

@@ -93,6 +93,7 @@ class Supervised:
     gone, and the one wording of its end (:meth:`stopped`)."""
 
     who = "a process of the harness"
+    log_name = "its log"  # its stderr, in the run's folder
     process: subprocess.Popen | None = None
 
     def gone(self) -> bool:
@@ -111,11 +112,24 @@ class Supervised:
         parts = ([f"its process exited with status {code}"] if code is not None else []) + ([detail] if detail else [])
         return f"{self.who} stopped answering" + (f" ({'; '.join(parts)})" if parts else "")
 
+    def did_not_start(self, detail: str) -> HarnessError:
+        """``WHO did not start (its process exited with status N; DETAIL; see LOG ...)``: the harness's failure."""
+        code = None
+        if self.process is not None:
+            try:
+                code = self.process.wait(timeout=EXIT_WAIT_S)
+            except subprocess.TimeoutExpired:
+                code = None
+        parts = ([f"its process exited with status {code}"] if code is not None else []) + [
+            detail, f"see {self.log_name} in the run's folder, which --keep-runs keeps"]
+        return HarnessError(f"{self.who} did not start ({'; '.join(parts)})")
+
 
 class ExternalProcess(Supervised):
     """The external system as an OS process: started, armed, released, stopped; its log read back."""
 
     who = "the external system"
+    log_name = "external.log"
 
     def __init__(self, root: Path, config: dict, clock: Path, inbox: Inbox):
         self.root, self.state = root, root / "external"
@@ -131,10 +145,13 @@ class ExternalProcess(Supervised):
         with open(self.root / "external.log", "ab") as stderr:
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
                                             start_new_session=True, preexec_fn=_die_with_parent)
-        line = _read_line(self.process.stdout, STARTUP_TIMEOUT_S, "the external system")
-        ready = json.loads(line)
-        if ready.get("kind") != "ready":
-            raise RealEffectsError(f"the external system did not start: {ready.get('message', line)}")
+        try:
+            line = _read_line(self.process.stdout, STARTUP_TIMEOUT_S)
+            ready = json.loads(line)
+        except (RealEffectsError, ValueError) as error:
+            raise self.did_not_start(str(error)) from None
+        if not isinstance(ready, dict) or ready.get("kind") != "ready":
+            raise self.did_not_start(str(ready.get("message", line) if isinstance(ready, dict) else line))
         self.port = ready["port"]
         self.inbox.reader("external", self.process.stdout)
 
@@ -182,14 +199,16 @@ class ExternalProcess(Supervised):
             self.process.wait(timeout=STOP_TIMEOUT_S)
 
 
-def _read_line(stream, timeout_s: float, who: str) -> bytes:
+def _read_line(stream, timeout_s: float) -> bytes:
     """One line from a process, within a limit (used before its reader thread exists)."""
     box: list[bytes] = []
     thread = threading.Thread(target=lambda: box.append(stream.readline()), daemon=True)
     thread.start()
     thread.join(timeout_s)
-    if not box or not box[0]:
-        raise RealEffectsError(f"{who} said nothing within {timeout_s:.0f} s")
+    if box and not box[0]:
+        raise RealEffectsError("its output ended")
+    if not box:
+        raise RealEffectsError(f"it said nothing within {timeout_s:.0f} s")
     return box[0]
 
 
@@ -342,6 +361,7 @@ class TemporalServer(ServerProcess):
     """A Temporal dev server on SQLite in the run's folder (``temporal server start-dev``), offline."""
 
     title = "Temporal's dev server"
+    log_name = "temporal.log"
 
     def __init__(self, root: Path):
         self.root = root
@@ -362,12 +382,15 @@ class TemporalServer(ServerProcess):
         stdout = _pipe(self.process.stdout)
         end = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < end:  # the banner names the server once it listens
-            line = _read_line(stdout, end - time.monotonic(), "the Temporal server").decode()
+            try:
+                line = _read_line(stdout, end - time.monotonic()).decode(errors="replace")
+            except RealEffectsError as error:
+                raise self.did_not_start(str(error)) from None
             if line.startswith("Temporal Server:"):
                 self.address = line.split(":", 1)[1].strip()
                 threading.Thread(target=self._drain, args=(stdout,), daemon=True).start()  # keep its pipe drained
                 return
-        raise RealEffectsError("the Temporal server did not say where it listens")
+        raise self.did_not_start(f"it did not say where it listens within {STARTUP_TIMEOUT_S:.0f} s")
 
     @staticmethod
     def _drain(stdout: IO[bytes]) -> None:
