@@ -208,9 +208,10 @@ def compare_cell(family, workload, protocol, cell, runtime: str = "dbos", comman
 
 
 def run_folder(keep: Path, protocol: str, name: str) -> Path:
-    """A new folder under ``keep`` for one run's folder: ``PROTOCOL__CELL`` (``__seed_N``), never one that is
-    there already (a second run of the same cell gets ``-2``)."""
-    stem = "__".join(re.sub(r"[^A-Za-z0-9]+", "_", part).strip("_").lower() or "run" for part in (protocol, name))
+    """A new folder under ``keep`` for one run's folder: ``PROTOCOL__CELL`` (a seed's ``__seed_N``, a scenario's
+    ``__ITS_FAULTS``), never one that is there already (a second run of the same cell gets ``-2``)."""
+    stem = "__".join(re.sub(r"[^A-Za-z0-9]+", "_", part).strip("_").lower()[:100] or "run"
+                     for part in (protocol, name))
     folder, number = keep / stem, 1
     while folder.exists() or folder.is_symlink():
         number += 1
