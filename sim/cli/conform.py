@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from sim.core.workload import Workload
 
 DEFAULT_OUT = Path("counterexamples/conform")
+KEEP_RUNS_HELP = ("With --runtime: keep each run's folder (the external system's database and request log, the "
+                  "runtime's database, every process's log) in a folder of its own under this new or empty folder.")
 #: Disagreements shrunk per protocol (each distinct minimal order is exported); the rest are listed by seed.
 MAX_SHRUNK = 5
 
@@ -44,9 +46,8 @@ def conform(
     record: Optional[Path] = typer.Option(None, "--record",
                                           help="With --scenario and one protocol: write the real history here (a "
                                           "new file, or a history recorded before)."),
-    force: bool = typer.Option(False, "--force", help="Replace a --record file that is not a history, and write "
-                               "into an --out folder that holds other files (a file of yours there is never "
-                               "replaced)."),
+    force: bool = typer.Option(False, "--force", help="Replace a --record file that is not a history, and write into "
+                               "an --out folder that holds other files (a file of yours there is never replaced)."),
     runtime: Optional[str] = typer.Option(None, "--runtime", help="Compare the effects family with a real durable "
                                           "runtime instead: dbos, temporal, restate, or your worker's command line "
                                           "(docs/real-runtimes.md); the cruel grid's cells, or --seeds N fault lists."),
@@ -57,6 +58,7 @@ def conform(
     plant: Optional[List[str]] = typer.Option(None, "--plant", help="With --runtime: a bug the reference worker "
                                               "carries (receipt_before_call, new_key_on_retry, skip_reconcile), "
                                               "to see conform find it."),
+    keep_runs: Optional[Path] = typer.Option(None, "--keep-runs", help=KEEP_RUNS_HELP),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Conformance: run each order in the model and against a real executor (fresh git repository, SQLite
@@ -67,8 +69,9 @@ def conform(
 
     if runtime is not None:
         return _runtime(runtime, workload, protocol, (seeds, seed_start, shrink_seconds), scenario, executor,
-                        record, workers, cells, cell or [], out, force, plant or [], json_out)
-    seeds = _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, protocol, (cell, plant, cells))
+                        record, workers, cells, cell or [], (out, keep_runs), force, plant or [], json_out)
+    seeds = _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, protocol,
+                           (cell, plant, cells, keep_runs))
     command = _command(executor)
     family, target, protocols, inputs = _load(scenario, workload, protocol)
     record_to = _check_outputs(out, record, inputs, force)
@@ -105,7 +108,7 @@ def _emit(name, who, seed_list, summaries, disagreements, unshrunk, protocols, r
 def _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, protocol, runtime_only) -> int:
     """The options of a run against the executor, checked; the seeds per protocol (default 200)."""
     if any(runtime_only):
-        raise InputError("--cell, --cells and --plant go with --runtime")
+        raise InputError("--cell, --cells, --plant and --keep-runs go with --runtime")
     seeds = 200 if seeds is None else seeds
     if seeds < 1:
         raise InputError(f"--seeds must be at least 1, not {seeds}")
@@ -120,20 +123,22 @@ def _check_numbers(seeds, workers, shrink_seconds, record, scenario, workload, p
     return seeds
 
 
-def _runtime(runtime, workload, protocol, fuzzing, scenario, executor, record, workers, cells, cell, out, force,
+def _runtime(runtime, workload, protocol, fuzzing, scenario, executor, record, workers, cells, cell, outputs, force,
              plant, json_out) -> int:
     """``--runtime``: the cruel grid, or ``--seeds N`` fuzzed fault lists, on a real durable runtime
     (sim.cli.conform_runtime)."""
     from sim.cli.conform_runtime import conform_runtime
 
     seeds, seed_start, shrink_seconds = fuzzing
+    out, keep_runs = outputs
     given = [name for name, value in (("--executor", executor), ("--record", record),
                                       ("--workers", workers)) if value is not None]
     if given:
         raise InputError(f"{given[0]} does not go with --runtime (a real runtime plays the cruel grid's cells "
                          "or --seeds N fuzzed fault lists, one run at a time)")
     return conform_runtime(workload, protocol, runtime, cells, cell, out, force, plant, json_out,
-                           seeds=seeds, seed_start=seed_start, shrink_seconds=shrink_seconds, scenario=scenario)
+                           seeds=seeds, seed_start=seed_start, shrink_seconds=shrink_seconds, scenario=scenario,
+                           keep_runs=keep_runs)
 
 
 def _command(executor: str | None) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sim.cli.app import EXIT_NOT_JUDGED, EXIT_OK, EXIT_VIOLATION, emit_json, human_console
-from sim.cli.progress import Bar, progress_wanted
+from sim.cli.progress import progress_for
 from sim.core.errors import InputError
 
 DEFAULT_WORKLOAD = "effects-saga"
@@ -99,29 +99,38 @@ def load_scenario(path: Path, protocols: Sequence[str] | None) -> tuple[Any, Any
 
 
 def pick_cells(family: Any, target: Any, wanted: Sequence[str]) -> Any:
-    """A filter on the cruel grid's cells (``--cell 'terminate open_pr after_commit'``), each name checked."""
+    """A filter on the cruel grid's cells (``--cell 'terminate open_pr after_commit'``, the order the output
+    prints; the older ``open_pr/after_commit/terminate`` is taken too), each name checked."""
+    from sim.real.runtimes.compare import cell_name
+
     if not wanted:
         return None
-    names = {_cell_text(c) for c in family.single_faults(target)}
+    names = {cell_name(c.labels) for c in family.single_faults(target)}
+    keep = {_cell_text(text) for text in wanted}
     for text in wanted:
-        if " ".join(text.split()) not in names:
+        if _cell_text(text) not in names:
             raise InputError(f"--cell {text!r} is not a cell of {target.name}'s cruel grid "
                              "(write it as 'fault transition boundary', e.g. 'terminate open_pr after_commit')")
-    keep = {" ".join(t.split()) for t in wanted}
-    return lambda cell: _cell_text(cell) in keep
+    return lambda cell: cell_name(cell.labels) in keep
 
 
-def _cell_text(cell: Any) -> str:
-    transition, boundary, fault = cell.labels
-    return f"{fault} {transition} {boundary}"
+def _cell_text(text: str) -> str:
+    """A ``--cell`` as ``fault transition boundary``: spaces normalised; ``transition/boundary/fault`` reordered."""
+    parts = [p.strip() for p in text.split("/")]
+    if len(parts) == 3 and all(parts) and not any(" " in p for p in parts):
+        transition, boundary, fault = parts
+        return f"{fault} {transition} {boundary}"
+    return " ".join(text.split())
 
 
 def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runtime: str, cells: str | None,
                     wanted: Sequence[str], out: Path, force: bool, plant: Sequence[str], json_out: bool,
                     seeds: int | None = None, seed_start: int = 0, shrink_seconds: float = 120.0,
-                    scenario: Path | None = None) -> int:
+                    scenario: Path | None = None, keep_runs: Path | None = None) -> int:
     """Run the grid (or the seeds, or a scenario's fault list), print (or emit) the agreement table, export
-    each disagreement; exit 1 on any, else 7 when some run could not be judged (its infrastructure failed)."""
+    each disagreement; exit 1 on any, else 7 when some run could not be judged (its infrastructure failed).
+    ``keep_runs``: a new or empty folder where each real run's folder is kept."""
+    from sim.cli.conform_runtime_report import export, print_table
     from sim.core.outputs import Plan
     from sim.real.runtimes.worker_kit import PLANTED_BUGS
     from sim.report.outputs import check_output_dir
@@ -137,35 +146,63 @@ def conform_runtime(workload: str | None, protocols: Sequence[str] | None, runti
         family, target, chosen = load(workload, protocols)
     only = pick_cells(family, target, wanted)
     check_output_dir(out, "--out", force=force)
+    keep = _check_keep(keep_runs)
     inputs = [("--scenario" if scenario else "--workload", Path(target.path))] if target.path is not None else []
-    Plan(inputs=inputs, folders=[("--out", out, ())]).check()
+    folders: list[tuple[str, Path, tuple[str, ...]]] = [("--out", out, ())]
+    Plan(inputs=inputs, folders=folders + ([("--keep-runs", keep, ())] if keep else [])).check()
     shown = name if command is None else shlex.join(command)
     who = name if command is None else "command"
-    with Bar(progress_wanted(json_out)) as bar:
-        if scenario is not None:
-            from sim.real.runtimes.compare import ConformTable, compare_order
-
-            table = ConformTable(who, unit="scenarios")
-            events = tuple(target.base.events)
-            table.cells = [compare_order(family, target, p, events, tuple(str(e) for e in events), who, command,
-                                         tuple(plant)) for p in chosen]
-        elif seeds is None:
-            from sim.real.runtimes.compare import conform_cells
-
-            table = conform_cells(family, target, chosen, runtime=who, command=command, only=only,
-                                  plant=tuple(plant),
-                                  progress=lambda done, total, what: bar("conform", done, total, what))
-        else:
-            table = _conform_seeds(family, target, chosen, range(seed_start, seed_start + seeds), who, command,
-                                   tuple(plant), shrink_seconds, bar)
+    unit = "scenario run" if scenario is not None else "cell" if seeds is None else "seed"
+    with progress_for(json_out, {"conform": unit, "shrink": "disagreement"}) as bar:
+        table = _play(family, target, chosen, (who, command, tuple(plant)), scenario is not None, only,
+                      None if seeds is None else range(seed_start, seed_start + seeds), shrink_seconds, keep, bar)
     files = export(family, target, table, out, shown, plant) if table.disagreements else []
     if json_out:
         emit_json({"workload": target.name, "runtime": shown, "planted": list(plant), **table.to_json(),
-                   "exported": files})
-    print_table(human_console(json_out), target.name, shown, table, files)
+                   "exported": files, "kept": str(keep) if keep is not None else None})
+    print_table(human_console(json_out), target.name, shown, table, files, _scope(family, target, table, wanted),
+                keep)
     if table.disagreements:
         return EXIT_VIOLATION
     return EXIT_NOT_JUDGED if table.unjudged else EXIT_OK
+
+
+def _play(family: Any, target: Any, chosen: list, real: tuple, scenario: bool, only: Any, seeds: range | None,
+          shrink_seconds: float, keep: Path | None, bar: Any) -> Any:
+    """The runs: a scenario's own fault list, the seeds' lists or the grid's cells; ``real`` is the runtime's
+    name, its worker command and the planted bugs."""
+    from sim.real.runtimes import compare
+
+    who, command, plant = real
+    if scenario:  # its own fault list, once per protocol
+        table = compare.ConformTable(who, unit="scenarios")
+        events = tuple(target.base.events)
+        for index, protocol in enumerate(chosen):
+            bar("conform", index, len(chosen), protocol.label)
+            table.cells.append(compare.compare_order(family, target, protocol, events, tuple(str(e) for e in events),
+                                                     who, command, plant, keep=keep))
+        return table
+    if seeds is None:
+        return compare.conform_cells(family, target, chosen, runtime=who, command=command, only=only, plant=plant,
+                                     progress=lambda done, total, what: bar("conform", done, total, what), keep=keep)
+    return _conform_seeds(family, target, chosen, seeds, who, command, plant, shrink_seconds, bar, keep)
+
+
+def _check_keep(keep: Path | None) -> Path | None:
+    """``--keep-runs``: a new or empty folder (each run's folder goes in a folder of its own there)."""
+    from sim.core.outputs import Ownership, check_folder
+
+    if keep is None:
+        return None
+    check_folder(keep, "--keep-runs", Ownership(kind_of=lambda path: None), force=True)  # a folder, or can be
+    try:
+        full = keep.is_dir() and any(keep.iterdir())
+    except OSError as error:
+        raise InputError(f"--keep-runs {keep}: {error.strerror or error}") from None
+    if full:
+        raise InputError(f"--keep-runs {keep} is not empty: give a new or empty folder (each run's folder is "
+                         "kept in a folder of its own there)")
+    return keep
 
 
 def _check_mode(cells: str | None, wanted: Sequence[str], seeds: int | None, seed_start: int,
@@ -194,13 +231,14 @@ def _check_mode(cells: str | None, wanted: Sequence[str], seeds: int | None, see
 
 
 def _conform_seeds(family: Any, target: Any, protocols: list, seeds: range, runtime: str,
-                   command: list[str] | None, plant: tuple[str, ...], shrink_seconds: float, bar: Any) -> Any:
+                   command: list[str] | None, plant: tuple[str, ...], shrink_seconds: float, bar: Any,
+                   keep: Path | None = None) -> Any:
     """Every seed's fault list compared; the first disagreements of each protocol shrunk (each probe a real
     run) and put in the table in place of their seed's whole list."""
     from sim.real.runtimes.compare import conform_seeds
 
     table = conform_seeds(family, target, protocols, list(seeds), runtime=runtime, command=command, plant=plant,
-                          progress=lambda done, total, what: bar("conform", done, total, what))
+                          progress=lambda done, total, what: bar("conform", done, total, what), keep=keep)
     by_label = {p.label: p for p in protocols}
     for label in by_label:
         found = [c for c in table.disagreements if c.protocol == label][:RUNTIME_MAX_SHRUNK]
@@ -261,117 +299,15 @@ def shrink_disagreement(family, workload, comparison: Any, protocol, runtime: st
     return shrunk
 
 
-def export(family: Any, target: Any, table: Any, out: Path, runtime: str, plant: Sequence[str]) -> list[str]:
-    """Each disagreement as a scenario (the model's side, replayable with fencesim run), both histories and
-    a side-by-side text with the command that plays the real side again (a seed's: its shrunk list)."""
-    from sim.core.files import write_files_atomically
-    from sim.report.export import scenario_toml, slug
-
-    files: dict[Path, str] = {}
-    planted = "".join(f" --plant {p}" for p in plant)
-    for found in table.disagreements:
-        cell = found.shrunk_to or found
-        base = (f"fencesim conform --runtime {shlex.quote(runtime)} --workload {shlex.quote(target.name)} "
-                f"--protocol {shlex.quote(cell.protocol)}")
-        if table.unit == "scenarios":
-            replay = f"fencesim conform --runtime {shlex.quote(runtime)} --scenario {shlex.quote(str(target.path))}" \
-                f" --protocol {shlex.quote(cell.protocol)}{planted}"
-            origin = f"the scenario's fault list ({'; '.join(cell.labels) or 'none'})"
-            stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__scenario"
-            events = cell.events
-        elif found.seed is None:
-            what = " ".join((cell.labels[2], cell.labels[0], cell.labels[1]))
-            replay, origin = f"{base} --cell {shlex.quote(what)}{planted}", f"the cell {what}"
-            stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__{slug(what)}"
-            events = next(c.events for c in family.single_faults(target) if tuple(c.labels) == cell.labels)
-        else:
-            stem = f"conform__{slug(target.name)}__{slug(cell.protocol)}__seed{found.seed}"
-            replay = (f"fencesim conform --runtime {shlex.quote(runtime)} --scenario "
-                      f"{shlex.quote(str(out / f'{stem}.toml'))}{planted}  (the seed's whole list: "
-                      f"{base} --seeds 1 --seed-start {found.seed}{planted})")
-            origin = (f"seed {found.seed}'s fault list ({len(found.events)} faults, shrunk to "
-                      f"{len(cell.events)}: {'; '.join(cell.labels) or 'none'})")
-            events = cell.events
-        description = (f"The model and the {runtime} runtime disagree on {origin} under {cell.protocol}: "
-                       + "; ".join(cell.differences()[:3]) + f". Real side: {replay}")
-        protocol = family.parse_protocol(cell.protocol)
-        scenario = family.counterexample(target, protocol, "conformance", events,
-                                         {"name": stem, "description": description})
-        files[out / f"{stem}.toml"] = scenario_toml(family, scenario)
-        files[out / f"{stem}.model.jsonl"] = cell.model_history.to_jsonl() if cell.model_history else ""
-        files[out / f"{stem}.real.jsonl"] = cell.real_history.to_jsonl() if cell.real_history else ""
-        files[out / f"{stem}.side-by-side.txt"] = side_by_side(cell, replay, table.unit == "scenarios")
-    write_files_atomically(files)
-    return [str(p) for p in files]
-
-
-def side_by_side(cell: Any, replay: str, scenario: bool = False) -> str:
-    what = f"cell {'/'.join(cell.labels)}" if cell.seed is None and scenario is False else \
-        f"{'scenario' if cell.seed is None else f'seed {cell.seed}'}, faults: {'; '.join(cell.labels) or 'none'}"
-    lines = [f"{what} under {cell.protocol}", f"real side again: {replay}", ""]
-    if cell.failed is not None:  # no real observation: the run failed or hung (its partial history is exported)
-        lines += [f"the real run failed: {cell.failed}", ""]
-    lines += [f"{'observed':<14} {'model':<40} real"]
-    from sim.real.runtimes.compare import OBSERVED
-
-    for key in OBSERVED:
-        model, real = (cell.model or {}).get(key), (cell.real or {}).get(key, "-")
-        lines.append(f"{'  ' if model == real else '!='}{key:<12} {str(model):<40} {real}")
-    return "\n".join(lines) + "\n"
-
-
-def print_table(console: Any, workload: str, runtime: str, table: Any, files: list[str]) -> None:
-    """The agreement table, one row per protocol; then, per protocol, the violating runs, the ones not
-    applicable (each with its reason), not played and not judged; then each disagreement."""
-    from sim.core.wrapping import wrap_names, wrap_text
-
-    what = {"cells": "cruel grid", "seeds": "fuzzed fault lists"}.get(table.unit, "a scenario's fault list")
-    console.print(f"conform: {workload}, {what}, runtime: {runtime}", markup=False)
-    header = ("protocol", table.unit, "agree", "disagree", "not played", "not applicable", "could not judge",
-              "violating (model / real)", "real kills", "freezes", "seconds")
-    rows = [header] + [(p, str(r[table.unit]), str(r["agreeing"]), str(r["disagreeing"]), str(r["not_played"]),
-                        str(r["not_applicable"]), str(r["could_not_judge"]),
-                        f"{r['violating_model']} / {r['violating_real']}", str(r["kills"]), str(r["freezes"]),
-                        f"{r['seconds']:.1f}") for p, r in table.by_protocol().items()]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    for row in rows:
-        console.print("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                       for i, (c, w) in enumerate(zip(row, widths))).rstrip(), markup=False)
-    for protocol in table.by_protocol():
-        mine = [c for c in table.cells if c.protocol == protocol]
-        violating = [f"{c.name} (model: {', '.join((c.model or {}).get('violations', [])) or 'none'}; real: "
-                     f"{', '.join((c.real or {}).get('violations', [])) or 'none'})" for c in mine if c.violating]
-        if violating:
-            _listed(console, f"violating under {protocol} ({len(violating)} {table.unit})", violating, wrap_names)
-        for reason in sorted({c.not_applicable for c in mine if not c.applicable}):
-            named = [c.name for c in mine if c.not_applicable == reason]
-            _listed(console, f"not applicable under {protocol} ({len(named)} {table.unit}): {reason}", named,
-                    wrap_names)
-        for cell in mine:
-            if cell.status in ("not_played", "could_not_judge"):
-                what = "not played under" if cell.status == "not_played" else "COULD NOT JUDGE"
-                for index, line in enumerate(wrap_text(f"{what} {protocol}, {cell.name}: "
-                                                       f"{cell.not_played or cell.harness_error}", 110)):
-                    console.print(("  " if index == 0 else "    ") + line, markup=False)
-    if not table.disagreements:
-        judged = sum(1 for c in table.cells if c.agrees)
-        console.print(f"every judged run agrees ({judged}): same effects, duplicates, receipts, "
-                      "compensations, outcome, violations and fingerprints", markup=False)
-        if table.unjudged:
-            console.print(f"not all runs judged: {len(table.unjudged)} could not be (the harness's own "
-                          "infrastructure failed, not the runtime; exit 7)", markup=False)
-        return
-    for found in table.disagreements:
-        cell = found.shrunk_to or found
-        shrunk = "" if found.shrunk_to is None else f" (shrunk to {'; '.join(cell.labels) or 'no fault'})"
-        name = found.name if table.unit != "scenarios" else f"faults: {'; '.join(found.labels) or 'none'}"
-        console.print(f"DISAGREE {cell.protocol}, {name}{shrunk}: {'; '.join(cell.differences())}",
-                      markup=False)
-    console.print(f"exported: {len(files)} files under {Path(files[0]).parent if files else '-'}", markup=False)
-
-
-def _listed(console: Any, title: str, names: list[str], wrap_names: Any) -> None:
-    """A title and the names under it, wrapped between names (never inside one)."""
-    console.print(f"  {title}:", markup=False)
-    for line in wrap_names(names, 100):
-        console.print(f"    {line}", markup=False)
+def _scope(family: Any, target: Any, table: Any, wanted: Sequence[str]) -> str:
+    """What was run, for the header: the whole cruel grid, some of its cells (``--cell``), fuzzed fault lists
+    or a scenario's fault list."""
+    if table.unit == "seeds":
+        return "fuzzed fault lists"
+    if table.unit != "cells":
+        return "a scenario's fault list"
+    total = len(family.single_faults(target))
+    if not wanted:
+        return f"the cruel grid ({total} cells)"
+    count = len({_cell_text(text) for text in wanted})
+    return f"{count} {'cell' if count == 1 else 'cells'} of the cruel grid's {total} (--cell)"

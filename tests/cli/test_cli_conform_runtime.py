@@ -27,8 +27,8 @@ needs_dbos = pytest.mark.skipif(runtime_unavailable("dbos") is not None, reason=
     (["--runtime", "dbos", "--cells", "fuzz"], "--cells 'fuzz'"),
     (["--runtime", "dbos", "--plant", "nonsense"], "--plant 'nonsense'"),
     (["--runtime", "no-such-program-anywhere --flag"], "neither dbos, temporal, restate, nor a program"),
-    (["--cell", "terminate open_pr after_commit"], "--cell, --cells and --plant go with --runtime"),
-    (["--cells", "cruel"], "--cell, --cells and --plant go with --runtime"),
+    (["--cell", "terminate open_pr after_commit"], "--cell, --cells, --plant and --keep-runs go with --runtime"),
+    (["--cells", "cruel"], "--cell, --cells, --plant and --keep-runs go with --runtime"),
 ])
 def test_bad_runtime_options_are_one_line_and_exit_4(cli, tmp_path, args, says):
     done = cli("conform", *args, "--out", tmp_path / "out")
@@ -154,7 +154,7 @@ def test_an_exported_seed_disagreement_replays_on_the_real_runtime(cli, tmp_path
 def test_a_failed_real_run_is_shown_side_by_side_without_a_real_observation():
     """A real run that failed or hung has no observation: its side-by-side text says why instead of crashing
     the export (which would lose the whole table)."""
-    from sim.cli.conform_runtime import side_by_side
+    from sim.cli.conform_runtime_report import side_by_side
     from sim.real.runtimes.compare import CellComparison
 
     model = {"effects": {"open_pr": 1}, "duplicates": {}, "receipts": {"open_pr": 1}, "compensations": [],
@@ -183,8 +183,61 @@ def test_the_table_lists_violating_not_applicable_and_not_played_cells_each_by_n
     assert "not played" in header and "could not judge" in header and "violating (model / real)" in header
     assert row.split()[:6] == ["unkeyed-retry", "3", "1", "0", "1", "1"]  # cells, agree, disagree, not played, n/a
     assert "violating under unkeyed-retry (1 cells):" in out
-    assert "publish_release/after_commit/terminate (model: duplicate_effect, lost_success, unknown_as_failed;" in out
+    assert "terminate publish_release after_commit (model: duplicate_effect, lost_success, unknown_as_failed;" in out
     assert "not applicable under unkeyed-retry (1 cells): upgrade" in out
-    assert "    open_pr/after_intent/upgrade" in out
-    assert "not played under unkeyed-retry, open_pr/after_dispatch/retry_changed: no fault was played" in out
+    assert "    upgrade open_pr after_intent" in out
+    assert "not played under unkeyed-retry, retry_changed open_pr after_dispatch: no fault was played" in out
     assert "every judged run agrees (1)" in out
+
+
+@pytest.mark.real
+def test_keep_runs_keeps_each_runs_folder_and_says_where(cli, tmp_path):
+    """--keep-runs DIR: the run's folder (the external system's database and request log, every process's log)
+    is kept in a folder of its own, named by protocol and cell; the output and the JSON say where."""
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "cmd_worker.py"
+    keep = tmp_path / "runs"
+    done = cli("conform", "--runtime", f"{sys.executable} {example}", "-p", "unkeyed-retry", "--cell",
+               "terminate publish_release after_commit", "--out", tmp_path / "out", "--keep-runs", keep, "--json",
+               timeout=300)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    (cell,) = document["cells"]
+    folder = keep / "unkeyed_retry__terminate_publish_release_after_commit"
+    assert cell["kept"] == str(folder) and document["kept"] == str(keep)
+    assert (folder / "external" / "external.sqlite").is_file()
+    assert (folder / "process-1.log").is_file() and (folder / "clock.sqlite").is_file()
+    assert f"run folder kept: {folder}" in done.stderr
+
+
+@pytest.mark.slow  # subprocesses
+def test_keep_runs_wants_a_new_or_empty_folder(cli, tmp_path):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "mine.txt").write_text("x")
+    (tmp_path / "a-file").write_text("x")
+    for given, says in (("full", "is not empty: give a new or empty folder"), ("a-file", "not a folder")):
+        done = cli("conform", "--runtime", "dbos", "--cell", "terminate open_pr after_commit", "--keep-runs",
+                   tmp_path / given, "--out", tmp_path / "out")
+        assert done.returncode == 4, done.stderr
+        assert says in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert (tmp_path / "full" / "mine.txt").read_text() == "x"
+
+
+@pytest.mark.real
+def test_json_keeps_stdout_pure_and_says_its_progress_on_stderr(cli, tmp_path):
+    """--json: stdout is one JSON document; stderr says which cell of how many runs, and the time elapsed."""
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "cmd_worker.py"
+    done = cli("conform", "--runtime", f"{sys.executable} {example}", "-p", "unkeyed-retry", "--cell",
+               "terminate publish_release after_commit", "--cell", "terminate open_pr after_commit",
+               "--out", tmp_path / "out", "--json", timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["cells"]) == 2
+    assert "conform: cell 1 of 2 (unkeyed-retry: terminate open_pr after_commit), " in done.stderr
+    assert "conform: cell 2 of 2 (unkeyed-retry: terminate publish_release after_commit), " in done.stderr
+    assert " s elapsed" in done.stderr

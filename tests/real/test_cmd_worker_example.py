@@ -87,3 +87,33 @@ def test_the_protocol_page_names_every_request_and_record_the_harness_uses():
                  "Stdout is the protocol's only", "docs/examples/cmd_worker.py"):
         assert rule in protocol, rule
     assert "`[test]` extra is for" in page and ".venv/bin/pip install" not in page
+
+
+#: A worker of one's own that breaks the arguments rule: the example worker, never told the start request's
+#: ``arguments``.
+IGNORES_ARGUMENTS = f"""
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("cmd_worker", {str(EXAMPLE)!r})
+worker = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(worker)
+given = worker.kit.WorkerConfig.from_start.__func__
+worker.kit.WorkerConfig.from_start = classmethod(lambda cls, start: given(cls, dict(start, arguments={{}})))
+sys.exit(worker.main())
+"""
+
+
+@pytest.mark.real
+def test_a_worker_that_ignores_the_arguments_is_told_which_and_why(cli, tmp_path):
+    """The saga's open_pr has [arguments.open_pr]; a worker that drops them disagrees on open_pr's fingerprint
+    only, and the difference names open_pr, the arguments its requests lack and the rule it breaks."""
+    script = tmp_path / "ignores_arguments.py"
+    script.write_text(IGNORES_ARGUMENTS, encoding="utf-8")
+    done = cli("conform", "--runtime", f"{sys.executable} {script}", "-p", "unkeyed-retry", "--cell",
+               "terminate publish_release after_commit", "--out", tmp_path / "out", "--json", timeout=300)
+    assert done.returncode == 1, done.stderr[-3000:]
+    (found,) = json.loads(done.stdout)["disagreements"]
+    (difference,) = found["differences"]
+    assert difference.startswith("fingerprints of open_pr: model ")
+    assert "carry none of [arguments.open_pr] (base = 'main', head = '7ac1e05', title = " in difference
+    assert "a worker that ignores the start request's `arguments`" in difference
+    assert "DISAGREE unkeyed-retry" in done.stderr and "fingerprints of open_pr" in done.stderr

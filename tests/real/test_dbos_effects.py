@@ -84,7 +84,7 @@ def test_a_workloads_arguments_reach_the_worker_and_the_fingerprints_are_compare
     assert cell.real["fingerprints"]["open_pr"] == cell.model["fingerprints"]["open_pr"] == ["236b7fdbcdcf"]
     bare = run_real_effects(workload.base.workflow, protocol, None, task=workload.base.task)
     without = CellComparison(protocol.label, (), model=cell.model, real=observe(EFFECTS, bare.history))
-    assert [d.split(":")[0] for d in without.differences()] == ["fingerprints"]
+    assert [d.split(":")[0] for d in without.differences()] == ["fingerprints of open_pr"]
     assert without.real["fingerprints"]["open_pr"] == ["e492b300a6cb"]
 
 

@@ -14,10 +14,12 @@ import textwrap
 import pytest
 
 from sim.real.runtimes.processes import runtime_unavailable
+from sim.real.runtimes.restate_server import restate_unavailable
 
 needs_dbos = pytest.mark.skipif(runtime_unavailable("dbos") is not None, reason=str(runtime_unavailable("dbos")))
 needs_temporal = pytest.mark.skipif(runtime_unavailable("temporal") is not None,
                                     reason=str(runtime_unavailable("temporal")))
+needs_restate = pytest.mark.skipif(restate_unavailable() is not None, reason=str(restate_unavailable()))
 
 #: Run before the command: in run number KILL_IN_RUN, once the worker reports open_pr's intent, SIGKILL the
 #: process KILL_WHAT names (the external system, Temporal's dev server, or the worker itself) -- a real kill of
@@ -79,7 +81,7 @@ def test_the_external_system_killed_mid_cell_is_could_not_judge_on_dbos(cli, tmp
     """Killed while the second cell runs: that cell could not be judged (never DISAGREE with the dead system's
     lost_success), the first and third are judged and written, exit 7."""
     done = conform_with_a_kill(cli, tmp_path, "dbos", "external", run=2)
-    document = assert_one_unjudged(done, "publish_release/after_commit/terminate", "the external system stopped")
+    document = assert_one_unjudged(done, "terminate publish_release after_commit", "the external system stopped")
     assert "DISAGREE" not in done.stderr and not document["exported"]
 
 
@@ -90,7 +92,7 @@ def test_the_external_system_killed_mid_cell_is_could_not_judge_with_a_worker_co
 
     example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "cmd_worker.py"
     done = conform_with_a_kill(cli, tmp_path, f"{sys.executable} {example}", "external", run=2)
-    assert_one_unjudged(done, "publish_release/after_commit/terminate", "the external system stopped")
+    assert_one_unjudged(done, "terminate publish_release after_commit", "the external system stopped")
     assert "DISAGREE" not in done.stderr
 
 
@@ -100,7 +102,7 @@ def test_a_worker_killed_outside_the_plan_is_could_not_judge(cli, tmp_path):
     """Exit status -9 that the plan did not deal is no hang and no silent pass; the planned kills of the other
     cells (by the harness, by the external system's hook) are still accepted."""
     done = conform_with_a_kill(cli, tmp_path, "dbos", "worker", run=1)
-    document = assert_one_unjudged(done, "create_preview/after_commit/terminate", "killed outside the fault plan")
+    document = assert_one_unjudged(done, "terminate create_preview after_commit", "killed outside the fault plan")
     assert "-9" in document["could_not_judge"][0]["could_not_judge"]
     assert "hung" not in done.stderr
 
@@ -110,9 +112,21 @@ def test_a_worker_killed_outside_the_plan_is_could_not_judge(cli, tmp_path):
 @pytest.mark.slow  # Temporal: a dev server and a 5 s lease per kill, about a minute
 def test_temporals_server_killed_mid_cell_is_could_not_judge(cli, tmp_path):
     done = conform_with_a_kill(cli, tmp_path, "temporal", "server", run=1, cells=CELLS[1:])
-    assert_one_unjudged(done, "publish_release/after_commit/terminate", "Temporal's dev server) stopped answering",
+    assert_one_unjudged(done, "terminate publish_release after_commit", "Temporal's dev server) stopped answering",
                         runs=2)
     assert "unknown kind" not in done.stderr
+
+
+@needs_restate
+@pytest.mark.real
+def test_restates_server_killed_mid_cell_is_could_not_judge_at_once(cli, tmp_path):
+    """Restate's server writes to a log, not a pipe, and its worker waits on it in silence: its exit is watched,
+    so the cell is not judged at once (it took the harness's 30 s wait for a record to notice)."""
+    done = conform_with_a_kill(cli, tmp_path, "restate", "server", run=1, cells=CELLS[1:])
+    document = assert_one_unjudged(done, "terminate publish_release after_commit",
+                                   "the runtime's server (the Restate server) stopped answering (its process exited "
+                                   "with status -9)", runs=2)
+    assert document["could_not_judge"][0]["seconds"] < 10
 
 
 @needs_dbos

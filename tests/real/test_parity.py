@@ -149,8 +149,7 @@ def test_the_comparison_flags_a_fingerprint_the_real_side_computed_otherwise():
     cell = CellComparison("keyed", ("open_pr", "after_commit", "terminate"), model=observe(FAMILY, model),
                           real=observe(FAMILY, real))
     assert not cell.agrees
-    assert cell.differences() == ["fingerprints: model {'open_pr': ['236b7fdbcdcf']} / real "
-                                  "{'open_pr': ['e492b300a6cb']}"]
+    assert cell.differences() == ["fingerprints of open_pr: model 236b7fdbcdcf / real e492b300a6cb"]
 
 
 def test_the_docs_table_of_the_faults_the_harness_plays_is_generated():

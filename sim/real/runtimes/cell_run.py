@@ -43,10 +43,10 @@ Condition = Callable[[], bool]
 Trap = Callable[[str, dict], bool]
 
 
-def runtime_server(runtime: str, root: Path, inbox: Any) -> Any:
+def runtime_server(runtime: str, root: Path) -> Any:
     """The server a runtime's workers need (Temporal's dev server, Restate's), or None (DBOS, CMD)."""
     if runtime == "temporal":
-        return TemporalServer(root, inbox)
+        return TemporalServer(root)
     if runtime == "restate":
         from sim.real.runtimes.restate_server import RestateServer
 
@@ -69,7 +69,7 @@ class CellRun:
         self.runtime = runtime
         self.by_name = {t["name"]: t for t in transitions}
         self.inbox = Inbox()
-        self.runtime_server: Any = runtime_server(runtime, root, self.inbox)
+        self.runtime_server: Any = runtime_server(runtime, root)
         self.recorder = Recorder(root / "clock.sqlite")
         self.workers: dict[str, WorkerProcess] = {}
         self.spares: list[WorkerProcess] = []
@@ -329,6 +329,7 @@ class CellRun:
         self.external.start()
         if self.runtime_server is not None:
             self.runtime_server.start()
+            self.runtime_server.watch(self.inbox)  # its exit is news at once, not after a record times out
         needed = next(plan)  # how many more worker processes the faults will need: spawn them warm now
         self.record("queue", "accepted", task=self.task, workflow=self.workflow_name, workflow_version=1)
         first = self.spawn()

@@ -26,8 +26,10 @@ side by side; a one-fault cell is its own shortest order.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from sim.core.history import History
@@ -69,6 +71,15 @@ def observe(family, history: History) -> dict[str, Any]:
             "fingerprints": {k: sorted(v) for k, v in sorted(fingerprints.items())}}
 
 
+def cell_name(labels: Sequence[str]) -> str:
+    """A cell's labels (transition, boundary, fault) written as ``--cell`` takes them: ``fault transition
+    boundary``; any other list of labels (a scenario's faults) joined by ``; ``."""
+    if len(labels) == 3 and not any(" " in label for label in labels):
+        transition, boundary, fault = labels
+        return f"{fault} {transition} {boundary}"
+    return "; ".join(labels)
+
+
 #: A comparison's status, in the order the table counts them.
 STATUSES = ("agrees", "disagrees", "not_played", "not_applicable", "could_not_judge")
 
@@ -103,11 +114,15 @@ class CellComparison:
     shrunk_to: "CellComparison | None" = field(default=None, repr=False)  # a seed's disagreement, shrunk
     harness_error: str | None = None  # the infrastructure failed: the run could not be judged
     not_played: str | None = None  # no fault was played, or none struck: nothing to judge the fault by
+    task: str | None = None  # the workload's task and its [arguments.T]: what explains a fingerprint difference
+    arguments: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    kept: str | None = None  # where the real run's folder was kept (--keep-runs)
 
     @property
     def name(self) -> str:
-        """``transition/boundary/fault`` for a cell; ``seed N`` for a fuzzed list."""
-        return "/".join(self.labels) if self.seed is None else f"seed {self.seed}"
+        """``fault transition boundary`` for a cell, as ``--cell`` takes it; ``seed N`` for a fuzzed list; a
+        scenario's faults joined by ``; ``."""
+        return cell_name(self.labels) if self.seed is None else f"seed {self.seed}"
 
     @property
     def applicable(self) -> bool:
@@ -148,13 +163,20 @@ class CellComparison:
             return [f"the real run failed: {self.failed}"]
         if self.model is None or self.real is None:
             return []
-        return [f"{name}: model {self.model[name]} / real {self.real[name]}" for name in OBSERVED
-                if self.model[name] != self.real[name]]
+        from sim.real.runtimes.fingerprints import explain
+
+        out = []
+        for name in (n for n in OBSERVED if self.model.get(n) != self.real.get(n)):
+            if name == "fingerprints":
+                out += explain(self.model[name], self.real.get(name, {}), self.task, self.arguments)
+            else:
+                out.append(f"{name}: model {self.model[name]} / real {self.real.get(name)}")
+        return out
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"protocol": self.protocol}
         if self.seed is None:
-            out["cell"] = "/".join(self.labels)
+            out["cell"] = self.name
         else:
             out.update(seed=self.seed, faults=list(self.labels))
         out["status"] = self.status
@@ -173,23 +195,40 @@ class CellComparison:
                 out["shrunk_to"] = list(self.shrunk_to.labels)
         if self.failed is not None:
             out["failed"] = self.failed
+        if self.kept is not None:
+            out["kept"] = self.kept
         return out
 
 
 def compare_cell(family, workload, protocol, cell, runtime: str = "dbos", command: list[str] | None = None,
-                 plant: tuple[str, ...] = ()) -> CellComparison:
+                 plant: tuple[str, ...] = (), keep: Path | None = None) -> CellComparison:
     """Play one cruel cell in the model and against the real runtime; compare what both observe."""
-    return compare_order(family, workload, protocol, tuple(cell.events), tuple(cell.labels), runtime, command, plant)
+    return compare_order(family, workload, protocol, tuple(cell.events), tuple(cell.labels), runtime, command, plant,
+                         keep=keep)
+
+
+def run_folder(keep: Path, protocol: str, name: str) -> Path:
+    """A new folder under ``keep`` for one run's folder: ``PROTOCOL__CELL`` (a seed's ``__seed_N``, a scenario's
+    ``__ITS_FAULTS``), never one that is there already (a second run of the same cell gets ``-2``)."""
+    stem = "__".join(re.sub(r"[^A-Za-z0-9]+", "_", part).strip("_").lower()[:100] or "run"
+                     for part in (protocol, name))
+    folder, number = keep / stem, 1
+    while folder.exists() or folder.is_symlink():
+        number += 1
+        folder = keep / f"{stem}-{number}"
+    return folder
 
 
 def compare_order(family, workload, protocol, events: Sequence[Any], labels: tuple[str, ...],
                   runtime: str = "dbos", command: list[str] | None = None, plant: tuple[str, ...] = (),
-                  seed: int | None = None) -> CellComparison:
-    """Play a list of fault events (a cell's one, or a seed's) in the model and on the real runtime."""
+                  seed: int | None = None, keep: Path | None = None) -> CellComparison:
+    """Play a list of fault events (a cell's one, or a seed's) in the model and on the real runtime; ``keep``:
+    a folder under which the real run's folder is kept (:func:`run_folder`)."""
     from sim.real.runtimes.cells import expressible
     from sim.real.runtimes.harness import HarnessError, NotApplicable, RealEffectsError, run_real_effects
 
-    result = CellComparison(protocol.label, labels, seed=seed, events=tuple(events))
+    result = CellComparison(protocol.label, labels, seed=seed, events=tuple(events), task=workload.base.task,
+                            arguments=dict(getattr(workload.base, "arguments", None) or {}))
     model_run = family.replay(workload.base, protocol, list(events))
     result.model_history = model_run.history
     result.model = observe(family, model_run.history)
@@ -202,10 +241,11 @@ def compare_order(family, workload, protocol, events: Sequence[Any], labels: tup
                              f"harness cannot express it, so a healthy run would prove nothing about it")
         return result
     started = time.monotonic()
+    folder = None if keep is None else run_folder(keep, protocol.label, result.name)
     try:
         real = run_real_effects(workload.base.workflow, protocol, [_fault_text(e) for e in played],
                                 runtime=runtime, command=command, task=workload.base.task, plant=plant,
-                                arguments=getattr(workload.base, "arguments", None))
+                                arguments=getattr(workload.base, "arguments", None), keep=folder)
     except NotApplicable as reason:
         result.not_applicable = str(reason)
         return result
@@ -219,6 +259,8 @@ def compare_order(family, workload, protocol, events: Sequence[Any], labels: tup
         result.failed, result.real_history = str(error), getattr(error, "history", None)
         result.kills, result.freezes = error.kills, error.freezes
         return result
+    finally:
+        result.kept = str(folder) if folder is not None and folder.is_dir() else None
     result.seconds = time.monotonic() - started
     result.kills, result.freezes, result.real_history = real.kills, real.freezes, real.history
     result.struck = real.struck
@@ -290,8 +332,9 @@ class ConformTable:
 def conform_cells(family, workload, protocols: Sequence[Any], runtime: str = "dbos",
                   command: list[str] | None = None, only: Callable[[Any], bool] | None = None,
                   progress: Callable[[int, int, str], None] | None = None, deadline=None,
-                  plant: tuple[str, ...] = ()) -> ConformTable:
-    """Every cruel cell of the workload under every protocol (``only`` picks cells), in grid order."""
+                  plant: tuple[str, ...] = (), keep: Path | None = None) -> ConformTable:
+    """Every cruel cell of the workload under every protocol (``only`` picks cells), in grid order; ``keep``:
+    where each run's folder is kept."""
     cells = [c for c in family.single_faults(workload) if only is None or only(c)]
     table = ConformTable(runtime)
     total = len(cells) * len(protocols)
@@ -301,16 +344,16 @@ def conform_cells(family, workload, protocols: Sequence[Any], runtime: str = "db
                 deadline.note("conform")
                 return table
             if progress is not None:
-                progress(p_index * len(cells) + c_index, total, f"{protocol.label}: {'/'.join(cell.labels)}")
-            table.cells.append(compare_cell(family, workload, protocol, cell, runtime, command, plant))
+                progress(p_index * len(cells) + c_index, total, f"{protocol.label}: {cell_name(cell.labels)}")
+            table.cells.append(compare_cell(family, workload, protocol, cell, runtime, command, plant, keep))
     return table
 
 
 def conform_seeds(family, workload, protocols: Sequence[Any], seeds: Sequence[int], runtime: str = "dbos",
                   command: list[str] | None = None, progress: Callable[[int, int, str], None] | None = None,
-                  plant: tuple[str, ...] = ()) -> ConformTable:
+                  plant: tuple[str, ...] = (), keep: Path | None = None) -> ConformTable:
     """Each seed's fuzzed fault list (``family.generate``: the lists ``fencesim fuzz`` draws) under every
-    protocol, in the model and on the real runtime, compared as the cells are."""
+    protocol, in the model and on the real runtime, compared as the cells are (``keep``: as the cells')."""
     table = ConformTable(runtime, unit="seeds")
     total = len(seeds) * len(protocols)
     for p_index, protocol in enumerate(protocols):
@@ -319,5 +362,5 @@ def conform_seeds(family, workload, protocols: Sequence[Any], seeds: Sequence[in
             if progress is not None:
                 progress(p_index * len(seeds) + s_index, total, f"{protocol.label}: seed {seed}")
             table.cells.append(compare_order(family, workload, protocol, events, tuple(str(e) for e in events),
-                                             runtime, command, plant, seed=seed))
+                                             runtime, command, plant, seed=seed, keep=keep))
     return table

@@ -136,9 +136,7 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
         finally:
             run.close()
             if keep is not None:
-                if keep.exists():
-                    shutil.rmtree(keep)
-                shutil.copytree(root, keep, symlinks=True)
+                _keep(root, keep)
         log = run.external.log()
         history = run.history(log)
         history.append(len(history), "kernel", "run_ended", reason="completed")
@@ -146,6 +144,17 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     return RealEffectsRun(history, time.monotonic() - started, run.kills, run.freezes, sorted(run.workers), runtime,
                           faults[0] if faults else None, {"label": label, **knobs}, log, objects, faults,
                           choreography.struck_count)
+
+
+def _keep(root: Path, keep: Path) -> None:
+    """Copy the run's folder to ``keep`` (replacing it); what cannot be copied (a socket) is left out, and a
+    failed copy never hides the run's own result or error."""
+    try:
+        if keep.exists():
+            shutil.rmtree(keep)
+        shutil.copytree(root, keep, symlinks=True)
+    except OSError:  # shutil.Error too: the files it could copy are there
+        pass
 
 
 def _reference_command(runtime: str) -> list[str]:

@@ -13,7 +13,7 @@ import signal
 import time
 from typing import Any
 
-from sim.real.runtimes.processes import STOP_TIMEOUT_S, HarnessError, RealEffectsError
+from sim.real.runtimes.processes import EXIT_WAIT_S, STOP_TIMEOUT_S, HarnessError, RealEffectsError
 
 #: Seconds a worker's unplanned SIGKILL waits for the external system to say its hook did it.
 KILL_ANNOUNCE_S = 5.0
@@ -22,11 +22,10 @@ KILL_ANNOUNCE_S = 5.0
 def check(run: Any) -> None:
     """Raise :class:`HarnessError` when the run's external system or its runtime's server has stopped."""
     if run.external.gone():
-        raise HarnessError(f"the external system stopped answering{run.external.exit_note()}")
+        raise HarnessError(run.external.stopped())
     server = run.runtime_server
     if server is not None and server.gone():
-        raise HarnessError(f"the runtime's server ({getattr(server, 'title', 'its server')}) stopped answering"
-                           f"{server.exit_note()}")
+        raise HarnessError(server.stopped())
 
 
 def worker_ended(run: Any, source: str) -> None:
@@ -70,11 +69,11 @@ def ended(run: Any, source: str, record: dict | None) -> bool:
     True when ``record`` is handled here."""
     if source == "external":
         if record is None:  # its stdout closed: the process is gone, or going
-            raise HarnessError("the external system stopped answering (its process ended)")
+            raise HarnessError(run.external.stopped(wait_s=EXIT_WAIT_S))
         run.external_record(record)
         return True
-    if source == "runtime-server":
-        raise HarnessError("the runtime's server (Temporal's dev server) stopped answering (its process ended)")
+    if source == "runtime-server":  # its output ended, or its process exited (ServerProcess.watch)
+        raise HarnessError(run.runtime_server.stopped(wait_s=EXIT_WAIT_S))
     if record is None:
         worker_ended(run, source)
         return True

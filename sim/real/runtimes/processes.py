@@ -27,6 +27,11 @@ RECORD_TIMEOUT_S = 30.0
 STARTUP_TIMEOUT_S = 60.0
 #: Seconds a stopped process gets to exit before it is killed.
 STOP_TIMEOUT_S = 10.0
+#: Seconds between two looks at whether a runtime's server is still running (:meth:`ServerProcess.watch`).
+WATCH_S = 0.1
+#: Seconds the harness waits for the exit status of a process of its own whose output ended or that stopped
+#: answering (it is going: its status names how it ended).
+EXIT_WAIT_S = 2.0
 
 def _die_with_parent() -> None:
     """In a child, before it runs: be killed when the harness dies (Linux), even when frozen or never started,
@@ -83,8 +88,48 @@ class Inbox:
             raise RealEffectsError(f"no record from any process for {timeout_s:.0f} s (hung)") from None
 
 
-class ExternalProcess:
+class Supervised:
+    """A process of the harness's own infrastructure (the external system, a runtime's server): whether it is
+    gone, and the one wording of its end (:meth:`stopped`)."""
+
+    who = "a process of the harness"
+    log_name = "its log"  # its stderr, in the run's folder
+    process: subprocess.Popen | None = None
+
+    def gone(self) -> bool:
+        """Whether the process has ended (the harness then cannot judge the run)."""
+        return self.process is not None and self.process.poll() is not None
+
+    def stopped(self, detail: str | None = None, wait_s: float = 0.0) -> str:
+        """``WHO stopped answering (its process exited with status N; DETAIL)``, its exit status waited for up
+        to ``wait_s`` (a process whose output ended is going) and left out while it still runs."""
+        code = None
+        if self.process is not None:
+            try:
+                code = self.process.wait(timeout=wait_s) if wait_s > 0 else self.process.poll()
+            except subprocess.TimeoutExpired:
+                code = None
+        parts = ([f"its process exited with status {code}"] if code is not None else []) + ([detail] if detail else [])
+        return f"{self.who} stopped answering" + (f" ({'; '.join(parts)})" if parts else "")
+
+    def did_not_start(self, detail: str) -> HarnessError:
+        """``WHO did not start (its process exited with status N; DETAIL; see LOG ...)``: the harness's failure."""
+        code = None
+        if self.process is not None:
+            try:
+                code = self.process.wait(timeout=EXIT_WAIT_S)
+            except subprocess.TimeoutExpired:
+                code = None
+        parts = ([f"its process exited with status {code}"] if code is not None else []) + [
+            detail, f"see {self.log_name} in the run's folder, which --keep-runs keeps"]
+        return HarnessError(f"{self.who} did not start ({'; '.join(parts)})")
+
+
+class ExternalProcess(Supervised):
     """The external system as an OS process: started, armed, released, stopped; its log read back."""
+
+    who = "the external system"
+    log_name = "external.log"
 
     def __init__(self, root: Path, config: dict, clock: Path, inbox: Inbox):
         self.root, self.state = root, root / "external"
@@ -100,10 +145,13 @@ class ExternalProcess:
         with open(self.root / "external.log", "ab") as stderr:
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
                                             start_new_session=True, preexec_fn=_die_with_parent)
-        line = _read_line(self.process.stdout, STARTUP_TIMEOUT_S, "the external system")
-        ready = json.loads(line)
-        if ready.get("kind") != "ready":
-            raise RealEffectsError(f"the external system did not start: {ready.get('message', line)}")
+        try:
+            line = _read_line(self.process.stdout, STARTUP_TIMEOUT_S)
+            ready = json.loads(line)
+        except (RealEffectsError, ValueError) as error:
+            raise self.did_not_start(str(error)) from None
+        if not isinstance(ready, dict) or ready.get("kind") != "ready":
+            raise self.did_not_start(str(ready.get("message", line) if isinstance(ready, dict) else line))
         self.port = ready["port"]
         self.inbox.reader("external", self.process.stdout)
 
@@ -119,21 +167,12 @@ class ExternalProcess:
             response = connection.getresponse()
             payload = json.loads(response.read() or b"{}")
         except (OSError, http.client.HTTPException, ValueError) as error:
-            raise HarnessError(f"the external system stopped answering ({method} {path}: "
-                               f"{type(error).__name__}{self.exit_note()})") from None
+            raise HarnessError(self.stopped(f"{method} {path}: {type(error).__name__}", EXIT_WAIT_S)) from None
         finally:
             connection.close()
         if response.status >= 400:
             raise RealEffectsError(f"the external system refused {method} {path}: {payload}")
         return payload
-
-    def exit_note(self) -> str:
-        """``, its process exited with status N`` once it has, else nothing."""
-        code = None if self.process is None else self.process.poll()
-        return "" if code is None else f"; its process exited with status {code}"
-
-    def gone(self) -> bool:
-        return self.process is not None and self.process.poll() is not None
 
     def control(self, name: str, **body: Any) -> dict:
         return self.call("POST", f"/_control/{name}", body)
@@ -160,14 +199,16 @@ class ExternalProcess:
             self.process.wait(timeout=STOP_TIMEOUT_S)
 
 
-def _read_line(stream, timeout_s: float, who: str) -> bytes:
+def _read_line(stream, timeout_s: float) -> bytes:
     """One line from a process, within a limit (used before its reader thread exists)."""
     box: list[bytes] = []
     thread = threading.Thread(target=lambda: box.append(stream.readline()), daemon=True)
     thread.start()
     thread.join(timeout_s)
-    if not box or not box[0]:
-        raise RealEffectsError(f"{who} said nothing within {timeout_s:.0f} s")
+    if box and not box[0]:
+        raise RealEffectsError("its output ended")
+    if not box:
+        raise RealEffectsError(f"it said nothing within {timeout_s:.0f} s")
     return box[0]
 
 
@@ -274,21 +315,38 @@ def _probe(name: str) -> str | None:
 _PROBES: dict[str, str | None] = {}
 
 
-class ServerProcess:
+class ServerProcess(Supervised):
     """A runtime's server process the harness starts for a run: whether it is gone, how it ended, its stop."""
 
-    title = "the runtime's server"
-    process: subprocess.Popen | None = None
+    title = "its server"
+    stopping: threading.Event | None = None
 
-    def gone(self) -> bool:
-        """Whether the server's process has ended (the harness then cannot judge the run)."""
-        return self.process is not None and self.process.poll() is not None
+    @property
+    def who(self) -> str:  # type: ignore[override]
+        return f"the runtime's server ({self.title})"
 
-    def exit_note(self) -> str:
-        code = None if self.process is None else self.process.poll()
-        return "" if code is None else f"; its process exited with status {code}"
+    def watch(self, inbox: Inbox) -> threading.Thread:
+        """Tell the run at once when the server's process exits: an end-of-output record from
+        ``runtime-server`` in ``inbox`` (a server may say nothing on a pipe -- Restate writes to a log -- and
+        a worker waiting on a dead server sends nothing either, so only the process itself tells).  Its exit
+        is polled every ``WATCH_S``; a stop by the harness is no news."""
+        self.stopping = self.stopping or threading.Event()
+        stopping = self.stopping
+
+        def look() -> None:
+            while not stopping.wait(WATCH_S):
+                if self.process is not None and self.process.poll() is not None:
+                    if not stopping.is_set():
+                        inbox.items.put(("runtime-server", None))
+                    return
+
+        thread = threading.Thread(target=look, daemon=True)
+        thread.start()
+        return thread
 
     def stop(self) -> None:
+        if self.stopping is not None:
+            self.stopping.set()
         if self.process is None or self.process.poll() is not None:
             return
         self.process.terminate()
@@ -303,9 +361,10 @@ class TemporalServer(ServerProcess):
     """A Temporal dev server on SQLite in the run's folder (``temporal server start-dev``), offline."""
 
     title = "Temporal's dev server"
+    log_name = "temporal.log"
 
-    def __init__(self, root: Path, inbox: Inbox | None = None):
-        self.root, self.inbox = root, inbox
+    def __init__(self, root: Path):
+        self.root = root
         self.process: subprocess.Popen | None = None
         self.address: str | None = None
 
@@ -323,20 +382,22 @@ class TemporalServer(ServerProcess):
         stdout = _pipe(self.process.stdout)
         end = time.monotonic() + STARTUP_TIMEOUT_S
         while time.monotonic() < end:  # the banner names the server once it listens
-            line = _read_line(stdout, end - time.monotonic(), "the Temporal server").decode()
+            try:
+                line = _read_line(stdout, end - time.monotonic()).decode(errors="replace")
+            except RealEffectsError as error:
+                raise self.did_not_start(str(error)) from None
             if line.startswith("Temporal Server:"):
                 self.address = line.split(":", 1)[1].strip()
                 threading.Thread(target=self._drain, args=(stdout,), daemon=True).start()  # keep its pipe drained
                 return
-        raise RealEffectsError("the Temporal server did not say where it listens")
+        raise self.did_not_start(f"it did not say where it listens within {STARTUP_TIMEOUT_S:.0f} s")
 
-    def _drain(self, stdout: IO[bytes]) -> None:
-        """Read the server's output until it ends; its end is a record in the inbox (the server is gone)."""
+    @staticmethod
+    def _drain(stdout: IO[bytes]) -> None:
+        """Read the server's output until it ends (its end is told by :meth:`watch`)."""
         read = getattr(stdout, "read1", stdout.read)
         while read(65536):
             pass
-        if self.inbox is not None:
-            self.inbox.items.put(("runtime-server", None))
 
 
 

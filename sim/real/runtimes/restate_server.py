@@ -65,6 +65,7 @@ class RestateServer(ServerProcess):
     """One Restate server in the run's folder, on loopback ports; the workers' deployment address with it."""
 
     title = "the Restate server"
+    log_name = "restate.log"
 
     def __init__(self, root: Path):
         self.root = root
@@ -78,7 +79,7 @@ class RestateServer(ServerProcess):
         return {"ingress": f"http://127.0.0.1:{ingress}", "admin": f"http://127.0.0.1:{admin}", "port": worker}
 
     def start(self) -> None:
-        from sim.real.runtimes.processes import RealEffectsError, _die_with_parent
+        from sim.real.runtimes.processes import _die_with_parent
 
         program = server_program()
         if program is None:
@@ -99,8 +100,7 @@ class RestateServer(ServerProcess):
         end = time.monotonic() + STARTUP_LIMIT_S
         while time.monotonic() < end:
             if self.process.poll() is not None:
-                raise RealEffectsError(f"the Restate server exited with status {self.process.returncode} (see "
-                                       "restate.log in the run's folder)")
+                raise self.did_not_start("it exited before it answered its health check")
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{admin}/health", timeout=2):  # noqa: S310
                     pass
@@ -108,5 +108,5 @@ class RestateServer(ServerProcess):
                 return
             except OSError:
                 time.sleep(0.1)
-        raise RealEffectsError(f"the Restate server did not answer its health check in {STARTUP_LIMIT_S:.0f} s")
+        raise self.did_not_start(f"it did not answer its health check in {STARTUP_LIMIT_S:.0f} s")
 
