@@ -68,17 +68,17 @@ class Watch:
             else:
                 paths = tuple(args[i] for i in CHANGES.get(event, ()) if i < len(args))
             for path in paths:
-                self._note(path)
+                self._note(path, event)
         except Exception:  # noqa: BLE001 (an audit hook must never raise into the command)
             pass
 
-    def _note(self, path: Any) -> None:
+    def _note(self, path: Any, event: str) -> None:
         if not isinstance(path, (str, bytes, os.PathLike)):
             return
         real = os.path.realpath(os.fsdecode(path))
         if "__pycache__" in real or any(real == a or real.startswith(a + os.sep) for a in self.allowed):
             return
-        if any(a.startswith(real + os.sep) for a in self.allowed) and os.path.isdir(real):
+        if event == "os.mkdir" and any(a.startswith(real + os.sep) for a in self.allowed):
             return  # a folder above an output folder, made on the way to it
         if os.path.basename(real).startswith(PROBE):
             self.probes.append(real)  # made and removed at once: counted apart (detail "probe")
@@ -290,10 +290,11 @@ class OutputInputs:
                 kept.append(self._user_file(export / "certify_temporal_open_pr_repeats.toml"))
             return export, (export,)
         if choice == "input" and inputs:
-            return inputs[0], ()
+            return inputs[0], (inputs[0],)  # the output named is the input: refused, or a clobber
         notes = self._user_file(case / "notes.txt")
         kept.append(notes)
-        return (notes[0] if choice == "user_file" else notes[0] / "sub"), ()
+        export = notes[0] if choice == "user_file" else notes[0] / "sub"
+        return export, (export,)
 
     @staticmethod
     def _proved(out: str) -> bool:
@@ -301,7 +302,8 @@ class OutputInputs:
         try:
             document = json.loads(out)
             certificates = document["certificates"]
-            return bool(certificates) and all(c["complete"] and c["answers"] for c in certificates)
+            return bool(certificates) and all(c["complete"] is True and c["transitions"] and all(
+                t["verdict"] == "exactly once" for t in c["transitions"]) for c in certificates)
         except (ValueError, KeyError, TypeError):
             return False
 
