@@ -1,6 +1,6 @@
 """Hostile inputs of every kind, counted: tracebacks, blind passes, runs over their limits.
 
-    PYTHONPATH=. python benchmarks/hostile.py [--count N] [--seed S] [--time-limit SECONDS]
+    PYTHONPATH=. python benchmarks/hostile.py [--count N] [--seed S] [--time-limit SECONDS] [--kind KIND ...]
 
 Inputs are drawn from the project's own files (scenarios, exported counterexamples, workloads, designs),
 from histories the simulator records for shipped workloads, from a sweep state an interrupted fuzz run
@@ -15,8 +15,11 @@ Per kind it counts:
 * **traceback**: an exception other than fencesim's refusal escaped, or the command line said "internal
   error" (exit 3);
 * **blind pass**: a history judged ``ok`` (exit 0) although it contradicts itself by construction or its
-  unchanged history is judged otherwise; a sweep state edited to claim fewer violations, accepted;
-* **over limit**: an input that ran past the time limit or out of memory.
+  unchanged history is judged otherwise; a sweep state edited to claim fewer violations, accepted; for
+  ``certify``, ``diff`` and baselines, see ``benchmarks/hostile_outputs.py``;
+* **over limit**: an input that ran past the time limit or out of memory;
+* **outside**: a command that wrote (opened for writing, made, renamed or removed) a file outside the
+  folders its options name for output; **clobber**: one that changed or removed a file a user had.
 
 The run passes (exit 0) when every count is 0.  Not a test: a run takes minutes.
 """
@@ -44,11 +47,15 @@ from sim.cli import main  # noqa: E402
 from sim.core.errors import FencesimError  # noqa: E402
 from sim.registry import FAMILIES  # noqa: E402
 
+sys.path.insert(0, str(REPO / "benchmarks"))
+from hostile_outputs import COLUMNS, WATCH, OutputInputs, print_table  # noqa: E402
+
 #: Memory of the whole run (an input that needs more is over its limit).
 MEMORY_LIMIT_BYTES = 6 * 1024 ** 3
-KINDS = ("history", "scenario", "counterexample", "workload", "design", "sweep_state", "numeric_option")
-SHARE = {"history": 0.42, "scenario": 0.12, "counterexample": 0.12, "workload": 0.09, "design": 0.05,
-         "sweep_state": 0.09, "numeric_option": 0.11}
+KINDS = ("history", "scenario", "counterexample", "workload", "design", "sweep_state", "numeric_option", "certify",
+         "diff", "baseline")
+SHARE = {"history": 0.35, "scenario": 0.10, "counterexample": 0.10, "workload": 0.08, "design": 0.04,
+         "sweep_state": 0.08, "numeric_option": 0.10, "certify": 0.03, "diff": 0.08, "baseline": 0.05}
 HOSTILE_VALUES = [0, -1, 2 ** 63, -2 ** 63, 10 ** 30, 1e309, -1e309, float("nan"), 1.5, "", " ", "x" * 5000,
                   "\x00", "\u202e", "\u2028", "\ud7ff", "aplied", [], {}, [1, [2, [3]]], True, None, "../../etc",
                   "0" * 400, 99999999999, 0.0000001]
@@ -63,10 +70,12 @@ def _alarm(signum, frame):
 
 
 def run_cli(args: list[str]) -> tuple[int, str, str]:
+    """The command line in this process, watched: a command run here writes nowhere unless its kind allows a
+    folder (:class:`hostile_outputs.Watch`)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            main(args)
+            WATCH.run(lambda: main(args))
             code = 0
         except SystemExit as exit_:
             code = exit_.code if isinstance(exit_.code, int) else 0
@@ -275,6 +284,7 @@ class Harness:
         from sim.cli.bounds import bounds
 
         self.options = sorted(bounds())
+        self.outputs: OutputInputs | None = None  # made on the first input of its kinds
 
     def _state(self) -> dict:
         """A sweep state from a fuzz run of tiny cut short by its budget (the state is kept on an interrupt)."""
@@ -419,7 +429,42 @@ class Harness:
             return self.toml_file(self.scenarios, lambda path: ["run", str(path)])
         if kind == "counterexample":
             return self.toml_file(self.counterexamples, lambda path: ["run", str(path)])
+        if kind in ("certify", "diff", "baseline"):
+            if self.outputs is None:
+                self.outputs = OutputInputs(self.rng, self.folder, run_cli, damage_text, HOSTILE_VALUES, REPO)
+                WATCH.take()  # what setting up wrote is no input's
+            return getattr(self.outputs, kind)()
         return getattr(self, kind)()
+
+
+def run_plan(harness: Harness, plan: list[str], time_limit: float) -> tuple[dict, dict]:
+    """Each input of ``plan`` under the time limit: counts per kind, and one example per (kind, what)."""
+    counts = {kind: Counter() for kind in KINDS}
+    examples: dict[tuple[str, str], str] = {}
+    WATCH.take()
+    for kind in plan:
+        signal.setitimer(signal.ITIMER_REAL, time_limit)
+        counts[kind]["inputs"] += 1
+        try:
+            how, blind = harness.one(kind)
+            counts[kind][how] += 1
+            if blind:
+                counts[kind]["blind_pass"] += 1
+                if harness.outputs is not None and kind in ("certify", "diff", "baseline"):
+                    examples.setdefault((kind, f"blind pass ({how})"), harness.outputs.last)
+        except (Overtime, MemoryError):
+            counts[kind]["over_limit"] += 1
+        except BaseException as error:  # noqa: BLE001 (a traceback is what is counted)
+            counts[kind]["traceback"] += 1
+            examples.setdefault((kind, type(error).__name__), str(error)[:1500])
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        outside, clobbered, probes = WATCH.take()
+        for name, paths in (("outside", outside), ("clobbered", clobbered), ("probe", probes)):
+            if paths:
+                counts[kind][name] += 1
+                examples.setdefault((kind, name), ", ".join(sorted(set(paths)))[:1500])
+    return counts, examples
 
 
 def main_(argv: list[str] | None = None) -> int:
@@ -427,52 +472,23 @@ def main_(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=11_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--time-limit", type=float, default=20.0, help="seconds per input")
+    parser.add_argument("--kind", action="append", choices=KINDS, help="only these kinds (repeat; default: all)")
     options = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
     rng = random.Random(options.seed)
-    counts = {kind: Counter() for kind in KINDS}
-    examples: dict[tuple[str, str], str] = {}
+    kinds = options.kind or list(KINDS)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fencesim-hostile-") as folder:
         harness = Harness(rng, Path(folder))
         signal.signal(signal.SIGALRM, _alarm)
-        plan = [kind for kind in KINDS for _ in range(round(options.count * SHARE[kind]))]
+        share = sum(SHARE[kind] for kind in kinds)
+        plan = [kind for kind in kinds for _ in range(round(options.count * SHARE[kind] / share))]
         rng.shuffle(plan)
-        for kind in plan:
-            signal.setitimer(signal.ITIMER_REAL, options.time_limit)
-            try:
-                how, blind = harness.one(kind)
-                counts[kind]["inputs"] += 1
-                counts[kind][how] += 1
-                if blind:
-                    counts[kind]["blind_pass"] += 1
-            except Overtime:
-                counts[kind]["inputs"] += 1
-                counts[kind]["over_limit"] += 1
-            except MemoryError:
-                counts[kind]["inputs"] += 1
-                counts[kind]["over_limit"] += 1
-            except BaseException as error:  # noqa: BLE001 (a traceback is what is counted)
-                counts[kind]["inputs"] += 1
-                counts[kind]["traceback"] += 1
-                examples.setdefault((kind, type(error).__name__), str(error)[:1500])
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-    total = Counter()
-    print(f"{'kind':<16} {'inputs':>7} {'traceback':>9} {'blind':>6} {'over':>5}  detail")
-    for kind in KINDS:
-        c = counts[kind]
-        total.update(c)
-        detail = ", ".join(f"{k} {v}" for k, v in sorted(c.items())
-                           if k not in ("inputs", "traceback", "blind_pass", "over_limit"))
-        print(f"{kind:<16} {c['inputs']:>7} {c['traceback']:>9} {c['blind_pass']:>6} {c['over_limit']:>5}  {detail}")
-    print(f"{'all':<16} {total['inputs']:>7} {total['traceback']:>9} {total['blind_pass']:>6} "
-          f"{total['over_limit']:>5}  in {time.monotonic() - started:.0f} s")
-    for (kind, name), text in examples.items():
-        print(f"\n{kind}: {name}: {text}")
+        counts, examples = run_plan(harness, plan, options.time_limit)
+    total = print_table(kinds, counts, examples, time.monotonic() - started)
     for text in harness.blind[:3]:
         print(f"\nblind pass:\n{text[:4000]}")
-    return 0 if not (total["traceback"] or total["blind_pass"] or total["over_limit"]) else 1
+    return 0 if not any(total[k] for k in COLUMNS[1:]) else 1
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Exit codes follow pytest: 0 nothing violated, 1 an invariant was violated,
 2 interrupted, 3 internal error, 4 usage or input error, 5 nothing was run; and for
 ``fencesim check``, 6: no violation, but a check could not judge the history.
 Commands return their exit code; :func:`main` turns user mistakes into one
-line on stderr and bugs into a traceback that says so.
+line on stderr, an error raised in a user's family's own code into one line that names the family
+(:mod:`sim.cli.blame`), and bugs into a traceback that says so.
 """
 
 from __future__ import annotations
@@ -244,6 +245,16 @@ def _user_families() -> None:
 PLOT_BACKEND = "Agg"
 
 
+def _family_fault(error: BaseException) -> str | None:
+    """The line that says a user's family raised ``error`` in its own code (None: a bug in fencesim)."""
+    try:
+        from sim.cli.blame import family_fault
+
+        return family_fault(error)
+    except Exception:  # telling whose fault it is must never hide the error itself
+        return None
+
+
 def _main(argv: list[str] | None) -> int:
     os.environ["MPLBACKEND"] = PLOT_BACKEND  # before anything imports matplotlib
     try:
@@ -274,13 +285,18 @@ def _main(argv: list[str] | None) -> int:
     except click_exceptions.ClickException as error:
         error_console().print(f"fencesim: error: {error.format_message()}", markup=False)
         code = EXIT_INPUT
-    except Exception:  # a bug in fencesim, never the user's fault
-        traceback.print_exc()
-        error_console().print(
-            "fencesim: internal error: this is a bug in fencesim; please report it with the command above",
-            markup=False,
-        )
-        code = EXIT_INTERNAL
+    except Exception as error:  # a bug in fencesim, or in the code of a user's family
+        blamed = _family_fault(error)
+        if blamed is not None:
+            error_console().print(f"fencesim: error: {_printable(cut(blamed, MAX_ERROR_CHARS))}", markup=False)
+            code = EXIT_INPUT
+        else:
+            traceback.print_exc()
+            error_console().print(
+                "fencesim: internal error: this is a bug in fencesim; please report it with the command above",
+                markup=False,
+            )
+            code = EXIT_INTERNAL
     if code == 130:  # Typer's answer to an interrupt inside a command
         error_console().print("fencesim: interrupted", markup=False)
         code = EXIT_INTERRUPTED

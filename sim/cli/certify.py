@@ -50,6 +50,10 @@ def certify(
     if FAMILIES.family_for(loaded).name != "effects":
         raise InputError(f"certify reads effects workloads; {workload} is a {FAMILIES.family_for(loaded).name} "
                          "workload")
+    if export is not None:  # before any search: a folder that cannot be one is refused now, not after it
+        from sim.report.outputs import check_output_dir
+
+        check_output_dir(export, "--export", contents=False)  # beside a user's files: none is ever replaced
     console = human_console(json_out)
     deadline = Deadline(budget, "--budget")
     certificates = [run_certify(loaded, name, protocol, max_events, deadline) for name in engines]

@@ -83,9 +83,11 @@ def _walk(value: Any, scope: str, depth: int, path: str) -> Iterator[Finding]:
             scope = value[key]
             break
     examples = value.get("counterexamples")
-    if isinstance(examples, list):
-        for position, example in enumerate(examples):
-            yield _finding(example, scope, f"{path}: counterexamples[{position}]")
+    if "counterexamples" in value and not isinstance(examples, list):  # findings unread would pass blind
+        raise InputError(f"{path}: 'counterexamples' must be a list of counterexamples, not "
+                         f"{type(examples).__name__}")
+    for position, example in enumerate(examples or ()):
+        yield _finding(example, scope, f"{path}: counterexamples[{position}]")
     for key, item in value.items():
         if key != "counterexamples" and isinstance(item, (dict, list)):
             yield from _walk(item, scope, depth + 1, path)
@@ -117,14 +119,18 @@ class Run:
 
 
 def read_run(path: str | Path) -> Run:
-    """One run document: its findings and what it swept; an :class:`InputError` for anything else."""
+    """One run document: its findings and what it swept; an :class:`InputError` for anything else, and for a
+    document whose findings cannot all be read (a list of counterexamples, or a review's design, of another
+    type): a finding left unread would be compared as gone."""
     data = _read(path)
-    findings = _findings(data, str(path))
     swept: dict[tuple[str, str], tuple[int, int]] = {}
     if isinstance(data.get("designs"), list):
         kind = "review"
-        for design in data["designs"]:
-            if isinstance(design, dict) and isinstance(design.get("protocols"), list):
+        for position, design in enumerate(data["designs"]):
+            if not isinstance(design, dict) or not isinstance(design.get("counterexamples"), list):
+                raise InputError(f"{path}: designs[{position}] must be an object with its 'counterexamples' (a "
+                                 "list): a design whose findings cannot be read cannot be compared")
+            if isinstance(design.get("protocols"), list):
                 for row in design["protocols"]:
                     if isinstance(row, dict) and isinstance(row.get("protocol"), str):
                         swept[(str(design.get("name", "")), row["protocol"])] = (
@@ -135,7 +141,7 @@ def read_run(path: str | Path) -> Run:
         for label, tally in (by_protocol.items() if isinstance(by_protocol, dict) else ()):
             runs = tally.get("runs") if isinstance(tally, dict) else None
             swept[(str(data.get("workload", "")), label)] = (_int(data.get("seed_start")), _int(runs))
-    return Run(str(path), kind, findings, swept)
+    return Run(str(path), kind, _findings(data, str(path)), swept)
 
 
 def _int(value: Any) -> int:

@@ -119,3 +119,17 @@ def test_bad_input_is_one_line_and_exit_4(cli, args, needle):
 def test_a_workspace_workload_is_refused(cli):
     done = cli("certify", "-w", "tiny", "--engine", "temporal")
     assert done.returncode == 4 and "certify reads effects workloads" in done.stderr
+
+
+@pytest.mark.parametrize("where", ["a_file", "under_a_file"])
+def test_an_export_folder_that_cannot_be_one_is_refused_before_the_search(cli, tmp_path, where):
+    """--export naming a user's file, or a folder under one, is one line and exit 4 before any search runs (it
+    was refused only when the search, however long, had ended): the planted search here would exit 99."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    export = notes if where == "a_file" else notes / "sub"
+    prelude = "import sim.certify\nsim.certify.certify = lambda *args, **kwargs: exit(99)"
+    done = cli("certify", "-w", WORKLOAD, "--engine", "temporal", "--export", export, prelude=prelude)
+    assert done.returncode == 4, done.stderr
+    assert "--export" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and notes.read_text() == "mine\n"

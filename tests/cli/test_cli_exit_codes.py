@@ -143,3 +143,19 @@ def test_workspace_md_says_check_exits_6_when_checks_cannot_judge():
     text = (REPO / "docs" / "workspace.md").read_text(encoding="utf-8")
     assert "exits 0 when nothing was violated, even if some checks could not" not in text
     assert "`fencesim check` exits 6" in text
+
+
+def test_check_judges_an_irreversible_commit_without_its_class_by_its_intent(tmp_path, cli):
+    """A recorded release published unapproved, its commit's effect_class removed (the intent still says
+    irreversible): `fencesim check` reports the violation (exit 1), not ok."""
+    from sim.registry import FAMILIES
+
+    scenario = FAMILIES.load_scenario(REPO / "scenarios" / "runtime" / "release_needs_approval.toml")
+    family = FAMILIES.family_for(scenario)
+    history = family.replay(scenario, family.parse_protocol("keyed-fingerprint-reconcile,approval=off")).history
+    rows = [json.loads(line) for line in history.to_jsonl().splitlines()]
+    release = next(r for r in rows if r["event"] == "committed" and r.get("effect_class") == "irreversible")
+    del release["effect_class"]
+    done = cli("check", _history(tmp_path, "release.jsonl", rows))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "VIOLATED unapproved_irreversible" in done.stdout

@@ -137,6 +137,26 @@ def test_diff_tells_fixed_from_not_drawn_and_not_run(tmp_path):
     assert code == 4 and "compare two runs of one kind" in err and "Traceback" not in err
 
 
+def test_diff_refuses_a_later_run_whose_findings_cannot_be_read(tmp_path):
+    """A later run whose counterexamples (or a review's design) were given another type is refused (exit 4),
+    never compared as having no new finding (it was exit 0: the new finding passed unread)."""
+    before, after = tmp_path / "a.json", tmp_path / "b.json"
+    before.write_text(json.dumps(_document([("duplicate_effect", "send_email (email)")])))
+    for damaged in ("x", {}, None, 0):
+        document = _document([("duplicate_effect", "send_email (email)"), ("lost_success", "charge_usage")])
+        document["counterexamples"] = damaged
+        after.write_text(json.dumps(document))
+        code, _, err = run_cli("diff", before, after)
+        assert code == 4 and "'counterexamples' must be a list" in err and "Traceback" not in err, (damaged, err)
+    design = {"name": "w", "protocols": [], "counterexamples": []}
+    review, damaged_review = tmp_path / "r1.json", tmp_path / "r2.json"
+    review.write_text(json.dumps({"format": 1, "designs": [design]}))
+    for broken in ("oops", {"name": "w", "protocols": []}, dict(design, counterexamples="x")):
+        damaged_review.write_text(json.dumps({"format": 1, "designs": [design, broken]}))
+        code, _, err = run_cli("diff", review, damaged_review)
+        assert code == 4 and "Traceback" not in err and ("designs[1]" in err or "must be a list" in err), err
+
+
 def test_a_baseline_knows_findings_not_invariants(tmp_path):
     """A baseline holding the e-mail's duplicate does not make the charge's duplicate known."""
     path = tmp_path / "notify-and-charge.toml"

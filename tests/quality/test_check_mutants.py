@@ -372,7 +372,23 @@ def test_fx_unapproved_irreversible_exact():
                  _commit("m#1", transition="merge_pr", logical="merge_pr", effect_class="irreversible"))
     assert fx.unapproved_irreversible(history) == _violated("unapproved_irreversible", Violation(
         "unapproved_irreversible", 2, "merge_pr", "m#1 is irreversible and was not approved"))
-    assert fx.unapproved_irreversible(_h(_commit("pr#1"))) == _ok("unapproved_irreversible")
+    assert fx.unapproved_irreversible(_h(_commit("pr#1", effect_class="keyed_creation"))) == _ok(
+        "unapproved_irreversible")
+    assert fx.unapproved_irreversible(_h(_commit("pr#1", approval_required=False))) == _ok("unapproved_irreversible")
+    assert fx.unapproved_irreversible(_h(_commit("pr#1"))) == _not_evaluable(
+        "unapproved_irreversible", "event 0 (committed) lacks 'effect_class' and no intent_recorded of its "
+        "transition records one (whether it was irreversible)")
+
+
+def test_fx_unapproved_irreversible_reads_the_class_of_the_same_steps_intent():
+    """A classless commit takes its intent's class: of its task, logical transition and generation only."""
+    intent = _ev("intent_recorded", **{**T, "effect_class": "irreversible"})
+    other_generation = _ev("intent_recorded", **{**T, "generation": 2, "effect_class": "irreversible"})
+    assert fx.unapproved_irreversible(_h(intent, _commit("pr#1"))) == _violated("unapproved_irreversible", Violation(
+        "unapproved_irreversible", 1, "open_pr", "pr#1 is irreversible and was not approved"))
+    assert fx.unapproved_irreversible(_h(other_generation, _commit("pr#1"))).status == NOT_EVALUABLE
+    read = _ev("intent_recorded", **{**T, "effect_class": "read"})
+    assert fx.unapproved_irreversible(_h(read, _commit("pr#1"))) == _ok("unapproved_irreversible")
 
 
 def test_fx_unverified_checkpoint_exact():

@@ -200,6 +200,9 @@ def unresolved_compensation(history) -> CheckResult:
     contradiction = _succeeded_after_a_failure(history)
     if contradiction:
         return CheckResult.not_evaluable("unresolved_compensation", contradiction)
+    taskless = next((e for e in commits if e.get("task") is None), None) if unsuccessful else None
+    if taskless is not None:  # whose effect it is cannot be told, nor so whether a closed task owes it
+        return CheckResult.not_evaluable("unresolved_compensation", f"event {taskless.index} (committed) lacks 'task'")
     owed: dict[Any, list] = {}
     for commit in commits:
         task = commit.get("task")
@@ -217,23 +220,33 @@ def unresolved_compensation(history) -> CheckResult:
     return CheckResult.from_violations("unresolved_compensation", violations)
 
 
-def approval_due(event) -> bool:
-    """Whether a committed effect needed an approval: as it records (``approval_required``, what the
-    transition's ``approval`` field declared for its arguments), else by its class (every irreversible one)."""
-    required = event.get("approval_required")
-    return required if isinstance(required, bool) else event.get("effect_class") == "irreversible"
+def _intent_key(event) -> tuple:
+    return event.get("task"), _logical(event), event.get("generation", 1)
 
 
 def unapproved_irreversible(history) -> CheckResult:
-    """An irreversible effect committed without a prior approval that was due (a transition that declares
-    ``approval = false``, or a condition its arguments do not meet, owes none)."""
+    """An irreversible effect committed without a prior approval that was due: as the commit records
+    (``approval_required``, what the transition's ``approval`` field declared for its arguments: a transition
+    that declares ``approval = false``, or a condition its arguments do not meet, owes none), else every one.
+
+    A commit that does not record its ``effect_class`` takes the class its intent recorded (the worker's
+    ``intent_recorded`` of the same task, transition and generation); with neither, whether it was
+    irreversible cannot be told and the check says ``not_evaluable``, naming the commit."""
     approved: set[tuple] = set()
+    intended: dict[tuple, Any] = {}  # (task, logical, generation) -> the class its intent recorded
     violations = []
     for event in history:
         if event.event == "approved":
             approved.add((event.get("task"), _logical(event)))
-        elif event.event == "committed" and event.get("effect_class") == "irreversible" and approval_due(event):
-            if (event.get("task"), _logical(event)) not in approved:
+        elif event.event == "intent_recorded" and "effect_class" in event:
+            intended[_intent_key(event)] = event["effect_class"]
+        elif event.event == "committed" and event.get("approval_required") is not False:  # else none was due
+            effect_class = event.get("effect_class", intended.get(_intent_key(event)))
+            if effect_class is None:
+                return CheckResult.not_evaluable(
+                    "unapproved_irreversible", f"event {event.index} (committed) lacks 'effect_class' and no "
+                    "intent_recorded of its transition records one (whether it was irreversible)")
+            if effect_class == "irreversible" and (event.get("task"), _logical(event)) not in approved:
                 violations.append(Violation("unapproved_irreversible", event.index, event.get("transition"),
                                             f"{event.get('effect')} is irreversible and was not approved",
                                             explanation=(_commit_fact("committed", event, approval_due=True,

@@ -96,6 +96,30 @@ def test_unapproved_irreversible_fires_without_approval():
     assert violated(checks.unapproved_irreversible, history(approved, release)) == []
 
 
+def test_unapproved_irreversible_takes_a_commits_class_from_its_intent():
+    """A commit that omits its effect_class is judged by the class its intent recorded, never passed blind; with
+    neither, the check cannot tell and says so."""
+    step = {"task": "t1", "transition": "publish_release", "logical": "publish_release", "generation": 1}
+    intent = ("w1", "intent_recorded", dict(step, effect_class="irreversible"))
+    release = ("git", "committed", dict(step, effect="release#1"))
+    branch = ("git", "committed", dict(T, effect="branch#1", effect_class="keyed_creation"))
+    assert violated(checks.unapproved_irreversible, history(branch, intent, release)) == ["unapproved_irreversible"]
+    approved = ("human", "approved", {"task": "t1", "transition": "publish_release"})
+    assert violated(checks.unapproved_irreversible, history(branch, approved, intent, release)) == []
+    owed_none = ("git", "committed", dict(step, effect="release#1", approval_required=False))
+    assert violated(checks.unapproved_irreversible, history(branch, intent, owed_none)) == []
+    blind = checks.unapproved_irreversible(history(branch, release))
+    assert blind.status == "not_evaluable" and "event 1 (committed) lacks 'effect_class'" in blind.reason
+
+
+def test_unresolved_compensation_cannot_judge_a_commit_without_its_task():
+    """Whose effect a commit without 'task' is cannot be told: a closed task's debt is not judged blind."""
+    taskless = ("git", "committed", {k: v for k, v in commit("pr#1")[2].items() if k != "task"})
+    closed = ("w1", "task_terminal", {"task": "t1", "outcome": "failed"})
+    result = checks.unresolved_compensation(history(commit("branch#1"), taskless, closed))
+    assert result.status == "not_evaluable" and "lacks 'task'" in result.reason
+
+
 def test_unverified_checkpoint_fires_before_receipt():
     """A checkpoint claiming a transition complete before its receipt is unverified."""
     cp = ("w1", "checkpoint_saved", {"task": "t1", "completed": ["open_pr"]})
