@@ -138,8 +138,13 @@ def _transitions(workload: Any) -> list[Any]:
     return [t for t in workload.base.workflow.transitions if not t.is_read]
 
 
-def _search(family: Any, workload: Any, protocol: Any, depth: int, deadline: Deadline) -> ExhaustiveResult:
-    return explore(family, workload, protocol, depth, deadline=deadline)
+#: ``progress(depth, max_events, distinct states)`` of the search running (see :func:`sim.search.exhaustive.explore`).
+Progress = Callable[[int, int, int], None]
+
+
+def _search(family: Any, workload: Any, protocol: Any, depth: int, deadline: Deadline,
+            progress: Progress | None = None) -> ExhaustiveResult:
+    return explore(family, workload, protocol, depth, deadline=deadline, progress=progress)
 
 
 def _first(result: ExhaustiveResult, invariant: str) -> tuple[Any, ...] | None:
@@ -188,14 +193,15 @@ def _endpoint_change(transition: Any, lost_only: bool) -> str:
 
 
 def certify(workload: Any, engine: str, extra: str = "", max_events: int = CERTIFY_DEPTH_DEFAULT,
-            deadline: Deadline = NO_DEADLINE, propose: bool = True) -> Certificate:
-    """Answer, per transition of an effects workload, whether it happens exactly once under the engine."""
+            deadline: Deadline = NO_DEADLINE, propose: bool = True, progress: Progress | None = None) -> Certificate:
+    """Answer, per transition of an effects workload, whether it happens exactly once under the engine
+    (``progress`` follows each search, the engine's and each proposed change's)."""
     if EFFECTS.name != getattr(workload.base, "family", EFFECTS.name):
         raise InputError(f"certify reads effects workloads; {workload.name} is a {workload.base.family} workload")
     protocol = engine_protocol(engine, extra)
     transitions = _transitions(workload)
     family = _certifying_family([t.name for t in transitions])
-    result = _search(family, workload, protocol, max_events, deadline)
+    result = _search(family, workload, protocol, max_events, deadline, progress)
     proved = set(result.proved_absent)
     within = result.proved_within if result.proved_within is not None else max_events
     answers = []
@@ -206,19 +212,19 @@ def certify(workload: Any, engine: str, extra: str = "", max_events: int = CERTI
                    else AT_MOST_ONCE if lost else NOT_PROVED)
         answer = Answer(t.name, verdict, within if verdict != NOT_PROVED else None, repeats, lost)
         if propose and verdict in (REPEATS, BOTH, AT_MOST_ONCE):
-            _propose(answer, t, workload, engine, extra, max_events, deadline)
+            _propose(answer, t, workload, engine, extra, max_events, deadline, progress)
         answers.append(answer)
     return Certificate(engine, extra, protocol, max_events, answers, result.complete, result.distinct_states)
 
 
 def _propose(answer: Answer, transition: Any, workload: Any, engine: str, extra: str, max_events: int,
-             deadline: Deadline) -> None:
+             deadline: Deadline, progress: Progress | None = None) -> None:
     """The smallest knob change the search shows makes the transition exactly once, else the endpoint change."""
     values = EffectsKnobs.of(engine_protocol(engine, extra))
     family = _certifying_family([transition.name])
     for candidate in _candidates(transition, values):
         knobs = f"{extra},{candidate}" if extra else candidate
-        result = _search(family, workload, engine_protocol(engine, knobs), max_events, deadline)
+        result = _search(family, workload, engine_protocol(engine, knobs), max_events, deadline, progress)
         if {f"repeats:{transition.name}", f"lost:{transition.name}"} <= set(result.proved_absent):
             answer.change, answer.change_checked = candidate, True
             return

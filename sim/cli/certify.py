@@ -10,6 +10,7 @@ import typer
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
 from sim.cli.bounds import CERTIFY_DEPTH_MAX
+from sim.cli.progress import progress_for
 from sim.core.errors import InputError
 
 
@@ -56,7 +57,9 @@ def certify(
         check_output_dir(export, "--export", contents=False)  # beside a user's files: none is ever replaced
     console = human_console(json_out)
     deadline = Deadline(budget, "--budget")
-    certificates = [run_certify(loaded, name, protocol, max_events, deadline) for name in engines]
+    with progress_for(json_out, {f"certify {name}": "depth" for name in engines}) as bar:
+        certificates = [run_certify(loaded, name, protocol, max_events, deadline,
+                                    progress=_progress(bar, f"certify {name}")) for name in engines]
     if export is not None:
         for certificate in certificates:
             export_answers(certificate, loaded, export)
@@ -67,6 +70,13 @@ def certify(
         emit_json({"workload": loaded.name, "certificates": [c.to_json() for c in certificates]})
     clean = all(a.verdict == "exactly once" for c in certificates for a in c.answers)
     return EXIT_OK if clean else EXIT_VIOLATION
+
+
+def _progress(bar: Any, phase: str) -> Any:
+    def progress(depth: int, total: int, states: int) -> None:
+        bar(phase, depth, total or depth + 1, f"{states:,} states")
+
+    return progress
 
 
 def certificate_lines(certificate: Any) -> list[str]:

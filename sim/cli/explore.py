@@ -8,7 +8,7 @@ from typing import Any, Callable, List, Optional
 import typer
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
-from sim.cli.progress import Bar, progress_wanted
+from sim.cli.progress import Bar, Ticker, progress_for
 from sim.core.errors import InputError
 from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX, MAX_STATES_DEFAULT, STATE_LIMIT_MAX
 
@@ -106,7 +106,7 @@ def _memory(gigabytes: float | None) -> int | None:
     return int(gigabytes * 1e9)
 
 
-def _progress(bar: Bar, label: str) -> Callable[[int, int, int], None]:
+def _progress(bar: Bar | Ticker, label: str) -> Callable[[int, int, int], None]:
     def progress(depth: int, total: int, states: int) -> None:
         bar(f"exhaustive {label}", depth, total or depth + 1, f"{states:,} states")
 
@@ -122,7 +122,7 @@ def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequ
         console.print(f"note: the {family.name} family declares no interchangeable parts in {workload.name}: "
                       "searched without symmetry reduction", markup=False)
     results = []
-    with Bar(progress_wanted(json_out)) as bar:
+    with progress_for(json_out, {f"exhaustive {p.label}": "depth" for p in protocols}) as bar:
         for p in protocols:
             results.append(explore(family, workload, p, request.depth, max_states=request.state_limit,
                                    deadline=deadline, workers=workers, progress=_progress(bar, p.label),

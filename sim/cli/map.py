@@ -34,7 +34,7 @@ def map_command(
     witness), or not decided; then the minimal safe designs, the Pareto front of safety against cost, a
     certificate per invariant, and monotonicity findings.  Exit 0 when the map is drawn (a map reports;
     it does not judge one design)."""
-    from sim.cli.progress import Bar, progress_wanted
+    from sim.cli.progress import progress_for
     from sim.registry import FAMILIES
     from sim.search.budget import NO_DEADLINE, Deadline
     from sim.search.lattice import MAP_DEPTH_MAX, design_map
@@ -57,7 +57,7 @@ def map_command(
         start = family.parse_protocol(base) if base is not None else None
     except InputError as error:
         raise InputError(f"--base: {error}") from None
-    with Bar(progress_wanted(json_out)) as bar:
+    with progress_for(json_out, {"protocols": "protocol"}) as bar:
         drawn = design_map(family, loaded, names, max_events, seeds=seeds, workers=workers, deadline=deadline,
                            progress=lambda done, total, label: bar("protocols", done, total, label), base=start)
     document = drawn.to_json()

@@ -96,8 +96,11 @@ class Ticker:
                 text = f"working, {elapsed}"
             else:
                 phase, done, total, note = self.now
-                unit = self.units.get(phase, "item")
-                text = f"{phase}: {unit} {int(done) + 1} of {int(total)}{f' ({note})' if note else ''}, {elapsed}"
+                unit, shown = self.units.get(phase, "item"), f" ({note})" if note else ""
+                if total and done >= total:  # the last item finished
+                    text = f"{phase}: all {int(total)} done{shown}, {elapsed}"
+                else:
+                    text = f"{phase}: {unit} {int(done) + 1} of {int(total)}{shown}, {elapsed}"
             stream = self.stream or sys.stderr
             try:
                 stream.write(text + "\n")

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
-from sim.cli.progress import Bar, progress_wanted
+from sim.cli.progress import progress_for
 from sim.core.errors import InputError
 
 DEFAULT_OUT = Path("reports/latest")
@@ -43,7 +43,7 @@ def review(
     designs = [load_design(path, seeds) for path in design] if design else default_designs(seeds)
     check_report_dir(out, inputs=_inputs(designs))
     started = time.monotonic()
-    with Bar(progress_wanted(json_out)) as bar:
+    with progress_for(json_out, {}) as bar:
         results = run_review(designs, budget, workers, progress=bar)
         write_review(results, out, time.monotonic() - started)
     seconds = time.monotonic() - started

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -60,6 +61,8 @@ MAX_STATES_DEFAULT = 10_000_000
 STATE_LIMIT_MAX = 1_000_000_000
 EXHAUSTIVE_DEPTH_MAX = 10_000
 MEMORY_SHARE_DEFAULT = 0.75
+#: Seconds between two progress calls within one depth (a depth of a large search takes minutes).
+PROGRESS_EVERY_S = 5.0
 
 
 @dataclass
@@ -139,7 +142,8 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     order of the workload, but absence is then proved only for that sub-alphabet.  ``workers`` processes
     expand each layer where every successor is a replay (a family with a machine is explored in this process:
     see :class:`sim.search.pool.Expander`); the result is the same for any count.  ``progress(depth,
-    max_events or 0, distinct states)`` follows each depth.  ``accelerate=False`` replays every successor from
+    max_events or 0, distinct states)`` follows each depth, and every :data:`PROGRESS_EVERY_S` seconds within
+    one (``depth`` is then the last one finished).  ``accelerate=False`` replays every successor from
     scratch and leaves nothing out (the law suite's reference: the same states and proofs).  ``symmetry``,
     ``reduce``: see the module doc.  ``memory_limit``: bytes of resident memory (default: a share of the
     machine's); ``exact`` keeps the states' keys in the visited set instead of fingerprints; ``sleep=False``
@@ -186,11 +190,14 @@ class _Search:
         self.independence = expansion.independence if sleeping and expansion.independence.any else None
         self.reducing = result.reduced and expansion.independence.any
         expansion.watching = self.reducing
+        self.progress: Callable[[int, int, int], None] | None = None
+        self.progress_at = time.monotonic()
         self.asleep: dict[int, int] = {}  # state number -> its sleep set, for the layer being expanded or built
         self.positions: dict[Any, int] = {}  # mark -> state number, for the layer being built (sleep sets meet)
 
     def run(self, expander: Expander, progress: Callable[[int, int, int], None] | None) -> None:
         result, expansion = self.result, self.expansion
+        self.progress = progress
         found = expansion.root_found()
         root = expansion.key(_root_key(expansion))
         number = self.visited.add(self.visited.mark(root if expansion.mode == "states" else (root, found)), -1, -1)
@@ -232,6 +239,9 @@ class _Search:
         for (number, node, found), (successors, slept) in expander.map(layer, depth, asleep):
             if self._stopped():
                 break
+            if self.progress is not None and time.monotonic() - self.progress_at >= PROGRESS_EVERY_S:
+                self.progress_at = time.monotonic()
+                self.progress(depth - 1, self.result.max_events or 0, self.result.distinct_states)
             self.result.pruned += slept
             chosen = self._chosen(successors, found, node) if self.reducing else successors
             self._add(number, found, chosen, asleep.get(number, 0), built, keep, found_here, depth)

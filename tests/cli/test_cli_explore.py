@@ -49,3 +49,18 @@ def test_the_state_limit_stops_a_search_that_proves_nothing_and_a_higher_one_com
     for bad in ("0", "1000000001", "many"):
         refused = cli("explore", "--state-limit", bad)
         assert refused.returncode == 4 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
+def test_progress_goes_to_stderr_as_lines_and_json_stays_alone_on_stdout(cli):
+    """Off a terminal (or with --json) a long search says where it is on stderr: each depth, by name, with its
+    states; stdout holds the JSON document and nothing else."""
+    done = cli("explore", "-w", "effects-pr", "-p", "keyed", "--depth", "2", "--json")
+    assert done.returncode in (0, 1), done.stderr
+    json.loads(done.stdout)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("exhaustive keyed: ")]
+    assert lines and "states" in lines[0] and "elapsed" in lines[0], done.stderr
+    assert "all 2 done" in lines[-1]
+    certified = cli("certify", "-w", "effects-pr", "--engine", "temporal", "--max-events", "1", "--json")
+    json.loads(certified.stdout)
+    assert any(line.startswith("certify temporal: ") for line in certified.stderr.splitlines()), certified.stderr
