@@ -72,6 +72,7 @@ class Expansion:
         # the state is its own key and no orbit is asked for: no call per successor to compute it
         self.plain_key = machine is not None and canonical is None and type(machine).key is Machine.key
         self.watching = False  # set by a search following persistent sets (visibility is then judged)
+        self.prejudge = False  # set in a worker process: a machine that judges states judges each successor there
         #: The search starts after these events (those that take effect; the rest have none), at depth 0.
         self.prefix = tuple(prefix)
         self._root, self._root_found = self._start()
@@ -140,6 +141,8 @@ class Expansion:
             if asleep >> position & 1:
                 continue
             after = advance(state, events[position])
+            if self.prejudge:
+                machine.judge(after, self.by_finding)  # kept on the state, which goes back to the parent with it
             out.append((position, found, after if plain else key_of(machine_key(after)), after, False))
         slept = bin(asleep).count("1")
         if self.watching:  # the persistent-set condition asks which successors change a predicate's value

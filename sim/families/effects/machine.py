@@ -29,13 +29,16 @@ run's own (its agenda holds them as events at their simulated times).
 
 A state's key is derived from its value: the history so far (the checks read
 it), the durable log's and the external system's state, the workers' memories,
-the agenda, the processes and the reads already passed.  Counters that only
-number things (event and process numbers) are in it, so two states reached by
-different paths merge only where they are the same run.
+the agenda, the processes and the reads already passed -- as two 128-bit
+digests (BLAKE2b of the values' ``repr``, the same in every process), so a
+key is 32 bytes to keep, hash or send.  Counters that only number things
+(event and process numbers) are in it, so two states reached by different
+paths merge only where they are the same run.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Callable, Sequence
 
 from sim.core.checks import Violation, run_checks
@@ -65,13 +68,13 @@ class EffectsState:
     ``popped``: the boundaries ``(task, transition, point)`` already read -- a fault there can no longer
     strike; ``empty``: one-class reads ``((task, transition, point), class)`` passed without a fault;
     ``took``: the one-class read it is paused at took its fault.  ``end`` is set when no read is left.
-    ``history`` is the history so far as a nested tuple shared with the state it came from.
+    ``history`` is the digest of the history so far, grown from the digest of the state it came from.
     """
 
     __slots__ = ("run", "popped", "empty", "took", "end", "history", "length", "_judged", "_trace", "_key")
 
     def __init__(self, run: AutoRun, popped: frozenset, empty: frozenset, took: bool, end: RunEnd | None,
-                 history: tuple, length: int):
+                 history: bytes, length: int):
         self.run, self.popped, self.empty, self.took, self.end = run, popped, empty, took, end
         self.history, self.length = history, length
         self._judged: tuple[Violation, ...] | None = None
@@ -104,7 +107,7 @@ class EffectsMachine(Machine):
         run = AutoRun(rt, agenda, pausing=True)
         run.start_task(scenario.task)
         end = run.run(MAX_KERNEL_EVENTS, LIVENESS_BUDGET_S)
-        return EffectsState(run, frozenset(), frozenset(), False, end, _grow((), rt.history, 0), len(rt.history))
+        return EffectsState(run, frozenset(), frozenset(), False, end, _grow(b"", rt.history, 0), len(rt.history))
 
     # -- where a fault strikes -------------------------------------------------------------
 
@@ -223,8 +226,9 @@ class EffectsMachine(Machine):
     drives_replay = False  # its events strike a timed run: tests/families/effects/test_effects_machine.py
 
     def key(self, state: EffectsState) -> Any:
+        """The history's digest and the digest of every other part (32 bytes: what a search keeps or hashes)."""
         if state._key is None:
-            state._key = (state.history, _run_key(state))
+            state._key = state.history + hashlib.blake2b(repr(_run_key(state)).encode(), digest_size=16).digest()
         return state._key
 
     # -- judging ---------------------------------------------------------------------------
@@ -268,22 +272,17 @@ class EffectsMachine(Machine):
         return self.name_findings(violations) if findings else frozenset(v.invariant for v in violations)
 
 
-def _frozen(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
-    return value
-
-
 def _record(event: Event) -> tuple:
-    return (event.time, event.actor, event.event, tuple((k, _frozen(v)) for k, v in event.fields.items()))
+    return event.time, event.actor, event.event, event.fields
 
 
-def _grow(history: tuple, events: Any, start: int) -> tuple:
-    """The history as a nested tuple: the one before, and the records from ``start`` on (shared, not copied)."""
+def _grow(history: bytes, events: Any, start: int) -> bytes:
+    """The history's digest: the one before it and the records from ``start`` on, hashed (BLAKE2b, 128 bits;
+    ``repr`` of plain values is the same in every process, whatever the hash seed)."""
     added = tuple(_record(events[i]) for i in range(start, len(events)))
-    return (history, added) if added else history
+    if not added:
+        return history
+    return hashlib.blake2b(history + repr(added).encode(), digest_size=16).digest()
 
 
 def _run_key(state: EffectsState) -> tuple:
@@ -300,7 +299,8 @@ def _run_key(state: EffectsState) -> tuple:
         for name, m in sorted(rt.workers.items()))
     external = rt.external
     return (
-        state.popped, state.empty, state.took, _read_key(run.at_read), state.end is not None,
+        tuple(sorted(state.popped)), tuple(sorted(state.empty)), state.took, _read_key(run.at_read),
+        state.end is not None,
         agenda.now, agenda.steps, agenda.counter, tuple(agenda.queue),
         tuple(sorted((eid, None if r[0] is None else tuple(r[0]), r[1], r[2]) for eid, r in agenda.events.items())),
         tuple(sorted((pid, p.key()) for pid, p in run.procs.items())), run.next_pid,

@@ -163,3 +163,25 @@ def test_a_fault_whose_point_passed_is_refused_with_its_reason():
 def test_a_script_has_no_machine():
     story = sim.load_scenario("scenarios/runtime/pr_lost_response.toml")
     assert FAMILY.machine(story, FAMILY.parse_protocol("keyed")) is None
+
+
+@pytest.mark.slow
+def test_the_search_is_the_same_whatever_the_hash_seed_and_the_workers():
+    """Keys are digests of plain values (no set's order, no hash in them): the same states, counts and orders in
+    processes with other hash seeds, on one worker or two."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, sys, sim; from sim.search.exhaustive import explore; f = sim.family('effects'); "
+            "r = explore(f, sim.load_workload('effects-pr'), f.parse_protocol('keyed'), 2, workers=int(sys.argv[1])); "
+            "print(json.dumps(r.to_json(), sort_keys=True))")
+    outputs = set()
+    for seed, workers in (("1", "1"), ("2", "2"), ("3", "1")):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        done = subprocess.run([sys.executable, "-c", code, workers], capture_output=True, text=True, env=env,
+                              check=True)
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
+    assert json.loads(outputs.pop())["distinct_states"] > 100
