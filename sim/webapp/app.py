@@ -30,6 +30,7 @@ from starlette.routing import Route
 
 from sim.core.errors import FencesimError
 from sim.webapp import actions, pages
+from sim.webapp.outfolder import OutFolder
 from sim.webapp.views import Explorer, diverge
 
 #: The host names a request may give (the server binds 127.0.0.1 only).
@@ -46,6 +47,7 @@ class BadRequest(Exception):
 
 def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
     """The application over ``explorer``; exports go to ``out_dir`` (None: exporting is refused)."""
+    out = None if out_dir is None else OutFolder(out_dir)
 
     def index(request: Request) -> Response:
         _query(explorer, request) if request.url.query else None
@@ -79,9 +81,9 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
         if origin is not None and urlsplit(origin).hostname not in LOOPBACK_HOSTS:
             raise HTTPException(403, f"an export is asked for from this server's own pages, not from {origin[:80]}")
         q = _query(explorer, request)
-        if out_dir is None:
+        if out is None:
             raise BadRequest("this server was started without --out: it writes nothing")
-        files, invariant = actions.export_path(explorer, q["source"], q["protocol"], q["path"], out_dir)
+        files, invariant = actions.export_path(explorer, q["source"], q["protocol"], q["path"], out)
         back = pages.url("/view", s=q["source"].ident, p=q["protocol"].label, e=[str(e) for e in q["path"]])
         return HTMLResponse(pages.exported_page(files, invariant, back))
 
