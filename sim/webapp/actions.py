@@ -99,7 +99,11 @@ def test_{name}_holds():
 def export_path(explorer: Explorer, source: Source, protocol: Protocol, path: tuple[Any, ...],
                 out: OutFolder) -> tuple[Exported, str | None]:
     """Write the path into ``out`` as a counterexample's three files; returns them and the invariant the
-    path violates first (None: it violates none, and its regression test says it holds)."""
+    path violates first (None: it violates none, and its regression test says it holds).  An empty path is
+    refused: it is the first state, no run to replay."""
+    if not path:
+        raise InputError("the path is empty: step through at least one event before exporting it (the first "
+                         "state is no run to replay)")
     family = source.family
     view = explorer.view(source, protocol, path)
     invariant = min(view.broken, key=lambda b: b.position).invariant if view.broken else None

@@ -18,6 +18,7 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
+from sim.report.outputs import check_output_dir  # noqa: E402
 from sim.serving import explorer_for  # noqa: E402
 from sim.webapp.app import make_app  # noqa: E402
 from sim.webapp.outfolder import OutFolder  # noqa: E402
@@ -37,8 +38,8 @@ def _tree(folder: Path) -> dict[str, bytes]:
             for p in sorted(folder.rglob("*"))}
 
 
-def _refused(client: TestClient, words: str) -> str:
-    page = client.post(EXPORT)  # the test client raises any exception a route lets escape (a 500)
+def _refused(page, words: str) -> str:
+    """A refusal: 400 and one line (the test client raises any exception a route lets escape: a 500)."""
     assert page.status_code == 400, page.text
     assert words in page.text and "Traceback" not in page.text
     return page.text
@@ -52,10 +53,10 @@ def test_out_replaced_by_a_link_is_refused_and_the_target_untouched(explorer, tm
         assert client.post(EXPORT).status_code == 200
         out.rename(tmp_path / "moved")
         out.symlink_to(mine)
-        _refused(client, "out is now a symbolic link")
+        _refused(client.post(EXPORT), "out is now a symbolic link")
         out.unlink()
         out.symlink_to(tmp_path / "nowhere")  # a link to a folder not made yet: never made through it
-        _refused(client, "out is now a symbolic link")
+        _refused(client.post(EXPORT), "out is now a symbolic link")
     assert _tree(mine) == {"notes.txt": b"mine\n"} and not (tmp_path / "nowhere").exists()
 
 
@@ -66,7 +67,7 @@ def test_a_folder_above_out_replaced_by_a_link_is_refused(explorer, tmp_path):
         assert client.post(EXPORT).status_code == 200
         (tmp_path / "work").rename(tmp_path / "work.old")
         (tmp_path / "work").symlink_to(elsewhere)
-        _refused(client, "the folder work above it is now a symbolic link")
+        _refused(client.post(EXPORT), "the folder work above it is now a symbolic link")
     assert _tree(elsewhere) == {"out": b""}
 
 
@@ -87,7 +88,7 @@ def test_out_replaced_by_something_else_is_refused(explorer, tmp_path, replaceme
         else:
             out.mkdir()
             (out / "notes.txt").write_text("mine\n", encoding="utf-8")
-        _refused(client, words)
+        _refused(client.post(EXPORT), words)
     if replacement == "folder of yours":
         assert _tree(out) == {"notes.txt": b"mine\n"}
 
@@ -106,6 +107,22 @@ def test_nothing_but_the_files_is_left_behind(tmp_path):
     assert _tree(tmp_path / "new" / "out") == {"a.timeline.txt": b"two\n", "a.toml": b"one\n"}
     with pytest.raises(Exception, match="is not a file name"):
         out.write({"../a.toml": "x\n"})
+
+
+def test_an_empty_path_is_refused_and_a_path_without_effect_exports_twice(explorer, tmp_path):
+    """An empty path is no run: refused up front.  A path whose events had no effect has a timeline with no
+    row; fencesim knows it as its own, so the same export, and ``fuzz --out`` on the folder, still work."""
+    out = tmp_path / "out"
+    with TestClient(make_app(explorer, out), base_url="http://127.0.0.1") as client:
+        _refused(client.post("/export?s=seed_fuzz_none_lost_update"), "the path is empty: step through at least")
+        assert not out.exists()
+        no_effect = "/export?s=seed_fuzz_none_lost_update&e=dispatch+s1"
+        assert client.post(no_effect).status_code == 200
+        [timeline] = out.glob("*.timeline.txt")
+        assert len(timeline.read_text(encoding="utf-8").splitlines()) == 2  # the header and its rule
+        assert client.post(no_effect).status_code == 200
+        assert client.post(EXPORT).status_code == 200
+    assert check_output_dir(out, "--out") == out  # what fuzz --out checks first
 
 
 @pytest.mark.slow  # a server in a subprocess
