@@ -12,6 +12,8 @@ Routes (every state is a URL; see :mod:`sim.webapp.pages`):
 A request for anything else is a 404 page, a malformed one (an unknown scenario, event or protocol, a bad
 number) a 400 page: one line each, never a traceback.  Requests must name the server by its loopback
 address (``Host: 127.0.0.1`` or ``localhost``): a page of another site cannot reach it by a name of its own.
+An export must come from this server's own pages: its ``Origin``, when given, is this server's scheme, host
+and port, and a browser's ``Sec-Fetch-Site`` does not name another site.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from sim.core.errors import FencesimError
+from sim.core.values import cut
 from sim.webapp import actions, pages
 from sim.webapp.outfolder import OutFolder
 from sim.webapp.views import Explorer, diverge
@@ -77,9 +80,7 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
                                               actions.bounds_text(depth)))
 
     def export(request: Request) -> Response:
-        origin = request.headers.get("origin")
-        if origin is not None and urlsplit(origin).hostname not in LOOPBACK_HOSTS:
-            raise HTTPException(403, f"an export is asked for from this server's own pages, not from {origin[:80]}")
+        _refuse_another_site(request)
         q = _query(explorer, request)
         if out is None:
             raise BadRequest("this server was started without --out: it writes nothing")
@@ -97,6 +98,36 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
                                 Exception: internal}
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK_HOSTS))]
     return Starlette(routes=routes, exception_handlers=handlers, middleware=middleware)
+
+
+def _refuse_another_site(request: Request) -> None:
+    """A write is asked for by this server's own pages: an ``Origin`` must name this server (scheme, host and
+    port), and without one a browser's ``Sec-Fetch-Site`` must not say that another site (or another port or
+    subdomain of this one: ``same-site``) sent it.  A client that is no browser sends neither."""
+    server = request.scope.get("server") or ("127.0.0.1", 80)
+    own = f"http://{LOOPBACK_HOSTS[0]}:{server[1]}"
+    origins = request.headers.getlist("origin")
+    if len(origins) > 1:
+        raise HTTPException(403, f"an export is asked for from this server's own pages ({own}), with one Origin, "
+                                 f"not {len(origins)}")
+    if origins and not _own_origin(origins[0], int(server[1])):
+        raise HTTPException(403, f"an export is asked for from this server's own pages ({own}), not from "
+                                 f"{cut(origins[0], 80)}")
+    site = request.headers.get("sec-fetch-site", "").strip().lower()
+    if site in ("cross-site", "same-site"):
+        raise HTTPException(403, f"an export is asked for from this server's own pages ({own}), not from another "
+                                 f"site (Sec-Fetch-Site: {site})")
+
+
+def _own_origin(origin: str, port: int) -> bool:
+    """Whether ``origin`` (``scheme://host[:port]``) is this server: http, a loopback name, its port."""
+    try:
+        parts = urlsplit(origin.strip())
+        given = parts.port if parts.port is not None else 80
+    except ValueError:
+        return False
+    return (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS and given == port and not parts.username
+            and parts.password is None and parts.path in ("", "/") and not parts.query and not parts.fragment)
 
 
 def _query(explorer: Explorer, request: Request) -> dict[str, Any]:
