@@ -56,22 +56,24 @@ def default_depth(source: Source, protocol: Protocol) -> int:
 
 
 def bounds_text(depth: int) -> str:
-    return (f"within {depth} more event(s), at most {SEARCH_STATES:,} distinct states and {SEARCH_SECONDS:g} s "
-            "(exhaustive search, breadth first: the first order found for an invariant is a shortest one)")
+    return (f"within {depth} more event(s), at most {SEARCH_STATES:,} distinct states and {SEARCH_SECONDS:g} s, "
+            "waiting for a turn included (exhaustive search, breadth first: the first order found for an invariant "
+            "is a shortest one)")
 
 
 def shortest_violation(explorer: Explorer, source: Source, protocol: Protocol, path: tuple[Any, ...],
-                       depth: int) -> Found:
-    """The exhaustive search from the state after ``path``, within ``depth`` more events."""
+                       depth: int, waited: float = 0.0) -> Found:
+    """The exhaustive search from the state after ``path``, within ``depth`` more events; ``waited``: seconds
+    the request waited for its turn, spent of the time limit."""
     if not 1 <= depth <= SEARCH_DEPTH_MAX:
         raise InputError(f"the search depth must be from 1 to {SEARCH_DEPTH_MAX} events, not {depth}")
     if source.workload.extra.get("events_only"):
         raise InputError(f"{source.title} is a script, not a fault list a workload generates: the search runs from "
                          "a workload's or a counterexample's path (fencesim serve --workload W)")
+    deadline = Deadline(SEARCH_SECONDS, "the page's time limit", spent_before=waited)
     valid = explorer.replay(source, protocol, path).valid_order()
     result = explore(source.family, source.workload, protocol, depth, max_states=SEARCH_STATES,
-                     alphabet=explorer.alphabet(source), deadline=Deadline(SEARCH_SECONDS, "the page's time limit"),
-                     memory_limit=None, prefix=valid)
+                     alphabet=explorer.alphabet(source), deadline=deadline, memory_limit=None, prefix=valid)
     paths = {name: valid + tuple(orders[0]) for name, orders in sorted(result.minimal_orders.items()) if orders}
     return Found(result, depth, paths)
 

@@ -6,7 +6,7 @@ Routes (every state is a URL; see :mod:`sim.webapp.pages`):
 * ``GET /view`` -- one state: ``s`` the scenario, ``p`` the protocol, ``e`` the path, ``a`` the events ahead;
 * ``GET /compare`` -- the path under ``p`` and under ``q``, side by side, the first differing record marked;
 * ``GET /search`` -- the shortest violation from the path, within ``depth`` more events (and the page's
-  other bounds);
+  other bounds); searches take turns (:mod:`~sim.webapp.turns`), and one that gets none is a 503 page;
 * ``POST /export`` -- the path written into ``--out`` (the only route that writes, and only there).
 
 A request for anything else is a 404 page, a malformed one (an unknown scenario, event or protocol, a bad
@@ -18,11 +18,13 @@ and port, and a browser's ``Sec-Fetch-Site`` does not name another site.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -34,6 +36,7 @@ from sim.core.errors import FencesimError
 from sim.core.values import cut
 from sim.webapp import actions, pages
 from sim.webapp.outfolder import OutFolder
+from sim.webapp.turns import Busy, Turns
 from sim.webapp.views import Explorer, diverge
 
 #: The host names a request may give (the server binds 127.0.0.1 only).
@@ -51,6 +54,7 @@ class BadRequest(Exception):
 def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
     """The application over ``explorer``; exports go to ``out_dir`` (None: exporting is refused)."""
     out = None if out_dir is None else OutFolder(out_dir)
+    turns = Turns()
 
     def index(request: Request) -> Response:
         _query(explorer, request) if request.url.query else None
@@ -71,13 +75,18 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
         return HTMLResponse(pages.compare_page(diverge(explorer, q["source"], q["protocol"], right, q["path"]),
                                                q["ahead"]))
 
-    def search(request: Request) -> Response:
+    def search_now(request: Request, waited: float) -> Response:
         q = _query(explorer, request)
         text = q["params"].get("depth")
         depth = actions.default_depth(q["source"], q["protocol"]) if not text else _number(text, "depth")
-        found = actions.shortest_violation(explorer, q["source"], q["protocol"], q["path"], depth)
+        found = actions.shortest_violation(explorer, q["source"], q["protocol"], q["path"], depth, waited)
         return HTMLResponse(pages.search_page(q["source"], q["protocol"].label, [str(e) for e in q["path"]], found,
                                               actions.bounds_text(depth)))
+
+    async def search(request: Request) -> Response:
+        arrived = time.monotonic()
+        async with turns.turn():  # waits on the event loop, holding no thread
+            return await run_in_threadpool(search_now, request, time.monotonic() - arrived)
 
     def export(request: Request) -> Response:
         _refuse_another_site(request)
@@ -95,7 +104,7 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
               Route("/view", view), Route("/compare", compare), Route("/search", search),
               Route("/export", export, methods=["POST"])]
     handlers: dict[Any, Any] = {HTTPException: http_error, BadRequest: bad_request, FencesimError: bad_request,
-                                Exception: internal}
+                                Busy: busy, Exception: internal}
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK_HOSTS))]
     return Starlette(routes=routes, exception_handlers=handlers, middleware=middleware)
 
@@ -161,6 +170,11 @@ async def http_error(request: Request, error: Exception) -> Response:
 
 async def bad_request(request: Request, error: Exception) -> Response:
     return HTMLResponse(pages.error_page(400, " ".join(str(error).split())), status_code=400)
+
+
+async def busy(request: Request, error: Exception) -> Response:
+    return HTMLResponse(pages.error_page(503, str(error)), status_code=503,
+                        headers={"Retry-After": str(Busy.retry_after)})
 
 
 async def internal(request: Request, error: Exception) -> Response:
