@@ -239,3 +239,15 @@ def test_a_design_and_a_scripted_story_open_and_a_script_is_not_searched():
         assert page.status_code == 200 and 'id="state-intents-and-receipts"' in page.text
         search = client.get("/search", params=[("s", "pr_lost_response")] + steps[:1])
     assert search.status_code == 400 and "is a script" in search.text
+
+
+def test_a_protocols_knob_tokens_are_never_broken_inside(client):
+    """Each knob=value token is one span that does not wrap, with no break opportunity inside it; the
+    description breaks after its commas only (a browser test measures the lines)."""
+    page = _view(client, ["plan"], "fence=step,journal_gc=never").text
+    assert ".knob { white-space: nowrap; overflow-wrap: normal; word-break: keep-all; }" in page
+    described = re.search(r'<small id="knobs">(.*?)</small>', page).group(1)
+    tokens = re.findall(r'<span class="knob">([^<]*)</span>', described)
+    assert "journal_gc=never" in tokens and "fence=step" in tokens and len(tokens) > 8
+    assert re.sub(r'<span class="knob">[^<]*</span>', "T", described).replace(",<wbr>", "") == "T" * len(tokens)
+    assert '<code id="protocol"><span class="knob">fence=step</span>,<wbr><span class="knob">journal_gc=never' in page
