@@ -104,8 +104,10 @@ def is_counterexample(path: Path) -> bool:
 
 
 def is_timeline(path: Path) -> bool:
+    """A timeline fencesim wrote: its header (``# t | lane...``; no lane when no event had an effect), then
+    a rule of dashes."""
     lines = _head(path).splitlines()
-    return len(lines) >= 2 and re.match(r"^\s+(#\s+)?t \| ", lines[0]) is not None and set(lines[1]) == {"-"}
+    return len(lines) >= 2 and re.match(r"^\s+(#\s+)?t \|( |$)", lines[0]) is not None and set(lines[1]) == {"-"}
 
 
 def is_pytest(path: Path) -> bool:

@@ -161,6 +161,7 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     declared = family.symmetry(workload) if symmetry else None
     expansion = Expansion(family, workload, protocol, events, accelerate,
                           declared.canonical if declared is not None else None, tuple(prefix), findings)
+    expansion.deadline = deadline
     if only is not None and findings and not expansion.by_finding:
         only = invariant_of(only)  # the states' predicates say which invariant, not where: stop at the first
     result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants, fingerprints=not exact)
@@ -169,8 +170,9 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
     limit = memory_limit if memory_limit is not None else int(physical_bytes() * MEMORY_SHARE_DEFAULT) or None
     search = _Search(expansion, result, Visited(exact), max_states, limit, deadline, only,
                      sleeping=sleep and accelerate and declared is None and not result.reduced)
+    # the collector stays on where a state or a replay leaves reference cycles behind (see _no_cyclic_gc)
     acyclic = expansion.machine is not None and expansion.machine.acyclic_states
-    with Expander(expansion, workers) as expander, _no_cyclic_gc() if acyclic else contextlib.nullcontext():
+    with Expander(expansion, workers) as expander, _no_cyclic_gc(acyclic):
         search.run(expander, progress)
     if result.reduced and result.minimal_orders:
         _measure_unreduced(family, workload, protocol, events, result, max_states, limit, deadline, symmetry,
@@ -382,11 +384,14 @@ def _measure_unreduced(family: Family, workload: Workload, protocol: Protocol, e
 
 
 @contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
+def _no_cyclic_gc(off: bool = True) -> Iterator[None]:
     """States are trees of tuples, never cycles: the cyclic collector only costs time here, so it is off
-    during the search and back on after."""
+    during the search and back on after.  Not when every successor is a replay (``off`` False): a replay's
+    kernel leaves cycles behind, which would pile up until the search ends and then be collected all at
+    once, seconds past its deadline."""
     enabled = gc.isenabled()
-    gc.disable()
+    if off:
+        gc.disable()
     try:
         yield
     finally:

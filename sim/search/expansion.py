@@ -11,6 +11,10 @@ and the same violations):
   state and the checks' carries, and a successor costs one guard, one step
   and one fold step per check over the records it produced.
 * **replay** -- otherwise every successor is a replay of its whole order.
+  One entry can then cost seconds (a replay per event of the alphabet), so
+  the search's deadline is looked at before each replay: an entry expanded
+  past it is cut short, and the search, seeing the deadline passed, keeps
+  none of it.
 
 An entry of a layer is ``(number, node, found)``: its state's number in the
 visited set, what expanding it needs (the state and carries, or its order),
@@ -27,6 +31,7 @@ from sim.core.history import Event, plain_time
 from sim.core.knobs import Protocol
 from sim.core.machine import Machine
 from sim.core.workload import Workload
+from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.reduction import Independence
 
 #: One event taken in one state, as a plain tuple (built for every successor, so no object is made):
@@ -75,6 +80,8 @@ class Expansion:
         self.prejudge = False  # set in a worker process: a machine that judges states judges each successor there
         #: The search starts after these events (those that take effect; the rest have none), at depth 0.
         self.prefix = tuple(prefix)
+        #: The search's deadline, set by the search (a replayed entry stops trying events once it has passed).
+        self.deadline: Deadline = NO_DEADLINE
         self._root, self._root_found = self._start()
 
     def _start(self) -> tuple[Any, frozenset[str]]:
@@ -221,9 +228,11 @@ class Expansion:
         return out, slept
 
     def _by_replay(self, order: tuple, asleep: int) -> tuple[list[Successor], int]:
-        family, protocol, base = self.family, self.protocol, self.workload.base
+        family, protocol, base, expired = self.family, self.protocol, self.workload.base, self.deadline.expired
         slept, out = 0, []
         for position, action in enumerate(self.events):
+            if expired():
+                break
             if asleep >> position & 1:
                 slept += 1
                 continue

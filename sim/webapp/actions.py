@@ -3,18 +3,17 @@
 The search is the exhaustive search of ``fencesim explore`` started from the path (its ``prefix``), within the
 bounds the page states: a depth of events after the path, a number of distinct states and seconds.  The
 export writes the path as the same three files a fuzz run or a review writes for a counterexample (the
-scenario file ``fencesim run`` replays, its timeline, its pytest regression), only inside ``--out``.
+scenario file ``fencesim run`` replays, its timeline, its pytest regression), only inside ``--out``
+(:mod:`~sim.webapp.outfolder`).
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from sim.core.errors import InputError
-from sim.core.files import write_files_atomically
 from sim.core.knobs import Protocol
 from sim.report.export import (
     NAME_LIMIT,
@@ -22,14 +21,15 @@ from sim.report.export import (
     Exported,
     counterexample_name,
     current_commit,
-    export,
+    export_names,
+    pytest_file,
     scenario_toml,
     slug,
     timeline,
 )
-from sim.report.outputs import check_output_names
 from sim.search.budget import Deadline
 from sim.search.exhaustive import ExhaustiveResult, explore
+from sim.webapp.outfolder import OutFolder
 from sim.webapp.views import Explorer, Source
 
 #: The search's bounds: events after the path by default and at most, distinct states, seconds.
@@ -56,22 +56,24 @@ def default_depth(source: Source, protocol: Protocol) -> int:
 
 
 def bounds_text(depth: int) -> str:
-    return (f"within {depth} more event(s), at most {SEARCH_STATES:,} distinct states and {SEARCH_SECONDS:g} s "
-            "(exhaustive search, breadth first: the first order found for an invariant is a shortest one)")
+    return (f"within {depth} more event(s), at most {SEARCH_STATES:,} distinct states and {SEARCH_SECONDS:g} s, "
+            "waiting for a turn included (exhaustive search, breadth first: the first order found for an invariant "
+            "is a shortest one)")
 
 
 def shortest_violation(explorer: Explorer, source: Source, protocol: Protocol, path: tuple[Any, ...],
-                       depth: int) -> Found:
-    """The exhaustive search from the state after ``path``, within ``depth`` more events."""
+                       depth: int, waited: float = 0.0) -> Found:
+    """The exhaustive search from the state after ``path``, within ``depth`` more events; ``waited``: seconds
+    the request waited for its turn, spent of the time limit."""
     if not 1 <= depth <= SEARCH_DEPTH_MAX:
         raise InputError(f"the search depth must be from 1 to {SEARCH_DEPTH_MAX} events, not {depth}")
     if source.workload.extra.get("events_only"):
         raise InputError(f"{source.title} is a script, not a fault list a workload generates: the search runs from "
                          "a workload's or a counterexample's path (fencesim serve --workload W)")
+    deadline = Deadline(SEARCH_SECONDS, "the page's time limit", spent_before=waited)
     valid = explorer.replay(source, protocol, path).valid_order()
     result = explore(source.family, source.workload, protocol, depth, max_states=SEARCH_STATES,
-                     alphabet=explorer.alphabet(source), deadline=Deadline(SEARCH_SECONDS, "the page's time limit"),
-                     memory_limit=None, prefix=valid)
+                     alphabet=explorer.alphabet(source), deadline=deadline, memory_limit=None, prefix=valid)
     paths = {name: valid + tuple(orders[0]) for name, orders in sorted(result.minimal_orders.items()) if orders}
     return Found(result, depth, paths)
 
@@ -97,13 +99,15 @@ def test_{name}_holds():
 
 
 def export_path(explorer: Explorer, source: Source, protocol: Protocol, path: tuple[Any, ...],
-                out_dir: Path) -> tuple[Exported, str | None]:
-    """Write the path into ``out_dir`` as a counterexample's three files; returns them and the invariant the
-    path violates first (None: it violates none, and its regression test says it holds)."""
-
+                out: OutFolder) -> tuple[Exported, str | None]:
+    """Write the path into ``out`` as a counterexample's three files; returns them and the invariant the
+    path violates first (None: it violates none, and its regression test says it holds).  An empty path is
+    refused: it is the first state, no run to replay."""
+    if not path:
+        raise InputError("the path is empty: step through at least one event before exporting it (the first "
+                         "state is no run to replay)")
     family = source.family
     view = explorer.view(source, protocol, path)
-    out_dir.mkdir(parents=True, exist_ok=True)
     invariant = min(view.broken, key=lambda b: b.position).invariant if view.broken else None
     digest = hashlib.sha256("\n".join(view.texts).encode("utf-8")).hexdigest()[:8]
     name = f"{counterexample_name(source.workload.name, protocol.label, invariant or 'path')}__{digest}"
@@ -116,25 +120,12 @@ def export_path(explorer: Explorer, source: Source, protocol: Protocol, path: tu
         meta["invariant"] = invariant
     scenario = family.counterexample(source.workload, protocol, invariant or "", path, meta)
     marked = [b.violation.event_index for b in view.broken if b.violation.event_index is not None]
-    stem = slug(name, limit=NAME_LIMIT)
-    for suffix in (".toml", ".timeline.txt"):
-        _inside(out_dir, out_dir / f"{stem}{suffix}")
-    _inside(out_dir, out_dir / f"test_{stem}.py")
-    if invariant:
-        return export(family, scenario, view.history, out_dir, marked), invariant
-    paths = Exported(out_dir / f"{stem}.toml", out_dir / f"{stem}.timeline.txt", out_dir / f"test_{stem}.py")
-    check_output_names(out_dir, (paths.scenario.name, paths.timeline.name, paths.pytest.name), "--out")
-    write_files_atomically({
-        paths.scenario: scenario_toml(family, scenario),
-        paths.timeline: timeline(family, view.history),
-        paths.pytest: CLEAN_PYTEST.format(description=scenario.description.replace('"""', "'''"),
-                                          protocol=protocol.label, toml_name=paths.scenario.name, name=stem),
-    })
-    return paths, None
-
-
-def _inside(out_dir: Path, path: Path) -> None:
-    """Refuse a file that is a symbolic link or would land outside ``out_dir`` (the server writes only there)."""
-    if path.is_symlink() or out_dir.resolve() not in path.resolve().parents:
-        raise InputError(f"--out: {path.name} is a symbolic link or leads outside {out_dir}; the explorer writes "
-                         "only inside its --out folder")
+    toml_name, timeline_name, pytest_name = export_names(scenario.name)
+    stem = slug(scenario.name, limit=NAME_LIMIT)
+    description = scenario.description.replace('"""', "'''")
+    test = pytest_file(stem, scenario.description, scenario.protocol, invariant, toml_name, None) if invariant \
+        else CLEAN_PYTEST.format(description=description, protocol=protocol.label, toml_name=toml_name, name=stem)
+    written = out.write({toml_name: scenario_toml(family, scenario),
+                         timeline_name: timeline(family, view.history, marked if invariant else ()),
+                         pytest_name: test})
+    return Exported(*written), invariant

@@ -6,21 +6,25 @@ Routes (every state is a URL; see :mod:`sim.webapp.pages`):
 * ``GET /view`` -- one state: ``s`` the scenario, ``p`` the protocol, ``e`` the path, ``a`` the events ahead;
 * ``GET /compare`` -- the path under ``p`` and under ``q``, side by side, the first differing record marked;
 * ``GET /search`` -- the shortest violation from the path, within ``depth`` more events (and the page's
-  other bounds);
+  other bounds); searches take turns (:mod:`~sim.webapp.turns`), and one that gets none is a 503 page;
 * ``POST /export`` -- the path written into ``--out`` (the only route that writes, and only there).
 
 A request for anything else is a 404 page, a malformed one (an unknown scenario, event or protocol, a bad
 number) a 400 page: one line each, never a traceback.  Requests must name the server by its loopback
 address (``Host: 127.0.0.1`` or ``localhost``): a page of another site cannot reach it by a name of its own.
+An export must come from this server's own pages: its ``Origin``, when given, is this server's scheme, host
+and port, and a browser's ``Sec-Fetch-Site`` does not name another site.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -29,7 +33,10 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from sim.core.errors import FencesimError
+from sim.core.values import cut
 from sim.webapp import actions, pages
+from sim.webapp.outfolder import OutFolder
+from sim.webapp.turns import Busy, Turns
 from sim.webapp.views import Explorer, diverge
 
 #: The host names a request may give (the server binds 127.0.0.1 only).
@@ -46,6 +53,8 @@ class BadRequest(Exception):
 
 def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
     """The application over ``explorer``; exports go to ``out_dir`` (None: exporting is refused)."""
+    out = None if out_dir is None else OutFolder(out_dir)
+    turns = Turns()
 
     def index(request: Request) -> Response:
         _query(explorer, request) if request.url.query else None
@@ -66,22 +75,25 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
         return HTMLResponse(pages.compare_page(diverge(explorer, q["source"], q["protocol"], right, q["path"]),
                                                q["ahead"]))
 
-    def search(request: Request) -> Response:
+    def search_now(request: Request, waited: float) -> Response:
         q = _query(explorer, request)
         text = q["params"].get("depth")
         depth = actions.default_depth(q["source"], q["protocol"]) if not text else _number(text, "depth")
-        found = actions.shortest_violation(explorer, q["source"], q["protocol"], q["path"], depth)
+        found = actions.shortest_violation(explorer, q["source"], q["protocol"], q["path"], depth, waited)
         return HTMLResponse(pages.search_page(q["source"], q["protocol"].label, [str(e) for e in q["path"]], found,
                                               actions.bounds_text(depth)))
 
+    async def search(request: Request) -> Response:
+        arrived = time.monotonic()
+        async with turns.turn():  # waits on the event loop, holding no thread
+            return await run_in_threadpool(search_now, request, time.monotonic() - arrived)
+
     def export(request: Request) -> Response:
-        origin = request.headers.get("origin")
-        if origin is not None and urlsplit(origin).hostname not in LOOPBACK_HOSTS:
-            raise HTTPException(403, f"an export is asked for from this server's own pages, not from {origin[:80]}")
+        _refuse_another_site(request)
         q = _query(explorer, request)
-        if out_dir is None:
+        if out is None:
             raise BadRequest("this server was started without --out: it writes nothing")
-        files, invariant = actions.export_path(explorer, q["source"], q["protocol"], q["path"], out_dir)
+        files, invariant = actions.export_path(explorer, q["source"], q["protocol"], q["path"], out)
         back = pages.url("/view", s=q["source"].ident, p=q["protocol"].label, e=[str(e) for e in q["path"]])
         return HTMLResponse(pages.exported_page(files, invariant, back))
 
@@ -92,9 +104,39 @@ def make_app(explorer: Explorer, out_dir: Path | None) -> Starlette:
               Route("/view", view), Route("/compare", compare), Route("/search", search),
               Route("/export", export, methods=["POST"])]
     handlers: dict[Any, Any] = {HTTPException: http_error, BadRequest: bad_request, FencesimError: bad_request,
-                                Exception: internal}
+                                Busy: busy, Exception: internal}
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK_HOSTS))]
     return Starlette(routes=routes, exception_handlers=handlers, middleware=middleware)
+
+
+def _refuse_another_site(request: Request) -> None:
+    """A write is asked for by this server's own pages: an ``Origin`` must name this server (scheme, host and
+    port), and without one a browser's ``Sec-Fetch-Site`` must not say that another site (or another port or
+    subdomain of this one: ``same-site``) sent it.  A client that is no browser sends neither."""
+    server = request.scope.get("server") or ("127.0.0.1", 80)
+    own = f"http://{LOOPBACK_HOSTS[0]}:{server[1]}"
+    origins = request.headers.getlist("origin")
+    if len(origins) > 1:
+        raise HTTPException(403, f"an export is asked for from this server's own pages ({own}), with one Origin, "
+                                 f"not {len(origins)}")
+    if origins and not _own_origin(origins[0], int(server[1])):
+        raise HTTPException(403, f"an export is asked for from this server's own pages ({own}), not from "
+                                 f"{cut(origins[0], 80)}")
+    site = request.headers.get("sec-fetch-site", "").strip().lower()
+    if site in ("cross-site", "same-site"):
+        raise HTTPException(403, f"an export is asked for from this server's own pages ({own}), not from another "
+                                 f"site (Sec-Fetch-Site: {site})")
+
+
+def _own_origin(origin: str, port: int) -> bool:
+    """Whether ``origin`` (``scheme://host[:port]``) is this server: http, a loopback name, its port."""
+    try:
+        parts = urlsplit(origin.strip())
+        given = parts.port if parts.port is not None else 80
+    except ValueError:
+        return False
+    return (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS and given == port and not parts.username
+            and parts.password is None and parts.path in ("", "/") and not parts.query and not parts.fragment)
 
 
 def _query(explorer: Explorer, request: Request) -> dict[str, Any]:
@@ -128,6 +170,11 @@ async def http_error(request: Request, error: Exception) -> Response:
 
 async def bad_request(request: Request, error: Exception) -> Response:
     return HTMLResponse(pages.error_page(400, " ".join(str(error).split())), status_code=400)
+
+
+async def busy(request: Request, error: Exception) -> Response:
+    return HTMLResponse(pages.error_page(503, str(error)), status_code=503,
+                        headers={"Retry-After": str(Busy.retry_after)})
 
 
 async def internal(request: Request, error: Exception) -> Response:

@@ -8,6 +8,7 @@ own order, or what "back" stepped over).  So a URL copied into a review's notes 
 from __future__ import annotations
 
 import html
+import re
 import shlex
 from typing import Any, Iterable, Sequence
 from urllib.parse import urlencode
@@ -27,11 +28,27 @@ tr.broke td { background: #f6d5d6; } tr.ahead td { color: #888; }
 td.differs, tr.differs td { background: #fde9c9; font-weight: bold; }
 .ok { color: #2a7a3a; } .violated { color: #b00020; font-weight: bold; }
 .columns { display: flex; gap: 2em; flex-wrap: wrap; } .columns > div { flex: 1 1 30em; min-width: 0; }
+.knob { white-space: nowrap; overflow-wrap: normal; word-break: keep-all; }
 """
 
 
 def esc(value: Any) -> str:
     return html.escape(str(value))
+
+
+#: A ``knob=value`` token of a protocol (``journal_gc=never``, ``idempotency=key+fingerprint``).
+KNOB_TOKEN = re.compile(r"[^\s,=]+=[^\s,]*")
+
+
+def knobs(value: Any) -> str:
+    """Escaped text in which each ``knob=value`` token is one unbreakable span (class ``knob``); the rest breaks
+    as :func:`~sim.report.html_writer.breakable` lets it, so a protocol wraps after a comma, between its
+    tokens, and never inside one (``journal_`` / ``gc=never``)."""
+    text, out, last = str(value), [], 0
+    for token in KNOB_TOKEN.finditer(text):
+        out += [breakable(text[last:token.start()]), f'<span class="knob">{esc(token.group())}</span>']
+        last = token.end()
+    return "".join(out) + breakable(text[last:])
 
 
 def url(route: str, **query: Any) -> str:
@@ -60,8 +77,8 @@ def error_page(status: int, line: str) -> str:
 
 
 def table(item: StateTable, ident: str = "") -> str:
-    head = "".join(f"<th>{breakable(c)}</th>" for c in item.columns)
-    body = "".join("<tr>" + "".join(f"<td>{breakable(c)}</td>" for c in row) + "</tr>" for row in item.rows)
+    head = "".join(f"<th>{knobs(c)}</th>" for c in item.columns)
+    body = "".join("<tr>" + "".join(f"<td>{knobs(c)}</td>" for c in row) + "</tr>" for row in item.rows)
     if not item.rows:
         body = f'<tr><td colspan="{len(item.columns)}">(none)</td></tr>'
     ident_attr = f' id="{esc(ident)}"' if ident else ""
@@ -103,8 +120,8 @@ def _header(view: View, ahead: Sequence[str]) -> list[str]:
                f'<label>compare with <input name="q" list="presets" size="30"></label> '
                f'<button type="submit">side by side</button></form>')
     return [f"<h1>{esc(source.title)} <small>({esc(source.family.name)} family, protocol "
-            f"<code id=\"protocol\">{esc(view.protocol.label)}</code>)</small></h1>",
-            f"<p><small>{breakable(view.protocol.describe())}</small></p>",
+            f"<code id=\"protocol\">{knobs(view.protocol.label)}</code>)</small></h1>",
+            f'<p><small id="knobs">{knobs(view.protocol.describe())}</small></p>',
             f'<p class="bar">{" ".join(nav)}</p>', f"<p>{switch}</p>", f"<p>{compare}</p>",
             f'<p>Path so far ({len(texts)} event(s)): <code id="path">{esc(" ; ".join(texts) or "(none yet)")}</code>'
             "</p>", _opened(source)]
@@ -174,7 +191,7 @@ def lanes_table(view: View, ident: str = "lanes") -> str:
     for event in shown:
         text = family.describe(event)
         text = ("* " + text) if family.is_fault(event) else text
-        cells = "".join(f"<td>{breakable(text) if lane == event.actor else ''}</td>" for lane in lanes)
+        cells = "".join(f"<td>{knobs(text) if lane == event.actor else ''}</td>" for lane in lanes)
         broke = marks.get(event.index)
         css = ' class="broke"' if broke else ""
         body.append(f'<tr data-index="{event.index}"{css}><td>{event.index}</td><td>{esc(event.time)}</td>{cells}'
@@ -223,23 +240,23 @@ def compare_page(divergence: Divergence, ahead: Sequence[str]) -> str:
     rows = []
     for i, (a, b) in enumerate(divergence.rows):
         css = ' class="differs"' if i == divergence.first else ""
-        rows.append(f'<tr data-row="{i}"{css}><td>{i}</td><td>{breakable(a)}</td><td>{breakable(b)}</td></tr>')
+        rows.append(f'<tr data-row="{i}"{css}><td>{i}</td><td>{knobs(a)}</td><td>{knobs(b)}</td></tr>')
     where = "the two runs agree record for record" if divergence.first is None else \
         f"the first record that differs is #{divergence.first} (marked)"
     verdicts = []
     for view in (left, right):
         broken = ", ".join(f"{b.invariant} at event {b.position + 1}" for b in view.broken) or "no invariant violated"
-        verdicts.append(f"<li><code>{esc(view.protocol.label)}</code>: {esc(broken)}</li>")
+        verdicts.append(f"<li><code>{knobs(view.protocol.label)}</code>: {esc(broken)}</li>")
     links = [f'<a href="{esc(url("/view", s=source.ident, p=v.protocol.label, e=texts, a=list(ahead)))}">open under '
-             f"<code>{esc(v.protocol.label)}</code></a>" for v in (left, right)]
+             f"<code>{knobs(v.protocol.label)}</code></a>" for v in (left, right)]
     body = [f"<h1>{esc(source.title)}: the same order under two protocols</h1>",
             f'<p>Path: <code id="path">{esc(" ; ".join(texts) or "(none)")}</code></p>',
             f'<p id="divergence">{esc(where)}.</p>', "<ul id=\"verdicts\">", *verdicts, "</ul>",
             f'<p class="bar">{" ".join(links)}</p>',
-            f'<table id="side-by-side" class="wide"><thead><tr><th>#</th><th>{esc(left.protocol.label)}</th>'
-            f"<th>{esc(right.protocol.label)}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>",
-            '<div class="columns"><div><h2>' + esc(left.protocol.label) + "</h2>" + lanes_table(left, "lanes-left")
-            + "</div><div><h2>" + esc(right.protocol.label) + "</h2>" + lanes_table(right, "lanes-right")
+            f'<table id="side-by-side" class="wide"><thead><tr><th>#</th><th>{knobs(left.protocol.label)}</th>'
+            f"<th>{knobs(right.protocol.label)}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>",
+            '<div class="columns"><div><h2>' + knobs(left.protocol.label) + "</h2>" + lanes_table(left, "lanes-left")
+            + "</div><div><h2>" + knobs(right.protocol.label) + "</h2>" + lanes_table(right, "lanes-right")
             + "</div></div>"]
     return page(f"{source.title}: {left.protocol.label} against {right.protocol.label}", body)
 
@@ -258,7 +275,7 @@ def search_page(source: Source, protocol_label: str, texts: Sequence[str], found
     absent = ", ".join(result.proved_absent)
     start = esc(" ; ".join(texts) or "(the first event)")
     back = esc(url("/view", s=source.ident, p=protocol_label, e=list(texts)))
-    body = [f"<h1>Shortest violation from here: {esc(source.title)} under <code>{esc(protocol_label)}</code></h1>",
+    body = [f"<h1>Shortest violation from here: {esc(source.title)} under <code>{knobs(protocol_label)}</code></h1>",
             f'<p>From the path <code id="path">{start}</code>, {esc(words)}.</p>',
             f"<p>{result.distinct_states:,} distinct states, {result.states_generated:,} generated ({esc(how)}).</p>",
             '<ul id="found">', *items, "</ul>" if items else "</ul><p>No violation found within the bound.</p>",

@@ -10,7 +10,7 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from sim.core.errors import InputError
 from sim.webapp.app import make_app
@@ -19,6 +19,8 @@ from sim.webapp.views import Explorer
 #: The only address the server listens on.
 LOOPBACK = "127.0.0.1"
 PORT_DEFAULT = 8765
+#: The longest the application waits for uvicorn to close a connection it answered itself, in seconds.
+CLOSING_SECONDS = 5.0
 
 
 def bind(port: int) -> socket.socket:
@@ -38,6 +40,37 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
+def served(explorer: Explorer, out_dir: Path | None) -> Any:
+    """The application as uvicorn runs it.  A request whose body breaks HTTP's framing after its headers (a
+    chunked body that is not one) is answered by uvicorn itself (400, the connection closing) while the page
+    is being made; the page then has nowhere to go.  It is dropped here, and the application waits (a few
+    seconds at most) until uvicorn has seen the connection close, where uvicorn would print a traceback, or
+    an error line about a response never completed."""
+    import anyio
+    import h11
+
+    app = make_app(explorer, out_dir)
+
+    async def application(scope: Any, receive: Any, send: Any) -> None:
+        answered = [False]  # by uvicorn itself: the page has nowhere to go
+
+        async def sending(message: Any) -> None:
+            if answered[0]:
+                return
+            try:
+                await send(message)
+            except h11.LocalProtocolError:
+                answered[0] = True
+
+        await app(scope, receive, sending)
+        if answered[0]:
+            with anyio.move_on_after(CLOSING_SECONDS):
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+
+    return application
+
+
 def run(explorer: Explorer, out_dir: Path | None, port: int = PORT_DEFAULT,
         announce: Callable[[str], None] = print) -> None:
     """Serve until interrupted (Ctrl-C); ``announce`` gets the URL once the socket listens."""
@@ -45,7 +78,7 @@ def run(explorer: Explorer, out_dir: Path | None, port: int = PORT_DEFAULT,
 
     sock = bind(port)
     address = f"http://{LOOPBACK}:{sock.getsockname()[1]}/"
-    config = uvicorn.Config(make_app(explorer, out_dir), log_level="warning", lifespan="off", access_log=False)
+    config = uvicorn.Config(served(explorer, out_dir), log_level="warning", lifespan="off", access_log=False)
     server = uvicorn.Server(config)
     announce(address)
     try:
@@ -64,7 +97,7 @@ class Running:
 
         self.socket = bind(port)
         self.url = f"http://{LOOPBACK}:{self.socket.getsockname()[1]}/"
-        config = uvicorn.Config(make_app(explorer, out_dir), log_level="warning", lifespan="off", access_log=False)
+        config = uvicorn.Config(served(explorer, out_dir), log_level="warning", lifespan="off", access_log=False)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True,
                                        name="fencesim-serve")

@@ -266,4 +266,7 @@ def test_fencesim_knows_its_timelines_with_and_without_the_index_column(tmp_path
     older.write_text("       t | planner\n------------------\n       0 | plan\n")
     mine = tmp_path / "mine.timeline.txt"
     mine.write_text("time | what\n---- | ----\n")
-    assert is_timeline(paths.timeline) and is_timeline(older) and not is_timeline(mine)
+    no_row = tmp_path / "no_row.timeline.txt"  # a path none of whose events had an effect: no lane, no row
+    no_row.write_text(timeline(FAMILY, FAMILY.replay(_workload().base, FAMILY.parse_protocol("none"),
+                                                      _events(["deliver s1"])).history))
+    assert is_timeline(paths.timeline) and is_timeline(older) and is_timeline(no_row) and not is_timeline(mine)

@@ -166,3 +166,25 @@ def test_a_family_with_a_machine_is_explored_in_one_process_whatever_the_workers
     assert replaying.machine is None and Expander(replaying, 2).workers == 2
     one = explore(tiny, parse_protocol("plan"), 5, workers=1).to_json()
     assert explore(tiny, parse_protocol("plan"), 5, workers=2).to_json() == one
+
+
+@pytest.mark.slow  # seconds of replays up to the deadline
+def test_a_replayed_search_ends_at_its_deadline_with_the_collector_on(monkeypatch):
+    """Every successor of the effects family is a replay, whose kernel leaves cycles behind: the cyclic
+    collector stays on (with it off they piled up, hundreds of MB, and were collected all at once, seconds
+    past the deadline), and the deadline is looked at before each replay."""
+    import gc
+    import time
+
+    from sim.search.budget import Deadline
+
+    saga = sim.load_workload("effects-saga")
+    effects = sim.family("effects")
+    collector: list[bool] = []
+    replay = effects.replay
+    monkeypatch.setattr(effects, "replay", lambda *args: (collector.append(gc.isenabled()), replay(*args))[1])
+    started = time.monotonic()
+    result = exhaustive.explore(effects, saga, effects.parse_protocol("keyed"), 3, deadline=Deadline(4, "the limit"))
+    assert time.monotonic() - started < 4 + 0.8
+    assert not result.complete and result.reason == "the limit"
+    assert collector and all(collector)

@@ -153,8 +153,32 @@ def test_export_is_post_only_and_a_foreign_host_or_origin_is_refused(client):
     forged = client.post("/export?s=" + SOURCE + "&e=plan", headers={"origin": "http://attacker.example"})
     assert forged.status_code == 403 and "not from http://attacker.example" in forged.text
     assert not client.out.exists()
-    own = client.post("/export?s=" + SOURCE + "&e=plan", headers={"origin": "http://127.0.0.1:8765"})
+    own = client.post("/export?s=" + SOURCE + "&e=plan", headers={"origin": "http://127.0.0.1"})
     assert own.status_code == 200
+
+
+@pytest.mark.parametrize("headers, words", [
+    ({"origin": "http://localhost:3000"}, "not from http://localhost:3000"),  # another port: another origin
+    ({"origin": "http://127.0.0.1:8080"}, "not from http://127.0.0.1:8080"),
+    ({"origin": "https://127.0.0.1:8765"}, "not from https://127.0.0.1:8765"),  # another scheme
+    ({"origin": "null"}, "not from null"),
+    ({"origin": "http://127.0.0.1:99999"}, "not from http://127.0.0.1:99999"),
+    ({"sec-fetch-site": "cross-site"}, "not from another site (Sec-Fetch-Site: cross-site)"),
+    ({"sec-fetch-site": "same-site"}, "not from another site (Sec-Fetch-Site: same-site)"),
+    ({"origin": "http://127.0.0.1:8765", "sec-fetch-site": "cross-site"}, "(Sec-Fetch-Site: cross-site)"),
+])
+def test_an_export_from_another_origin_or_site_is_refused(explorer, tmp_path, headers, words):
+    """The Origin is compared as scheme, host and port; without one, a browser's Sec-Fetch-Site must not
+    name another site."""
+    out = tmp_path / "out"
+    with TestClient(make_app(explorer, out), base_url="http://127.0.0.1:8765") as client:
+        page = client.post("/export?s=" + SOURCE + "&e=plan", headers=headers)
+        line = _body_line(page.text).replace("&#x27;", "'")
+        assert page.status_code == 403 and words in line and "this server's own pages (http://127.0.0.1:8765)" in line
+        assert not out.exists()
+        for own in ({"origin": "http://127.0.0.1:8765"}, {"origin": "http://localhost:8765"},
+                    {"sec-fetch-site": "same-origin"}, {"sec-fetch-site": "none"}, {}):
+            assert client.post("/export?s=" + SOURCE + "&e=plan", headers=own).status_code == 200, own
 
 
 @pytest.mark.slow  # replays with fencesim run in a subprocess
@@ -215,3 +239,15 @@ def test_a_design_and_a_scripted_story_open_and_a_script_is_not_searched():
         assert page.status_code == 200 and 'id="state-intents-and-receipts"' in page.text
         search = client.get("/search", params=[("s", "pr_lost_response")] + steps[:1])
     assert search.status_code == 400 and "is a script" in search.text
+
+
+def test_a_protocols_knob_tokens_are_never_broken_inside(client):
+    """Each knob=value token is one span that does not wrap, with no break opportunity inside it; the
+    description breaks after its commas only (a browser test measures the lines)."""
+    page = _view(client, ["plan"], "fence=step,journal_gc=never").text
+    assert ".knob { white-space: nowrap; overflow-wrap: normal; word-break: keep-all; }" in page
+    described = re.search(r'<small id="knobs">(.*?)</small>', page).group(1)
+    tokens = re.findall(r'<span class="knob">([^<]*)</span>', described)
+    assert "journal_gc=never" in tokens and "fence=step" in tokens and len(tokens) > 8
+    assert re.sub(r'<span class="knob">[^<]*</span>', "T", described).replace(",<wbr>", "") == "T" * len(tokens)
+    assert '<code id="protocol"><span class="knob">fence=step</span>,<wbr><span class="knob">journal_gc=never' in page

@@ -146,3 +146,37 @@ def test_a_disabled_event_shows_the_guards_reason(page, server):
     again = page.inner_text("#disabled-events li[data-event='dispatch s1']")
     assert re.search(r"already dispatched", again), again
     assert page.is_visible("#disabled-events li[data-event='dispatch s1'] .reason")
+
+
+#: For each comma-separated token of an element's text, whether its characters lie on more than one line.
+TOKENS_BROKEN = """(element) => {
+  const chars = [];
+  const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      chars.push([node.data[i], Math.round(range.getBoundingClientRect().top)]);
+    }
+  }
+  const broken = [];
+  let token = [];
+  for (const [char, top] of chars.concat([[",", 0]])) {
+    if (char !== ",") { token.push([char, top]); continue; }
+    if (new Set(token.map((c) => c[1])).size > 1) broken.push(token.map((c) => c[0]).join(""));
+    token = [];
+  }
+  return {broken: broken, lines: new Set(chars.map((c) => c[1])).size};
+}"""
+
+
+@pytest.mark.parametrize("width", [420, 520, 760])
+def test_a_protocols_knobs_wrap_between_tokens_never_inside_one(page, server, width):
+    """The protocol's knobs (``journal_gc=never``) wrap after a comma, never inside a token."""
+    address, _ = server
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(address)
+    page.click(f"#sources a:text-is('{SHIPPED}')")
+    seen = page.eval_on_selector("h1 + p small", TOKENS_BROKEN)
+    assert seen["lines"] > 1 and seen["broken"] == [], seen

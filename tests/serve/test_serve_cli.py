@@ -85,3 +85,37 @@ def test_it_prints_its_url_serves_and_stops_on_ctrl_c_with_exit_0(tmp_path):
             process.kill()
     assert code == 0, process.stderr.read()  # type: ignore[union-attr]
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def _raw(port: int, request: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+@pytest.mark.slow  # a subprocess
+def test_a_body_that_breaks_http_framing_is_a_400_and_no_traceback(tmp_path):
+    """A chunked body that is not one: uvicorn answers 400 itself while the page is made; the page, with
+    nowhere to go, is dropped without a traceback on stderr."""
+    env = dict(os.environ, NO_COLOR="1", PYTHONUNBUFFERED="1")
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from sim.cli import main; main()", "serve", "--scenario", str(LOST_UPDATE),
+         "--port", "0"], cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        port = int(line.split("http://127.0.0.1:", 1)[1].split("/", 1)[0])
+        for route in (b"/view", b"/export?s=seed_fuzz_none_lost_update&e=plan", b"/nowhere"):
+            answer = _raw(port, b"POST " + route + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+                          b"Connection: close\r\n\r\n" + b"x" * 100_000)
+            assert answer.startswith(b"HTTP/1.1 4"), answer[:200]
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    stderr = process.stderr.read()  # type: ignore[union-attr]
+    assert "Traceback" not in stderr and "ERROR" not in stderr, stderr
+    assert stderr.count("Invalid HTTP request received.") == 3, stderr
