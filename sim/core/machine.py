@@ -90,6 +90,16 @@ class Machine(abc.ABC):
         state predicates alone); the default is :meth:`step`'s state.  A family may make it cheaper."""
         return self.step(state, event)[0]
 
+    def state_after(self, events: Sequence[Any]) -> Any:
+        """The state after an order as the family's replay plays it (default: each event that can happen, in
+        turn; an event that cannot has no effect).  A machine whose events take effect in another order than
+        listed (the effects family's faults strike where the run reaches their points) puts them in that order."""
+        state = self.initial()
+        for event in events:
+            if self.why_not(state, event) is None:
+                state = self.advance(state, event)
+        return state
+
     def judge(self, state: Any, findings: bool) -> frozenset[str]:
         """What ``state`` violates, judged by the machine itself: invariant names, or (``findings``) finding names
         (``invariant @ where``).  Offered by a machine whose states are judged by what follows them (the effects

@@ -93,12 +93,10 @@ class Expansion:
             return replay.valid_order(), self.names(self.family.check(replay.history).safety_violations)
         machine = self.machine
         assert machine is not None
-        state = machine.initial()
         if self.mode == "states":
-            for action in self.prefix:
-                if machine.why_not(state, action) is None:
-                    state = machine.advance(state, action)
+            state = machine.state_after(self.prefix)
             return state, self.judge(state)
+        state = machine.initial()
         carries, length, found = tuple(fold.start for fold in self.folds), 0, NONE_FOUND
         for depth, action in enumerate(self.prefix):
             if machine.why_not(state, action) is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from sim.core.errors import InputError
 from sim.core.knobs import Protocol
+from sim.core.machine import Machine
 from sim.report.export import (
     NAME_LIMIT,
     PYTEST_MARK,
@@ -34,7 +35,9 @@ from sim.webapp.views import Explorer, Source
 
 #: The search's bounds: events after the path by default and at most, distinct states, seconds.
 SEARCH_DEPTH_DEFAULT = 6
-#: A family without a machine replays every candidate: effects-saga takes about a minute to depth 2.
+#: A machine that judges each state by the run after it (the effects family: every order of two faults of its
+#: saga in about 10 s), and a family without a machine, which replays every candidate.
+SEARCH_DEPTH_DEFAULT_JUDGED = 2
 SEARCH_DEPTH_DEFAULT_REPLAYED = 1
 SEARCH_DEPTH_MAX = 12
 SEARCH_STATES = 200_000
@@ -52,7 +55,9 @@ class Found:
 
 def default_depth(source: Source, protocol: Protocol) -> int:
     machine = source.family.machine(source.scenario, protocol)
-    return SEARCH_DEPTH_DEFAULT if machine is not None else SEARCH_DEPTH_DEFAULT_REPLAYED
+    if machine is None:
+        return SEARCH_DEPTH_DEFAULT_REPLAYED
+    return SEARCH_DEPTH_DEFAULT_JUDGED if type(machine).judge is not Machine.judge else SEARCH_DEPTH_DEFAULT
 
 
 def bounds_text(depth: int) -> str:

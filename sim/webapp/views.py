@@ -23,7 +23,6 @@ from sim.core.errors import InputError, ScenarioError
 from sim.core.family import Family, Replay, StateTable
 from sim.core.history import Event
 from sim.core.knobs import Protocol
-from sim.core.machine import drive
 from sim.core.values import cut
 from sim.core.workload import Workload
 
@@ -203,7 +202,7 @@ class Explorer:
         family, events = source.family, self.alphabet(source)
         machine = family.machine(source.scenario, protocol)
         if machine is not None:
-            state = drive(machine, path).state
+            state = machine.state_after(path)
             on = set(machine.enabled(state, events))  # the family may enumerate them from the state
             return [Option(e, str(e), None if i in on else machine.why_not(state, e) or "not enabled here")
                     for i, e in enumerate(events)]
@@ -213,7 +212,7 @@ class Explorer:
         """Why ``event`` has no effect after ``before`` (None: it has one), as the family records it."""
         machine = source.family.machine(source.scenario, protocol)
         if machine is not None:
-            return machine.why_not(drive(machine, before).state, event)
+            return machine.why_not(machine.state_after(before), event)
         replay = self.replay(source, protocol, before + (event,))
         if not replay.last_skipped:
             return None

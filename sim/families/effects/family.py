@@ -122,20 +122,12 @@ class EffectsFamily(Family):
                               lambda violations: frozenset(findings_of(self, scenario, violations)))
 
     def final_state(self, replay: Replay):
-        """The machine's state after a replayed fault list: its faults taken in the order they fired (one the
-        replay did not fire, or that its point refuses, is left out)."""
+        """The machine's state after a replayed fault list (:meth:`EffectsMachine.state_after`)."""
         rt, driver = replay.state
         assert driver is not None, "a script has no machine state"
         machine = self.machine(driver.scenario, rt.protocol)
         assert machine is not None
-        fired = {token: rank for rank, token in enumerate(driver.fired)}
-        order = sorted(range(len(replay.events)), key=lambda i: fired.get(i, len(fired) + i))
-        state = machine.initial()
-        for position in order:
-            event = replay.events[position]
-            if position not in replay.skipped and machine.why_not(state, event) is None:
-                state = machine.advance(state, event)
-        return state
+        return machine.state_after(replay.events)
 
     def state_tables(self, scenario: RuntimeScenario, protocol: Protocol, replay: Replay) -> list[StateTable]:
         return tables.state_tables(replay.state[0])

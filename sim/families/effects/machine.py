@@ -225,6 +225,20 @@ class EffectsMachine(Machine):
 
     drives_replay = False  # its events strike a timed run: tests/families/effects/test_effects_machine.py
 
+    def state_after(self, events: Sequence[Any]) -> EffectsState:
+        """The state after a fault list as a replay plays it: its faults taken in the order they fire there (one
+        the replay does not fire is left out), so a path listed in any order reaches its replay's run."""
+        from sim.families.effects.runner import run_faults
+
+        replay = run_faults(self.scenario, self.protocol, tuple(events), self.runtime)
+        _, driver = replay.state
+        fired = {token: rank for rank, token in enumerate(driver.fired)}
+        state = self.initial()
+        for position in sorted(range(len(events)), key=lambda i: fired.get(i, len(fired) + i)):
+            if position not in replay.skipped and self.why_not(state, events[position]) is None:
+                state = self.advance(state, events[position])
+        return state
+
     def key(self, state: EffectsState) -> Any:
         """The history's digest and the digest of every other part (32 bytes: what a search keeps or hashes)."""
         if state._key is None:

@@ -185,3 +185,20 @@ def test_the_search_is_the_same_whatever_the_hash_seed_and_the_workers():
         outputs.add(done.stdout)
     assert len(outputs) == 1
     assert json.loads(outputs.pop())["distinct_states"] > 100
+
+
+def test_a_path_listed_in_any_order_reaches_its_replays_run():
+    """A fault list as a user or a sweep writes it (sorted by transition, so a compensation's fault comes before
+    the failure that makes it run): the machine's state after it is its replay's run (serve starts there)."""
+    from sim.families.effects.faults import FaultEvent
+
+    loaded = sim.load_workload("effects-saga")
+    protocol = FAMILY.parse_protocol("keyed-fingerprint-reconcile")
+    machine = FAMILY.machine(loaded.base, protocol)
+    order = (FaultEvent("compensation_fails", "create_branch", "compensate"),
+             FaultEvent("postcondition_fails", "create_preview", "after_receipt"))
+    assert machine.why_not(machine.initial(), order[0]) is not None  # no compensation in the fault-free run
+    replay = FAMILY.replay(loaded.base, protocol, order)
+    assert not replay.skipped
+    state = machine.state_after(order)
+    assert machine.completion(state).rt.history.to_jsonl() == replay.history.to_jsonl()
