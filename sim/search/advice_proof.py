@@ -48,6 +48,56 @@ def proof_states(family: Family, workload: Workload, protocol: Protocol) -> int:
     return ADVISOR_PROOF_STATES_JUDGED if judged else ADVISOR_PROOF_STATES
 
 
+#: Searches kept for proofs of a machine that judges its states (most recent last).
+SHARED_SEARCHES_KEPT = 32
+_SHARED: dict[tuple, tuple[Any, Any]] = {}
+
+
+def shared_search(family: Family, workload: Workload, protocol: Protocol, max_events: int, max_states: int,
+                  deadline: Deadline) -> Any:
+    """Where a machine judges each state by the run after it (a state costs a run), one search by finding per
+    (family, workload, protocol, bound, states) in this process, kept for every proof asked of it -- each
+    finding's and invariant's, the advisor's and the review's search of each protocol -- instead of one search
+    per question.  What a question reads of it is what a search stopping at its target would answer: breadth
+    first, its target's shortest orders are found at the same depth, and the limit cuts the same layer.  None
+    (search it alone) for a machine judged by predicates or under a deadline (a budget cuts at a time, not a
+    point)."""
+    from sim.core.machine import Machine
+    from sim.search.exhaustive import explore
+
+    if deadline.end is not None:
+        return None
+    machine = family.machine(workload.base, protocol)
+    if machine is None or type(machine).judge is Machine.judge:
+        return None
+    key = (id(family), id(workload), protocol.label, max_events, max_states)
+    kept = _SHARED.pop(key, None)
+    if kept is None or kept[0] is not (family, workload):
+        kept = ((family, workload), explore(family, workload, protocol, max_events, max_states=max_states,
+                                            findings=True))
+    _SHARED[key] = kept
+    while len(_SHARED) > SHARED_SEARCHES_KEPT:
+        _SHARED.pop(next(iter(_SHARED)))
+    return kept[1]
+
+
+def by_invariant(result: Any) -> Any:
+    """A search by finding read by invariant: each invariant's shortest length is its findings' least, with their
+    orders of that length."""
+    import copy
+
+    out = copy.copy(result)
+    out.shortest, out.minimal_orders = {}, {}
+    for name in sorted(result.minimal_orders):
+        whole, depth = invariant_of(name), result.shortest[name]
+        if whole not in out.shortest or depth < out.shortest[whole]:
+            out.shortest[whole], out.minimal_orders[whole] = depth, []
+        if depth == out.shortest[whole]:
+            known = out.minimal_orders[whole]
+            out.minimal_orders[whole] = known + [o for o in result.minimal_orders[name] if o not in known]
+    return out
+
+
 def proof_bound(workload: Workload, depth: int | None) -> int:
     """The events a proof searches: ``depth`` (the design's bound) or the default, within the workload's
     own order length."""
@@ -64,8 +114,12 @@ def prove(family: Family, workload: Workload, protocol: Protocol, invariant: str
     if max_states is None:
         max_states = proof_states(family, workload, protocol)
     target, whole = invariant, invariant_of(invariant)  # an invariant, or one finding of it
-    result = explore(family, workload, protocol, max_events, max_states=max_states, only=target,
-                     deadline=deadline, findings=target != whole)
+    shared = shared_search(family, workload, protocol, max_events, max_states, deadline)
+    if shared is not None:
+        result = shared if target != whole else by_invariant(shared)
+    else:
+        result = explore(family, workload, protocol, max_events, max_states=max_states, only=target,
+                         deadline=deadline, findings=target != whole)
     proof: dict[str, Any] = {"max_events": max_events, "distinct_states": result.distinct_states}
     orders = result.minimal_orders.get(target)
     if orders is None and target != whole and whole in result.minimal_orders:

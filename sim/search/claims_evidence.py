@@ -34,14 +34,16 @@ from sim.search.budget import NO_DEADLINE, Deadline
 def protocol_proofs(family: Family, workload: Workload, protocols: Sequence[Protocol], max_events: int,
                     deadline: Deadline = NO_DEADLINE) -> dict[str, Any]:
     """One exhaustive search per protocol within ``max_events`` events (none once ``deadline`` has passed)."""
-    from sim.search.advice_proof import proof_states
+    from sim.search.advice_proof import by_invariant, proof_states, shared_search
     from sim.search.exhaustive import explore
 
     out: dict[str, Any] = {}
     for protocol in protocols:
         if not deadline.expired():
-            out[protocol.label] = explore(family, workload, protocol, max_events, deadline=deadline,
-                                          max_states=proof_states(family, workload, protocol))
+            states = proof_states(family, workload, protocol)
+            shared = shared_search(family, workload, protocol, max_events, states, deadline)
+            out[protocol.label] = by_invariant(shared) if shared is not None else explore(
+                family, workload, protocol, max_events, deadline=deadline, max_states=states)
     return out
 
 
