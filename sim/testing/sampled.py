@@ -80,6 +80,11 @@ def _enabled_exact(ctx: _Context) -> None:
         for event in ctx.alphabet:
             allowed = machine.why_not(state, event) is None
             taken = not ctx.replay(valid + (event,)).last_skipped
+            if not machine.drives_replay and allowed and not taken:
+                raise ctx.broken("enabled_exact", f"after {_text(valid)} the guard lets through an event the "
+                                 f"replay skips: {event}")
+            if not machine.drives_replay:
+                continue  # its events strike in the run's order, not the list's: it may refuse one a list takes
             if allowed != taken:
                 what = "lets through an event the replay skips" if allowed else "refuses an event the replay takes"
                 raise ctx.broken("enabled_exact", f"after {_text(valid)} the guard {what}: {event}")

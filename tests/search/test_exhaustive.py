@@ -170,7 +170,8 @@ def test_a_family_with_a_machine_is_explored_in_one_process_whatever_the_workers
 
 @pytest.mark.slow  # seconds of replays up to the deadline
 def test_a_replayed_search_ends_at_its_deadline_with_the_collector_on(monkeypatch):
-    """Every successor of the effects family is a replay, whose kernel leaves cycles behind: the cyclic
+    """Every successor of a replayed search (no machine asked for) is a replay, whose kernel leaves cycles
+    behind: the cyclic
     collector stays on (with it off they piled up, hundreds of MB, and were collected all at once, seconds
     past the deadline), and the deadline is looked at before each replay."""
     import gc
@@ -184,7 +185,8 @@ def test_a_replayed_search_ends_at_its_deadline_with_the_collector_on(monkeypatc
     replay = effects.replay
     monkeypatch.setattr(effects, "replay", lambda *args: (collector.append(gc.isenabled()), replay(*args))[1])
     started = time.monotonic()
-    result = exhaustive.explore(effects, saga, effects.parse_protocol("keyed"), 3, deadline=Deadline(4, "the limit"))
+    result = exhaustive.explore(effects, saga, effects.parse_protocol("keyed"), 3, deadline=Deadline(4, "the limit"),
+                                accelerate=False)
     assert time.monotonic() - started < 4 + 0.8
     assert not result.complete and result.reason == "the limit"
     assert collector and all(collector)
