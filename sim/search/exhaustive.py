@@ -166,7 +166,8 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
         only = invariant_of(only)  # the states' predicates say which invariant, not where: stop at the first
     result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants, fingerprints=not exact)
     result.symmetry = declared.parts if declared is not None else None
-    result.reduced = reduce and expansion.machine is not None
+    # persistent sets need independence: a machine whose events declare no footprints is searched unreduced
+    result.reduced = reduce and expansion.machine is not None and expansion.independence.any
     limit = memory_limit if memory_limit is not None else int(physical_bytes() * MEMORY_SHARE_DEFAULT) or None
     search = _Search(expansion, result, Visited(exact), max_states, limit, deadline, only,
                      sleeping=sleep and accelerate and declared is None and not result.reduced)
