@@ -38,9 +38,10 @@ def explore(
     depth: str = typer.Option("6", "--depth", "--max-events",
                               help=f"Longest order searched, in events (1 to {EXHAUSTIVE_DEPTH_MAX:,}), or 'max': "
                               "until no new state is left."),
-    workers: int = typer.Option(1, "--workers", help="Processes expanding each layer of a search that replays its "
-                                "candidates (a family with a machine, as the workspace family, explores in one "
-                                "process: faster than sending its states to workers)."),
+    workers: int = typer.Option(1, "--workers", help="Processes expanding each layer of a search whose states cost "
+                                "a run: one that replays its candidates, or the effects family's, whose machine "
+                                "judges each state by the run after it (the workspace family's machine explores "
+                                "in one process: faster than sending its states to workers)."),
     budget: Optional[float] = typer.Option(None, "--budget", help="Seconds of wall clock; a search the budget "
                                            "stops proves nothing and says so."),
     state_limit: int = typer.Option(MAX_STATES_DEFAULT, "--state-limit",
