@@ -205,6 +205,7 @@ def certify(workload: Any, engine: str, extra: str = "", max_events: int = CERTI
     proved = set(result.proved_absent)
     within = result.proved_within if result.proved_within is not None else max_events
     answers = []
+    searched: dict[str, ExhaustiveResult] = {}  # a candidate change's search serves every transition it is tried for
     for t in transitions:
         repeats, lost = _first(result, f"repeats:{t.name}"), _first(result, f"lost:{t.name}")
         clean = {f"repeats:{t.name}", f"lost:{t.name}"} <= proved
@@ -212,19 +213,25 @@ def certify(workload: Any, engine: str, extra: str = "", max_events: int = CERTI
                    else AT_MOST_ONCE if lost else NOT_PROVED)
         answer = Answer(t.name, verdict, within if verdict != NOT_PROVED else None, repeats, lost)
         if propose and verdict in (REPEATS, BOTH, AT_MOST_ONCE):
-            _propose(answer, t, workload, engine, extra, max_events, deadline, progress)
+            _propose(answer, t, workload, engine, extra, max_events, deadline, progress, (family, searched))
         answers.append(answer)
     return Certificate(engine, extra, protocol, max_events, answers, result.complete, result.distinct_states)
 
 
 def _propose(answer: Answer, transition: Any, workload: Any, engine: str, extra: str, max_events: int,
-             deadline: Deadline, progress: Progress | None = None) -> None:
-    """The smallest knob change the search shows makes the transition exactly once, else the endpoint change."""
+             deadline: Deadline, progress: Progress | None = None,
+             shared: tuple[Any, dict[str, ExhaustiveResult]] | None = None) -> None:
+    """The smallest knob change the search shows makes the transition exactly once, else the endpoint change.
+    ``shared``: the family judging every transition and the searches of the changes already tried (a change's
+    search judges every transition at once: the same states, so the same answer for each)."""
     values = EffectsKnobs.of(engine_protocol(engine, extra))
-    family = _certifying_family([transition.name])
+    family, searched = shared if shared is not None else (_certifying_family([transition.name]), {})
     for candidate in _candidates(transition, values):
         knobs = f"{extra},{candidate}" if extra else candidate
-        result = _search(family, workload, engine_protocol(engine, knobs), max_events, deadline, progress)
+        result = searched.get(knobs)
+        if result is None:
+            result = searched[knobs] = _search(family, workload, engine_protocol(engine, knobs), max_events,
+                                               deadline, progress)
         if {f"repeats:{transition.name}", f"lost:{transition.name}"} <= set(result.proved_absent):
             answer.change, answer.change_checked = candidate, True
             return
