@@ -29,15 +29,14 @@ import weakref
 from typing import Any
 
 from sim.core.kernel import END_COMPLETED, END_EVENT_LIMIT, END_TIME_LIMIT, RunEnd
-from sim.families.effects import actors
+from sim.families.effects import actors, driver
 from sim.families.effects.actors import HUMAN, REPLACE, SERVE, TOP, Proc
 from sim.families.effects.agenda import INFINITY, Agenda
-from sim.families.effects.driver import DELAY_ACK_S, LEASE_TTL_S, SLOW_COMMIT_S
+from sim.families.effects.driver import LEASE_TTL_S
 from sim.families.effects.external import Request
 from sim.families.effects.faults import FaultSchedule, inject
 from sim.families.effects.runcopy import copy_runtime
 from sim.families.effects.runtime import Runtime
-from sim.families.effects.transition_fields import ACK_TIMEOUT_S
 
 
 class _Link:
@@ -204,27 +203,13 @@ class AutoRun:
         return memory is not None and memory.alive and task in memory.tasks and not memory.tasks[task].fenced
 
     def ack_timeout_s(self, name: str) -> float:
-        """How long a worker waits for a response of T: its timeout class, else ACK_TIMEOUT_S."""
-        transition = self.rt._any_transition(name)
-        declared = transition.timeout_s if transition is not None else None
-        return ACK_TIMEOUT_S if declared is None else declared
+        return driver.ack_timeout_s(self.rt, name)
 
     def late_s(self, name: str, flag: str) -> float:
-        """How late a delayed request (``delay_ack``) or a slow commit (``timeout``) of T arrives."""
-        extra = DELAY_ACK_S if flag == "delay_request" else SLOW_COMMIT_S
-        waited = self.ack_timeout_s(name)
-        return extra if waited == ACK_TIMEOUT_S else waited + (extra - ACK_TIMEOUT_S)
+        return driver.late_s(self.rt, name, flag)
 
     def perform(self, op: str, worker: str, task: str, name: str) -> None:
-        rt = self.rt
-        if op == "close":
-            return rt.close(worker, task)
-        method = {
-            "intent": rt.intent, "dispatch": rt.dispatch, "timeout": rt.timeout, "reconcile": rt.reconcile,
-            "receipt": rt.receipt, "escalate": rt.escalate, "request_approval": rt.request_approval,
-            "compensate": rt.compensate, "abort": rt.abort,
-        }[op]
-        return method(worker, task, name)
+        driver.perform(self.rt, op, worker, task, name)
 
     # -- humans ----------------------------------------------------------------------------
 

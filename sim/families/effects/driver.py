@@ -167,28 +167,13 @@ class AutoDriver:
                     rt.workers[worker].tasks[task].waiting.pop(request.request_id, None)
 
     def ack_timeout_s(self, name: str) -> float:
-        """How long a worker waits for a response of T: its timeout class, else ACK_TIMEOUT_S."""
-        transition = self.rt._any_transition(name)
-        declared = transition.timeout_s if transition is not None else None
-        return ACK_TIMEOUT_S if declared is None else declared
+        return ack_timeout_s(self.rt, name)
 
     def late_s(self, name: str, flag: str) -> float:
-        """How late a delayed request (``delay_ack``) or a slow commit (``timeout``) of T arrives: past the
-        worker's wait for T by as much as past the default wait."""
-        extra = DELAY_ACK_S if flag == "delay_request" else SLOW_COMMIT_S
-        waited = self.ack_timeout_s(name)
-        return extra if waited == ACK_TIMEOUT_S else waited + (extra - ACK_TIMEOUT_S)
+        return late_s(self.rt, name, flag)
 
     def perform(self, op: str, worker: str, task: str, name: str) -> None:
-        rt = self.rt
-        if op == "close":
-            return rt.close(worker, task)
-        method = {
-            "intent": rt.intent, "dispatch": rt.dispatch, "timeout": rt.timeout, "reconcile": rt.reconcile,
-            "receipt": rt.receipt, "escalate": rt.escalate, "request_approval": rt.request_approval,
-            "compensate": rt.compensate, "abort": rt.abort,
-        }[op]
-        return method(worker, task, name)
+        perform(self.rt, op, worker, task, name)
 
     # -- humans --------------------------------------------------------------------
 
@@ -270,3 +255,30 @@ class AutoDriver:
         entry = self.schedule.take(task, self.rt.logical_of(name), op, kind)
         if entry is not None:
             self.rt.arm_fault(task, self.rt.logical_of(name), kind, entry.token)
+
+
+def ack_timeout_s(rt: Runtime, name: str) -> float:
+    """How long a worker waits for a response of T: its timeout class, else ACK_TIMEOUT_S."""
+    transition = rt._any_transition(name)
+    declared = transition.timeout_s if transition is not None else None
+    return ACK_TIMEOUT_S if declared is None else declared
+
+
+def late_s(rt: Runtime, name: str, flag: str) -> float:
+    """How late a delayed request (``delay_ack``) or a slow commit (``timeout``) of T arrives: past the worker's
+    wait for T by as much as past the default wait."""
+    extra = DELAY_ACK_S if flag == "delay_request" else SLOW_COMMIT_S
+    waited = ack_timeout_s(rt, name)
+    return extra if waited == ACK_TIMEOUT_S else waited + (extra - ACK_TIMEOUT_S)
+
+
+def perform(rt: Runtime, op: str, worker: str, task: str, name: str) -> None:
+    """A worker's chosen operation on the runtime (the policy's ``op`` names it)."""
+    if op == "close":
+        return rt.close(worker, task)
+    method = {
+        "intent": rt.intent, "dispatch": rt.dispatch, "timeout": rt.timeout, "reconcile": rt.reconcile,
+        "receipt": rt.receipt, "escalate": rt.escalate, "request_approval": rt.request_approval,
+        "compensate": rt.compensate, "abort": rt.abort,
+    }[op]
+    return method(worker, task, name)
