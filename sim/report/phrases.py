@@ -120,11 +120,15 @@ def _runs(count: int) -> str:
 
 
 def advice_verdict(advice: dict[str, Any]) -> str:
-    """``fix`` (proved by exhaustive search), ``not proved`` (clean on every seed, the proof cut short),
+    """``fix`` (proved by exhaustive search: the invariant at every where), ``fixes this finding only`` (the
+    finding is gone within the bound, another finding of its invariant remains), ``not proved`` (clean on
+    every seed, the proof cut short),
     ``partial improvement`` (runs or an exhaustive order still violate), ``unverified`` (a sample only), or
     ``none`` when nothing was recommended."""
     if not advice or not advice.get("recommended"):
         return "none"
+    if (advice.get("proof") or {}).get("status") == "elsewhere" and advice.get("runs_violating_it") == 0:
+        return "fixes this finding only"
     if advice.get("fixes") is True:
         return "fix"
     if advice.get("fixes") is False:
@@ -143,6 +147,12 @@ def proof_words(proof: dict[str, Any] | None, invariant: str) -> str:
         if proof.get("exhausted"):
             return f"proved by exhaustive search: no order of any length violates {invariant}"
         return f"proved by exhaustive search within {bound} events"
+    if proof["status"] == "elsewhere":
+        remains = proof["remains"]
+        count = remains["shortest_events"]
+        return (f"exhaustive search: no order of up to {proof['within_events']} events shows {invariant}, but "
+                f"{remains['finding']} remains in {count} event{'' if count == 1 else 's'} under it "
+                f"({', '.join(remains['order'])}): a fix of this finding, not of the invariant")
     if proof["status"] == "disproved":
         count = proof["shortest_events"]
         return (f"disproved by exhaustive search: {invariant} in {count} event{'' if count == 1 else 's'} under it "
@@ -166,6 +176,8 @@ def advice_sentence(advice: dict[str, Any], invariant: str, availability: str = 
         was = advice.get("runs_violating_it_before")
         parts.append(f"{invariant} in {advice['runs_violating_it']} of {verified} runs"
                      + ("" if was is None else f" (was {was})"))
+        if advice.get("runs_violating_invariant") is not None:
+            parts.append(f"{_runs(advice['runs_violating_invariant'])} violating {advice['invariant']} at any where")
         if advice.get("violating_runs") is not None:
             parts.append(f"{_runs(advice['violating_runs'])} violating any safety invariant")
     else:
@@ -197,6 +209,8 @@ def advice_line(advice: dict[str, Any] | None, invariant: str, availability: str
                                                                           for k, v in kept.items()) + ")"
                    if kept else "")
         return f"no change of up to two knobs{keeping} removes it from its order{stopped}"
+    if advice.get("where"):  # advice on one finding: its counts and its proof name the finding
+        invariant = f"{advice.get('invariant', invariant)} @ {advice['where']}"
     changes = ", ".join(f"{k}={v}" for k, v in advice["changes"].items())
     change = f"{code}{changes}{code} (giving {code}{advice['recommended']}{code})"
     cost = advice_sentence(advice, invariant, availability)
@@ -209,6 +223,8 @@ def advice_line(advice: dict[str, Any] | None, invariant: str, availability: str
                   "advice)")
     if verdict == "fix":
         line = f"smallest fix: {change}; verified {cost}{proof}"
+    elif verdict == "fixes this finding only":
+        line = f"removes this finding, not the invariant: {change}; verified {cost}{proof}"
     elif verdict == "not proved":
         line = f"no violation in {advice['verified_seeds']} seeds (not proved): {change}; {cost}{proof}"
     elif verdict == "partial improvement":

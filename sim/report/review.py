@@ -97,6 +97,9 @@ def advice_document(advice) -> dict[str, Any]:
         out["safe_progress_share"] = advice.safe_progress_share  # the work done its cost is ranked by
     if getattr(advice, "beyond_protocol", None):
         out["beyond_protocol"] = advice.beyond_protocol
+    if getattr(advice, "where", ""):  # advice on one finding: what it counts, and its invariant's runs at any where
+        out.update(invariant=advice.invariant, where=advice.where,
+                   runs_violating_invariant=advice.runs_violating_invariant)
     if getattr(advice, "order_still_shows", None):
         out["order_still_shows"] = list(advice.order_still_shows)
     return out

@@ -12,6 +12,10 @@ never more than the workload's own order length) and a state budget
   bound, or every length when the search exhausted the states);
 * ``disproved``: an order of ``shortest_events`` events violates it -- the
   candidate is no fix, whatever the seeds said;
+* ``elsewhere``: no order of at most ``within_events`` events shows the
+  finding asked about, but another finding of the same invariant remains
+  (``remains``: its name, shortest length and order) -- the change removes
+  that finding, not the invariant, and is never called proved;
 * ``unproved``: the state budget or the run's ``--budget`` stopped the
   search first; orders of at most ``within_events`` events (the depths it
   finished) are clean, the rest is sampling ("no violation in N seeds").
@@ -137,6 +141,8 @@ def prove(family: Family, workload: Workload, protocol: Protocol, invariant: str
         depth = len(orders[0])
         proof.update(status="disproved", shortest_events=depth, order=[str(event) for event in orders[0]],
                      within_events=depth - 1)
+    elif target != whole and _elsewhere(result, target, whole):
+        proof.update(_elsewhere(result, target, whole), within_events=_cleared(result, max_events))
     elif result.complete:
         proof.update(status="proved", within_events=max_events, exhausted=result.exhausted)
     else:
@@ -144,6 +150,25 @@ def prove(family: Family, workload: Workload, protocol: Protocol, invariant: str
         proof.update(status="unproved", within_events=max(0, len(result.states_per_depth) - 2),
                      stopped=_limit_words(result.reason, max_states))
     return proof
+
+
+def _elsewhere(result: Any, target: str, whole: str) -> dict[str, Any]:
+    """Where a search for one finding found none but another finding of the same invariant: status
+    ``elsewhere`` and that finding's shortest order (the change removes this finding, not the invariant: a proof
+    covers the invariant at every where, or says exactly what it covers).  ``{}`` when there is none."""
+    others = sorted((result.shortest[name], name) for name in result.minimal_orders
+                    if name != target and invariant_of(name) == whole and result.minimal_orders[name])
+    if not others:
+        return {}
+    depth, name = others[0]
+    order = result.minimal_orders[name][0]
+    return {"status": "elsewhere", "remains": {"finding": name, "shortest_events": depth,
+                                               "order": [str(event) for event in order]}}
+
+
+def _cleared(result: Any, max_events: int) -> int:
+    """The events within which a search cleared its target: its bound when complete, else the depths done."""
+    return max_events if result.complete else max(0, len(result.states_per_depth) - 2)
 
 
 def _limit_words(reason: str, max_states: int) -> str:

@@ -88,6 +88,9 @@ class Advice:
     runs_violating_it: int | None = None  # of the verified seeds, under the recommendation
     runs_violating_it_before: int | None = None  # of the same seeds, under the protocol as given
     violating_runs: int | None = None  # of the verified seeds, violating any safety invariant
+    #: Of the verified seeds, runs violating the finding's invariant at any where (None: advice on a whole
+    #: invariant, where ``runs_violating_it`` already counts them).
+    runs_violating_invariant: int | None = None
     stopped: str | None = None  # the limit that cut the advice short
     #: When nothing is recommended: what the family says lies beyond any protocol (the endpoint itself must
     #: change), from ``Family.beyond_protocol``; written to JSON only when set.
@@ -237,7 +240,7 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
                 return advice
         judged = verified or priced[:1]
         best = min(judged, key=_residual)
-        if partial is None or _residual(best) < _residual(partial[2]):
+        if partial is None or _residual(best)[:3] < _residual(partial[2])[:3]:  # ties: the smaller change
             partial = (count, removed_by, best)
         if advice.stopped:
             break
@@ -283,7 +286,7 @@ def _runner_up(chosen: dict, verified: list[dict], priced: list[dict]) -> dict |
 
 
 def _fix_rank(entry: dict) -> int:
-    return {"fix": 0, "not proved": 1}.get(_verdict(entry), 2)
+    return {"fix": 0, "fixes this finding only": 1, "not proved": 2}.get(_verdict(entry), 3)
 
 
 def _applies_nothing(entry: dict) -> bool:
@@ -292,7 +295,9 @@ def _applies_nothing(entry: dict) -> bool:
 
 
 def _verdict(entry: dict) -> str:
-    """``fix`` (proved), ``not proved`` (clean on every seed, proof cut short), ``applies nothing`` (clean
+    """``fix`` (proved: the invariant, at every where), ``fixes this finding only`` (the finding is gone within
+    the bound, another finding of its invariant is not), ``not proved`` (clean on every seed, proof cut short),
+    ``applies nothing`` (clean
     because nothing is done), ``disproved`` or ``partial improvement`` (runs still violate), ``does not fix``
     (its sample violates) or ``unverified`` (priced on the sample only)."""
     status = (entry.get("proof") or {}).get("status")
@@ -304,6 +309,8 @@ def _verdict(entry: dict) -> str:
         return "does not fix" if entry["sample_runs_violating_it"] else "unverified"
     if entry["runs_violating_it"]:
         return "partial improvement"
+    if status == "elsewhere":  # another finding of the invariant remains within the bound
+        return "fixes this finding only"
     return "fix" if status == "proved" else "not proved"
 
 
@@ -439,6 +446,8 @@ def _verify(family, protocol, invariant, priced, tallies, limit, advice, bound) 
         entry["_full"] = _measured(family, entry["_protocol"], protocol, invariant, tally,
                                    before or tallies.get(protocol, advice.sample_seeds, limit))
         entry.update(runs_violating_it=runs_showing(tally, invariant), verified_seeds=tally.runs,
+                     runs_violating_invariant=(None if invariant_of(invariant) == invariant
+                                               else tally.by_invariant[invariant_of(invariant)]),
                      runs_violating_it_before=None if before is None else runs_showing(before, invariant),
                      violating_runs=tally.violating_runs)
         if tally.runs < tallies.seeds:
@@ -465,10 +474,11 @@ def _recommend(advice: Advice, count: int, removed_by: list[str], entry: dict, r
     advice.safe_progress_share = entry["safe_progress_share"]
     verdict = _verdict(entry)
     advice.fixes = {"fix": True, "partial improvement": False, "disproved": False, "applies nothing": False,
-                    "does not fix": False}.get(verdict)
+                    "does not fix": False, "fixes this finding only": False}.get(verdict)
     if "runs_violating_it" in entry:  # verified: its numbers are of the sweep's own seeds
         advice.verified_seeds = entry["verified_seeds"]
         advice.runs_violating_it = entry["runs_violating_it"]
+        advice.runs_violating_invariant = entry.get("runs_violating_invariant")
         advice.runs_violating_it_before = entry["runs_violating_it_before"]
         advice.violating_runs = entry["violating_runs"]
         advice.availability_per_run = entry["_full"]["availability_per_run"]

@@ -81,7 +81,7 @@ class CheckpointsAndJournal(WorkspaceCore):
             changes["file_revs"] = tuple(revs)
         state = state._replace(**changes)
         fields = dict(path=path, step=checkpoint.step_id, checkpoint="per_step", verdict="compensated",
-                      domain="stale_plan", patch_hunks=list(rewritten),
+                      domain="checkpoint_restore", patch_hunks=list(rewritten),
                       expected_prior_hunks=hunk_digests(left, rewritten), hunks_before=hunk_digests(current, rewritten),
                       expected_prior_hash=content_hash(left), hash_before=content_hash(current),
                       hash_after=content_hash(checkpoint.before), rev_after=self.rev_of(state, path))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from sim.core.checks import CheckSpec, Fact, Fold, NotEvaluable, Violation, fact
 from sim.families.workspace.ledger import last_write, replaced_hunks
 
-DOMAINS = ("stale_plan", "lost_ack", "duplicate_delivery", "replan_drift")
+DOMAINS = ("stale_plan", "lost_ack", "duplicate_delivery", "replan_drift", "checkpoint_restore")
 NONE = ()
 
 

@@ -127,6 +127,20 @@ class WorkspaceCore(Machine):
         """Per-file revisions as the history shows them (None, so left out, with one workspace rev)."""
         return None if revs is None else dict(zip(self.paths, revs))
 
+    def replan_caused(self, state: State, step: Step) -> bool:
+        """Is a re-planned step's outcome the re-plan's doing?  Yes when the file, in the hunks the first plan's
+        step patched, is still as the plan read it (that step would have met what its author expected); no
+        when it changed since (a stale plan, whatever the re-plan did).  True for a step never re-planned.  Reads
+        ``snapshot`` and ``files[path]`` (the deliver's and a drift check's footprints)."""
+        if step.replanned is None or state.snapshot is None:
+            return True
+        spec = self.specs.get(step.step_id)
+        if spec is None or spec.path != step.path:  # a re-plan that moved the step to another file caused it
+            return True
+        names = tuple(sorted(spec.patch))
+        position = self.position[spec.path]
+        return hunk_digests(state.snapshot[position], names) == hunk_digests(state.files[position], names)
+
     def truth_fields(self, state: State, step: Step) -> dict[str, Any]:
         names, expected = step.shown.value
         return dict(expected_prior_hash=step.truth_hash.value, patch_hunks=list(names),

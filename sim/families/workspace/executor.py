@@ -19,13 +19,18 @@ from sim.families.workspace.scenario import Action
 from sim.families.workspace.state import Answer, Label, Message, State, content_hash
 
 
-def domain_of(message: Message) -> str:
-    """The failure domain of a delivery's verdict: lost_ack, duplicate_delivery, replan_drift, stale_plan."""
+def domain_of(message: Message, replan_caused: bool = True) -> str:
+    """The failure domain of a delivery's verdict: lost_ack, duplicate_delivery, replan_drift, stale_plan.
+
+    A re-planned step is ``replan_drift`` only where the re-plan is the cause (``replan_caused``: the file, in
+    the hunks the first plan patched, is still as that plan read it, so the first plan's step would have met
+    what its author expected -- :meth:`WorkspaceCore.replan_caused`); a re-plan before an edit the first plan
+    would have overwritten too plays no part, and the finding is the stale plan's."""
     if message.origin == "retry":
         return "lost_ack"
     if message.origin == "duplicate":
         return "duplicate_delivery"
-    if message.step.replanned:
+    if message.step.replanned and replan_caused:
         return "replan_drift"
     return "stale_plan"
 
@@ -139,7 +144,7 @@ class Executor(WorkspaceCore):
         changes = {} if changes is None else changes
         step_id = message.step.step_id
         if verdict is not None:
-            fields["domain"] = domain_of(message)
+            fields["domain"] = domain_of(message, self.replan_caused(state, message.step))
             fields["verdict"] = verdict
             changes["verdict_steps"] = state.verdict_steps | {step_id}
             if verdict == "applied":

@@ -46,7 +46,7 @@ EVENTS = {
     "human_edit": access("snapshot edits files[path] rev", "edits files[path] rev"),
     "preempt": access("snapshot", "memory"),
     "preempt_at": access("snapshot armed", "armed"),
-    "deliver": access("requests answers files[path] rev armed",
+    "deliver": access("snapshot requests answers files[path] rev armed",
                       "requests answers files[path] rev armed verdict_steps[step] applied[step]"),
     "ack": access("answers", "answers"),
     "lose_ack": access("answers", "answers"),
@@ -239,7 +239,7 @@ class WorkspaceKnobs(Knobs):
         ranks={"after_write": 0, "atomic": 1}, fired=_journal_write_fired, silent=_journal_write_silent)
     drift_check: Literal["off", "reject"] = knob(
         "off", "at dispatch, reject a step whose claimed pre-hash is not current", ranks={"off": 0, "reject": 1},
-        footprint={"reject": {"dispatch": access("", "refused[step] verdict_steps[step]")}},
+        footprint={"reject": {"dispatch": access("snapshot", "refused[step] verdict_steps[step]")}},
         fired=_drift_fired, silent=_said("no step's claimed pre-hash differed from the file's at dispatch"))
     overlap_check: Literal["off", "on"] = knob(
         "off", "reject at admission a plan whose sibling steps share a hunk", ranks={"off": 0, "on": 1},
