@@ -53,7 +53,7 @@ from sim.report.review import (
     protocol_rows,
     safe_progress_label,
 )
-from sim.report.triage import Rate, in_triage_order, sweep_rate, telemetry_rate, triage
+from sim.report.triage import Rate, in_triage_order, sweep_rate, telemetry_rate, triage, unknown_rate
 from sim.search.advice_proof import proof_bound
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.claims_evidence import proof_row, protocol_proofs, settle
@@ -255,12 +255,19 @@ def triage_rates(result: FuzzResult, examples: Sequence[ReviewedCounterexample],
     estimate, reason = _incidents(family, workload, protocols)
     if estimate is None:
         return _without_telemetry(rates, f"the telemetry could not be estimated: {reason}")
-    for row in rows:
-        checks = estimate.protocols.get(row["protocol"], {})
-        found = checks.get(row["invariant"])
+    from sim.search.incidents import unrated_faults
+
+    for example in examples:
+        row = example.row
+        key = (row["protocol"], row.get("finding") or row["invariant"])
+        unrated = unrated_faults(family, workload, example.events)
+        if unrated and key in rates:  # an estimate blind to a fault the order needs: unknown, not 0
+            rates[key] = unknown_rate(rates[key], unrated)
+            continue
+        found = estimate.protocols.get(row["protocol"], {}).get(row["invariant"])
         if found is not None:
-            rates[row["protocol"], row.get("finding") or row["invariant"]] = telemetry_rate(
-                found.runs.to_json(), row["invariant"], estimate.period, estimate.unit, estimate.seeds)
+            rates[key] = telemetry_rate(found.runs.to_json(), row["invariant"], estimate.period, estimate.unit,
+                                        estimate.seeds)
     return rates
 
 

@@ -192,6 +192,7 @@ TELEMETRY_KEYS: dict[str, dict[str, tuple[str, str]]] = {
         "duplicates_per_request": ("rate", "duplicate: duplicated deliveries per request"),
         "model_swaps_per_session": ("rate", "replan: silent model swaps (re-plans) per plan session"),
         "stale_replans_per_session": ("rate", "replan_stale: stale re-plans per plan session"),
+        "test_failures_per_session": ("rate", "tests_fail: test failures after a step's write, per plan session"),
         "plan_hours": ("size", "hours a plan session lasts (default 1)"),
         "requests_per_plan": ("size", "requests a plan makes (default: its steps)"),
         "executors": ("size", "executors serving a plan (default 1)"),

@@ -67,6 +67,18 @@ def sweep_rate(violating_runs: int, runs: int) -> Rate:
     return Rate(violating_runs / runs if runs else 0.0, SWEEP_SOURCE, f"{violating_runs} of {runs} runs")
 
 
+#: The source of a rate the telemetry cannot give: the order needs a fault it has no rate for.
+UNKNOWN_SOURCE = "unknown: the telemetry gives no rate for a fault the order needs"
+
+
+def unknown_rate(sweep: Rate, faults: Sequence[str]) -> Rate:
+    """The rate of a finding whose order needs ``faults`` the telemetry has no rate for: unknown (never a
+    silent 0), ranked by the sweep's rate, which ``detail`` gives with the faults named."""
+    return Rate(sweep.value, UNKNOWN_SOURCE,
+                f"rate unknown: the telemetry gives no rate for {', '.join(faults)} (add it to [telemetry]); "
+                f"ranked by the sweep's rate, {sweep.detail}")
+
+
 def telemetry_rate(runs: Mapping[str, Any], invariant: str, period: float, unit: str, seeds: int) -> Rate:
     """Expected runs per ``period`` violating ``invariant`` (``runs``: ``{value, low, high}`` of
     :class:`~sim.search.incidents.CheckIncidents`), from telemetry."""
@@ -134,9 +146,14 @@ def triage_words(rows: Sequence[Mapping[str, Any]]) -> str:
     unit = ("expected runs a month violating the finding's invariant, from the workload's telemetry"
             if sources == [TELEMETRY_SOURCE] else
             "the share of the sweep's runs showing the finding (the generator's fault rates, not production)")
+    unknown = (" A finding whose order needs a fault the telemetry gives no rate for has an unknown rate "
+               "(source 'unknown'): it is ranked by the sweep's share of runs, not comparable with the "
+               "telemetry's figures." if UNKNOWN_SOURCE in sources else "")
+    if UNKNOWN_SOURCE in sources and TELEMETRY_SOURCE in sources:
+        unit = "expected runs a month violating the finding's invariant, from the workload's telemetry"
     return (f"Findings ranked by expected incidents x blast radius (score), highest first, ties by finding "
-            f"name then protocol; the counterexamples below follow this order. Expected incidents: {unit}. "
-            "Blast radius: the ledger entries of the finding's minimal counterexample (at least 1).")
+            f"name then protocol; the counterexamples below follow this order. Expected incidents: {unit}."
+            f"{unknown} Blast radius: the ledger entries of the finding's minimal counterexample (at least 1).")
 
 
 #: Findings the review's terminal lists first (the report lists them all).
@@ -151,6 +168,8 @@ def triage_lines(rows: Sequence[Mapping[str, Any]], shown: int = TERMINAL_TRIAGE
     lines = ["fix first (expected incidents x blast radius; the report lists every finding):"]
     for row in rows[:shown]:
         rate = row["rate_detail"] if row["rate_source"] == TELEMETRY_SOURCE else f"{_number(row['rate'])} per run"
+        if row["rate_source"] == UNKNOWN_SOURCE:
+            rate = f"rate unknown ({row['rate_detail'].split(' (')[0].removeprefix('rate unknown: ')}), sweep {rate}"
         lines.append(f"  {row['rank']}. {row['finding']} under {row['protocol']}: {rate} x blast {row['blast']} "
                      f"= {_number(row['score'])}")
     if len(rows) > shown:

@@ -129,9 +129,10 @@ class WorkspaceCore(Machine):
 
     def replan_caused(self, state: State, step: Step) -> bool:
         """Is a re-planned step's outcome the re-plan's doing?  Yes when the file, in the hunks the first plan's
-        step patched, is still as the plan read it (that step would have met what its author expected); no
-        when it changed since (a stale plan, whatever the re-plan did).  True for a step never re-planned.  Reads
-        ``snapshot`` and ``files[path]`` (the deliver's and a drift check's footprints)."""
+        step patched, is as that plan expected it there (its snapshot and the plan's earlier steps of the file:
+        that step would have met what its author expected); no when it changed since (a stale plan, whatever
+        the re-plan did).  True for a step never re-planned.  Reads ``snapshot`` and ``files[path]`` (the
+        deliver's and a drift check's footprints)."""
         if step.replanned is None or state.snapshot is None:
             return True
         spec = self.specs.get(step.step_id)
@@ -139,7 +140,11 @@ class WorkspaceCore(Machine):
             return True
         names = tuple(sorted(spec.patch))
         position = self.position[spec.path]
-        return hunk_digests(state.snapshot[position], names) == hunk_digests(state.files[position], names)
+        expected = state.snapshot[position]  # the file as the first plan expected it at this step: its snapshot
+        for earlier in self.plan_specs[:self.order[step.step_id]]:  # and the plan's earlier steps of the file
+            if earlier.path == spec.path:
+                expected = patched(expected, content_of(earlier.patch))
+        return hunk_digests(expected, names) == hunk_digests(state.files[position], names)
 
     def truth_fields(self, state: State, step: Step) -> dict[str, Any]:
         names, expected = step.shown.value
