@@ -12,7 +12,11 @@ every pair that cannot both be true:
   point or an exhaustive search shows its invariant violated under its
   protocol;
 * a fix that is not proved, or that the map or the matrix shows violating
-  the invariant it fixes;
+  the invariant it fixes (at any where: a fix of one finding that leaves
+  another of its invariant is no fix);
+* a proof that an invariant is absent within N events under a protocol,
+  beside any exhaustive search of the same review (each protocol's, the
+  map's, another of the advisor's) violating it there in N events or fewer;
 * a protocol verdict of "no safety violation found" beside a counterexample
   of that protocol, or a sweep count of 0 beside a counterexample of the
   sweep;
@@ -41,6 +45,7 @@ def contradictions(design: dict[str, Any]) -> list[str]:
     out: list[str] = []
     out += _claims(design)
     out += _fixes(design)
+    out += _proofs(design)
     out += _verdicts(design)
     out += _map(design.get("map"))
     out += _triage(design)
@@ -133,14 +138,69 @@ def _fixes(design: dict[str, Any]) -> list[str]:
         if work is not None and work < APPLIES_NOTHING_BELOW:
             out.append(f"{label} is called a fix of {example['name']}, but it applies nothing (work done "
                        f"{work:.0%})")
-        where = shown.get((label, name))
-        if example.get("where"):  # a fix of one finding: another finding of the invariant may stand under it
-            same = [e for e in design.get("counterexamples") or ()
-                    if e["protocol"] == label and e.get("finding") == example.get("finding")]
-            where = f"counterexample {same[0]['name']}" if same else None
+        if advice.get("runs_violating_invariant"):
+            out.append(f"{label} is called a fix of {example['name']}, but {advice['runs_violating_invariant']} of "
+                       f"its verified runs violate {name} elsewhere")
+        where = shown.get((label, name))  # a fix is of the invariant, at every where: any violation refutes it
         if where is not None:
             out.append(f"{label} is called a fix of {name} ({example['name']}), but {where} shows {name} "
                        "violated under it")
+    return out
+
+
+def _searched(design: dict[str, Any]) -> dict[tuple[str, str], tuple[int, str]]:
+    """(protocol label, invariant) -> the fewest events any exhaustive search of the review violated it in, and
+    which search: each protocol's, the map's, the advisor's disproofs and what its proofs found remaining."""
+    found: dict[tuple[str, str], tuple[int, str]] = {}
+
+    def note(label: str, name: str, events: Any, source: str) -> None:
+        if isinstance(events, int) and ((label, name) not in found or events < found[label, name][0]):
+            found[label, name] = (events, source)
+
+    for row in design.get("protocols") or ():
+        for name, hit in ((row.get("exhaustive") or {}).get("violated") or {}).items():
+            note(row["protocol"], name, hit.get("shortest_events"), "the protocol's exhaustive search")
+    for point in (design.get("map") or {}).get("protocols") or ():
+        for name, verdict in (point.get("invariants") or {}).items():
+            if verdict.get("status") == "violated":
+                note(point["protocol"], name, verdict.get("shortest_events"), "the design map")
+    for example, advice, proof in _advice_proofs(design):
+        name = example["invariant"]
+        if proof.get("status") == "disproved":
+            note(advice["recommended"], name, proof.get("shortest_events"), f"the advisor's search ({example['name']})")
+        if proof.get("status") == "elsewhere":
+            note(advice["recommended"], name, proof["remains"].get("shortest_events"),
+                 f"the advisor's search ({example['name']}: {proof['remains'].get('finding')})")
+    return found
+
+
+def _advice_proofs(design: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]:
+    """Every (counterexample, advice, proof) of the advisor, its runner-up's too."""
+    out = []
+    for example in design.get("counterexamples") or ():
+        advice = example.get("advice") or {}
+        for given in (advice, advice.get("runner_up") or {}):
+            label = given.get("recommended") or given.get("protocol")
+            if label and given.get("proof"):
+                out.append((example, {**given, "recommended": label}, given["proof"]))
+    return out
+
+
+def _proofs(design: dict[str, Any]) -> list[str]:
+    """A proof that an invariant is absent within N events under a protocol, beside any exhaustive search of the
+    same run violating it under that protocol in N events or fewer: a proof covers the invariant at every
+    where."""
+    found = _searched(design)
+    out = []
+    for example, advice, proof in _advice_proofs(design):
+        if proof.get("status") != "proved":
+            continue
+        label, name = advice["recommended"], example["invariant"]
+        hit = found.get((label, name))
+        bound = proof.get("within_events", proof.get("max_events"))
+        if hit is not None and (proof.get("exhausted") or not isinstance(bound, int) or hit[0] <= bound):
+            out.append(f"{label} is proved free of {name} within {bound} events ({example['name']}'s advice), but "
+                       f"{hit[1]} shows {name} in {hit[0]} events under it")
     return out
 
 

@@ -127,7 +127,8 @@ def advice_verdict(advice: dict[str, Any]) -> str:
     ``none`` when nothing was recommended."""
     if not advice or not advice.get("recommended"):
         return "none"
-    if (advice.get("proof") or {}).get("status") == "elsewhere" and advice.get("runs_violating_it") == 0:
+    if advice.get("runs_violating_it") == 0 and ((advice.get("proof") or {}).get("status") == "elsewhere"
+                                                  or advice.get("runs_violating_invariant")):
         return "fixes this finding only"
     if advice.get("fixes") is True:
         return "fix"

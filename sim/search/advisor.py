@@ -309,7 +309,7 @@ def _verdict(entry: dict) -> str:
         return "does not fix" if entry["sample_runs_violating_it"] else "unverified"
     if entry["runs_violating_it"]:
         return "partial improvement"
-    if status == "elsewhere":  # another finding of the invariant remains within the bound
+    if status == "elsewhere" or entry.get("runs_violating_invariant"):  # another finding of it remains
         return "fixes this finding only"
     return "fix" if status == "proved" else "not proved"
 

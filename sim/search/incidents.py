@@ -388,6 +388,8 @@ def _rated_classes(family: Family, workload: Workload) -> frozenset[str]:
 def unrated_faults(family: Family, workload: Workload, events: Sequence[Any]) -> list[str]:
     """The fault classes an order needs that the workload's telemetry gives no rate for, sorted: an estimate
     of how often the order happens cannot see them (its 0 would be silence, not a measurement)."""
+    if not events:
+        return []
     rated = _rated_classes(family, workload)
     faults = {_fault_class(event) for event in events if family.fault_count(workload, (event,))}
     return sorted(faults - rated)

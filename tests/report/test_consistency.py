@@ -92,7 +92,31 @@ def _planted(change) -> list[str]:
                 d["triage"].append({"rank": 2, "finding": "journal_loss", "protocol": "p", "rate": 0.1,
                                     "counterexample": "p_journal", "blast": 1, "score": 0.1})),
      "not shown in the triage's order"),
+    # a fix proved for one where only: the same invariant, at another where, under the fixed protocol
+    (lambda d: d["counterexamples"][0]["advice"].update(runs_violating_invariant=2),
+     "of its verified runs violate lost_update elsewhere"),
+    (lambda d: (d["counterexamples"][0].update(where="stale_plan", finding="lost_update @ stale_plan"),
+                d["counterexamples"][0]["advice"].update(proof={"status": "proved", "within_events": 6}),
+                d["map"]["protocols"][1]["invariants"]["lost_update"].update(status="violated", shortest_events=5)),
+     "q is proved free of lost_update within 6 events (p_lost's advice), but the design map shows lost_update "
+     "in 5 events"),
+    (lambda d: (d["counterexamples"][0]["advice"].update(
+                    fixes=None, proof={"status": "proved", "within_events": 6}),
+                d["counterexamples"].append({"name": "p_other", "protocol": "p", "invariant": "lost_update",
+                                             "advice": {"recommended": "q", "proof": {
+                                                 "status": "elsewhere", "within_events": 6, "remains": {
+                                                     "finding": "lost_update @ checkpoint_restore",
+                                                     "shortest_events": 5}}}})),
+     "but the advisor's search (p_other: lost_update @ checkpoint_restore) shows lost_update in 5 events"),
 ])
 def test_each_planted_contradiction_is_found(plant, words):
     found = _planted(plant)
     assert any(words in line for line in found), found
+
+
+def test_a_proof_within_fewer_events_than_a_violation_is_no_contradiction():
+    """Proved within 4 events beside an exhaustive violation in 5: both true (the proof says what it covers)."""
+    def plant(d):
+        d["counterexamples"][0]["advice"].update(fixes=None, proof={"status": "proved", "within_events": 4})
+        d["protocols"][1].update(exhaustive={"violated": {"lost_update": {"shortest_events": 5}}})
+    assert not any("is proved free" in line for line in _planted(plant))

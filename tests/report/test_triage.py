@@ -167,7 +167,7 @@ def _sweep(telemetry):
     tally = NS(by_finding={"lost_update @ s1": 3, "lost_update @ s2": 3}, runs=10)
     result = NS(family=None, workload=NS(telemetry=telemetry), summary=NS(tallies={"p": tally}),
                 protocols=[NS(label="p")])
-    examples = [NS(row={"protocol": "p", "finding": f"lost_update @ {step}", "invariant": "lost_update"})
+    examples = [NS(row={"protocol": "p", "finding": f"lost_update @ {step}", "invariant": "lost_update"}, events=())
                 for step in ("s1", "s2")]
     return result, examples
 
@@ -214,3 +214,26 @@ def test_telemetry_not_estimated_falls_back_to_the_sweep_and_says_why(monkeypatc
     rates = reviewing.triage_rates(*_sweep({"ambiguous_share": 0.1}), _Clock(expired))
     assert {r.source for r in rates.values()} == {t.SWEEP_SOURCE}
     assert all(r.detail == f"3 of 10 runs; {needle}" for r in rates.values())
+
+
+def test_an_order_needing_a_fault_the_telemetry_has_no_rate_for_has_an_unknown_rate(tmp_path):
+    """A checkpoint-restore order needs tests_fail: telemetry without test_failures_per_session cannot rate it,
+    so its rate is unknown and says why (never a silent 0); with the key set it is rated."""
+    from sim.registry import FAMILIES
+    from sim.search.incidents import unrated_faults
+
+    path = tmp_path / "w.toml"
+    path.write_text('format = 1\nname = "w"\nfamily = "workspace"\nfiles = { "a.py" = "a0" }\n'
+                    'plan = [ { id = "s1", path = "a.py", patch = "a1" } ]\n'
+                    '[faults]\nclasses = ["human_edit", "tests_fail"]\n'
+                    '[telemetry]\nhuman_edits_per_file_hour = 0.1\n')
+    workload = FAMILIES.load_workload(str(path))
+    family = FAMILIES.get("workspace")
+    order = [family.parse_event(workload.base, e) for e in
+             ("plan", "dispatch s1", "deliver s1", "human_edit a.py", "tests_fail a.py", "replan stale")]
+    assert unrated_faults(family, workload, order) == ["replan_stale", "tests_fail"]
+    rate = t.unknown_rate(t.sweep_rate(2, 200), ["tests_fail"])
+    assert rate.source == t.UNKNOWN_SOURCE and rate.value == 0.01 and "no rate for tests_fail" in rate.detail
+    (line,) = t.triage_lines([t.Triage("f", "p", rate.value, rate.source, 1, t.BLAST_LEDGER, rate.value,
+                                       rate.detail, rank=1).to_json()])[1:]
+    assert "rate unknown" in line and "tests_fail" in line

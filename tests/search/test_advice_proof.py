@@ -197,3 +197,23 @@ def test_a_change_under_which_nothing_is_done_is_never_a_fix(tmp_path):
     assert advice.recommended is None or "overlap_check=on" not in advice.recommended
     assert advice.fixes is not True or (advice.safe_progress_share or 0) > 0.01
     assert all(not p.get("applies_nothing") or p["protocol"] != advice.recommended for p in advice.priced)
+
+
+def test_a_proof_for_one_finding_never_hides_another_of_its_invariant(workload):
+    """Under a drift check the stale plan's lost update is gone, the checkpoint restore's is not: the proof for
+    the stale-plan finding says 'elsewhere' with the restore's order, never 'proved' -- and a prove that only
+    looked at its own finding (the planted bug) would have said proved."""
+    fixed = FAMILY.parse_protocol("step-dedupe,drift_check=reject,rev_scope=file,checkpoint=per_step")
+    proof = prove(FAMILY, workload, fixed, "lost_update @ stale_plan", 6)
+    assert proof["status"] == "elsewhere", proof
+    remains = proof["remains"]
+    assert remains["finding"] == "lost_update @ checkpoint_restore" and remains["order"][-1].startswith("tests_fail")
+    assert prove(FAMILY, workload, fixed, "lost_update @ checkpoint_restore", 6)["status"] == "disproved"
+    from sim.report.phrases import advice_line
+
+    line = advice_line({"recommended": fixed.label, "changes": {"drift_check": "reject"}, "fixes": False,
+                        "invariant": "lost_update", "where": "stale_plan", "runs_violating_it": 0,
+                        "runs_violating_invariant": 2, "verified_seeds": 10, "seeds": 10,
+                        "availability_per_run": 0.1, "proof": proof}, "lost_update", "rejections")
+    assert line.startswith("removes this finding, not the invariant") and "proved" not in line
+    assert "lost_update @ stale_plan in 0 of 10 runs" in line and "2 runs violating lost_update at any where" in line
