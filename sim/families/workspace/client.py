@@ -117,7 +117,8 @@ class Client(WorkspaceCore):
         if stamped_hash is not None:
             fields["stamped_pre_hash"] = stamped_hash
         if self.drift_reject and self.drifted(state, step, current_hash, fields):
-            fields.update(verdict="rejected:drift", domain="replan_drift" if step.replanned and self.replan_caused(state, step) else "stale_plan",
+            caused = step.replanned is not None and self.replan_caused(state, step)
+            fields.update(verdict="rejected:drift", domain="replan_drift" if caused else "stale_plan",
                           **self.truth_fields(state, step))
             state = state._replace(refused=state.refused | {step.step_id},
                                    verdict_steps=state.verdict_steps | {step.step_id})
