@@ -384,7 +384,7 @@ def _propose(answer: Answer, transition: Any, workload: Any, base: str, max_even
                          max_events, deadline, progress, anchor=workload, tag=(transition.name, option))
         if len(_proved(result, transition.name)) == len(KINDS):
             answer.change = (f"the endpoint of {transition.name} must change: {option}"
-                             + (f" with {needs}" if needs else "") + (f" ({knobs})" if knobs else ""))
+                             + (f" with {needs}" if needs else "") + (f"; {knobs}" if knobs else ""))
             answer.change_checked = answer.change_endpoint = True
             return
     tried = (f"; the endpoint options {', '.join(o for o, _, _ in options)} were searched too and none clears it "

@@ -100,7 +100,8 @@ def certificate_lines(certificate: Any) -> list[str]:
         out.append(f"  {answer.transition}: {answer.verdict}{within}")
         for kind, order in (("repeats", answer.repeats), ("lost", answer.lost)):
             if order is not None:
-                out.append(f"    {kind} under: {'; '.join(str(e) for e in order)}{order_shows(answer, kind)}")
+                words = "; ".join(str(e) for e in order) or "no fault (the run itself)"
+                out.append(f"    {kind} under: {words}{order_shows(answer, kind)}")
         if answer.change is not None:
             checked = " (checked by the search)" if answer.change_checked else ""
             out.append(f"    smallest change: {answer.change}{checked}")
