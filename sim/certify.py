@@ -277,19 +277,21 @@ def _declare(transition: Any, name: str, value: Any) -> Any:
 def _endpoint_options(transition: Any, values: EffectsKnobs) -> list[tuple[str, Any, str]]:
     """The options the endpoint itself could declare that a knob cannot, least change first: (the option as the
     workflow table writes it, the transition declaring it, the knobs it needs)."""
+    retry = ",delivery=at_least_once" if values.delivery == "at_most_once" else ""  # a lost one is tried again
     out = []
     retention = transition.key_retention_s
     if retention is not None and retention < values.key_retention:
         out.append((f"key_retention_s = {values.key_retention:g} (it declares {retention:g}: a retry comes after "
-                    "its key is forgotten)", _declare(transition, "key_retention_s", None), ""))
+                    "its key is forgotten)", _declare(transition, "key_retention_s", None), retry.strip(",")))
     if transition.keys is False and transition.effect_class in ("keyed_creation", "append", "irreversible"):
         keyed = _declare(transition, "keys", True)
-        out.append(("keys = true", keyed, _key_knobs(keyed, values) or ""))
+        out.append(("keys = true", keyed, ((_key_knobs(keyed, values) or "") + retry).strip(",")))
     if transition.queried_by == "none":
         queried = _declare(transition, "reconcile_by", "key")
-        out.append(('reconcile_by = "key"', queried, _reconcile_knobs(queried, values) or ""))
+        out.append(('reconcile_by = "key"', queried, ((_reconcile_knobs(queried, values) or "") + retry).strip(",")))
     if transition.effect_class != "idempotent":
-        out.append(('class = "idempotent"', dataclasses.replace(transition, effect_class="idempotent"), ""))
+        out.append(('class = "idempotent"', dataclasses.replace(transition, effect_class="idempotent"),
+                    retry.strip(",")))
     return out
 
 
