@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import sim.families.effects.classes as classes
+import sim.reliability_classes as classes
 from sim.certify import EXACTLY_ONCE, REPEATS, certify
 from sim.families.effects import FAMILY
-from sim.families.effects.classes import classes_section, disagreements, smallest_classes
 from sim.families.effects.knobs import PRESETS, RELIABILITY_CLASSES, TABLE
 from sim.registry import FAMILIES
+from sim.reliability_classes import classes_section, disagreements, smallest_classes
 
 UPGRADE = Path(__file__).with_name("dependency_upgrade.toml")
 
