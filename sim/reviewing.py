@@ -166,7 +166,8 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     examples = in_triage_order(examples, ranked, name=lambda e: e.row["name"])
     curves = interference(family, workload, protocols, seeds, workers, deadline)
     matrix = verdict_matrix(family, workload, protocols, design.scenarios, examples)
-    sections = [] if deadline.expired() else family.review_sections(workload, protocols, seeds)
+    sections = [] if deadline.expired() else _with_classes(family, workload,
+                                                           family.review_sections(workload, protocols, seeds))
     drawn_map = None
     if getattr(design, "map", None) is not None and not deadline.expired():
         from sim.search.lattice import design_map
@@ -211,6 +212,17 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     row["contradictions"] = contradictions(row)
     row["not_covered"] += [f"CONTRADICTION in this review: {line}" for line in row["contradictions"]]
     return DesignReview(row, family, workload, examples, round(time.monotonic() - started, 1))
+
+
+def _with_classes(family: Family, workload: Workload, sections: list[dict]) -> list[dict]:
+    """An effects design's sections with the smallest reliability class per transition after its own exposure:
+    answered by certify's own function (:mod:`sim.reliability_classes`), so the table and certify cannot
+    disagree."""
+    if family.name != "effects":
+        return sections
+    from sim.reliability_classes import classes_section
+
+    return sections[:1] + [classes_section(family, workload)] + sections[1:]
 
 
 def _certified(design, workload, deadline: Deadline, progress: Progress | None) -> dict | None:

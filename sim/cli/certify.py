@@ -79,6 +79,16 @@ def _progress(bar: Any, phase: str) -> Any:
     return progress
 
 
+def order_shows(answer: Any, kind: str) -> str:
+    """What the order of one finding showed when replayed: every invariant of certify, and what ``fencesim run``
+    of it reports at the transition (empty when it showed only its own)."""
+    violates, shows = answer.violates.get(kind, [kind]), answer.shows.get(kind, [])
+    if violates == [kind] and not shows:
+        return ""
+    both = f"{' and '.join(violates)}; " if violates != [kind] else ""
+    return f" ({both}replayed, it shows {', '.join(shows) or 'nothing the family checks'})"
+
+
 def certificate_lines(certificate: Any) -> list[str]:
     """The human table of one engine's certificate: one block per transition."""
     knobs = f" with {certificate.extra}" if certificate.extra else ""
@@ -88,10 +98,10 @@ def certificate_lines(certificate: Any) -> list[str]:
     for answer in certificate.answers:
         within = f" within {answer.within} events" if answer.verdict == "exactly once" else ""
         out.append(f"  {answer.transition}: {answer.verdict}{within}")
-        if answer.repeats is not None:
-            out.append(f"    repeats under: {'; '.join(str(e) for e in answer.repeats)}")
-        if answer.lost is not None:
-            out.append(f"    lost under: {'; '.join(str(e) for e in answer.lost)}")
+        for kind, order in (("repeats", answer.repeats), ("lost", answer.lost)):
+            if order is not None:
+                words = "; ".join(str(e) for e in order) or "no fault (the run itself)"
+                out.append(f"    {kind} under: {words}{order_shows(answer, kind)}")
         if answer.change is not None:
             checked = " (checked by the search)" if answer.change_checked else ""
             out.append(f"    smallest change: {answer.change}{checked}")

@@ -150,13 +150,21 @@ def _certify(document: dict[str, Any], key: str) -> list[Block]:
         change = answer.get("change", "-")
         if answer.get("change_checked"):
             change += " (checked by the search)"
-        rows.append([answer["transition"], answer["verdict"], "; ".join(answer.get("repeats", [])) or "-",
-                     "; ".join(answer.get("lost", [])) or "-", change])
+        rows.append([answer["transition"], answer["verdict"], _certify_order(answer, "repeats"),
+                     _certify_order(answer, "lost"), change])
     return [OneLine((Heading(3, (f"Engine: {document['engine']}",)), Paragraph((
                 f"Each transition under the {document['engine']} preset{knobs}, searched exhaustively within "
                 f"{document['max_events']} events ({document['distinct_states']:,} states).{stopped}",)))),
             table(["transition", "verdict", "repeats under", "lost under", "smallest change"], rows,
                   ident=f"certify-{key}", wide=True)]
+
+
+def _certify_order(answer: dict[str, Any], kind: str) -> str:
+    """One finding's order in the engine table, with what its replay shows at the transition."""
+    if kind not in answer:
+        return "-"
+    shows = answer.get("shows", {}).get(kind)
+    return ("; ".join(answer[kind]) or "no fault") + (f" (replayed: {', '.join(shows)})" if shows else "")
 
 
 def _bullets(lines: Sequence[str], one_per_line: bool = False) -> BulletList:

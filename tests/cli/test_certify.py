@@ -64,13 +64,61 @@ def test_the_same_endpoint_without_a_key_repeats_and_the_key_is_the_checked_chan
 
 
 def test_no_change_the_endpoint_cannot_take_is_proposed():
-    """notify_user declares keys = false and reconcile_by = "none": no key, no reconciliation is proposed."""
-    for engine in ("temporal", "step-functions-express-sync"):
-        notify = _answers(_certificate(engine, "idempotency=key", True))["notify_user"]
-        assert notify.change is not None and not notify.change_checked
-        assert "idempotency=" not in notify.change and "reconcile=on" not in notify.change
+    """notify_user declares keys = false and reconcile_by = "none": no knob is proposed for it; the option of the
+    endpoint itself that the search proves clears it is (keys = true), named as an endpoint change."""
+    notify = _answers(_certificate("temporal", "idempotency=key", True))["notify_user"]
+    assert notify.change_checked and notify.change_endpoint
+    assert notify.change.startswith("the endpoint of notify_user must change: keys = true")
+    notify = _answers(_certificate("step-functions-express-sync", "idempotency=key", True))["notify_user"]
+    assert notify.change_endpoint or not notify.change_checked
+    assert not notify.change.startswith(("idempotency=", "on_timeout=", "delivery="))
     create = _answers(_certificate("step-functions-express-sync", "idempotency=key", True))["create_account"]
     assert (create.change, create.change_checked) == ("delivery=at_least_once", True)
+
+
+def test_a_keyless_notification_that_repeats_and_is_recorded_failed_names_both(cli):
+    """issue 41: the order that sends the email twice also records the first as failed (lost_success): the
+    verdict names both, each order's replay says what `fencesim run` shows, and the change is proved against
+    both."""
+    notify = _answers(_certificate("temporal"))["notify_user"]
+    assert notify.verdict == BOTH
+    assert notify.violates["repeats"] == ["repeats", "lost"]
+    assert {"duplicate_effect", "lost_success"} <= set(notify.shows["repeats"])
+    done = cli("certify", "-w", WORKLOAD, "--engine", "temporal", "-p", "idempotency=key", "--max-events", "2")
+    assert done.returncode == 1, done.stderr
+    assert "notify_user: repeats and can be lost" in done.stdout
+    assert "repeats and lost; replayed, it shows duplicate_effect, lost_success" in done.stdout
+
+
+def test_the_dependency_upgrade_names_both_for_each_keyless_step():
+    """The eight-transition workflow of the issue: trigger_ci and post_slack repeat and are recorded as failed
+    by the same order; publish_package too, and irreversible_keys=on is the change proved for it."""
+    from pathlib import Path
+
+    workload = sim.load_workload(str(Path(__file__).parents[1] / "families" / "effects" / "dependency_upgrade.toml"))
+    answers = _answers(certify(workload, "temporal", "idempotency=key", max_events=1, propose=False))
+    for name in ("trigger_ci", "post_slack", "publish_package"):
+        assert answers[name].verdict == BOTH, name
+        assert "lost_success" in answers[name].shows["repeats"], name
+    assert answers["charge_usage"].verdict == EXACTLY_ONCE
+
+
+def test_a_short_key_retention_is_named_as_the_endpoint_option(tmp_path):
+    """issue 41 (9): with key_retention_s = 5 on charge_usage no knob clears the repeat; certify names the
+    endpoint's own key_retention_s, proved by the search, not only "no knob clears it"."""
+    from sim.registry import FAMILIES
+
+    source = FAMILIES.load_workload("usage-charge").path.read_text()
+    marked = source.replace('compensation = "refund_charge" }', 'compensation = "refund_charge", key_retention_s = 5 }')
+    assert marked != source
+    path = tmp_path / "usage5.toml"
+    path.write_text(marked)
+    certificate = certify(sim.load_workload(str(path)), "temporal", "idempotency=key", max_events=2)
+    charge = _answers(certificate)["charge_usage"]
+    assert charge.verdict in (REPEATS, BOTH)
+    assert charge.change_checked and charge.change_endpoint
+    assert "key_retention_s = 604800 (it declares 5" in charge.change
+    assert "no knob the endpoint of charge_usage can take clears it" in charge.change
 
 
 @pytest.mark.parametrize("engine", ["temporal", "step-functions-express-sync"])
@@ -98,10 +146,11 @@ def test_the_command_line_table_json_and_exit_codes(cli, tmp_path):
     assert done.returncode == 1, done.stderr
     document = json.loads(done.stdout)
     verdicts = {t["transition"]: t["verdict"] for t in document["certificates"][0]["transitions"]}
-    assert verdicts == {"create_account": EXACTLY_ONCE, "notify_user": REPEATS}
+    assert verdicts == {"create_account": EXACTLY_ONCE, "notify_user": BOTH}
     assert "smallest change: the endpoint of notify_user must change" in done.stderr
     assert "replay: fencesim run" in done.stderr
-    assert sorted(p.name for p in tmp_path.glob("*.toml")) == ["certify_temporal_notify_user_repeats.toml"]
+    assert sorted(p.name for p in tmp_path.glob("*.toml")) == ["certify_temporal_notify_user_lost.toml",
+                                                                "certify_temporal_notify_user_repeats.toml"]
 
 
 @pytest.mark.parametrize(("args", "needle"), [

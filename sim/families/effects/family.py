@@ -251,12 +251,12 @@ class EffectsFamily(Family):
         return cruel.cells(workload)
 
     def review_sections(self, workload: Workload, protocols: Sequence[Protocol], seeds: int) -> list[dict]:
-        """The exposure of the design's own workflow (arithmetic and simulation, per transition too), the
-        smallest reliability class each transition needs (by search), then the seed's worked example as a
-        labelled reference table."""
+        """The exposure of the design's own workflow (arithmetic and simulation, per transition too), then the
+        seed's worked example as a labelled reference table.  (The review puts the smallest reliability class
+        each transition needs between them: ``sim.reliability_classes``, proved by certify's search, which a
+        family does not import.)"""
         from sim.families.effects import exposure
-        from sim.families.effects.classes import classes_section
 
         own, reference = exposure.review_sections(workload.base, protocols, min(seeds, EXPOSURE_REVIEW_TASKS),
                                                   telemetry=workload.telemetry)
-        return [own, classes_section(self, workload), reference]
+        return [own, reference]
