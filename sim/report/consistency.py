@@ -17,6 +17,9 @@ every pair that cannot both be true:
 * a proof that an invariant is absent within N events under a protocol,
   beside any exhaustive search of the same review (each protocol's, the
   map's, another of the advisor's) violating it there in N events or fewer;
+* an "exactly once within N events" of the Engine table (certify) or the
+  reliability-class table beside another part of the review repeating or
+  losing that transition under the same protocol in N events or fewer;
 * a protocol verdict of "no safety violation found" beside a counterexample
   of that protocol, or a sweep count of 0 beside a counterexample of the
   sweep;
@@ -46,6 +49,7 @@ def contradictions(design: dict[str, Any]) -> list[str]:
     out += _claims(design)
     out += _fixes(design)
     out += _proofs(design)
+    out += _exactly_once(design)
     out += _verdicts(design)
     out += _map(design.get("map"))
     out += _triage(design)
@@ -201,6 +205,68 @@ def _proofs(design: dict[str, Any]) -> list[str]:
         if hit is not None and (proof.get("exhausted") or not isinstance(bound, int) or hit[0] <= bound):
             out.append(f"{label} is proved free of {name} within {bound} events ({example['name']}'s advice), but "
                        f"{hit[1]} shows {name} in {hit[0]} events under it")
+    return out
+
+
+#: Certify's verdict of a transition that neither repeats nor is lost within its bound.
+EXACTLY_ONCE = "exactly once"
+
+
+def _once_statements(design: dict[str, Any]) -> list[tuple[str, str, int, str]]:
+    """Every "exactly once within N events" of the review: (protocol, transition, N, who says it) -- the
+    Engine table (certify) and the reliability-class table (a transition's smallest clean class)."""
+    out = []
+    certified = design.get("certify") or {}
+    for answer in certified.get("transitions") or ():
+        if answer.get("verdict") == EXACTLY_ONCE and isinstance(answer.get("within_events"), int):
+            out.append((certified["protocol"], answer["transition"], answer["within_events"], "the Engine table"))
+    for finding in _class_findings(design):
+        if finding.get("smallest_class"):
+            out.append((finding["smallest_class"], finding["transition"], finding["within_events"],
+                        "the reliability-class table"))
+    return out
+
+
+def _class_findings(design: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for section in design.get("sections") or () for f in section.get("findings") or ()
+            if "smallest_class" in f]
+
+
+def _repeated_or_lost(design: dict[str, Any]) -> dict[tuple[str, str], tuple[int, str]]:
+    """(protocol, transition) -> the fewest events any part of the review repeats or loses it in, and which."""
+    found: dict[tuple[str, str], tuple[int, str]] = {}
+
+    def note(label: str, name: str, events: int, source: str) -> None:
+        if (label, name) not in found or events < found[label, name][0]:
+            found[label, name] = (events, source)
+
+    certified = design.get("certify") or {}
+    for answer in certified.get("transitions") or ():
+        orders = [answer[k] for k in ("repeats", "lost") if answer.get(k) is not None]
+        if answer.get("verdict") not in (EXACTLY_ONCE, "not proved") and orders:
+            note(certified["protocol"], answer["transition"], min(len(o) for o in orders), "the Engine table")
+    for finding in _class_findings(design):
+        for label, verdict in (finding.get("verdict") or {}).items():
+            example = (finding.get("example") or {}).get(label, "")
+            events = 0 if example in ("", "with no fault") else len(example.split("; "))
+            note(label, finding["transition"], events, f"the reliability-class table ({verdict})")
+    for example in design.get("counterexamples") or ():
+        if example["invariant"] in ("duplicate_effect", "lost_success") and example.get("where"):
+            name = example["where"].split(" (")[0]
+            note(example["protocol"], name, len(example.get("events") or ()), f"counterexample {example['name']}")
+    return found
+
+
+def _exactly_once(design: dict[str, Any]) -> list[str]:
+    """An "exactly once within N events" beside any part of the review repeating or losing the transition under
+    the same protocol in N events or fewer."""
+    found = _repeated_or_lost(design)
+    out = []
+    for label, name, within, who in _once_statements(design):
+        hit = found.get((label, name))
+        if hit is not None and hit[0] <= within:
+            out.append(f"{who} says {name} happens exactly once under {label} within {within} events, but {hit[1]} "
+                       f"repeats or loses it in {hit[0]} events")
     return out
 
 

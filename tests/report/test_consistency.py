@@ -108,6 +108,20 @@ def _planted(change) -> list[str]:
                                                      "finding": "lost_update @ checkpoint_restore",
                                                      "shortest_events": 5}}}})),
      "but the advisor's search (p_other: lost_update @ checkpoint_restore) shows lost_update in 5 events"),
+    # the reliability-class table against certify (the Engine table), under the same protocol and bound
+    (lambda d: (d.update(certify={"protocol": "standard", "transitions": [
+                    {"transition": "charge", "verdict": "repeats", "within_events": 1,
+                     "repeats": ["terminate charge after_dispatch"]}]}),
+                d["sections"].append({"title": "classes", "findings": [
+                    {"transition": "charge", "smallest_class": "standard", "within_events": 1, "verdict": {},
+                     "example": {}}]})),
+     "the reliability-class table says charge happens exactly once under standard within 1 events, but the "
+     "Engine table repeats or loses it in 1 events"),
+    (lambda d: (d.update(certify={"protocol": "p", "transitions": [
+                    {"transition": "charge", "verdict": "exactly once", "within_events": 3}]}),
+                d["counterexamples"].append({"name": "p_dup", "protocol": "p", "invariant": "duplicate_effect",
+                                             "where": "charge (charge)", "events": ["a", "b"]})),
+     "the Engine table says charge happens exactly once under p within 3 events, but counterexample p_dup"),
 ])
 def test_each_planted_contradiction_is_found(plant, words):
     found = _planted(plant)

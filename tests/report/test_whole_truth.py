@@ -23,7 +23,8 @@ DESIGN = textwrap.dedent("""\
     seeds = 400
 
     [workload]
-    files = { "svc/a.py" = { head = "h0", body = "b0" }, "svc/b.py" = "b0", "lib/c.py" = "c0", "docs/d.md" = "d0", "tests/e.py" = "e0" }
+    files = { "svc/a.py" = { head = "h0", body = "b0" }, "svc/b.py" = "b0", "lib/c.py" = "c0",
+              "docs/d.md" = "d0", "tests/e.py" = "e0" }
     plan = [ { id = "s1", path = "svc/a.py", patch = { head = "h1" } },
              { id = "s2", path = "svc/b.py", patch = "b1" },
              { id = "s3", path = "lib/c.py", patch = "c1" },
