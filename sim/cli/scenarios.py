@@ -16,9 +16,11 @@ from sim.cli.app import (
     JSON_HELP,
     app,
     emit_json,
+    error_console,
     human_console,
 )
 from sim.core.errors import InputError
+from sim.core.expect import labels_not_run
 from sim.core.knobs import refuse_duplicates
 from sim.core.values import cut
 from sim.core.wrapping import name_cell, unbroken
@@ -214,9 +216,10 @@ def print_result(console, result) -> None:
     console.print(line, markup=False)
     for name, status in result.checks.status().items():
         console.print(f"  {name:<26} {status}", markup=False)
+    declared = " (expected by [expect])" if result.violations_expected else ""
     for v in result.violations:
         console.print(f"  VIOLATED {v.invariant} at event {v.event_index}{_about(v)}: {v.detail}"
-                      + (f" [domain {v.domain}]" if v.domain else ""), markup=False, style="red")
+                      + (f" [domain {v.domain}]" if v.domain else "") + declared, markup=False, style="red")
     for v in result.availability:
         console.print(f"  counted {v.invariant} at event {v.event_index}{_about(v)}: {v.detail}"
                       + (f" [domain {v.domain}]" if v.domain else ""), markup=False)
@@ -225,6 +228,8 @@ def print_result(console, result) -> None:
 def _print_verdict_line(console, result) -> None:
     """One line per run, for a person reading stderr beside ``--json``."""
     found = ", ".join(sorted({v.invariant for v in result.violations})) or "no violation"
+    if result.violations_expected:
+        found += " (expected by [expect])"
     console.print(f"{result.scenario} under {result.protocol.label}: outcome {result.outcome}; {found}",
                   markup=False)
 
@@ -239,8 +244,9 @@ def run(
     ),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
-    """Replay scripted event orders: verdict per delivery, checks; exit 1 on a violated invariant or an
-    outcome that does not match the file's [expect]."""
+    """Replay scripted event orders: verdict per delivery, checks; exit 1 on a violated invariant the file's
+    [expect] does not declare, or a run that does not meet its [expect]; 0 when every violation was expected
+    and every expectation met."""
     from sim.core.result import run_scenario
     from sim.registry import FAMILIES
 
@@ -261,16 +267,50 @@ def run(
         emit_json([r.to_json() for r in results])
         for result in results:
             _print_verdict_line(console, result)
-    violated = [r for r in results if r.violations]
     mismatched = [r for r in results if r.expectation_met is False]
-    console.print(
-        f"\n{len(results)} run(s): {len(violated)} with a safety violation, "
-        f"{len(mismatched)} not matching [expect]", markup=False,
-    )
+    console.print(f"\n{_run_summary(results)}", markup=False)
     for r in mismatched:
         console.print(f"  [expect] mismatch: {r.scenario} under {r.protocol.label}: {'; '.join(r.mismatches)}",
                       markup=False)
-    return EXIT_VIOLATION if violated or mismatched else EXIT_OK
+    _warn_expect_not_run(plans)
+    return EXIT_OK if all(r.passes for r in results) else EXIT_VIOLATION
+
+
+def _run_summary(results) -> str:
+    """``run``'s last line: the runs, those with a safety violation (saying which [expect] declared), those not
+    matching [expect], and the exit code with its reason -- the rule of :attr:`RunResult.passes`."""
+    violated = [r for r in results if r.violations]
+    expected = [r for r in violated if r.violations_expected]
+    mismatched = [r for r in results if r.expectation_met is False]
+    if not violated or not expected:
+        found = f"{len(violated)} with a safety violation"
+    elif len(expected) == len(violated):
+        found = f"{len(violated)} with a safety violation, expected by [expect]"
+    else:
+        found = (f"{len(violated)} with a safety violation ({len(expected)} expected by [expect], "
+                 f"{len(violated) - len(expected)} not)")
+    line = f"{len(results)} run(s): {found}; {len(mismatched)} not matching [expect]"
+    if all(r.passes for r in results):
+        why = "every violation expected by [expect] and every expectation met" if violated else "nothing violated" + (
+            ", every expectation met" if any(r.expect is not None for r in results) else "")
+        return f"{line} -- exit {EXIT_OK}: {why}"
+    unexpected = len(violated) - len(expected)
+    reasons = ([f"{unexpected} run(s) with a violation [expect] does not declare"] if unexpected else []) + (
+        [f"{len(mismatched)} not matching [expect]"] if mismatched else [])
+    return f"{line} -- exit {EXIT_VIOLATION}: {' and '.join(reasons)}"
+
+
+def _warn_expect_not_run(plans) -> None:
+    """A warning on stderr per scenario whose [expect] has entries for protocols that were not run (without
+    ``--protocol``, a scenario runs under its own protocol or the family's presets only), naming them."""
+    console = error_console()
+    for scenario, family, protocols in plans:
+        missing = labels_not_run(scenario.expect, protocols, family.parse_protocol)
+        if missing:
+            where = getattr(scenario, "path", None) or scenario.name
+            console.print(f"warning: {where}: [expect] has entries for protocols that were not run, so "
+                          f"they were not checked: {', '.join(repr(label) for label in missing)} (run them with "
+                          "--protocol)", markup=False)
 
 
 @app.command()

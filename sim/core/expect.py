@@ -10,13 +10,17 @@ table::
     violations = []                     # exactly these safety invariants, in any order
 
 A run whose outcome, step verdicts or violations differ does not meet its
-expectation; ``fencesim run`` then exits 1, as for a violation.
+expectation.  ``fencesim run``'s one rule: it exits 1 when a run violates a safety invariant its entry does not
+declare (an entry without ``violations`` declares none) or does not meet its entry, and 0 when every violation
+was declared and every expectation met (``RunResult.passes``).  An entry is the expectation of the protocol its
+label names, however that protocol is spelt on the command line (:func:`expectation_for`); an entry for a
+protocol that was not run is warned about, by label (:func:`labels_not_run`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from sim.core.errors import ScenarioError
 from sim.core.values import kind, shown
@@ -92,6 +96,23 @@ def parse_expect(raw: Any, steps: Iterable[str], invariants: Iterable[str], sour
             step_verdicts[key] = verdict
         out[label] = Expectation(outcome, step_verdicts, violations)
     return out
+
+
+def expectation_for(expect: dict[str, Expectation], protocol: Any,
+                    parse: Callable[[str], Any]) -> Expectation | None:
+    """The entry of ``expect`` for ``protocol``: the one its label names, else one whose label is the same
+    protocol spelt otherwise (every knob alike: ``step-dedupe`` and ``fence=step,dedupe=journal``); ``parse``
+    turns a label into a protocol."""
+    if protocol.label in expect:
+        return expect[protocol.label]
+    return next((entry for label, entry in expect.items() if parse(label) == protocol), None)
+
+
+def labels_not_run(expect: dict[str, Expectation], protocols: Iterable[Any], parse: Callable[[str], Any]) -> list[str]:
+    """The labels of ``expect`` whose protocol is none of ``protocols`` (the runs made), in the file's order."""
+    ran = list(protocols)
+    return [label for label in expect
+            if not any(label == p.label for p in ran) and parse(label) not in ran]
 
 
 def dump_expect(expect: dict[str, Expectation]) -> dict[str, Any]:

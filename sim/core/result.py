@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sim.core.checks import CheckReport, Violation
-from sim.core.expect import Expectation
+from sim.core.expect import Expectation, expectation_for
 from sim.core.history import History
 from sim.core.kernel import RunEnd
 from sim.core.knobs import Protocol
@@ -57,6 +57,20 @@ class RunResult:
             return None
         return not self.mismatches
 
+    @property
+    def violations_expected(self) -> bool:
+        """Whether the run's safety violations (at least one) are exactly those its [expect] entry declares
+        (its ``violations``): a planted bug the scenario says must show.  False for a run that violates
+        nothing, and for one whose entry declares no violations (an outcome alone declares none)."""
+        return (bool(self.violations) and self.expect is not None and self.expect.violations is not None
+                and tuple(sorted({v.invariant for v in self.violations})) == self.expect.violations)
+
+    @property
+    def passes(self) -> bool:
+        """``fencesim run``'s rule: no safety violation its [expect] entry does not declare, and its entry (if
+        any) met.  A run that fails it makes the command exit 1."""
+        return self.expectation_met is not False and (not self.violations or self.violations_expected)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "scenario": self.scenario,
@@ -74,6 +88,7 @@ class RunResult:
             out["expect"] = self.expect.describe()
             out["expect_met"] = self.expectation_met
             out["expect_mismatches"] = self.mismatches
+            out["violations_expected"] = self.violations_expected
         out.update(self.extra)
         return out
 
@@ -87,5 +102,5 @@ def run_scenario(family, scenario, protocol: Protocol | str | None = None) -> Ru
     return RunResult(
         scenario=scenario.name, family=family.name, protocol=chosen, history=replay.history,
         verdicts=family.verdicts(replay), checks=family.check(replay.history), end=replay.end,
-        expect=scenario.expect.get(chosen.label), outcome=family.outcome(replay),
+        expect=expectation_for(scenario.expect, chosen, family.parse_protocol), outcome=family.outcome(replay),
     )

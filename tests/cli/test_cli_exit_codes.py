@@ -159,3 +159,29 @@ def test_check_judges_an_irreversible_commit_without_its_class_by_its_intent(tmp
     done = cli("check", _history(tmp_path, "release.jsonl", rows))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "VIOLATED unapproved_irreversible" in done.stdout
+
+
+def test_the_expect_rule_is_the_same_in_the_readme_the_formats_table_and_run():
+    """`[expect]` has one rule: run exits 1 on a violation [expect] does not declare or an entry not met, 0 when
+    every violation was expected; README's exit codes, formats.md's table and run's last line say the same."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8").split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    formats = (REPO / "docs" / "formats.md").read_text(encoding="utf-8").split("## Exit codes", 1)[1]
+    run_row = next(line for line in formats.splitlines() if line.startswith("| `fencesim run` |"))
+    for text in (" ".join(readme.split()), formats_codes()[1], run_row):
+        assert "does not declare" in text, text
+    assert "expected by [expect]" in " ".join(readme.split()) and "expected by [expect]" in run_row
+    assert "`[expect]` declares" in formats_codes()[0] and "[expect]" in " ".join(readme.split()).split("`1`")[0]
+    from sim.cli.scenarios import _run_summary
+    from sim.core.result import run_scenario
+    from sim.families.workspace import FAMILY
+    from sim.families.workspace.scenario import build_scenario
+
+    events = ["plan", "dispatch s1", "deliver s1", "ack s1", "dispatch s2", "human_edit app.py", "deliver s2"]
+    plan = [{"id": "s1", "path": "app.py", "patch": "v1"}, {"id": "s2", "path": "app.py", "patch": "v2"}]
+    declared = build_scenario({"files": {"app.py": "v0"}, "plan": plan, "events": events,
+                               "expect": {"none": {"violations": ["lost_update"]}}})
+    line = _run_summary([run_scenario(FAMILY, declared, "none")])
+    assert "1 with a safety violation, expected by [expect]" in line and line.split(" -- ")[1].startswith("exit 0")
+    undeclared = build_scenario({"files": {"app.py": "v0"}, "plan": plan, "events": events})
+    line = _run_summary([run_scenario(FAMILY, undeclared, "none")])
+    assert line.split(" -- ")[1] == "exit 1: 1 run(s) with a violation [expect] does not declare"

@@ -275,7 +275,7 @@ def test_effects_fuzz_reports_the_runtime_family(effects_run):
     out, _ = effects_run
     assert out.returncode == 1, out.stderr
     document = json.loads(out.stdout)
-    assert document["family"] == "effects" and document["availability"] == ["human_exceptions"]
+    assert document["family"] == "effects" and document["availability"] == ["human_exceptions", "not_finished"]
     assert "lost_success" in document["invariants"]
     assert {e["protocol"] for e in document["counterexamples"]} == {"keyed"}
     assert "human_exceptions" in document["by_protocol"]["keyed"]

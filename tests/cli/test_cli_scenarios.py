@@ -284,6 +284,52 @@ def test_run_exits_one_on_an_expect_mismatch(cli, tmp_path):
     assert "[expect] mismatch" in completed.stdout
 
 
+LOST_UPDATE_EVENTS = ('events = [ "plan", "dispatch s1", "deliver s1", "ack s1", "dispatch s2", '
+                      '"human_edit app.py human-refactor", "deliver s2" ]\n')
+TWO_STEP_HEAD = """\
+name = "declared"
+files = { "app.py" = "v0" }
+plan = [ { id = "s1", path = "app.py", patch = "v1" }, { id = "s2", path = "app.py", patch = "v2" } ]
+"""
+
+
+def test_run_exits_zero_when_expect_declares_the_violation(cli, tmp_path):
+    """A violation the file's [expect] declares (and every expectation met) exits 0, and the output says the
+    violation was expected; the same violation under an entry that declares none exits 1, saying why."""
+    path = tmp_path / "declared.toml"
+    path.write_text(TWO_STEP_HEAD + LOST_UPDATE_EVENTS + '[expect]\nnone = { outcome = "applied", '
+                    'violations = ["lost_update"] }\n', encoding="utf-8")
+    completed = cli("run", path, "-p", "none")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "lost_update" in completed.stdout and "(expected by [expect])" in completed.stdout
+    assert ("1 run(s): 1 with a safety violation, expected by [expect]; 0 not matching [expect] -- exit 0: every "
+            "violation expected by [expect] and every expectation met") in completed.stdout
+    path.write_text(TWO_STEP_HEAD + LOST_UPDATE_EVENTS + '[expect]\nnone = "applied"\n', encoding="utf-8")
+    completed = cli("run", path, "-p", "none")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert ("1 run(s): 1 with a safety violation; 0 not matching [expect] -- exit 1: 1 run(s) with a violation "
+            "[expect] does not declare") in completed.stdout
+    document = json.loads(cli("run", path, "-p", "none", "--json").stdout)
+    assert document[0]["violations_expected"] is False and document[0]["expect_met"] is True
+
+
+def test_run_warns_about_expect_entries_for_protocols_not_run(cli, tmp_path):
+    """Without --protocol a scenario runs under its family's presets: an [expect] entry for another protocol is
+    not checked, and a warning on stderr names it (the exit code is the runs' own)."""
+    path = tmp_path / "unrun.toml"
+    path.write_text(TWO_STEP_HEAD + LOST_UPDATE_EVENTS + '[expect]\nnone = { outcome = "applied", violations = '
+                    '["lost_update"] }\n"step-dedupe,drift_check=reject" = "rejected:stale_rev"\n'
+                    '"fence=step,dedupe=journal" = "rejected:stale_rev"\n', encoding="utf-8")
+    completed = cli("run", path, "--json")
+    assert completed.returncode == 0, completed.stderr
+    assert [e["protocol"] for e in json.loads(completed.stdout)] == ["none", "plan", "step", "step-dedupe"]
+    warnings = [line for line in completed.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [f"warning: {path}: [expect] has entries for protocols that were not run, so they were not "
+                        "checked: 'step-dedupe,drift_check=reject' (run them with --protocol)"]
+    named = cli("run", path, "-p", "none", "-p", "step-dedupe,drift_check=reject", "-p", "step-dedupe")
+    assert named.returncode == 0 and "warning:" not in named.stderr, named.stderr
+
+
 def test_run_without_protocol_runs_every_preset_of_the_family(cli):
     """A scenario without its own protocol, run without --protocol, runs under each of its family's presets."""
     completed = cli("run", "scenarios/seed/replan_drift.toml", "--json")

@@ -87,7 +87,7 @@ def test_safety_invariants_and_availability_columns_come_from_the_checks():
     """A family's safety invariants are its safety checks; availability columns use count_as."""
     assert TOY.safety_invariants == ("no_boom",) and TOY.availability_columns == ("noises",)
     assert WORKSPACE.availability_columns == ("spurious_rejections",)
-    assert EFFECTS.availability_columns == ("human_exceptions",)
+    assert EFFECTS.availability_columns == ("human_exceptions", "not_finished")
 
 
 def test_check_runs_all_checks_or_only_the_named_ones():

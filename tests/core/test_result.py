@@ -50,3 +50,40 @@ def test_violations_are_safety_and_availability_is_counted(make_scenario):
     """violations holds safety findings only; a spurious rejection is in availability."""
     result = run_scenario(WORKSPACE, make_scenario(["plan"]), "step,overlap_check=on")
     assert result.violations == [] and [v.invariant for v in result.availability] == ["spurious_rejection"]
+
+
+LOST_UPDATE = ["plan", "dispatch s1", "deliver s1", "ack s1", "dispatch s2", "human_edit app.py human-refactor",
+               "deliver s2"]
+
+
+def test_a_violation_the_expect_entry_declares_passes(make_scenario):
+    """run's rule: a violation [expect] declares (exactly, met) passes; one it does not declare fails, as does an
+    entry not met; a run with no violation and no mismatch passes."""
+    declared = make_scenario(LOST_UPDATE, expect={"none": {"outcome": "applied", "violations": ["lost_update"]}})
+    run = run_scenario(WORKSPACE, declared, "none")
+    assert [v.invariant for v in run.violations] == ["lost_update"]
+    assert (run.violations_expected, run.expectation_met, run.passes) == (True, True, True)
+    assert run.to_json()["violations_expected"] is True
+    outcome_only = run_scenario(WORKSPACE, make_scenario(LOST_UPDATE, expect={"none": "applied"}), "none")
+    assert (outcome_only.violations_expected, outcome_only.expectation_met, outcome_only.passes) == (
+        False, True, False)
+    undeclared = run_scenario(WORKSPACE, make_scenario(LOST_UPDATE), "none")
+    assert (undeclared.violations_expected, undeclared.passes) == (False, False)
+    wrong_outcome = make_scenario(LOST_UPDATE, expect={"none": {"outcome": "deduped", "violations": ["lost_update"]}})
+    assert run_scenario(WORKSPACE, wrong_outcome, "none").passes is False
+    clean = run_scenario(WORKSPACE, declared, "step")
+    assert (clean.violations, clean.violations_expected, clean.passes) == ([], False, True)
+    missing = make_scenario(LOST_UPDATE, expect={"step": {"violations": ["lost_update"]}})
+    assert run_scenario(WORKSPACE, missing, "step").passes is False
+
+
+def test_an_expect_entry_is_found_however_its_protocol_is_spelt(make_scenario):
+    """An entry labelled with another spelling of the protocol run (every knob alike) is that run's."""
+    from sim.core.expect import labels_not_run
+
+    scenario = make_scenario(LOST_UPDATE, expect={"fence=step,dedupe=journal": "rejected:stale_rev",
+                                                  "step-dedupe,drift_check=reject": "rejected:stale_rev"})
+    run = run_scenario(WORKSPACE, scenario, "step-dedupe")
+    assert run.expect is not None and run.expectation_met is True
+    ran = [WORKSPACE.parse_protocol(p) for p in WORKSPACE.presets]
+    assert labels_not_run(scenario.expect, ran, WORKSPACE.parse_protocol) == ["step-dedupe,drift_check=reject"]

@@ -432,15 +432,39 @@ def test_fx_version_mismatch_exact():
 
 
 def test_fx_no_terminal_outcome_exact():
-    """A run ended by its time limit is judged, pinned to the last event; another limit is not evaluable."""
+    """A run that ended with nothing left to happen is judged, pinned to the last event; a run ended by its time
+    budget is not (its unfinished tasks are not_finished); another limit is not evaluable."""
     history = _h(_ev("accepted", task="t1"), _ev("accepted", task="t2"), _ev("task_terminal", task="t2"),
-                 _ev("run_ended", "sim", reason="time_limit"))
+                 _ev("run_ended", "sim", reason="completed"))
     assert fx.no_terminal_outcome(history) == _violated("no_terminal_outcome", Violation(
         "no_terminal_outcome", 3, None, "t1 has no terminal outcome"))
+    assert fx.no_terminal_outcome(_h(_ev("accepted", task="t1"))) == _violated("no_terminal_outcome", Violation(
+        "no_terminal_outcome", 0, None, "t1 has no terminal outcome"))
+    budget = _h(_ev("accepted", task="t1"), _ev("run_ended", "sim", reason="time_limit"))
+    assert fx.no_terminal_outcome(budget) == _ok("no_terminal_outcome")
     cut = _h(_ev("accepted", task="t1"), _ev("run_ended", "sim", reason="event_limit"))
     assert fx.no_terminal_outcome(cut) == _not_evaluable(
         "no_terminal_outcome", "the run was cut short by the event_limit limit")
     assert fx.no_terminal_outcome(_h()) == _ok("no_terminal_outcome")
+
+
+def test_fx_not_finished_exact():
+    """A task still waiting at the time budget is counted (availability), pinned to run_ended, naming its last
+    event; a run that completed, or hit the event limit, counts none."""
+    history = _h(_ev("accepted", task="t1"), _ev("accepted", task="t2"), _ev("task_terminal", task="t2"),
+                 _ev("approval_requested", "w1", task="t1", transition="publish"),
+                 _ev("run_ended", "sim", reason="time_limit"))
+    assert fx.not_finished(history) == _violated("not_finished", Violation(
+        "not_finished", 4, "publish", "t1 was not finished when the simulated time budget ran out (its last event: "
+        "approval_requested of publish)", safety=False))
+    quiet = _h(_ev("accepted", task="t1"), _ev("run_ended", "sim", reason="time_limit"))
+    assert fx.not_finished(quiet) == _violated("not_finished", Violation(
+        "not_finished", 1, None, "t1 was not finished when the simulated time budget ran out (its last event: "
+        "accepted)", safety=False))
+    for reason in ("completed", "event_limit"):
+        ended = _h(_ev("accepted", task="t1"), _ev("run_ended", "sim", reason=reason))
+        assert fx.not_finished(ended) == _ok("not_finished")
+    assert fx.not_finished(_h(_ev("accepted", task="t1"))) == _ok("not_finished")
 
 
 def test_fx_split_outcome_exact():

@@ -302,19 +302,55 @@ def version_mismatch(history) -> CheckResult:
     return CheckResult.from_violations("version_mismatch", violations)
 
 
-def no_terminal_outcome(history) -> CheckResult:
-    """After the faults and the liveness budget, every accepted task must be terminal."""
+def _unfinished(history) -> tuple[str | None, list]:
+    """Why the run ended (the last ``run_ended``'s reason, None for a history without one) and the accepted
+    tasks with no ``task_terminal``."""
     ended = [e for e in history if e.event == "run_ended"]
-    if ended and ended[-1].get("reason") not in (None, "completed", "time_limit"):
-        return CheckResult.not_evaluable(
-            "no_terminal_outcome", f"the run was cut short by the {ended[-1].get('reason')} limit")
-    accepted = [e for e in _events(history, "accepted")]
     terminal = {e.get("task") for e in _events(history, "task_terminal")}
+    return (ended[-1].get("reason") if ended else None,
+            [e for e in _events(history, "accepted") if e.get("task") not in terminal])
+
+
+def no_terminal_outcome(history) -> CheckResult:
+    """A run that ended with nothing left to happen (or a recorded history, checked as complete) while an
+    accepted task is not terminal: the task is stuck.  A run that reached its simulated time budget with work
+    still scheduled (an approval, a backoff, a retry timer) is not judged here: its unfinished tasks are
+    :func:`not_finished`, availability."""
+    reason, unfinished = _unfinished(history)
+    if reason not in (None, "completed", "time_limit"):
+        return CheckResult.not_evaluable("no_terminal_outcome", f"the run was cut short by the {reason} limit")
+    if reason == "time_limit":
+        return CheckResult.from_violations("no_terminal_outcome", [])
     last = history[len(history) - 1].index if len(history) else None
     violations = [Violation("no_terminal_outcome", last, None, f"{e.get('task')} has no terminal outcome",
                             explanation=(fact("accepted", e, "task", terminal_outcome=None),))
-                  for e in accepted if e.get("task") not in terminal]
+                  for e in unfinished]
     return CheckResult.from_violations("no_terminal_outcome", violations)
+
+
+def not_finished(history) -> CheckResult:
+    """Each task still waiting when the run reached its simulated time budget (``run_ended`` reason
+    ``time_limit``): counted (availability: a slow approval, a long backoff), not a safety violation.  The
+    explanation names the task's last recorded event, what it was waiting on."""
+    reason, unfinished = _unfinished(history)
+    if reason != "time_limit":
+        return CheckResult.from_violations("not_finished", [])
+    last_of: dict[Any, Any] = {}
+    for event in history:
+        if event.get("task") is not None:
+            last_of[event.get("task")] = event
+    ended = history[len(history) - 1]
+    found = []
+    for accepted in unfinished:
+        task = accepted.get("task")
+        last = last_of.get(task, accepted)
+        found.append(Violation("not_finished", ended.index, last.get("transition"),
+                               f"{task} was not finished when the simulated time budget ran out (its last event: "
+                               f"{last.event}{' of ' + str(last.get('transition')) if last.get('transition') else ''})",
+                               safety=False, explanation=(fact("accepted", accepted, "task", terminal_outcome=None),
+                                                          fact("last_event", last, "task", "transition"),
+                                                          fact("run_ended", ended, "reason"))))
+    return CheckResult.from_violations("not_finished", found)
 
 
 def split_outcome(history) -> CheckResult:
@@ -423,7 +459,8 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec("version_mismatch", version_mismatch, True,
               "a task resumed under another workflow version without migration",
               requires={"resumed": ("task", "workflow_version"), "accepted": ("task",)}),
-    CheckSpec("no_terminal_outcome", no_terminal_outcome, True, "a task not terminal after the liveness budget",
+    CheckSpec("no_terminal_outcome", no_terminal_outcome, True,
+              "a task not terminal when nothing was left to happen (stuck)",
               requires={"accepted": ("task",), "task_terminal": ("task",)}),
     CheckSpec("split_outcome", split_outcome, True, "a task closed more than once (two authoritative outcomes)",
               requires={"task_terminal": ("task", "outcome")}),
@@ -436,5 +473,8 @@ CHECKS: tuple[CheckSpec, ...] = (
               requires={"upgraded": ("inserted_before",), "committed": ("task", "logical")}),
     CheckSpec("human_exceptions", human_exceptions, False, "an unknown outcome handed to a human (counted)",
               requires={"human_exception": ("transition",)}, count_as="human_exceptions"),
+    CheckSpec("not_finished", not_finished, False,
+              "a task still waiting when the run reached its simulated time budget (counted)",
+              requires={"accepted": ("task",), "task_terminal": ("task",), "run_ended": ("reason",)}),
 )
 SAFETY_INVARIANTS = tuple(c.name for c in CHECKS if c.safety)

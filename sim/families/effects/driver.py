@@ -32,7 +32,7 @@ APPROVAL_DELAY_S = 300.0  # a human approves an irreversible step
 SLOW_APPROVAL_S = 2 * 24 * 3600.0  # ... or, with the slow_approval fault, two days later
 HUMAN_RESOLVE_S = 3600.0  # a human resolves an exception
 COMPENSATION_RETRY_S = 30.0
-LIVENESS_BUDGET_S = 3 * 24 * 3600.0  # every task must be terminal within this (after a script's last event)
+LIVENESS_BUDGET_S = 3 * 24 * 3600.0  # a run's simulated time (after a script's last event): then time_limit
 
 
 class AutoDriver:

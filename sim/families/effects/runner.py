@@ -6,7 +6,8 @@ answers what is in flight, a live lease holder continues, a lost one is
 replaced after its lease expires, humans answer approvals and exceptions.
 A fault list is run by the workers' policy from the start, each fault
 striking at its point.  Either way the run continues for a liveness budget
-of simulated time; every task must then be terminal (``no_terminal_outcome``).
+of simulated time: a task still waiting when it runs out is ``not_finished`` (availability), one left
+unfinished when nothing was left to happen is stuck (``no_terminal_outcome``).
 """
 
 from __future__ import annotations

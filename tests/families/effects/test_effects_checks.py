@@ -151,6 +151,25 @@ def test_unverified_checkpoint_keeps_receipts_across_a_migration():
     assert violated(checks.unverified_checkpoint, history(receipt("pr#1"), migrated, cp)) == []
 
 
+def test_a_task_waiting_at_the_time_budget_is_not_finished_not_a_safety_violation():
+    """A run that reached its simulated time budget with a task waiting (a slow approval) counts it as not
+    finished (availability); the same task in a run with nothing left to happen is stuck (safety)."""
+    waiting = (("queue", "accepted", {"task": "t1"}),
+               ("w1", "approval_requested", {"task": "t1", "transition": "publish_release", "at_s": 172811.0}))
+    budget = run_checks(checks.CHECKS, history(*waiting, ("kernel", "run_ended", {"reason": "time_limit"})))
+    assert report_names(budget.safety_violations) == []
+    assert [(v.invariant, v.step, v.safety) for v in budget.availability_findings] == [
+        ("not_finished", "publish_release", False)]
+    assert budget.status()["no_terminal_outcome"] == "ok"
+    stuck = run_checks(checks.CHECKS, history(*waiting, ("kernel", "run_ended", {"reason": "completed"})))
+    assert report_names(stuck.safety_violations) == ["no_terminal_outcome"]
+    assert stuck.availability_findings == []
+
+
+def report_names(violations):
+    return [v.invariant for v in violations]
+
+
 def test_no_terminal_outcome_is_not_evaluable_when_the_run_was_cut_short():
     """A run that ended on a limit cannot prove liveness either way."""
     h = history(("queue", "accepted", {"task": "t1"}), ("kernel", "run_ended", {"reason": "event_limit"}))
@@ -166,13 +185,14 @@ def test_human_exceptions_are_counted_not_safety():
     assert report.safety_violations == [] and len(report.availability_findings) == 1
 
 
-def test_checks_have_stable_names_and_one_availability_check():
-    """The effects checks are thirteen safety invariants and human_exceptions, counted under its own name."""
+def test_checks_have_stable_names_and_two_availability_checks():
+    """The effects checks are thirteen safety invariants, and human_exceptions and not_finished, each counted
+    under its own name."""
     assert checks.SAFETY_INVARIANTS == (
         "duplicate_effect", "lost_success", "unknown_as_failed", "false_receipt", "fingerprint_conflict",
         "unresolved_compensation", "unapproved_irreversible", "unverified_checkpoint", "version_mismatch",
         "no_terminal_outcome", "split_outcome", "stranded_irreversible", "check_after_effect")
-    assert FAMILY.checks == checks.CHECKS and FAMILY.availability_columns == ("human_exceptions",)
+    assert FAMILY.checks == checks.CHECKS and FAMILY.availability_columns == ("human_exceptions", "not_finished")
     assert all(spec.fields for spec in checks.CHECKS)
 
 
