@@ -23,13 +23,12 @@ DESIGN = textwrap.dedent("""\
     seeds = 400
 
     [workload]
-    files = { "svc/a.py" = { head = "h0", body = "b0" }, "svc/b.py" = "b0", "lib/c.py" = "c0",
-              "docs/d.md" = "d0", "tests/e.py" = "e0" }
+    files = { "svc/a.py" = { head = "h0", body = "b0" }, "b.py" = "b0", "c.py" = "c0", "d.md" = "d0", "e.py" = "e0" }
     plan = [ { id = "s1", path = "svc/a.py", patch = { head = "h1" } },
-             { id = "s2", path = "svc/b.py", patch = "b1" },
-             { id = "s3", path = "lib/c.py", patch = "c1" },
-             { id = "s4", path = "docs/d.md", patch = "d1" },
-             { id = "s5", path = "tests/e.py", patch = "e1" } ]
+             { id = "s2", path = "b.py", patch = "b1" },
+             { id = "s3", path = "c.py", patch = "c1" },
+             { id = "s4", path = "d.md", patch = "d1" },
+             { id = "s5", path = "e.py", patch = "e1" } ]
 
     [workload.faults]
     classes = ["human_edit", "lose_ack", "retry", "duplicate", "replan", "tests_fail"]
