@@ -37,6 +37,7 @@ def map_contradictions(drawn: dict[str, Any] | None,
     whose designs do not share its verdict."""
     if not drawn or not drawn.get("protocols"):
         return []
+    drawn = _filled(drawn)
     table = _table(drawn)
     out = _groups(drawn, table)
     for line in sentences(drawn):
@@ -44,21 +45,32 @@ def map_contradictions(drawn: dict[str, Any] | None,
     return out
 
 
-def _table(drawn: dict[str, Any]) -> dict[str, tuple[str, dict[str, int]]]:
-    """Each design of the map -> the verdict and the shortest violations (invariant -> events) of the row that
-    stands for it (its own, or its group's)."""
+def _filled(drawn: dict[str, Any]) -> dict[str, Any]:
+    """The map with what a partial document leaves out (a map written by hand, an older one) at its default:
+    each design alike to itself, not measured, the lists empty."""
+    points = [{"same_as": p["protocol"], "violating_share": None, "availability_per_run": {}, **p,
+               "invariants": {name: {"shortest_events": "?", **verdict}
+                              for name, verdict in (p.get("invariants") or {}).items()}}
+              for p in drawn["protocols"]]
+    return {"knobs": [], "max_events": "?", "minimal_safe": [], "pareto_front": [], "certificates": [],
+            "monotonicity_findings": [], **drawn, "protocols": points}
+
+
+def _table(drawn: dict[str, Any]) -> dict[str, tuple[str, dict[str, int | None]]]:
+    """Each design of the map -> the verdict and the shortest violations (invariant -> events, None where the
+    row gives no number) of the row that stands for it (its own, or its group's)."""
     _, rows = map_rows(drawn)
-    by_row: dict[str, tuple[str, dict[str, int]]] = {}
+    by_row: dict[str, tuple[str, dict[str, int | None]]] = {}
     for row in rows:
-        shortest = {}
+        shortest: dict[str, int | None] = {}
         for part in row[2].split(", ") if row[2] != "-" else ():
             name, _, events = part.rpartition(" ")
-            shortest[name] = int(events)
+            shortest[name] = int(events) if events.isdigit() else None
         by_row[row[0].split(" (and ", 1)[0]] = (row[1], shortest)
     return {p["protocol"]: by_row[p["same_as"]] for p in drawn["protocols"] if p["same_as"] in by_row}
 
 
-def _groups(drawn: dict[str, Any], table: dict[str, tuple[str, dict[str, int]]]) -> list[str]:
+def _groups(drawn: dict[str, Any], table: dict[str, tuple[str, dict[str, int | None]]]) -> list[str]:
     out = []
     for point in drawn["protocols"]:
         if point["protocol"] not in table:
@@ -75,7 +87,7 @@ def _groups(drawn: dict[str, Any], table: dict[str, tuple[str, dict[str, int]]])
     return out
 
 
-def _sentence(line: str, table: dict[str, tuple[str, dict[str, int]]]) -> list[str]:
+def _sentence(line: str, table: dict[str, tuple[str, dict[str, int | None]]]) -> list[str]:
     """What one sentence says of each design it names, against the table."""
     said: list[tuple[str, str, str | None, int | None]] = []  # (design, verdict, invariant, events)
     head, _, listed = line.rpartition(": ")  # a list follows the last colon (labels hold none)
@@ -96,7 +108,7 @@ def _sentence(line: str, table: dict[str, tuple[str, dict[str, int]]]) -> list[s
 
 
 def _against(line: str, label: str, verdict: str, invariant: str | None, events: int | None,
-             table: dict[str, tuple[str, dict[str, int]]]) -> str | None:
+             table: dict[str, tuple[str, dict[str, int | None]]]) -> str | None:
     quoted = line if len(line) <= 160 else line[:157] + "..."
     if label not in table:
         return f"the map's sentence {quoted!r} names {label}, which its table does not show"
@@ -108,7 +120,7 @@ def _against(line: str, label: str, verdict: str, invariant: str | None, events:
         if invariant not in shortest:
             return (f"the map's sentence {quoted!r} says {label} violates {invariant}, but its table shows no "
                     f"{invariant} violation for it ({shown!r})")
-        if events is not None and shortest[invariant] != events:
+        if events is not None and shortest[invariant] not in (None, events):
             return (f"the map's sentence {quoted!r} says {label} breaks {invariant} in {events} events, but its "
                     f"table says {shortest[invariant]}")
         return None
