@@ -61,6 +61,9 @@ def pareto_figure(document: dict[str, Any]) -> Figure:
              + (f"; {left} more in the map's table" if left > 0 else "")
              + (f"; {unplaced} not decided and not measured (no point; in the map's table)" if unplaced else ""))
     number_points(figure, ax, numbered, 9, title, legend_below=True)
+    if not points:
+        ax.text(0.5, 0.5, f"no design measured: {unplaced} not decided and not measured (see the map's table)",
+                transform=ax.transAxes, ha="center", va="center", fontsize=10)
     return figure
 
 
@@ -113,6 +116,6 @@ def _name(point: dict[str, Any]) -> str:
 
 def _legend_lines(numbered: list[tuple[float, float, str, str]]) -> float:
     """The height of the legend below the axes, in lines: its tallest column, and its title."""
-    per_column = -(-len(numbered) // LEGEND_COLUMNS)
+    per_column = max(1, -(-len(numbered) // LEGEND_COLUMNS))  # no point at all: a map the budget stopped first
     heights = [len(wrap_text(names, LEGEND_WIDTH)) + LEGEND_ENTRY_GAP_LINES for _, _, names, _ in numbered]
     return max((sum(heights[i:i + per_column]) for i in range(0, len(heights), per_column)), default=0.0) + 2.0
