@@ -54,6 +54,17 @@ from sim.report.review import (
     safe_progress_label,
 )
 from sim.report.triage import Rate, in_triage_order, sweep_rate, telemetry_rate, triage, unknown_rate
+from sim.review_cuts import (
+    Cut,
+    certify_cut,
+    fuzz_cuts,
+    interference_cut,
+    map_cut,
+    proof_cuts,
+    review_command,
+    sections_cut,
+    telemetry_cut,
+)
 from sim.search.advice_proof import proof_bound
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.claims_evidence import proof_row, protocol_proofs, settle
@@ -104,7 +115,7 @@ def interference(family: Family, workload: Workload, protocols: Sequence[Protoco
                  deadline: Deadline) -> dict[str, list[dict[str, Any]]]:
     """Violating-run share per protocol as the faults per run grow (Wilson intervals)."""
     curves: dict[str, list[dict[str, Any]]] = {p.label: [] for p in protocols}
-    per_level = max(20, int(seeds * INTERFERENCE_SEED_SHARE))
+    per_level = _interference_seeds(seeds)
     for level in INTERFERENCE_LEVELS:
         if deadline.expired():
             deadline.note("interference curves")
@@ -117,6 +128,11 @@ def interference(family: Family, workload: Workload, protocols: Sequence[Protoco
                 "faults_per_run": level, "runs": tally.runs, "violating_runs": tally.violating_runs,
                 "share": stats.share(tally.violating_runs, tally.runs).to_json()})
     return curves
+
+
+def _interference_seeds(seeds: int) -> int:
+    """Seeds per protocol at each level of the interference curves."""
+    return max(20, int(seeds * INTERFERENCE_SEED_SHARE))
 
 
 def not_covered(family: Family, workload: Workload, protocols: Sequence[Protocol], seeds: int,
@@ -148,9 +164,14 @@ def not_covered(family: Family, workload: Workload, protocols: Sequence[Protocol
 
 def review_design(design, workers: int | None = None, deadline: Deadline = NO_DEADLINE,
                   progress: Progress | None = None) -> DesignReview:
-    """The review of one design (see the module docstring)."""
+    """The review of one design (see the module docstring).  Under a budget its parts run in the order they
+    matter: the sweep (with shrinking and advice), the Engine table the design asks for, the exhaustive
+    search of each protocol, then the optional sections (interference curves, the family's sections, the
+    design map); each part the budget stopped is a cut (:mod:`sim.review_cuts`), named in Not covered."""
     family, workload, protocols, seeds = design.family, design.workload, design.protocols, design.seeds
     started = time.monotonic()
+    earlier = list(deadline.hit)  # the phases stopped in the designs before this one
+    del deadline.hit[:]
 
     def sweep_progress(done: int, total: int, violating: int = 0) -> None:
         if progress is not None:
@@ -159,32 +180,75 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     bound = design.map.max_events if getattr(design, "map", None) is not None else None
     result = fuzz(family, workload, protocols, SearchOptions(seeds, workers=workers, deadline=deadline,
                                                              progress=sweep_progress, proof_depth=bound))
-    if progress is not None:
-        progress(f"{design.name}: interference curves", 0, 1)
     examples = counterexample_rows(result, design.name)
+    telemetry_skipped = bool(examples and workload.telemetry and deadline.expired())
     ranked = triage([e.row for e in examples], triage_rates(result, examples, deadline))
     examples = in_triage_order(examples, ranked, name=lambda e: e.row["name"])
-    curves = interference(family, workload, protocols, seeds, workers, deadline)
-    matrix = verdict_matrix(family, workload, protocols, design.scenarios, examples)
-    sections = [] if deadline.expired() else _with_classes(family, workload,
-                                                           family.review_sections(workload, protocols, seeds))
-    drawn_map = None
-    if getattr(design, "map", None) is not None and not deadline.expired():
-        from sim.search.lattice import design_map
-
-        if progress is not None:
-            progress(f"{design.name}: design map", 0, 1)
-        request = design.map
-        base = family.parse_protocol(request.base) if request.base is not None else None
-        drawn_map = design_map(family, workload, request.knobs, request.max_events, seeds=request.seeds,
-                               workers=workers or 1, deadline=deadline, base=base).to_json()
+    certified = _certified(design, workload, deadline, progress)
+    certify_stopped = certified is not None and not certified["complete"] and deadline.expired()
     if progress is not None:
         progress(f"{design.name}: exhaustive search of each protocol", 0, 1)
     proofs = protocol_proofs(family, workload, protocols, proof_bound(workload, bound), deadline)
-    claims = settle(family, result.claims, matrix, sections, drawn_map, proofs)
-    rows = _searched_rows(protocol_rows(result), proofs)
-    certified = _certified(design, workload, deadline, progress)
-    row = {
+    if progress is not None:
+        progress(f"{design.name}: interference curves", 0, 1)
+    curves = interference(family, workload, protocols, seeds, workers, deadline)
+    matrix = verdict_matrix(family, workload, protocols, design.scenarios, examples)
+    sections_skipped = deadline.expired() and _has_sections(family)
+    sections = [] if deadline.expired() else _with_classes(family, workload,
+                                                           family.review_sections(workload, protocols, seeds))
+    drawn_map = _drawn_map(design, workers, deadline, progress)
+    row = _design_row(design, result, examples, ranked, matrix, curves, sections, drawn_map, certified, proofs)
+    row["budget_stopped"] = list(deadline.hit)
+    deadline.hit[:] = earlier + [phase for phase in deadline.hit if phase not in earlier]
+    cuts = (fuzz_cuts(design, row) + telemetry_cut(design, telemetry_skipped)
+            + cuts_of(design, row, result.protocols, proofs, certify_stopped, sections_skipped))
+    if row["budget_stopped"] and not cuts:  # a phase stopped that no cut names: say so, with the review's command
+        cuts.append(Cut("review", "the review", f"the phases {', '.join(row['budget_stopped'])} were stopped",
+                        review_command(design)))
+    row["budget_cuts"] = [cut.to_json() for cut in cuts]
+    row["not_covered"] += [cut.line() for cut in cuts]
+    # every statement of the review read back against every other (none is expected: each found is a bug)
+    row["contradictions"] = contradictions(row)
+    row["not_covered"] += [f"CONTRADICTION in this review: {line}" for line in row["contradictions"]]
+    return DesignReview(row, family, workload, examples, round(time.monotonic() - started, 1))
+
+
+def cuts_of(design, row: dict[str, Any], protocols: Sequence[Protocol], proofs: dict[str, Any],
+            certify_stopped: bool, sections_skipped: bool) -> list[Cut]:
+    """Each part of the design's review after the sweep that the budget stopped, in the order the review runs
+    them: the Engine table, the protocols' searches, the interference curves, the family's sections, the map."""
+    bound = proof_bound(design.workload, design.map.max_events if getattr(design, "map", None) else None)
+    cuts = certify_cut(design, row["certify"], certify_stopped, _certify_depth(design.workload))
+    cuts += proof_cuts(design, protocols, proofs, bound)
+    cuts += interference_cut(design, row["interference"], INTERFERENCE_LEVELS, _interference_seeds(design.seeds))
+    cuts += sections_cut(design, design.family.name) if sections_skipped else []
+    return cuts + map_cut(design, row["map"])
+
+
+def _has_sections(family: Family) -> bool:
+    """Whether the family adds sections of its own to a review (it overrides ``Family.review_sections``)."""
+    return type(family).review_sections is not Family.review_sections
+
+
+def _drawn_map(design, workers: int | None, deadline: Deadline, progress: Progress | None) -> dict | None:
+    """The design's ``map`` section (``fencesim map``), or None without one or time left."""
+    if getattr(design, "map", None) is None or deadline.expired():
+        return None
+    from sim.search.lattice import design_map
+
+    if progress is not None:
+        progress(f"{design.name}: design map", 0, 1)
+    request, family = design.map, design.family
+    base = family.parse_protocol(request.base) if request.base is not None else None
+    return design_map(family, design.workload, request.knobs, request.max_events, seeds=request.seeds,
+                      workers=workers or 1, deadline=deadline, base=base).to_json()
+
+
+def _design_row(design, result: FuzzResult, examples: Sequence[ReviewedCounterexample], ranked, matrix, curves,
+                sections, drawn_map, certified, proofs) -> dict[str, Any]:
+    """The design's ``results.json`` entry, before its budget cuts and contradictions."""
+    family, workload, protocols, seeds = design.family, design.workload, design.protocols, design.seeds
+    return {
         "name": design.name, "family": family.name, "family_title": family.title,
         "description": design.description, "source": design.source,
         "workload": {"name": workload.name, "classes": list(workload.classes), "per_run_max": workload.per_run_max,
@@ -193,11 +257,11 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "invariants": list(family.safety_invariants), "availability": list(family.availability_columns),
         "progress_label": progress_label(family),
         "safe_progress_label": safe_progress_label(family),
-        "protocols": rows,
+        "protocols": _searched_rows(protocol_rows(result), proofs),
         "identical": identical_groups(result),
         "counterexamples": [example.row for example in examples],
         "triage": [t.to_json() for t in ranked],
-        "claims": claims,
+        "claims": settle(family, result.claims, matrix, sections, drawn_map, proofs),
         "matrix": matrix,
         "interference": curves,
         "coverage": coverage_rows(result),
@@ -206,12 +270,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         "map": drawn_map,
         "certify": certified,
         "not_covered": not_covered(family, workload, protocols, seeds, result),
-        "budget_stopped": list(deadline.hit) if deadline.hit else [],
     }
-    # every statement of the review read back against every other (none is expected: each found is a bug)
-    row["contradictions"] = contradictions(row)
-    row["not_covered"] += [f"CONTRADICTION in this review: {line}" for line in row["contradictions"]]
-    return DesignReview(row, family, workload, examples, round(time.monotonic() - started, 1))
 
 
 def _with_classes(family: Family, workload: Workload, sections: list[dict]) -> list[dict]:
@@ -229,13 +288,19 @@ def _certified(design, workload, deadline: Deadline, progress: Progress | None) 
     """The design's ``engine`` certificate (``fencesim certify``), or None without an engine or time left."""
     if getattr(design, "engine", None) is None or deadline.expired():
         return None
-    from sim.certify import CERTIFY_DEPTH_DEFAULT, certify
+    from sim.certify import certify
 
     if progress is not None:
         progress(f"{design.name}: certify under {design.engine}", 0, 1)
     engine, _, extra = design.engine.partition(",")
-    return certify(workload, engine.strip(), extra.strip(), min(CERTIFY_DEPTH_DEFAULT, workload.max_events),
-                   deadline).to_json()
+    return certify(workload, engine.strip(), extra.strip(), _certify_depth(workload), deadline).to_json()
+
+
+def _certify_depth(workload: Workload) -> int:
+    """The events the review's Engine table searches: certify's default, within the workload's order length."""
+    from sim.certify import CERTIFY_DEPTH_DEFAULT
+
+    return min(CERTIFY_DEPTH_DEFAULT, workload.max_events)
 
 
 #: Runs sampled per protocol when a review estimates its findings' incidents from telemetry (``fencesim

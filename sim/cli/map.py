@@ -88,6 +88,7 @@ def _print(console, drawn, document: dict) -> None:
                         f"{len(document['protocols'])} protocols, within {document['max_events']} events",
                   header_style="bold")
     from sim.core.wrapping import name_cell, name_width, unbroken
+    from sim.report.phrases import map_verdict
 
     labels = [name_cell(p["protocol"]) for p in document["protocols"]]
     for column in ("protocol", "verdict", "shortest violations", "violating runs", "findings/run", "work done",
@@ -99,7 +100,7 @@ def _print(console, drawn, document: dict) -> None:
                              if v["status"] == "violated")
         share = point["violating_share"]
         work = point["progress_share"]
-        table.add_row(name_cell(point["protocol"]), point["status"], shortest or "-",
+        table.add_row(name_cell(point["protocol"]), map_verdict(point), shortest or "-",
                       "-" if share is None else f"{share['value']:.0%}",
                       f"{sum(point['availability_per_run'].values()):.2f}",
                       "-" if work is None else f"{work:.0%}",
@@ -115,8 +116,13 @@ def _print(console, drawn, document: dict) -> None:
             console.print(f"  - {line}", markup=False)
     console.print(f"Pareto front among designs proved safe (violating runs, findings per run, work not done): "
                   f"{', '.join(document['pareto_front']) or 'none'}")
-    if document.get("unsafe_apart"):
-        console.print(f"not safe (drawn apart): {', '.join(document['unsafe_apart'])}")
+    from sim.report.phrases import map_not_decided, map_violated
+
+    if map_violated(document):
+        console.print(f"violated within the bound (drawn apart): {', '.join(map_violated(document))}", markup=False)
+    if map_not_decided(document):
+        console.print(f"not decided within the bound (a limit stopped the search; never called safe): "
+                      f"{', '.join(map_not_decided(document))}", markup=False)
     if document.get("held"):
         console.print("held fixed (not walked): " + ", ".join(f"{k}={v}" for k, v in document["held"].items()))
     for certificate in document["certificates"]:

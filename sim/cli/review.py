@@ -61,9 +61,12 @@ def review(
         for line in triage_lines(reviewed.get("triage") or []):
             console.print(line, markup=False)
         violated = violated or any(row["violating_runs"]["count"] > 0 for row in reviewed["protocols"])
-    stopped = results.row["budget_stopped"]
-    if stopped:
-        console.print(f"the budget stopped: {', '.join(stopped)} (see the report)", markup=False)
+    cuts = [(d.row["name"], cut) for d in results.designs for cut in d.row.get("budget_cuts") or ()]
+    for name, cut in cuts:
+        console.print(f"{name}: {cut['line']}", markup=False)
+    if results.row["budget_stopped"] and not cuts:
+        console.print(f"the budget stopped: {', '.join(results.row['budget_stopped'])} (see the report)",
+                      markup=False)
     console.print(f"review written to {out}/ in {seconds:.0f} s: open {out}/report.html or read {out}/summary.md",
                   markup=False)
     if json_out:

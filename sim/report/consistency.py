@@ -25,7 +25,9 @@ every pair that cannot both be true:
   sweep;
 * a certificate whose condition admits a protocol the map shows violating,
   a minimal safe design or a Pareto point drawn among safe designs that is
-  not safe;
+  not safe; a sentence of the map that its table contradicts, or a row of
+  the table whose designs do not share its verdict
+  (:mod:`sim.report.map_check`);
 * a triage (``sim.report.triage``) that does not rank exactly the review's
   counterexamples, in the order they are shown, by ``rate x blast`` from
   their ledgers.
@@ -38,6 +40,8 @@ planted contradiction.
 from __future__ import annotations
 
 from typing import Any
+
+from sim.report.map_check import map_contradictions
 
 #: Below this share of work done a design "applies nothing" (as the sweep's tally says it).
 APPLIES_NOTHING_BELOW = 0.01
@@ -52,6 +56,7 @@ def contradictions(design: dict[str, Any]) -> list[str]:
     out += _exactly_once(design)
     out += _verdicts(design)
     out += _map(design.get("map"))
+    out += map_contradictions(design.get("map"))
     out += _triage(design)
     return list(dict.fromkeys(out))
 

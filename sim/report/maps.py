@@ -56,9 +56,14 @@ def pareto_figure(document: dict[str, Any]) -> Figure:
     ax.set_ylim(-0.05, 1.05)
     ax.grid(alpha=0.3)
     left = len(points) - sum(names.count(" | ") + 1 for _, _, names, _ in numbered)
+    unplaced = _unplaced(document)
     title = ("numbered points: the Pareto front first, then the violated (red)"
-             + (f"; {left} more in the map's table" if left > 0 else ""))
+             + (f"; {left} more in the map's table" if left > 0 else "")
+             + (f"; {unplaced} not decided and not measured (no point; in the map's table)" if unplaced else ""))
     number_points(figure, ax, numbered, 9, title, legend_below=True)
+    if not points:
+        ax.text(0.5, 0.5, f"no design measured: {unplaced} not decided and not measured (see the map's table)",
+                transform=ax.transAxes, ha="center", va="center", fontsize=10)
     return figure
 
 
@@ -70,12 +75,22 @@ def _points(document: dict[str, Any]) -> list[Point]:
         alike[point["same_as"]] = alike.get(point["same_as"], 0) + 1
     out = []
     for point in document["protocols"]:
-        if point["same_as"] != point["protocol"]:
+        if point["same_as"] != point["protocol"] or _is_unplaced(point):
             continue
         share = point["violating_share"]["value"] if point["violating_share"] else 0.0
         out.append((sum(point["availability_per_run"].values()), share,
                     {**point, "alike": alike.get(point["protocol"], 1)}))
     return out
+
+
+def _is_unplaced(point: dict[str, Any]) -> bool:
+    """A design the map neither decided nor measured (a budget stopped the map first): it has no place on the
+    axes -- drawn at zero it would read as a design with no violating run."""
+    return point["status"] == "not decided" and point.get("violating_share") is None
+
+
+def _unplaced(document: dict[str, Any]) -> int:
+    return sum(1 for point in document["protocols"] if _is_unplaced(point))
 
 
 def _numbered(points: list[Point], front: set[str]) -> list[tuple[float, float, str, str]]:
@@ -101,6 +116,6 @@ def _name(point: dict[str, Any]) -> str:
 
 def _legend_lines(numbered: list[tuple[float, float, str, str]]) -> float:
     """The height of the legend below the axes, in lines: its tallest column, and its title."""
-    per_column = -(-len(numbered) // LEGEND_COLUMNS)
+    per_column = max(1, -(-len(numbered) // LEGEND_COLUMNS))  # no point at all: a map the budget stopped first
     heights = [len(wrap_text(names, LEGEND_WIDTH)) + LEGEND_ENTRY_GAP_LINES for _, _, names, _ in numbered]
     return max((sum(heights[i:i + per_column]) for i in range(0, len(heights), per_column)), default=0.0) + 2.0

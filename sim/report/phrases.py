@@ -298,9 +298,38 @@ def map_rows(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         others = [p for p in alike[point["protocol"]] if p != point["protocol"]]
         rows.append([point["protocol"] + (f" (and {len(others)} alike: {'; '.join(others[:3])}"
                                           f"{'...' if len(others) > 3 else ''})" if others else ""),
-                     point["status"], shortest, "-" if share is None else f"{share['value']:.0%}",
+                     map_verdict(point), shortest, "-" if share is None else f"{share['value']:.0%}",
                      f"{sum(point['availability_per_run'].values()):.2f}"])
     return columns, rows
+
+
+#: What stopped a map's search of one design, in words (a design it left not decided).
+MAP_ENDS = {"--budget": "the budget stopped its search", "state_limit": "the state limit stopped its search",
+            "memory_limit": "the memory limit stopped its search"}
+
+
+def map_verdict(point: dict[str, Any]) -> str:
+    """A map point's verdict within the bound, and for a design not decided what stopped its search."""
+    if point["status"] != "not decided":
+        return point["status"]
+    end = point.get("end") or ""
+    return f"not decided ({MAP_ENDS.get(end, f'its search ended: {end}')})"
+
+
+def map_not_decided(document: dict[str, Any]) -> list[str]:
+    """The map's designs not decided within the bound (older documents: the unsafe apart not violated)."""
+    if "not_decided" in document:
+        return list(document["not_decided"])
+    points = {p["protocol"]: p for p in document["protocols"]}
+    return [label for label in document.get("unsafe_apart") or () if points[label]["status"] == "not decided"]
+
+
+def map_violated(document: dict[str, Any]) -> list[str]:
+    """The map's designs (one per group) shown violating an invariant within the bound."""
+    if "violated_apart" in document:
+        return list(document["violated_apart"])
+    points = {p["protocol"]: p for p in document["protocols"]}
+    return [label for label in document.get("unsafe_apart") or () if points[label]["status"] == "violated"]
 
 
 def map_lines(document: dict[str, Any]) -> list[str]:
@@ -310,9 +339,12 @@ def map_lines(document: dict[str, Any]) -> list[str]:
              f"Minimal safe designs: {', '.join(document['minimal_safe']) or 'none'}.",
              f"Pareto front among the designs proved safe (cost: findings per run, work not done): "
              f"{', '.join(document['pareto_front']) or 'none'}."]
-    if document.get("unsafe_apart"):
-        lines.append("Not safe within the bound (drawn apart, never on the front): "
-                     f"{', '.join(document['unsafe_apart'])}.")
+    violated, undecided = map_violated(document), map_not_decided(document)
+    if violated:
+        lines.append(f"Violated within the bound (drawn apart, never on the front): {', '.join(violated)}.")
+    if undecided:
+        lines.append("Not decided within the bound (a limit stopped the search; never called safe, never on the "
+                     f"front): {', '.join(undecided)}.")
     if document.get("held"):
         lines.append("Held fixed, not walked (every statement of the map assumes them): "
                      + ", ".join(f"{k}={v}" for k, v in document["held"].items()) + ".")

@@ -85,9 +85,10 @@ def review_document(results: dict[str, Any], meta: dict[str, Any], figures: Figu
         Paragraph(("fencesim ", meta["fencesim_version"], " at commit ", Code(meta["commit"]),
                    f"; {len(results['designs'])} design(s)", OnlyText(MARKDOWN, ("; intervals: ",)),
                    OnlyText(HTML, (". Intervals: ",)), statistics, "."))]
-    if results["budget_stopped"]:
+    cut = list(dict.fromkeys(c["title"] for d in results["designs"] for c in d.get("budget_cuts") or ()))
+    if results["budget_stopped"] or cut:
         blocks.append(Paragraph((Lead((f"A budget of {results['budget_s']} s stopped part of this review",)),
-                                 " (", ", ".join(results["budget_stopped"]), ")",
+                                 " (", ", ".join(cut or results["budget_stopped"]), ")",
                                  OnlyText(MARKDOWN, (Wording("; see each design's "), Emphasis(("not covered",)))),
                                  "."), note=True))
     for design in results["designs"]:
@@ -117,12 +118,17 @@ def _design(design: dict[str, Any], figures: FigureNames) -> list[Block]:
         Figure(names["heatmap"], "verdict matrix", "Verdict matrix"),
         Heading(3, ("Violations against interference",)),
         Figure(names["interference"], "interference", "Violating runs as faults per run grow")]
+    cuts = {cut["section"]: cut for cut in design.get("budget_cuts") or ()}
     if design.get("map"):
         blocks += [OneLine((Heading(3, ("Design map",)), _bullets(map_lines(design["map"])))),
                    table(*map_rows(design["map"]), ident=f"map-{key}", wide=True),
                    Figure(names["pareto"], "design map", "Safety against cost, Pareto front marked")]
+    elif "map" in cuts:
+        blocks += _cut_section("Design map", cuts["map"])
     if design.get("certify"):
         blocks += _certify(design["certify"], key)
+    elif "certify" in cuts:
+        blocks += _cut_section(f"Engine: {cuts['certify']['title'].partition('(')[2].rstrip(')')}", cuts["certify"])
     if design.get("coverage"):
         blocks += [Heading(3, ("Coverage, saturation and blast radius",)), Paragraph((coverage_words(design),)),
                    table(*coverage_table(design), ident=f"coverage-{key}", wide=True),
@@ -135,9 +141,30 @@ def _design(design: dict[str, Any], figures: FigureNames) -> list[Block]:
     blocks += _examples(design, figures)
     for section in design["sections"]:
         blocks += _section(section)
-    stopped = [f"the budget stopped: {', '.join(design['budget_stopped'])}"] if design["budget_stopped"] else []
-    blocks.append(OneLine((Heading(3, ("Not covered",)), _bullets(design["not_covered"] + stopped, True))))
+    if "sections" in cuts:
+        blocks += _cut_section(cuts["sections"]["title"].removeprefix("the ").capitalize(), cuts["sections"])
+    blocks.append(OneLine((Heading(3, ("Not covered",)), _not_covered(design))))
     return blocks
+
+
+def _cut_section(heading: str, cut: dict[str, Any]) -> list[Block]:
+    """Where a section the budget cut would stand: its heading, what was left out and the command that
+    completes it."""
+    return [OneLine((Heading(3, (heading,)), Paragraph((
+        Strong(("Cut by the budget:",)), " ", cut["left_out"], ". ", Code(cut["command"]), " completes it."),
+        note=True)))]
+
+
+def _not_covered(design: dict[str, Any]) -> BulletList:
+    """What the review did not cover; each budget cut's line with its command marked as code.  (A review
+    written before cuts were listed names only the phases the budget stopped.)"""
+    cuts = {cut["line"]: cut for cut in design.get("budget_cuts") or ()}
+    items: list[tuple[Inline, ...]] = [
+        (f"the budget cut {cuts[line]['title']}: {cuts[line]['left_out']}; ", Code(cuts[line]["command"]),
+         " completes it") if line in cuts else (line,) for line in design["not_covered"]]
+    if "budget_cuts" not in design and design["budget_stopped"]:
+        items.append((f"the budget stopped: {', '.join(design['budget_stopped'])}",))
+    return BulletList(tuple(items), one_per_line=True)
 
 
 def _certify(document: dict[str, Any], key: str) -> list[Block]:

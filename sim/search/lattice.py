@@ -84,10 +84,16 @@ class Point:
         return SAFE if self.search.complete else UNDECIDED
 
     def signature(self) -> tuple:
+        """What two points must share to behave alike: the classification first (a group never mixes decided
+        and undecided designs), then the search's states and shortest violations, then the costs.  A point
+        the search did not decide is alike to nothing: what it would show is not known (a budget that stopped
+        the map before its search leaves every such point with the same empty search)."""
+        if self.status() == UNDECIDED:
+            return (UNDECIDED, self.protocol.label)
         search = self.search.to_json()
         search.pop("protocol")
-        return (repr(sorted(search.items())), self.runs, self.violating_runs, tuple(sorted(self.availability.items())),
-                self.progress)
+        return (self.status(), repr(sorted(search.items())), self.runs, self.violating_runs,
+                tuple(sorted(self.availability.items())), self.progress)
 
     def witness(self, invariant: str) -> list[str] | None:
         orders = self.search.minimal_orders.get(invariant)
@@ -190,7 +196,8 @@ class DesignMap:
     def groups(self) -> list[list[Point]]:
         """Points that behave alike -- the same classification, states, shortest violations and costs -- in
         lattice order, the one with the shortest label first (a knob that does not matter where it is set,
-        such as ``stamp_at`` beside ``fence=plan``, makes such groups)."""
+        such as ``stamp_at`` beside ``fence=plan``, makes such groups).  A group never mixes decided and
+        undecided designs, and a design not decided is a group of its own (:meth:`Point.signature`)."""
         if self._groups is None:
             grouped: dict[Any, list[Point]] = {}
             for point in self.points:
@@ -301,6 +308,8 @@ class DesignMap:
             "nearest_unsafe": {p.protocol.label: self.nearest_unsafe(p) for p in self.minimal_safe()},
             "pareto_front": [p.protocol.label for p in self.pareto()],
             "unsafe_apart": [g[0].protocol.label for g in self.groups() if g[0].status() != SAFE],
+            "violated_apart": [g[0].protocol.label for g in self.groups() if g[0].status() == VIOLATED],
+            "not_decided": [g[0].protocol.label for g in self.groups() if g[0].status() == UNDECIDED],
             "applies_nothing": [g[0].protocol.label for g in self.groups() if g[0].applies_nothing],
             "certificates": [{"invariant": c.invariant,
                               "words": c.words(self.workload.name, self.max_events, self.knobs, self.held),

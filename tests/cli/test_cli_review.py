@@ -75,6 +75,10 @@ def test_budget_stops_the_review_and_says_where(cli, tmp_path):
     assert results["budget_stopped"] and "sweep" in results["budget_stopped"]
     assert results["designs"][0]["seeds_done"] < 20000
     assert "budget" in (out / "summary.md").read_text()
+    sweep = next(cut for cut in results["designs"][0]["budget_cuts"] if cut["section"] == "sweep")
+    assert sweep["command"] == f"fencesim review --design {DESIGN} --seeds 20000"
+    assert f"`{sweep['command']}` completes it" in (out / "summary.md").read_text()
+    assert "the budget cut the sweep" in done.stderr
 
 
 PREVIOUS_RESULTS = '{"format": 1, "designs": [], "meta": {"fencesim_version": "0"}}'

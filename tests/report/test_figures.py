@@ -269,3 +269,27 @@ def test_every_red_point_of_the_pareto_figure_is_numbered_and_named():
         assert p["protocol"] in names[number], (number, names[number])
     assert "none (and 1 alike)" in names.values()
     assert "violated (red)" in figure.legends[0].get_title().get_text()
+
+
+def test_designs_a_budget_left_not_decided_and_not_measured_have_no_point():
+    """Drawn at zero they would read as designs with no violating run: they are left off the axes and counted
+    in the legend's title; a map with no design measured at all still draws, saying so."""
+    from sim.report.maps import pareto_figure
+
+    def row(name: str, status: str, share: float | None) -> dict:
+        return {"protocol": name, "same_as": name, "status": status, "availability_per_run": {},
+                "violating_share": None if share is None else {"value": share}}
+
+    document = {"protocols": [row("step-dedupe", "violated", 0.3), row("plan", "not decided", None),
+                              row("step", "not decided", None)],
+                "pareto_front": [], "max_events": 6, "workload": "w", "knobs": ["k"]}
+    figure = pareto_figure(document)
+    FigureCanvasAgg(figure).draw()
+    entries = [t.get_text().replace("\n", "") for legend in figure.legends for t in legend.get_texts()]
+    assert [e.split("  ", 1)[1] for e in entries] == ["step-dedupe"]
+    assert "2 not decided and not measured" in figure.legends[0].get_title().get_text()
+    for point in document["protocols"]:
+        point.update(status="not decided", violating_share=None)
+    figure = pareto_figure(document)
+    FigureCanvasAgg(figure).draw()
+    assert any("no design measured: 3 not decided" in t.get_text() for t in figure.axes[0].texts)
