@@ -2,7 +2,7 @@
 """Regression: Minimal order violating duplicate_effect under keyed-fingerprint-reconcile,key_retention=5, found by the review of effects-saga (seed 176).
 
 Kept the right way round: the first test holds once the design is fixed
-(it asserts that the advisor's fix keyed-fingerprint-reconcile holds on the order); the second documents that the protocol under
+(it asserts that the advisor's fix keyed-fingerprint-reconcile,irreversible_keys=on holds on the order); the second documents that the protocol under
 review violates duplicate_effect on this order.
 """
 
@@ -15,8 +15,8 @@ import sim
 SCENARIO = Path(__file__).with_name("effects_saga_keyed_fingerprint_reconcile_key_retention_5_duplicate_effect_create_preview_preview.toml")
 
 def test_effects_saga_keyed_fingerprint_reconcile_key_retention_5_duplicate_effect_create_preview_preview_holds():
-    """Under keyed-fingerprint-reconcile the minimal order violates no safety invariant."""
-    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-fingerprint-reconcile")
+    """Under keyed-fingerprint-reconcile,irreversible_keys=on the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed-fingerprint-reconcile,irreversible_keys=on")
     assert result.violations == []
 
 

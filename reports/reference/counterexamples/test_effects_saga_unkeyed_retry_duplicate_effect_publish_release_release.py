@@ -2,7 +2,7 @@
 """Regression: Minimal order violating duplicate_effect under unkeyed-retry, found by the review of effects-saga (seed 20).
 
 Kept the right way round: the first test holds once the design is fixed
-(it asserts that the advisor's fix keyed,delivery=at_most_once holds on the order); the second documents that the protocol under
+(it asserts that the advisor's fix unkeyed-retry,delivery=at_most_once holds on the order); the second documents that the protocol under
 review violates duplicate_effect on this order.
 """
 
@@ -15,8 +15,8 @@ import sim
 SCENARIO = Path(__file__).with_name("effects_saga_unkeyed_retry_duplicate_effect_publish_release_release.toml")
 
 def test_effects_saga_unkeyed_retry_duplicate_effect_publish_release_release_holds():
-    """Under keyed,delivery=at_most_once the minimal order violates no safety invariant."""
-    result = sim.run_scenario(sim.load_scenario(SCENARIO), "keyed,delivery=at_most_once")
+    """Under unkeyed-retry,delivery=at_most_once the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "unkeyed-retry,delivery=at_most_once")
     assert result.violations == []
 
 

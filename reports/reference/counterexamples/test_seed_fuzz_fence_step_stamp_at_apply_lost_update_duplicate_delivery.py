@@ -2,7 +2,7 @@
 """Regression: Minimal order violating lost_update under fence=step,stamp_at=apply, found by the review of seed-fuzz (seed 0).
 
 Kept the right way round: the first test holds once the design is fixed
-(it asserts that the advisor's fix step holds on the order); the second documents that the protocol under
+(it asserts that the advisor's fix step,stamp_at=plan holds on the order); the second documents that the protocol under
 review violates lost_update on this order.
 """
 
@@ -15,8 +15,8 @@ import sim
 SCENARIO = Path(__file__).with_name("seed_fuzz_fence_step_stamp_at_apply_lost_update_duplicate_delivery.toml")
 
 def test_seed_fuzz_fence_step_stamp_at_apply_lost_update_duplicate_delivery_holds():
-    """Under step the minimal order violates no safety invariant."""
-    result = sim.run_scenario(sim.load_scenario(SCENARIO), "step")
+    """Under step,stamp_at=plan the minimal order violates no safety invariant."""
+    result = sim.run_scenario(sim.load_scenario(SCENARIO), "step,stamp_at=plan")
     assert result.violations == []
 
 

@@ -1,5 +1,5 @@
 # Written by fencesim: a regression test of a minimal counterexample.
-"""Regression: Minimal order violating lost_update under fence=step,stamp_at=apply, found by the review of seed-fuzz (seed 0).
+"""Regression: Minimal order violating lost_update under fence=step,stamp_at=apply, found by the review of seed-fuzz (seed 3).
 
 Kept the right way round: the first test holds once the design is fixed
 (it asserts that the advisor's fix step,stamp_at=plan holds on the order); the second documents that the protocol under
