@@ -368,9 +368,13 @@ def _propose(answer: Answer, transition: Any, workload: Any, base: str, max_even
     values = EffectsKnobs.of(EFFECTS.parse_protocol(base))
     candidates = _candidates(transition, values)
     partial = ""
+    cut: list[str] = []  # the changes whose search a limit stopped: undecided, never "none clears it"
     for candidate in candidates:
-        cleared = _proved(_search(family, workload, EFFECTS.parse_protocol(_label(base, candidate)), max_events,
-                                  deadline, progress), transition.name)
+        searched = _search(family, workload, EFFECTS.parse_protocol(_label(base, candidate)), max_events, deadline,
+                           progress)
+        cleared = _proved(searched, transition.name)
+        if not searched.complete and len(cleared) < len(KINDS):
+            cut.append(candidate)
         if len(cleared) == len(KINDS):
             answer.change, answer.change_checked = candidate, True
             return
@@ -384,6 +388,8 @@ def _propose(answer: Answer, transition: Any, workload: Any, base: str, max_even
     for option, changed, needs in options:
         result = _search(own, _with_endpoint(workload, changed), EFFECTS.parse_protocol(_label(base, needs)),
                          max_events, deadline, progress, anchor=workload, tag=(transition.name, option))
+        if not result.complete and len(_proved(result, transition.name)) < len(KINDS):
+            cut.append(option)
         if len(_proved(result, transition.name)) == len(KINDS):
             answer.change = (f"the endpoint of {transition.name} must change: {option}"
                              + (f" with {needs}" if needs else "") + (f"; {knobs}" if knobs else ""))
@@ -391,6 +397,10 @@ def _propose(answer: Answer, transition: Any, workload: Any, base: str, max_even
             return
     tried = (f"; the endpoint options {', '.join(o for o, _, _ in options)} were searched too and none clears it "
              f"within {max_events} events" if options else "")
+    if cut:  # a search a limit stopped decides nothing: say so instead of "none clears it"
+        knobs = (f"not decided: a limit stopped the search of {'; '.join(cut)} before it cleared or broke "
+                 f"{transition.name} within {max_events} events (run certify without --budget to decide)")
+        tried = ""
     answer.change = (f"{knobs}; " if knobs else "") + _endpoint_change(
         transition, lost_only=answer.verdict == AT_MOST_ONCE) + tried
 

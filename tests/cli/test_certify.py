@@ -182,3 +182,20 @@ def test_an_export_folder_that_cannot_be_one_is_refused_before_the_search(cli, t
     assert done.returncode == 4, done.stderr
     assert "--export" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and notes.read_text() == "mine\n"
+
+
+def test_a_change_whose_search_a_limit_stopped_is_undecided_never_cleared_by_nothing():
+    """Under a spent budget the searches of the changes stop at once: the answer says the change is not decided,
+    never that the endpoint options were searched and none clears it (unbudgeted, keys = true is proved)."""
+    import copy
+
+    from sim.certify import _certifying_family, _propose, _transitions
+    from sim.search.budget import Deadline
+
+    notify = copy.deepcopy(_answers(_certificate("temporal", "idempotency=key"))["notify_user"])
+    workload = _workload()
+    transition = next(t for t in _transitions(workload) if t.name == "notify_user")
+    family = _certifying_family([t.name for t in _transitions(workload)])
+    _propose(notify, transition, workload, "temporal,idempotency=key", 2, Deadline(0.0), None, family)
+    assert "none clears it" not in notify.change and "not decided" in notify.change
+    assert not notify.change_checked
