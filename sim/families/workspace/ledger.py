@@ -1,4 +1,5 @@
-"""The workspace family's blast radius: the human edits a write destroyed, steps applied twice.
+"""The workspace family's blast radius: the human edits a write (or a checkpoint restore) destroyed, steps
+applied twice.
 
 Read from a history's fields only: a delivery applied over content its author did not expect names the
 hunks it replaced, and the last earlier write of each such hunk -- a human's edit, or another step's --
@@ -46,6 +47,10 @@ def ledger(history) -> list[Entry]:
     applied: dict[str, int] = {}
     for position, event in enumerate(events):
         fields = event.fields
+        if event.event == "tests_fail" and fields.get("verdict") == "compensated":  # a restore writes the file
+            out.extend(_overwritten(events, position, event, fields.get("step"), fields.get("path"),
+                                    f"restoring {fields.get('step')}'s checkpoint"))
+            continue
         if event.event != "deliver" or fields.get("verdict") != "applied" or fields.get("skipped"):
             continue
         step, path = fields.get("step"), fields.get("path")
@@ -58,23 +63,25 @@ def ledger(history) -> list[Entry]:
     return out
 
 
-def _overwritten(events: list, position: int, event, step: Any, path: Any) -> list[Entry]:
+def _overwritten(events: list, position: int, event, step: Any, path: Any, by: str | None = None) -> list[Entry]:
+    """What one write (a delivery, or ``by``: a checkpoint restore) destroyed, hunk by hunk."""
     out = []
+    by = by or str(step)
     for hunk in replaced_hunks(event):
         writer = last_write(events, position, path, hunk)
         target = _target(path, hunk)
         if writer is not None and writer.event == "human_edit":
             out.append(Entry("human_edit_overwritten", target,
-                             f"edited by human at event {writer.index}, overwritten by {step}",
+                             f"edited by human at event {writer.index}, overwritten by {by}",
                              "the human who made the edit", "redo or merge it", event.index))
-        elif writer is not None and writer.fields.get("step") == step:
+        elif writer is not None and writer.fields.get("step") == step and by == str(step):
             continue  # the step's own earlier write: its second application is the entry
         elif writer is not None:
             out.append(Entry("step_write_overwritten", target,
-                             f"written by {writer.fields.get('step')} at event {writer.index}, overwritten by {step}",
+                             f"written by {writer.fields.get('step')} at event {writer.index}, overwritten by {by}",
                              "the agent", "re-plan the overwritten step", event.index))
         else:
             out.append(Entry("content_overwritten", target,
-                             f"overwritten by {step} over content its author did not expect",
+                             f"overwritten by {by} over content its author did not expect",
                              "the reviewer", "compare with the planned snapshot", event.index))
     return out

@@ -37,3 +37,12 @@ def test_a_replan_that_moves_the_patch_onto_the_edit_is_replan_drift(make_scenar
     assert _lost_update_domains(make_scenario, events, "step", replan) == ["replan_drift"]
     without = ["plan", "human_edit app.py#body", "dispatch s1", "deliver s1"]
     assert _lost_update_domains(make_scenario, without, "step", replan) == []
+
+
+def test_a_restore_over_a_human_edit_is_in_the_blast_radius(make_scenario):
+    """The restore destroyed the human's edit: the ledger names it, as it names an edit a step overwrote."""
+    events = ["plan", "dispatch s1", "deliver s1", "human_edit app.py#body", "tests_fail app.py"]
+    result = run_scenario(FAMILY, make_scenario(events, files=FILES, plan=PLAN), "step-dedupe,checkpoint=per_step")
+    entries = FAMILY.effect_ledger(result.history)
+    assert [(e.kind, e.object) for e in entries] == [("human_edit_overwritten", "app.py#body")]
+    assert "restoring s1's checkpoint" in entries[0].happened
