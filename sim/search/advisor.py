@@ -220,7 +220,8 @@ def advise(family: Family, workload: Workload, protocol: Protocol, invariant: st
                     sample_seeds=min(sample_seeds, seeds), seed_start=seed_start, seeds=seeds,
                     kept={k.name: k.show(protocol.knobs[k.name]) for k in protocol.table.knobs
                           if protocol.knobs[k.name] != k.default})
-    bound = proof_bound(workload, proof_depth)
+    # a proof reaches at least the order it fixes (a bound shorter than the order could never have found it)
+    bound = max(proof_bound(workload, proof_depth), min(len(events), workload.max_events))
     partial: tuple[int, list[str], dict] | None = None  # the best partial improvement, with its size
     still_shows: dict[str, list[str]] = {}  # per candidate tried: the other findings its order still shows
     for count in range(1, max_changes + 1):

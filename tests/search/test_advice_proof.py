@@ -217,3 +217,15 @@ def test_a_proof_for_one_finding_never_hides_another_of_its_invariant(workload):
                         "availability_per_run": 0.1, "proof": proof}, "lost_update", "rejections")
     assert line.startswith("removes this finding, not the invariant") and "proved" not in line
     assert "lost_update @ stale_plan in 0 of 10 runs" in line and "2 runs violating lost_update at any where" in line
+
+
+def test_a_proof_reaches_at_least_the_order_it_fixes(workload, monkeypatch):
+    """An order longer than the default bound: the proof searches at least its length (a shorter search could
+    never have found it, and its "proved" would say nothing about it)."""
+    events = tuple(_shortest(workload, PROTOCOL)) + tuple(FAMILY.parse_event(workload.base, "ack routes")
+                                                          for _ in range(ADVISOR_PROOF_DEPTH))
+    bounds = []
+    real = advisor.prove
+    monkeypatch.setattr(advisor, "prove", lambda *a, **k: bounds.append(a[4]) or real(*a, **k))
+    advise(FAMILY, workload, FAMILY.parse_protocol(PROTOCOL), "lost_update", events, sample_seeds=10, seeds=10)
+    assert bounds and set(bounds) == {min(len(events), workload.max_events)}
