@@ -88,7 +88,7 @@ def _print(console, drawn, document: dict) -> None:
                         f"{len(document['protocols'])} protocols, within {document['max_events']} events",
                   header_style="bold")
     from sim.core.wrapping import name_cell, name_width, unbroken
-    from sim.report.phrases import map_verdict
+    from sim.report.phrases import map_findings_per_run, map_verdict
 
     labels = [name_cell(p["protocol"]) for p in document["protocols"]]
     for column in ("protocol", "verdict", "shortest violations", "violating runs", "findings/run", "work done",
@@ -102,7 +102,7 @@ def _print(console, drawn, document: dict) -> None:
         work = point["progress_share"]
         table.add_row(name_cell(point["protocol"]), map_verdict(point), shortest or "-",
                       "-" if share is None else f"{share['value']:.0%}",
-                      f"{sum(point['availability_per_run'].values()):.2f}",
+                      map_findings_per_run(point),
                       "-" if work is None else f"{work:.0%}",
                       "" if point["same_as"] == point["protocol"] else name_cell(point["same_as"]))
     console.print(unbroken(table))

@@ -281,6 +281,13 @@ def coverage_table(design: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return columns, rows
 
 
+def map_findings_per_run(point: dict[str, Any]) -> str:
+    """A map point's availability findings per run, or "-" when no run measured it (a budget stopped it)."""
+    if not point.get("runs"):
+        return "-"
+    return f"{sum(point['availability_per_run'].values()):.2f}"
+
+
 def map_rows(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """One row per group of protocols that behave alike: its verdict within the bound, shortest violations,
     costs, and the protocols it stands for."""
@@ -299,7 +306,7 @@ def map_rows(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
         rows.append([point["protocol"] + (f" (and {len(others)} alike: {'; '.join(others[:3])}"
                                           f"{'...' if len(others) > 3 else ''})" if others else ""),
                      map_verdict(point), shortest, "-" if share is None else f"{share['value']:.0%}",
-                     f"{sum(point['availability_per_run'].values()):.2f}"])
+                     map_findings_per_run(point)])
     return columns, rows
 
 

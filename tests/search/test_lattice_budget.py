@@ -70,3 +70,15 @@ def test_the_sentences_say_violated_and_not_decided_apart(stopped):
     assert not any("Not safe" in line for line in lines)
     assert document["not_decided"] == undecided and document["violated_apart"] == violated
     assert map_contradictions(document) == []
+
+
+def test_a_design_nobody_measured_has_no_cost_and_a_certificate_speaks_of_the_decided_only(stopped):
+    """A design the budget never ran shows "-" for its findings per run (not 0.00); a certificate drawn from the
+    decided designs says so before its "iff"."""
+    document = stopped.to_json()
+    _, rows = map_rows(document)
+    never = [row for row in rows if row[1].startswith(UNDECIDED)]
+    assert never and all(row[4] == "-" for row in never)
+    words = [c["words"] for c in document.get("certificates") or ()]
+    assert words and all("among the designs the search decided" in w for w in words if "not decided" in w)
+    assert map_contradictions(document) == []
