@@ -57,6 +57,14 @@ class Source:
         line = self.line_of(needle, after_key)
         return f"{self.path}:{line}" if line else self.path
 
+    def where_key(self, key: str) -> str:
+        """``file:line`` of the line where a table key is defined (``"key" =`` or ``key =``), not of the first line
+        that merely contains its text (``step-dedup`` is inside ``protocol = "step-dedupe"``)."""
+        for needle in (f'"{key}"', f"'{key}'", f"{key} =", f"{key}="):
+            if self.text and self.line_of(needle):
+                return self.where(needle)
+        return self.where(key)
+
     def error(self, message: str, needle: str | None = None, after_key: str | None = None) -> ScenarioError:
         return ScenarioError(message, self.where(needle, after_key))
 

@@ -252,3 +252,17 @@ def test_a_long_protocol_is_cut_in_the_message():
     with pytest.raises(ProtocolError) as caught:
         TABLE.parse("x" * 100_000)
     assert len(str(caught.value)) < 400
+
+
+def test_an_unknown_expect_label_names_its_own_line_not_a_line_that_contains_its_text(tmp_path):
+    """``step-dedup`` is inside ``protocol = "step-dedupe"`` (line 3): the error names the [expect] key's line."""
+    import sim
+    from sim.core.errors import ScenarioError
+
+    path = tmp_path / "exp.toml"
+    path.write_text('format = 1\nname = "e"\nprotocol = "step-dedupe"\nfiles = { "a.py" = "v0" }\n'
+                    'plan = [ { id = "s1", path = "a.py", patch = "v1" } ]\nevents = [ "plan" ]\n\n[expect]\n'
+                    'step-dedupe = "applied"\nstep-dedup = "applied"\n')
+    with pytest.raises(ScenarioError) as raised:
+        sim.load_scenario(path)
+    assert f"{path}:10" in str(raised.value) and "step-dedup" in str(raised.value)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim.core.errors import ProtocolError
+from sim.core.errors import ProtocolError, ScenarioError
 from sim.core.expect import Expectation, dump_expect, parse_expect
 from sim.core.files import Source
 from sim.core.values import MAX_NAME_CHARS, kind, name_from_path, name_problem, plain_problem, shown, text_problem
@@ -307,7 +307,8 @@ def _common(data: dict, source: Source) -> RuntimeScenario:
         try:
             TABLE.parse(label)
         except ProtocolError as error:
-            raise source.error(str(error), label if label != protocol else "protocol") from None
+            raise ScenarioError(str(error), source.where_key(label) if label != protocol
+                                else source.where("protocol")) from None
     meta = {k: data[k] for k in META_KEYS if k in data}
     return RuntimeScenario(
         name=name, protocol=protocol, expect=dict(expect), path=Path(source.path), task=task, tenant=tenant,

@@ -336,7 +336,7 @@ def build_scenario(data: dict[str, Any], source: Source | str = "<scenario>") ->
         try:
             TABLE.parse(label)
         except ProtocolError as error:
-            raise ScenarioError(str(error), loc("protocol" if label == protocol else label)) from None
+            raise ScenarioError(str(error), loc("protocol") if label == protocol else source.where_key(label)) from None
     meta = {k: data[k] for k in META_KEYS if k in data}
     return WorkspaceScenario(
         name=name, files=files, plan=plan, events=events, replan=replan,
