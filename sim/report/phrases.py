@@ -242,7 +242,8 @@ def _runner_up_words(runner: dict[str, Any] | None, invariant: str, availability
     runs = runner.get("runs_violating_it", runner.get("sample_runs_violating_it"))
     seeds = runner.get("verified_seeds") or runner.get("sample_seeds")
     work = runner.get("safe_progress_share", runner.get("progress_share"))
-    parts = [runner["verdict"], f"{invariant} in {runs} of {seeds} runs",
+    sampled = "" if runner.get("verified_seeds") else " sampled"  # not the seeds the recommendation was verified on
+    parts = [runner["verdict"], f"{invariant} in {runs} of {seeds}{sampled} runs",
              f"{runner['availability_per_run']:.2f} {availability} per run"]
     if work is not None:
         parts.append(f"work done safely {work:.0%}")
