@@ -332,7 +332,7 @@ def triage_rates(result: FuzzResult, examples: Sequence[ReviewedCounterexample],
     estimate, reason = _incidents(family, workload, protocols)
     if estimate is None:
         return _without_telemetry(rates, f"the telemetry could not be estimated: {reason}")
-    from sim.search.incidents import unrated_faults
+    from sim.search.unrated import unrated_faults
 
     for example in examples:
         row = example.row

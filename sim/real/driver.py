@@ -44,6 +44,7 @@ from sim.core.history import History
 from sim.core.knobs import Protocol
 from sim.families.workspace.actors import Actor, Executor, World
 from sim.families.workspace.content import Hunks
+from sim.families.workspace.executor import domain_of
 from sim.families.workspace.replay import play, world_for
 from sim.families.workspace.scenario import Action, WorkspaceScenario
 from sim.families.workspace.state import Message, State, content_of
@@ -362,6 +363,8 @@ class ExecutorProxy(Executor):
             raise RealRunError(f"the executor sent no 'read' record for {step.step_id}")
         verdict = (seen.get("answer") or seen.get("wrote") or seen.get("verdict") or {}).get("verdict")
         fields = self._fields(message, copy, seen, killed)
+        if verdict is not None:  # the cause is judged on the files before the write, as the model judges it
+            fields["domain"] = domain_of(message, world.machine.replan_caused(world.state, step))
         if killed is not None:
             world.state = world.machine.die(world.state)
         _mirror(world, self.workspace)

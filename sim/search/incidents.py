@@ -365,36 +365,6 @@ def strata_plan(family: Family, workload: Workload) -> _Plan:
     return model(family, workload)
 
 
-def _fault_class(event: Any) -> str:
-    """The fault class of one event of an order, as the telemetry names it (``replan stale``: replan_stale)."""
-    fault = getattr(event, "fault", None)
-    if fault is not None:
-        return str(fault)
-    kind = str(getattr(event, "kind", event))
-    return f"{kind}_stale" if kind == "replan" and getattr(event, "point", None) == "stale" else kind
-
-
-def _rated_classes(family: Family, workload: Workload) -> frozenset[str]:
-    """The fault classes a workload's ``[telemetry]`` gives a rate for (a key it sets, even to 0)."""
-    telemetry = workload.telemetry or {}
-    if family.name == "workspace":
-        return frozenset(fault for key, (fault, _) in WORKSPACE_RATES.items() if key in telemetry)
-    if family.name == "effects":  # the shares cover ambiguous requests; reconciliation only when measured
-        rated = {"terminate", "lose_request", "lose_response"}
-        return frozenset(rated | ({"unprovable"} if "reconciled_share" in telemetry else set()))
-    return frozenset()
-
-
-def unrated_faults(family: Family, workload: Workload, events: Sequence[Any]) -> list[str]:
-    """The fault classes an order needs that the workload's telemetry gives no rate for, sorted: an estimate
-    of how often the order happens cannot see them (its 0 would be silence, not a measurement)."""
-    if not events:
-        return []
-    rated = _rated_classes(family, workload)
-    faults = {_fault_class(event) for event in events if family.fault_count(workload, (event,))}
-    return sorted(faults - rated)
-
-
 #: How each family's telemetry becomes strata, by family name (the families offer no hook for it yet).
 TELEMETRY_MODELS: dict[str, Callable[[Family, Workload], _Plan]] = {"workspace": _workspace_plan,
                                                                    "effects": _effects_plan}

@@ -144,7 +144,8 @@ class Executor(WorkspaceCore):
         changes = {} if changes is None else changes
         step_id = message.step.step_id
         if verdict is not None:
-            fields["domain"] = domain_of(message, self.replan_caused(state, message.step))
+            if "domain" not in fields:  # a driver that mirrored a real write already judged it before the write
+                fields["domain"] = domain_of(message, self.replan_caused(state, message.step))
             fields["verdict"] = verdict
             changes["verdict_steps"] = state.verdict_steps | {step_id}
             if verdict == "applied":
