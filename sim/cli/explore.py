@@ -145,8 +145,9 @@ def result_lines(result: Any, request: ExploreRequest) -> list[str]:
     """A search's result in words: what it counted, what it proved, what stopped it, what it found."""
     data = result.to_json()
     bound = f"within {result.max_events} events" if result.max_events is not None else "at any depth"
-    how = "every reachable state seen" if result.exhausted else "complete" if result.complete else \
-        "stopped by " + result.reason
+    how = ("every reachable state seen" if result.exhausted
+           else f"complete {bound}: the bound, not the end of the state space" if result.complete
+           else "stopped by " + result.reason)
     lines = [f"{result.protocol}: {result.distinct_states:,} distinct states (the initial one included), "
              f"{result.states_generated:,} states generated, diameter {result.diameter} ({how})",
              "  new states per depth: " + ", ".join(f"{n:,}" for n in result.states_per_depth)]

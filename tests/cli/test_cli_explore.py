@@ -64,3 +64,9 @@ def test_progress_goes_to_stderr_as_lines_and_json_stays_alone_on_stdout(cli):
     certified = cli("certify", "-w", "effects-pr", "--engine", "temporal", "--max-events", "1", "--json")
     json.loads(certified.stdout)
     assert any(line.startswith("certify temporal: ") for line in certified.stderr.splitlines()), certified.stderr
+
+
+def test_a_search_that_reached_its_bound_says_so_not_that_the_space_is_done(cli):
+    """"complete" alone read as "the state space is done": a search cut by its bound says it is the bound."""
+    bounded = cli("explore", "-w", "tiny", "-p", "step", "--depth", "3")
+    assert "(complete within 3 events: the bound, not the end of the state space)" in bounded.stdout, bounded.stdout
