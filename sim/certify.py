@@ -39,6 +39,7 @@ from sim.families.effects import checks as effects_checks
 from sim.families.effects.knobs import ENGINES, EffectsKnobs
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.exhaustive import ExhaustiveResult, explore
+from sim.search.kept import Kept
 
 #: Events searched when ``--max-events`` is not given.
 CERTIFY_DEPTH_DEFAULT = 3
@@ -208,7 +209,7 @@ Progress = Callable[[int, int, int], None]
 
 #: Searches kept in this process (most recent last): certify's, each candidate's, the class table's.
 SEARCHES_KEPT = 32
-_SEARCHES: dict[tuple, tuple[Any, ExhaustiveResult]] = {}
+_SEARCHES = Kept(SEARCHES_KEPT)
 
 
 def _search(family: Any, workload: Any, protocol: Any, depth: int, deadline: Deadline,
@@ -220,13 +221,7 @@ def _search(family: Any, workload: Any, protocol: Any, depth: int, deadline: Dea
         return explore(family, workload, protocol, depth, deadline=deadline, progress=progress)
     owner = anchor if anchor is not None else workload
     key = (id(owner), tag, protocol.label, depth, tuple(spec.name for spec in family.checks))
-    kept = _SEARCHES.pop(key, None)
-    if kept is None or kept[0] is not owner:
-        kept = (owner, explore(family, workload, protocol, depth, progress=progress))
-    _SEARCHES[key] = kept
-    while len(_SEARCHES) > SEARCHES_KEPT:
-        _SEARCHES.pop(next(iter(_SEARCHES)))
-    return kept[1]
+    return _SEARCHES.get(key, (owner,), lambda: explore(family, workload, protocol, depth, progress=progress))
 
 
 def _first(result: ExhaustiveResult, invariant: str) -> tuple[Any, ...] | None:
@@ -388,9 +383,10 @@ def _propose(answer: Answer, transition: Any, workload: Any, base: str, max_even
     for option, changed, needs in options:
         result = _search(own, _with_endpoint(workload, changed), EFFECTS.parse_protocol(_label(base, needs)),
                          max_events, deadline, progress, anchor=workload, tag=(transition.name, option))
-        if not result.complete and len(_proved(result, transition.name)) < len(KINDS):
+        cleared = _proved(result, transition.name)
+        if not result.complete and len(cleared) < len(KINDS):
             cut.append(option)
-        if len(_proved(result, transition.name)) == len(KINDS):
+        if len(cleared) == len(KINDS):
             answer.change = (f"the endpoint of {transition.name} must change: {option}"
                              + (f" with {needs}" if needs else "") + (f"; {knobs}" if knobs else ""))
             answer.change_checked = answer.change_endpoint = True

@@ -39,6 +39,7 @@ planted contradiction.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from sim.report.map_check import map_contradictions
@@ -157,15 +158,17 @@ def _fixes(design: dict[str, Any]) -> list[str]:
     return out
 
 
+def _least(found: dict[tuple[str, str], tuple[int, str]], label: str, name: str, events: Any, source: str) -> None:
+    """Keep, per (protocol, name), the fewest events any part of the review shows it in, and which part."""
+    if isinstance(events, int) and ((label, name) not in found or events < found[label, name][0]):
+        found[label, name] = (events, source)
+
+
 def _searched(design: dict[str, Any]) -> dict[tuple[str, str], tuple[int, str]]:
     """(protocol label, invariant) -> the fewest events any exhaustive search of the review violated it in, and
     which search: each protocol's, the map's, the advisor's disproofs and what its proofs found remaining."""
     found: dict[tuple[str, str], tuple[int, str]] = {}
-
-    def note(label: str, name: str, events: Any, source: str) -> None:
-        if isinstance(events, int) and ((label, name) not in found or events < found[label, name][0]):
-            found[label, name] = (events, source)
-
+    note = functools.partial(_least, found)
     for row in design.get("protocols") or ():
         for name, hit in ((row.get("exhaustive") or {}).get("violated") or {}).items():
             note(row["protocol"], name, hit.get("shortest_events"), "the protocol's exhaustive search")
@@ -240,11 +243,7 @@ def _class_findings(design: dict[str, Any]) -> list[dict[str, Any]]:
 def _repeated_or_lost(design: dict[str, Any]) -> dict[tuple[str, str], tuple[int, str]]:
     """(protocol, transition) -> the fewest events any part of the review repeats or loses it in, and which."""
     found: dict[tuple[str, str], tuple[int, str]] = {}
-
-    def note(label: str, name: str, events: int, source: str) -> None:
-        if (label, name) not in found or events < found[label, name][0]:
-            found[label, name] = (events, source)
-
+    note = functools.partial(_least, found)
     certified = design.get("certify") or {}
     for answer in certified.get("transitions") or ():
         orders = [answer[k] for k in ("repeats", "lost") if answer.get(k) is not None]

@@ -31,6 +31,7 @@ from sim.core.knobs import Protocol
 from sim.core.machine import Machine
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.kept import Kept
 
 #: The exhaustive bound of a proof when the design names none (events), and the distinct states one proof
 #: may visit (a proof that reaches it is ``unproved``): for a family with a state machine judged by state
@@ -55,7 +56,7 @@ def proof_states(family: Family, workload: Workload, protocol: Protocol) -> int:
 
 #: Searches kept for proofs of a machine that judges its states (most recent last).
 SHARED_SEARCHES_KEPT = 32
-_SHARED: dict[tuple, tuple[Any, Any]] = {}
+_SHARED = Kept(SHARED_SEARCHES_KEPT)
 
 
 def shared_search(family: Family, workload: Workload, protocol: Protocol, max_events: int, max_states: int,
@@ -76,14 +77,8 @@ def shared_search(family: Family, workload: Workload, protocol: Protocol, max_ev
     if machine is None or type(machine).judge is Machine.judge:
         return None
     key = (id(family), id(workload), protocol.label, max_events, max_states)
-    kept = _SHARED.pop(key, None)
-    if kept is None or kept[0] is not (family, workload):
-        kept = ((family, workload), explore(family, workload, protocol, max_events, max_states=max_states,
-                                            findings=True))
-    _SHARED[key] = kept
-    while len(_SHARED) > SHARED_SEARCHES_KEPT:
-        _SHARED.pop(next(iter(_SHARED)))
-    return kept[1]
+    return _SHARED.get(key, (family, workload), lambda: explore(family, workload, protocol, max_events,
+                                                                 max_states=max_states, findings=True))
 
 
 def by_invariant(result: Any) -> Any:

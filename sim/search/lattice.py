@@ -168,11 +168,9 @@ class Certificate:
         else:
             condition = " or ".join(f"({c.words(knobs)})" if len(self.clauses) > 1 else c.words(knobs)
                                     for c in self.clauses)
-        if self.undecided:  # an "iff" over the decided designs only would read as a verdict on the rest
-            text = (f"on {workload}, within {max_events} events, among the designs the search decided, no "
-                    f"{self.invariant} iff {condition}")
-        else:
-            text = f"on {workload}, within {max_events} events, no {self.invariant} iff {condition}"
+        # an "iff" over the decided designs only would read as a verdict on the rest
+        among = " among the designs the search decided," if self.undecided else ""
+        text = f"on {workload}, within {max_events} events,{among} no {self.invariant} iff {condition}"
         if held:
             text += " -- with " + ", ".join(f"{k}={v}" for k, v in held.items()) + " held fixed"
         if self.undecided:
