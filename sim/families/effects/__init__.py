@@ -6,8 +6,10 @@ reconciliation of unknown outcomes, and compensation.
 contract, :mod:`sim.core.family`); the modules beside this one are its model:
 ``runtime`` (its operations, split by concern into ``queue``, ``versions``,
 ``moments``, ``recovery``, ``sagas`` over ``system``), ``state`` and
-``external`` (durable and external state), ``policy`` and ``driver`` (workers
-as SimPy processes), ``faults`` and ``injectors`` (the registry of fault
+``external`` (durable and external state), ``policy``, ``driver``, ``actors``,
+``agenda`` and ``autorun`` (workers, the external system, humans and the lease
+supervisor as processes on a kernel whose state is data), ``machine`` (the
+fault-list transition system exhaustive search runs), ``faults`` and ``injectors`` (the registry of fault
 classes, and what each does), ``workflow``, ``transition_fields`` and
 ``workflow_file`` (workflows, the table of transition fields, and their file
 form), ``workflow_schema`` (both registries as the JSON file a real runtime's

@@ -124,6 +124,13 @@ class Agenda:
     def peek(self) -> float:
         return self.queue[0][0] if self.queue else INFINITY
 
+    def skip(self, delay: float) -> None:
+        """A script's wait with nothing else scheduled: the clock moves on by ``delay`` (the same float SimPy's
+        timeout gives: ``now + delay``) and the step counts, as the timeout's would."""
+        assert not self.queue, "a script waits only while nothing else is scheduled"
+        self.now += delay
+        self.steps += 1
+
     def pop(self) -> list:
         """Take the next event off the queue, move the clock, count the step; its callbacks, to run in order."""
         self.now, _, _, eid = heappop(self.queue)

@@ -30,7 +30,7 @@ from typing import Any
 
 from sim.core.kernel import END_COMPLETED, END_EVENT_LIMIT, END_TIME_LIMIT, RunEnd
 from sim.families.effects import actors, driver
-from sim.families.effects.actors import HUMAN, REPLACE, SERVE, TOP, Proc
+from sim.families.effects.actors import AFTER_COMMIT, HUMAN, REPLACE, SERVE, TOP, Proc
 from sim.families.effects.agenda import INFINITY, Agenda
 from sim.families.effects.driver import LEASE_TTL_S
 from sim.families.effects.external import Request
@@ -82,6 +82,7 @@ class AutoRun:
         self.next_pid = 0
         self.at_read: tuple | None = None  # (kind, (task, logical, point), fault class, pid, context)
         self.rest: list | None = None
+        self.scenario: Any = None  # the scenario of a fault list's run (set by the runner: the family's machine)
         self._hook(rt)
 
     def _hook(self, rt: Runtime) -> None:
@@ -105,6 +106,25 @@ class AutoRun:
         worker = rt.new_worker_name()
         rt.attempt(rt.deliver, worker, task)
         self.spawn(Proc("worker", TOP, worker, task))
+
+    def recover(self) -> None:
+        """After a script: the system heals and finishes every unfinished task from durable history -- the
+        external system answers what is in flight, a live lease holder goes on, a lost one is replaced after its
+        lease expires."""
+        rt = self.rt
+        for request in list(rt.in_flight):
+            self.spawn(self.serve(request))
+        for request, _, _ in list(rt.responses):
+            self.request_flags.setdefault(request.request_id, set())
+            self.spawn(Proc("serve", AFTER_COMMIT, request.worker, request.task, request.transition, request=request))
+        for task in list(rt.leases):
+            if rt.log.reduce(task).terminal is not None:
+                continue
+            holder = rt.holder(task)
+            if holder is not None and self.running(holder, task):
+                self.spawn(Proc("worker", TOP, holder, task))
+            else:
+                self.supervise(holder, task, 0.0 if holder is None else LEASE_TTL_S)
 
     def supervise(self, holder: str | None, task: str, wait_s: float) -> None:
         """The lease supervisor: after ``wait_s`` without a heartbeat the lease moves on."""
@@ -253,7 +273,7 @@ class AutoRun:
         other.paused = dict(self.paused)
         other.fired = list(self.fired)
         other.procs = {pid: proc.copy() for pid, proc in self.procs.items()}
-        other.next_pid, other.at_read = self.next_pid, self.at_read
+        other.next_pid, other.at_read, other.scenario = self.next_pid, self.at_read, self.scenario
         other.rest = None if self.rest is None else list(self.rest)
         other.rt = copy_runtime(self.rt, agenda)
         other._hook(other.rt)

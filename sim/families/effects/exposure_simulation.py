@@ -5,7 +5,7 @@ under each protocol.  Task ``i`` gets the faults :func:`sim.families.effects.exp
 draws from ``random.Random(seed + i)`` -- the convention of every sweep; the model reads them and never draws.
 Counts are scaled to ``tasks`` tasks with exact Poisson intervals, shares get Wilson intervals, means a
 delta-method interval clipped at zero (``sim.core.stats``); no interval goes below zero.  Batches of tasks
-share one SimPy environment (they never interact), which does not change any task's history.  A protocol
+share one run (they never interact), which does not change any task's history.  A protocol
 whose knobs the simulation cannot exercise is refused (:func:`check_exercised`), never silently run under
 the default's numbers.
 """
@@ -30,7 +30,7 @@ from sim.families.effects.runner import run_autonomous
 from sim.families.effects.stats import ratio_estimate
 from sim.families.effects.workflow import Workflow, generic, version_2
 
-#: Tasks per SimPy environment in a simulation.
+#: Tasks per run in a simulation.
 BATCH_TASKS = 250
 
 #: Knobs the worked example's faults cannot exercise, and why: a simulation that

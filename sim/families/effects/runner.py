@@ -15,9 +15,11 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from sim.core.family import Replay
-from sim.core.kernel import Kernel, RunEnd
+from sim.core.kernel import RunEnd
 from sim.core.knobs import Protocol
-from sim.families.effects.driver import LIVENESS_BUDGET_S, AutoDriver
+from sim.families.effects.agenda import Agenda
+from sim.families.effects.autorun import AutoRun
+from sim.families.effects.driver import LIVENESS_BUDGET_S
 from sim.families.effects.faults import FaultEvent, FaultSchedule, schedule_for
 from sim.families.effects.runtime import Fenced, OperationSkipped, Runtime
 from sim.families.effects.scenario import RuntimeScenario, ScriptOp, scheduled_times
@@ -88,27 +90,27 @@ def run_script(scenario: RuntimeScenario, protocol: Protocol, ops: tuple[ScriptO
                runtime: type[Runtime] = Runtime) -> Replay:
     """Play a script; an operation that cannot happen is skipped (its position is reported)."""
     ops = tuple(scenario.ops if ops is None else ops)
-    kernel = Kernel(seed=0)
-    rt = runtime(kernel.env, protocol, scenario.workflow, scenario.arguments, scenario.tenant, scenario.next_number)
+    agenda = Agenda()
+    rt = runtime(agenda, protocol, scenario.workflow, scenario.arguments, scenario.tenant, scenario.next_number)
     times = scheduled_times(list(ops))
     skipped: set[int] = set()
-
-    def play():
-        for position, (op, at_s) in enumerate(zip(ops, times)):
-            if at_s > kernel.env.now:
-                yield kernel.env.timeout(at_s - kernel.env.now)
-            try:
-                apply_op(rt, op, scenario.task)
-            except OperationSkipped as refused:
-                rt.record_skip(refused)
-                skipped.add(position)
-            except Fenced:
-                pass  # the log refused the write; the history shows it (append_refused)
-        if scenario.recover:
-            AutoDriver(rt).recover()
-
-    kernel.process(play())
-    end = kernel.run(max_events=MAX_KERNEL_EVENTS_PER_TASK, max_time_s=(times[-1] if times else 0) + LIVENESS_BUDGET_S)
+    agenda.steps = 1  # the script runs as one process: its start is the run's first step
+    for position, (op, at_s) in enumerate(zip(ops, times)):
+        if at_s > agenda.now:
+            agenda.skip(at_s - agenda.now)
+        try:
+            apply_op(rt, op, scenario.task)
+        except OperationSkipped as refused:
+            rt.record_skip(refused)
+            skipped.add(position)
+        except Fenced:
+            pass  # the log refused the write; the history shows it (append_refused)
+    run = AutoRun(rt, agenda)
+    if scenario.recover:
+        run.recover()
+    agenda.ended()  # the script's process returns
+    end = run.run(MAX_KERNEL_EVENTS_PER_TASK, (times[-1] if times else 0) + LIVENESS_BUDGET_S)
+    assert end is not None, "a run without a pausing schedule never pauses"
     end = _finish(rt, end)
     return Replay(ops, rt.history, end, (rt, None), frozenset(skipped))
 
@@ -116,11 +118,11 @@ def run_script(scenario: RuntimeScenario, protocol: Protocol, ops: tuple[ScriptO
 def run_faults(scenario: RuntimeScenario, protocol: Protocol, faults: tuple[FaultEvent, ...],
                runtime: type[Runtime] = Runtime) -> Replay:
     """Run the task under the policy; each fault strikes at its point (unfired ones are reported)."""
-    rt, driver, end = run_autonomous(protocol, scenario.workflow, [scenario.task], schedule_for(scenario.task, faults),
+    rt, run, end = run_autonomous(protocol, scenario.workflow, [scenario.task], schedule_for(scenario.task, faults),
                                      scenario.arguments, scenario.tenant, scenario.next_number, runtime)
-    driver.scenario = scenario  # what the family's machine is built from (final_state)
-    fired = set(driver.fired)
-    return Replay(faults, rt.history, end, (rt, driver), frozenset(i for i in range(len(faults)) if i not in fired))
+    run.scenario = scenario  # what the family's machine is built from (final_state)
+    fired = set(run.fired)
+    return Replay(faults, rt.history, end, (rt, run), frozenset(i for i in range(len(faults)) if i not in fired))
 
 
 def _finish(rt: Runtime, end: RunEnd) -> RunEnd:
@@ -143,12 +145,13 @@ def run_autonomous(
     tenant: str = "acme",
     next_number: int = 1,
     runtime: type[Runtime] = Runtime,
-) -> tuple[Runtime, AutoDriver, RunEnd]:
+) -> tuple[Runtime, AutoRun, RunEnd]:
     """Run ``tasks`` (all accepted at time 0) to completion under a fault schedule."""
-    kernel = Kernel(seed=0)
-    rt = runtime(kernel.env, protocol, workflow, arguments, tenant, next_number)
-    driver = AutoDriver(rt, schedule)
+    agenda = Agenda()
+    rt = runtime(agenda, protocol, workflow, arguments, tenant, next_number)
+    run = AutoRun(rt, agenda, schedule)
     for task in tasks:
-        driver.start_task(task)
-    end = kernel.run(max_events=MAX_KERNEL_EVENTS_PER_TASK * max(1, len(tasks)), max_time_s=LIVENESS_BUDGET_S)
-    return rt, driver, _finish(rt, end)
+        run.start_task(task)
+    end = run.run(MAX_KERNEL_EVENTS_PER_TASK * max(1, len(tasks)), LIVENESS_BUDGET_S)
+    assert end is not None, "a run without a pausing schedule never pauses"
+    return rt, run, _finish(rt, end)

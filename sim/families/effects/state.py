@@ -191,7 +191,7 @@ class WorkerTask:
     version: int
     evidence: dict[str, Evidence] = field(default_factory=dict)
     fenced: bool = False
-    waiting: dict[str, Any] = field(default_factory=dict)  # request id -> simpy Event (auto mode)
+    waiting: dict[str, Any] = field(default_factory=dict)  # request id -> the answer it waits for (agenda.Answer)
     observations: dict[str, int] = field(default_factory=dict)  # read -> the version of what it holds (in memory)
 
 

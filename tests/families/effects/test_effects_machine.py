@@ -1,10 +1,9 @@
-"""The effects family's machine against today's replay: the same runs, byte for byte, before anything relies on it.
+"""The effects family's machine against the replay of fault lists: the same runs, byte for byte.
 
-Two halves.  The run as data (:mod:`sim.families.effects.autorun`) against the SimPy driver: every sweep run
-of every shipped effects workload gives the same history, verdicts, fired faults and end.  The machine
-(:mod:`sim.families.effects.machine`) against the replay of fault lists: every state it reaches within a
-depth is the run a replay of its order gives, and every order a replay fires wholly is reached by the
-machine, in the order its faults strike.
+Every state the machine (:mod:`sim.families.effects.machine`) reaches within a depth is the run a replay of
+its order gives, and every order a replay fires wholly is reached by the machine, in the order its faults
+strike.  (The kernel both run on is pinned to the SimPy driver it replaced:
+``test_effects_kernel_pinned.py``.)
 """
 
 from __future__ import annotations
@@ -15,53 +14,11 @@ import pytest
 
 import sim
 from sim.families.effects import FAMILY
-from sim.families.effects.agenda import Agenda
-from sim.families.effects.autorun import AutoRun
-from sim.families.effects.driver import LIVENESS_BUDGET_S
-from sim.families.effects.faults import schedule_for
-from sim.families.effects.runner import MAX_KERNEL_EVENTS_PER_TASK, _finish, run_autonomous
-from sim.families.effects.runtime import Runtime
 
 WORKLOADS = ("agent-pr-workflow", "effects-pr", "effects-release", "effects-saga", "effects-zombie",
              "notify-after-create", "pinned-dependencies", "usage-charge")
 PROTOCOLS = ("unkeyed-retry", "keyed", "keyed-reconcile", "keyed-fingerprint-reconcile", "temporal", "dbos",
              "restate", "keyed-fingerprint-reconcile,lease_fence=off")
-
-
-def _as_data(protocol, scenario, faults):
-    rt = Runtime(None, protocol, scenario.workflow, scenario.arguments, scenario.tenant, scenario.next_number)
-    run = AutoRun(rt, Agenda(), schedule_for(scenario.task, faults))
-    run.start_task(scenario.task)
-    end = _finish(rt, run.run(MAX_KERNEL_EVENTS_PER_TASK, LIVENESS_BUDGET_S))
-    return rt, run, end
-
-
-def _same_sweep(workload: str, protocols, seeds: range) -> None:
-    loaded = sim.load_workload(workload)
-    base = loaded.base
-    for label in protocols:
-        protocol = FAMILY.parse_protocol(label)
-        for seed in seeds:
-            faults = FAMILY.generate(loaded, seed)
-            old, driver, old_end = run_autonomous(protocol, base.workflow, [base.task], schedule_for(base.task, faults),
-                                                  base.arguments, base.tenant, base.next_number)
-            new, run, new_end = _as_data(protocol, base, faults)
-            where = f"{workload} under {label}, seed {seed}"
-            assert new.history.to_jsonl() == old.history.to_jsonl(), where
-            assert (new_end, run.fired, new.verdicts) == (old_end, driver.fired, old.verdicts), where
-
-
-@pytest.mark.parametrize("workload", WORKLOADS)
-def test_the_run_as_data_is_the_simpy_run(workload):
-    """Twenty seeds of each workload under the presets and three engine presets: the same bytes."""
-    _same_sweep(workload, PROTOCOLS, range(20))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("workload", WORKLOADS)
-def test_a_thousand_seeds_are_byte_identical(workload):
-    """The differential test at the issue's size: 1,000 seeds of every workload under every preset above."""
-    _same_sweep(workload, PROTOCOLS, range(1000))
 
 
 def _reachable(machine, events, depth: int):
