@@ -81,3 +81,14 @@ def test_no_import_circle_between_sim_modules():
         if name not in state:
             visit(name)
     assert circles == []
+
+
+def test_no_effects_class_is_built_from_mixins():
+    """The effects family's runtime is one state class whose operations are functions of it, one module per
+    concern: no class of sim/families/effects/ inherits from more than one class (mixins sharing ``self``)."""
+    mixed = {}
+    for path in (SIM / "families" / "effects").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and len(node.bases) > 1:
+                mixed[f"{path.relative_to(REPO)}::{node.name}"] = [ast.unparse(b) for b in node.bases]
+    assert mixed == {}

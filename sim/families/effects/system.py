@@ -21,9 +21,9 @@ from typing import Any, Callable
 from sim.core.history import History
 from sim.core.knobs import Protocol
 from sim.core.machine import Skipped
-from sim.families.effects.external import ExternalSystem, Request
+from sim.families.effects.external import ExternalSystem, Observation, Request
 from sim.families.effects.knobs import EffectsKnobs
-from sim.families.effects.state import DURABLE_EVENTS, EventLog, WorkerMemory, WorkerTask, default_head
+from sim.families.effects.state import DURABLE_EVENTS, EventLog, WorkerMemory, WorkerTask, default_head, fingerprint_of
 from sim.families.effects.workflow import Transition, Workflow, version_2
 
 
@@ -99,6 +99,7 @@ class RuntimeBase:
     def knobs(self) -> EffectsKnobs:
         """The protocol's knob values, typed (read from ``protocol`` each time: a planted bug may swap it)."""
         return EffectsKnobs.of(self.protocol)
+
     def arm_fault(self, task: str, name: str, kind: str, token: Any = None) -> None:
         """A fault that strikes at T's next matching moment (its reconcile, compensation, retry)."""
         self.armed.setdefault((task, name, kind), []).append(token)
@@ -234,6 +235,34 @@ class RuntimeBase:
 
     def new_worker_name(self) -> str:
         return f"w{len(self.workers) + 1}"
+
+    def _acts_on(self, worker: str, task: str, wt: WorkerTask, transition: Transition) -> tuple[tuple[str, int], ...]:
+        """The observations a step's request is built from: each earlier read of the workflow.
+
+        With ``pin_reads=on`` the version the log recorded (fetched again by its content hash when the worker
+        no longer holds it).  With ``pin_reads=off`` what the worker still holds in memory; a worker that lost
+        it (it resumed after a crash or took the task over) reads again and acts on what the world holds now.
+        """
+        if transition.is_read:
+            return ()
+        acts_on = []
+        for read in self.workflows[wt.version].reads_before(transition.name):
+            if wt.view.status(read.name) != "done":
+                continue
+            version = wt.view.get(read.name).observed if self.pinned_reads else wt.observations.get(read.name)
+            if version is None:
+                observation = self._observation(task, read.logical, read.object_kind)
+                version = observation.number
+                self._emit("git", "observed", task, transition=read.name, logical=read.logical, worker=worker,
+                           effect=observation.effect, version=version, content_hash=observation.content_hash,
+                           reread=True)
+            wt.observations[read.name] = version
+            acts_on.append((read.logical, version))
+        return tuple(acts_on)
+
+    def _observation(self, task: str, logical: str, kind: str) -> Observation:
+        version = self.external.observe(task, logical)
+        return Observation(kind, version, fingerprint_of({"task": task, "read": logical, "version": version}))
 
     def _find(self, items, task: str, transition: str, request_id: str | None, get=lambda x: x):
         for item in items:
