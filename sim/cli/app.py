@@ -10,6 +10,7 @@ line on stderr, an error raised in a user's family's own code into one line that
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -194,7 +195,7 @@ def _bound_integers(command, name: str = "") -> None:
         if getattr(getattr(param, "type_descriptor", None), "annotation", None) is int:
             param.process_value = _bounded(param.process_value)
         if numeric(param):
-            param.process_value = checked(param.process_value, bound_of(name, param), param,
+            param.process_value = checked(param.process_value, functools.partial(bound_of, name, param), param,
                                           click_exceptions.BadParameter)
         param._fencesim_bounded = True
 

@@ -128,14 +128,17 @@ def bound_of(command: str, param: Any) -> Bound | None:
     return None
 
 
-def checked(process_value: Callable, bound: Bound | None, param: Any, error: Callable[..., Exception]) -> Callable:
+def checked(process_value: Callable, bound: Callable[[], Bound | None], param: Any,
+            error: Callable[..., Exception]) -> Callable:
     """``process_value`` of a numeric option, refusing (``error``: the command line's usage error) a value
-    outside ``bound``, or nan and infinities where no bound is known."""
+    outside the bound ``bound()`` gives -- asked only when a value comes, so ``--help`` never imports the search
+    modules that name the limits -- or nan and infinities where no bound is known."""
 
     def process(ctx, value):
         number = process_value(ctx, value)
         if isinstance(number, (int, float)) and not isinstance(number, bool):
-            problem = bound.problem(number) if bound is not None else Bound(-math.inf, math.inf).problem(number)
+            limit = bound()
+            problem = limit.problem(number) if limit is not None else Bound(-math.inf, math.inf).problem(number)
             if problem:
                 raise error(problem, ctx=ctx, param=param)
         return number

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
-from rich.table import Table
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
 from sim.core.errors import InputError
 from sim.core.knobs import refuse_duplicates
 from sim.report.outputs import check_output_dir
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 #: What a cell of the cruel grid shows when ``--budget`` stopped the grid before it ran.
 NOT_RUN = "not_run"
@@ -45,6 +47,7 @@ def _print_grid(console, label: str, document: dict) -> None:
     """The grid, its fault columns in as many tables as it takes to fit the console's width (the transition
     and boundary columns repeated in each): a cell is never cut.  A console too narrow even for one fault
     column beside them gets the grid as lines, one cell a line."""
+    from rich.table import Table
     faults = list(dict.fromkeys(f for boundaries in document.values() for cells in boundaries.values()
                                 for f in cells))
     rows = [(transition, boundary, [_cell_text(cells.get(f)) for f in faults])
@@ -318,6 +321,7 @@ def _exposure_workload(workload: str | None):
 
 
 def _print_analytic(console, document: dict, workflow) -> None:
+    from rich.table import Table
     title = "exposure (analytic, exact; the shown integer rounded half up)"
     if workflow is not None:
         title += f": {len(workflow.side_effecting())} side-effecting transitions per task of this workflow"
@@ -375,6 +379,7 @@ def _cell(cell: dict, fixed: bool = False) -> str:
 def exposure_table(simulated: dict, presets: list[str], title: str, strict: bool = False) -> Table:
     """Metric rows, one column per protocol.  A fixed count (``requests`` of the worked example, the same for
     every task) is shown without the interval its JSON still carries."""
+    from rich.table import Table
     table = Table(title=title, header_style="bold")
     table.add_column("metric")
     for label in presets:
@@ -388,6 +393,7 @@ def exposure_table(simulated: dict, presets: list[str], title: str, strict: bool
 
 def by_transition_table(simulated: dict, presets: list[str], tasks: int) -> Table:
     """Duplicate effects and human exceptions per transition of the user's workflow, per protocol."""
+    from rich.table import Table
     table = Table(title=f"per transition, per {tasks:,} tasks, 95% CI (exact Poisson)", header_style="bold")
     table.add_column("transition")
     table.add_column("metric")

@@ -5,12 +5,15 @@ command, and the baseline comparison."""
 
 from __future__ import annotations
 
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from sim.cli.app import print_whole_table, writes_a_log
 from sim.core.findings import finding_id
 from sim.report.explain import explanation_lines
 from sim.report.phrases import IDENTICAL_WORDS, advice_line, group_advice, group_heading
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def seeds_line(document: dict) -> str:
@@ -32,6 +35,8 @@ def seeds_line(document: dict) -> str:
 def protocol_table(document: dict, whole_names: bool = False) -> Table:
     """One row per protocol: runs, violating runs and share, counts per invariant, availability, work done.
     ``whole_names``: protocol names on one line (for a log), not broken after their commas to fit a terminal."""
+    from rich.table import Table
+
     from sim.core.wrapping import name_cell, name_width, unbroken
 
     table = Table(header_style="bold", show_edge=False)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
-from rich.table import Table
 
 from sim.cli.app import EXIT_OK, JSON_HELP, app, emit_json, human_console
 from sim.core.errors import InputError
+
+if TYPE_CHECKING:
+    pass
 
 #: The seed's worked-example quantities a simulated figure estimates: (quantity, protocol, check).
 SEED_FIGURES = (
@@ -56,6 +58,8 @@ def _cell(estimate) -> str:
 
 
 def _print(console, result, document: dict) -> None:
+    from rich.table import Table
+
     from sim.core.wrapping import name_cell, name_width, unbroken
 
     unit = f"{result.period:,.0f} {result.unit}"

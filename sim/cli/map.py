@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
-from rich.table import Table
 
 from sim.cli.app import EXIT_OK, JSON_HELP, app, emit_json, human_console
 from sim.core.errors import InputError
+
+if TYPE_CHECKING:
+    pass
 
 
 @app.command(name="map")
@@ -84,6 +86,7 @@ def _write(drawn, document: dict, out: Path) -> None:
 
 
 def _print(console, drawn, document: dict) -> None:
+    from rich.table import Table
     table = Table(title=f"design map: {document['workload']} ({document['family']}), "
                         f"{len(document['protocols'])} protocols, within {document['max_events']} events",
                   header_style="bold")

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
-from rich.table import Table
 
 from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
 from sim.cli.progress import progress_for
 from sim.core.errors import InputError
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 DEFAULT_OUT = Path("reports/latest")
 
@@ -91,6 +93,8 @@ def _inputs(designs) -> list[tuple[str, Path]]:
 def _table(reviewed: dict) -> Table:
     """One row per protocol: verdict, violating runs, the minimal counterexamples, the availability findings
     (spurious rejections, human exceptions) per run and the share of work done."""
+    from rich.table import Table
+
     from sim.core.wrapping import name_cell, name_width, unbroken
 
     table = Table(title=f"{reviewed['name']} ({reviewed['family']} family, {reviewed['seeds_done']} seeds each)",

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
-from rich.table import Table
 
 from sim.cli.app import (
     EXIT_NOT_EVALUABLE,
@@ -24,6 +23,9 @@ from sim.core.expect import labels_not_run
 from sim.core.knobs import refuse_duplicates
 from sim.core.values import cut
 from sim.core.wrapping import name_cell, unbroken
+
+if TYPE_CHECKING:
+    pass
 
 
 def _about(violation) -> str:
@@ -58,6 +60,7 @@ def matrix(json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
                                               "protocols judged (repeat; default: the presets and the platform)."),
            ) -> int:
     """The seed's verdict table computed by the model, beside the seed code's answers."""
+    from rich.table import Table
     if table_name == "verdicts":
         return _verdicts_table(json_out, design, workload, protocol)
     if design is not None or workload is not None or protocol:
@@ -98,6 +101,8 @@ def _verdicts_table(json_out: bool, design: Path | None = None, workload: str | 
                     protocols: list[str] | None = None) -> int:
     """``fencesim matrix --table verdicts``: the seed's correct verdict per row beside each protocol's --
     the presets' and the platform's, or a design's or the given protocols, on a workload of one's own."""
+    from rich.table import Table
+
     from sim.families.workspace import FAMILY
     from sim.families.workspace.verdicts import PLATFORM, verdict_table
     from sim.registry import FAMILIES

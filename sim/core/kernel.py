@@ -14,9 +14,10 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import simpy
+if TYPE_CHECKING:
+    import simpy
 
 #: Default limits.  A run that reaches one ends with the named reason.
 KERNEL_STEPS_MAX = 100_000
@@ -49,6 +50,8 @@ class Kernel:
     """
 
     def __init__(self, seed: int = 0, start_time: float = 0.0):
+        import simpy  # here, not at the top: a command that runs no SimPy model never loads it
+
         self.env = simpy.Environment(initial_time=start_time)
         self.seed = seed
         self._random: random.Random | None = None

@@ -51,15 +51,15 @@ import math
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
-
-import pandas as pd
-from scipy import stats
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 METHOD = ("stratified importance sampling over the number of faults per run: strata weighted by their "
           "probability under the telemetry rates (Poisson per plan for the workspace family; binomial per "
@@ -187,6 +187,7 @@ class IncidentsResult:
 
 def incidents_table(result: IncidentsResult) -> pd.DataFrame:
     """A long DataFrame: protocol, check, safety, measure (runs | violations), value, low, high (per period)."""
+    import pandas as pd
     rows = [{"protocol": label, "check": name, "safety": c.safety, "measure": measure,
              **getattr(c, measure).to_json()}
             for label, checks in result.protocols.items() for name, c in checks.items()
@@ -215,6 +216,7 @@ class _Plan:
 
 def _poisson_depth(total: float) -> tuple[int, float]:
     """The deepest stratum sampled for Poisson(``total``) faults, and the tail beyond it."""
+    from scipy import stats
     if total <= 0:
         return 0, 0.0
     some = -math.expm1(-total)
@@ -251,6 +253,7 @@ def fault_free_order(family: Family, workload: Workload) -> tuple[Any, ...]:
 
 
 def _workspace_plan(family: Family, workload: Workload) -> _Plan:
+    from scipy import stats
     means = workspace_means(workload)
     total = sum(means.values())
     depth, tail = _poisson_depth(total)
@@ -288,6 +291,7 @@ def _effects_shares(workload: Workload) -> tuple[float, float, float, float]:
 
 
 def _effects_plan(family: Family, workload: Workload) -> _Plan:
+    from scipy import stats
     ambiguous, committed, reconciled, lost = _effects_shares(workload)
     # the requests the shares apply to: every transition but the reads (a read creates nothing; the exposure
     # arithmetic and simulation count reads apart too)
@@ -434,12 +438,14 @@ def _tally(family: Family, workload: Workload, protocol: Protocol, plan: _Plan,
 
 
 def _clopper_pearson(x: int, n: int, alpha: float) -> tuple[float, float]:
+    from scipy import stats
     low = 0.0 if x == 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
     high = 1.0 if x == n else float(stats.beta.isf(alpha / 2, x + 1, n - x))
     return low, high
 
 
 def _garwood(total: int, n: int, alpha: float) -> tuple[float, float]:
+    from scipy import stats
     low = 0.0 if total == 0 else float(stats.chi2.ppf(alpha / 2, 2 * total)) / 2 / n
     return low, float(stats.chi2.isf(alpha / 2, 2 * total + 2)) / 2 / n
 
