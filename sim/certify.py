@@ -38,7 +38,7 @@ from sim.families.effects import FAMILY as EFFECTS
 from sim.families.effects import checks as effects_checks
 from sim.families.effects.knobs import ENGINES, EffectsKnobs
 from sim.search.budget import NO_DEADLINE, Deadline
-from sim.search.exhaustive import ExhaustiveResult, explore
+from sim.search.exhaustive import MAX_STATES_DEFAULT, ExhaustiveResult, explore
 from sim.search.kept import Kept
 
 #: Events searched when ``--max-events`` is not given.
@@ -104,6 +104,7 @@ class Certificate:
     answers: list[Answer]
     complete: bool
     states: int
+    reason: str = "bound_reached"  # why the engine's search ended (ExhaustiveResult.reason): "state_limit" when cut
 
     def to_json(self) -> dict[str, Any]:
         return {"engine": self.engine, "protocol": self.protocol.label, "knobs_after_engine": self.extra,
@@ -213,15 +214,18 @@ _SEARCHES = Kept(SEARCHES_KEPT)
 
 
 def _search(family: Any, workload: Any, protocol: Any, depth: int, deadline: Deadline,
-            progress: Progress | None = None, anchor: Any = None, tag: tuple = ()) -> ExhaustiveResult:
-    """One search per (workload, protocol, bound, invariants judged) in this process, kept for every question
-    asked of it (``anchor``: the workload a changed endpoint's copy was made from; ``tag``: what was changed).
-    A search under a deadline is its own: a budget cuts at a time, not a point."""
+            progress: Progress | None = None, anchor: Any = None, tag: tuple = (),
+            max_states: int = MAX_STATES_DEFAULT) -> ExhaustiveResult:
+    """One search per (workload, protocol, bound, state limit, invariants judged) in this process, kept for
+    every question asked of it (``anchor``: the workload a changed endpoint's copy was made from; ``tag``: what
+    was changed).  A search under a deadline is its own: a budget cuts at a time, not a point."""
     if deadline.end is not None:
-        return explore(family, workload, protocol, depth, deadline=deadline, progress=progress)
+        return explore(family, workload, protocol, depth, deadline=deadline, progress=progress,
+                       max_states=max_states)
     owner = anchor if anchor is not None else workload
-    key = (id(owner), tag, protocol.label, depth, tuple(spec.name for spec in family.checks))
-    return _SEARCHES.get(key, (owner,), lambda: explore(family, workload, protocol, depth, progress=progress))
+    key = (id(owner), tag, protocol.label, depth, max_states, tuple(spec.name for spec in family.checks))
+    return _SEARCHES.get(key, (owner,), lambda: explore(family, workload, protocol, depth, progress=progress,
+                                                        max_states=max_states))
 
 
 def _first(result: ExhaustiveResult, invariant: str) -> tuple[Any, ...] | None:
@@ -302,7 +306,8 @@ def _with_endpoint(workload: Any, changed: Any) -> Any:
 
 
 def transition_answers(workload: Any, base: str, max_events: int, deadline: Deadline = NO_DEADLINE,
-                       propose: bool = True, progress: Progress | None = None) -> tuple[list[Answer], ExhaustiveResult]:
+                       propose: bool = True, progress: Progress | None = None,
+                       max_states: int = MAX_STATES_DEFAULT) -> tuple[list[Answer], ExhaustiveResult]:
     """Per side-effecting transition of an effects workload, under the preset or protocol ``base``: exactly once
     within ``max_events`` events, or the shortest order of each invariant it violates (each replayed and judged
     against every invariant), with the smallest change the search proves clears them all (``propose``); and the
@@ -310,7 +315,7 @@ def transition_answers(workload: Any, base: str, max_events: int, deadline: Dead
     protocol = EFFECTS.parse_protocol(base)
     transitions = _transitions(workload)
     family = _certifying_family([t.name for t in transitions])
-    result = _search(family, workload, protocol, max_events, deadline, progress)
+    result = _search(family, workload, protocol, max_events, deadline, progress, max_states=max_states)
     proved = set(result.proved_absent)
     within = result.proved_within if result.proved_within is not None else max_events
     answers = []
@@ -321,7 +326,7 @@ def transition_answers(workload: Any, base: str, max_events: int, deadline: Dead
         answer.verdict = _verdict(clean, answer.kinds())
         answer.within = within if answer.verdict != NOT_PROVED else None
         if propose and answer.verdict in (REPEATS, BOTH, AT_MOST_ONCE):
-            _propose(answer, t, workload, base, max_events, deadline, progress, family)
+            _propose(answer, t, workload, base, max_events, deadline, progress, family, max_states)
         answers.append(answer)
     return answers, result
 
@@ -355,7 +360,7 @@ def _proved(result: ExhaustiveResult, transition: str) -> list[str]:
 
 
 def _propose(answer: Answer, transition: Any, workload: Any, base: str, max_events: int, deadline: Deadline,
-             progress: Progress | None, family: Any) -> None:
+             progress: Progress | None, family: Any, max_states: int = MAX_STATES_DEFAULT) -> None:
     """The smallest knob change the search proves clears every invariant of the transition (a change that clears
     one and not the other is no fix: it is named with what it leaves), else the first option of the endpoint
     itself the search proves does, else the endpoint change, unchecked.  ``family`` judges every transition:
@@ -366,7 +371,7 @@ def _propose(answer: Answer, transition: Any, workload: Any, base: str, max_even
     cut: list[str] = []  # the changes whose search a limit stopped: undecided, never "none clears it"
     for candidate in candidates:
         searched = _search(family, workload, EFFECTS.parse_protocol(_label(base, candidate)), max_events, deadline,
-                           progress)
+                           progress, max_states=max_states)
         cleared = _proved(searched, transition.name)
         if not searched.complete and len(cleared) < len(KINDS):
             cut.append(candidate)
@@ -382,7 +387,8 @@ def _propose(answer: Answer, transition: Any, workload: Any, base: str, max_even
     options = _endpoint_options(transition, values)
     for option, changed, needs in options:
         result = _search(own, _with_endpoint(workload, changed), EFFECTS.parse_protocol(_label(base, needs)),
-                         max_events, deadline, progress, anchor=workload, tag=(transition.name, option))
+                         max_events, deadline, progress, anchor=workload, tag=(transition.name, option),
+                         max_states=max_states)
         cleared = _proved(result, transition.name)
         if not result.complete and len(cleared) < len(KINDS):
             cut.append(option)
@@ -412,14 +418,17 @@ def _endpoint_change(transition: Any, lost_only: bool) -> str:
 
 
 def certify(workload: Any, engine: str, extra: str = "", max_events: int = CERTIFY_DEPTH_DEFAULT,
-            deadline: Deadline = NO_DEADLINE, propose: bool = True, progress: Progress | None = None) -> Certificate:
+            deadline: Deadline = NO_DEADLINE, propose: bool = True, progress: Progress | None = None,
+            max_states: int = MAX_STATES_DEFAULT) -> Certificate:
     """Answer, per transition of an effects workload, whether it happens exactly once under the engine
-    (``progress`` follows each search, the engine's and each proposed change's)."""
+    (``progress`` follows each search, the engine's and each proposed change's; ``max_states`` bounds each)."""
     if EFFECTS.name != getattr(workload.base, "family", EFFECTS.name):
         raise InputError(f"certify reads effects workloads; {workload.name} is a {workload.base.family} workload")
     protocol = engine_protocol(engine, extra)
-    answers, result = transition_answers(workload, _label(engine, extra), max_events, deadline, propose, progress)
-    return Certificate(engine, extra, protocol, max_events, answers, result.complete, result.distinct_states)
+    answers, result = transition_answers(workload, _label(engine, extra), max_events, deadline, propose, progress,
+                                         max_states)
+    return Certificate(engine, extra, protocol, max_events, answers, result.complete, result.distinct_states,
+                       result.reason)
 
 
 def export_answers(certificate: Certificate, workload: Any, out_dir: Path) -> list[Path]:

@@ -98,20 +98,32 @@ def fuzz_cuts(design: Any, row: dict[str, Any], advise: bool = True) -> list[Cut
     return out
 
 
-def certify_cut(design: Any, certified: dict[str, Any] | None, stopped: bool, depth: int) -> list[Cut]:
+def certify_cut(design: Any, certified: dict[str, Any] | None, stopped: bool, depth: int,
+                limit: int = 0) -> list[Cut]:
     """The Engine table the design asks for, when the budget left it out (``certified`` None) or stopped its
-    search (``stopped``)."""
+    search (``stopped``), or when it was certified less deep than ``depth`` because the deeper search passes
+    the review's state ``limit``."""
     engine = getattr(design, "engine", None)
-    if engine is None or (certified is not None and not stopped):
+    shallower = certified is not None and certified["complete"] and certified.get("max_events", depth) < depth
+    if engine is None or (certified is not None and not stopped and not shallower):
         return []
     name, _, extra = engine.partition(",")
     workload = workload_argument(design)
-    command = review_command(design) if workload is None else (
-        f"fencesim certify -w {workload} -e {shlex.quote(name.strip())}"
-        + (f" -p {shlex.quote(extra.strip())}" if extra.strip() else "") + f" --max-events {depth}")
+    command = (f"fencesim certify -w {workload} -e {shlex.quote(name.strip())}"
+               + (f" -p {shlex.quote(extra.strip())}" if extra.strip() else "") + f" --max-events {depth}")
+    if shallower and certified is not None:
+        within = certified["max_events"]
+        left_out = (f"certified within {within} event{'s' if within != 1 else ''}, not {depth}: a search {depth} "
+                    f"events deep passes the review's limit of {limit:,} distinct states")
+        if workload is None:  # only the review reads a workload written inside the design file
+            command = (f"fencesim certify -w WORKLOAD.toml -e {shlex.quote(name.strip())}"
+                       + (f" -p {shlex.quote(extra.strip())}" if extra.strip() else "")
+                       + f" --max-events {depth} (the design's workload saved to a file of its own)")
+        return [Cut("certify", f"the Engine table ({engine})", left_out, command)]
     left_out = ("not computed: the budget ran out before it" if certified is None else
                 "its search was stopped: no transition is proved exactly once")
-    return [Cut("certify", f"the Engine table ({engine})", left_out, command)]
+    return [Cut("certify", f"the Engine table ({engine})", left_out,
+                review_command(design) if workload is None else command)]
 
 
 def proof_cuts(design: Any, protocols: Sequence[Any], proofs: dict[str, Any], bound: int) -> list[Cut]:

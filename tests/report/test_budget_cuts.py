@@ -13,6 +13,7 @@ import sim.reviewing as reviewing
 from sim.designs import load_design
 from sim.report.folder import write_review
 from sim.review_cuts import certify_cut, map_cut, proof_cuts, review_command, workload_argument
+from sim.search.budget import NO_DEADLINE
 
 DESIGN = """format = 1
 name = "notify"
@@ -143,3 +144,31 @@ def test_only_what_the_budget_stopped_is_a_cut():
     assert proof_cuts(design, [SimpleNamespace(label="keyed")], {"keyed": done}, 2) == []
     assert review_command(SimpleNamespace(source="default", seeds=7)) == "fencesim review --seeds 7"
 
+
+
+def test_an_engine_table_certified_less_deep_than_asked_is_a_cut_with_the_whole_depth():
+    """The review certifies one event less deep when the deeper search passes its state limit; Not covered
+    says so and gives ``fencesim certify`` at the depth asked."""
+    design = SimpleNamespace(engine="temporal,idempotency=key", source="d.toml", seeds=5,
+                             workload=SimpleNamespace(name="x", path=None))
+    cut = certify_cut(design, {"complete": True, "max_events": 2}, False, 3, 30_000)
+    assert cut[0].left_out == ("certified within 2 events, not 3: a search 3 events deep passes the review's "
+                               "limit of 30,000 distinct states")
+    assert cut[0].command.startswith("fencesim certify -w WORKLOAD.toml -e temporal -p idempotency=key "
+                                     "--max-events 3")
+    assert certify_cut(design, {"complete": True, "max_events": 3}, False, 3, 30_000) == []
+
+
+def test_the_review_steps_the_engine_table_down_until_its_search_fits(monkeypatch):
+    """With a limit of 200 states, effects-saga under temporal is certified within 1 event (2 events is 9,000
+    states), complete, and the Not covered cut asks for 3."""
+    import sim
+
+    monkeypatch.setattr(reviewing, "REVIEW_CERTIFY_STATES", 200)
+    workload = sim.load_workload("effects-saga")
+    design = SimpleNamespace(engine="temporal", name="saga", workload=workload)
+    certified = reviewing._certified(design, workload, NO_DEADLINE, None)
+    assert certified is not None and certified["complete"] and certified["max_events"] == 1
+    assert all(t["within_events"] == 1 for t in certified["transitions"] if t["verdict"] == "exactly once")
+    cut = certify_cut(design, certified, False, reviewing._certify_depth(workload), 200)
+    assert cut and "certified within 1 event, not 3" in cut[0].left_out
