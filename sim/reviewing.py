@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from sim.core import stats
 from sim.core.errors import InputError
@@ -177,9 +177,14 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         if progress is not None:
             progress(f"{design.name}: sweep", done, total)
 
+    def shrink_progress(what: str, events: int) -> None:
+        if progress is not None:
+            progress(f"{design.name}: shrinking and advice", 0, 1, f"{what}, {events} events")
+
     bound = design.map.max_events if getattr(design, "map", None) is not None else None
     result = fuzz(family, workload, protocols, SearchOptions(seeds, workers=workers, deadline=deadline,
-                                                             progress=sweep_progress, proof_depth=bound))
+                                                             progress=sweep_progress, proof_depth=bound,
+                                                             shrink_progress=shrink_progress))
     examples = counterexample_rows(result, design.name)
     telemetry_skipped = bool(examples and workload.telemetry and deadline.expired())
     ranked = triage([e.row for e in examples], triage_rates(result, examples, deadline))
@@ -231,18 +236,37 @@ def _has_sections(family: Family) -> bool:
     return type(family).review_sections is not Family.review_sections
 
 
+def search_progress(progress: Progress | None, phase: str) -> Callable[[int, int, int], None] | None:
+    """An exhaustive search's progress (``depth, max_events, distinct states``) as a review phase's line: "PHASE
+    (depth 2 of 3, 9,311 states), 40 s elapsed"."""
+    if progress is None:
+        return None
+    shown = progress
+    shown(phase, 0, 1)
+
+    def searching(depth: int, max_events: int, states: int) -> None:
+        shown(phase, 0, 1, f"depth {depth} of {max_events}, {states:,} states")
+
+    return searching
+
+
 def _drawn_map(design, workers: int | None, deadline: Deadline, progress: Progress | None) -> dict | None:
     """The design's ``map`` section (``fencesim map``), or None without one or time left."""
     if getattr(design, "map", None) is None or deadline.expired():
         return None
     from sim.search.lattice import design_map
 
-    if progress is not None:
-        progress(f"{design.name}: design map", 0, 1)
+    phase = f"{design.name}: design map"
+
+    def mapping(done: int, total: int, label: str) -> None:
+        if progress is not None:
+            progress(phase, done, total, label)
+
+    mapping(0, 1, "")
     request, family = design.map, design.family
     base = family.parse_protocol(request.base) if request.base is not None else None
     return design_map(family, design.workload, request.knobs, request.max_events, seeds=request.seeds,
-                      workers=workers or 1, deadline=deadline, base=base).to_json()
+                      workers=workers or 1, deadline=deadline, base=base, progress=mapping).to_json()
 
 
 def _design_row(design, result: FuzzResult, examples: Sequence[ReviewedCounterexample], ranked, matrix, curves,
@@ -294,9 +318,8 @@ def _certified(design, workload, deadline: Deadline, progress: Progress | None) 
     engine, _, extra = design.engine.partition(",")
     depth = _certify_depth(workload)
     while True:
-        if progress is not None:
-            progress(f"{design.name}: certify under {design.engine} within {depth} events", 0, 1)
-        found = certify(workload, engine.strip(), extra.strip(), depth, deadline, max_states=REVIEW_CERTIFY_STATES)
+        found = certify(workload, engine.strip(), extra.strip(), depth, deadline, max_states=REVIEW_CERTIFY_STATES,
+                        progress=search_progress(progress, f"{design.name}: certify under {design.engine}"))
         if found.reason != "state_limit" or depth == 1 or deadline.expired():
             return found.to_json()
         depth -= 1  # the deeper search passes the review's limit: certify every transition one event less deep
@@ -344,14 +367,14 @@ def triage_rates(result: FuzzResult, examples: Sequence[ReviewedCounterexample],
     estimate, reason = _incidents(family, workload, protocols)
     if estimate is None:
         return _without_telemetry(rates, f"the telemetry could not be estimated: {reason}")
-    from sim.search.unrated import unrated_faults
+    from sim.search.unrated import telemetry_key, unrated_faults
 
     for example in examples:
         row = example.row
         key = (row["protocol"], row.get("finding") or row["invariant"])
         unrated = unrated_faults(family, workload, example.events)
         if unrated and key in rates:  # an estimate blind to a fault the order needs: unknown, not 0
-            rates[key] = unknown_rate(rates[key], unrated)
+            rates[key] = unknown_rate(rates[key], unrated, [telemetry_key(family, fault) for fault in unrated])
             continue
         found = estimate.protocols.get(row["protocol"], {}).get(row["invariant"])
         if found is not None:

@@ -97,7 +97,9 @@ class Ticker:
             else:
                 phase, done, total, note = self.now
                 unit, shown = self.units.get(phase, "item"), f" ({note})" if note else ""
-                if total and done >= total:  # the last item finished
+                if total == 1:  # a phase of one item: its note says how far it is
+                    text = f"{phase}{': done' if done >= total else ''}{shown}, {elapsed}"
+                elif total and done >= total:  # the last item finished
                     text = f"{phase}: all {int(total)} done{shown}, {elapsed}"
                 else:
                     text = f"{phase}: {unit} {int(done) + 1} of {int(total)}{shown}, {elapsed}"

@@ -51,9 +51,10 @@ def draw(results: ReviewResult) -> tuple[dict[str, dict[str, str]], dict[str, An
         drawn[names[key]["safety"]] = plots.safety_vs_availability(
             points, f"{key}: safety against work done{' safely' if safely else ''} "
             f"({design['seeds_done']} runs per protocol)", label, safely)
-        drawn[names[key]["interference"]] = plots.interference_curves(
-            design["interference"], f"{key}: violating runs as faults per run grow",
-            design["workload"]["per_run_max"])
+        if any(design["interference"].values()):  # a budget may cut every level: no curve, no figure
+            drawn[names[key]["interference"]] = plots.interference_curves(
+                design["interference"], f"{key}: violating runs as faults per run grow",
+                design["workload"]["per_run_max"])
         if design.get("map"):
             from sim.report.maps import pareto_figure
 

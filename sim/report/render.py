@@ -115,10 +115,13 @@ def _design(design: dict[str, Any], figures: FigureNames) -> list[Block]:
         OneLine((Heading(3, ("Verdict matrix",)), Paragraph((
             "Every protocol replays every scripted scenario and every minimal counterexample with no seed.",)))),
         table(columns, rows, f"verdict-matrix-{key}", classes, wide=True),
-        Figure(names["heatmap"], "verdict matrix", "Verdict matrix"),
-        Heading(3, ("Violations against interference",)),
-        Figure(names["interference"], "interference", "Violating runs as faults per run grow")]
+        Figure(names["heatmap"], "verdict matrix", "Verdict matrix")]
     cuts = {cut["section"]: cut for cut in design.get("budget_cuts") or ()}
+    if any(design["interference"].values()):
+        blocks += [Heading(3, ("Violations against interference",)),
+                   Figure(names["interference"], "interference", "Violating runs as faults per run grow")]
+    elif "interference" in cuts:
+        blocks += _cut_section("Violations against interference", cuts["interference"])
     if design.get("map"):
         blocks += [OneLine((Heading(3, ("Design map",)), _bullets(map_lines(design["map"])))),
                    table(*map_rows(design["map"]), ident=f"map-{key}", wide=True),

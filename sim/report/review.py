@@ -64,7 +64,9 @@ class ReviewResult:
         return {**copy.deepcopy(self.row), "designs": [design.to_json() for design in self.designs]}
 #: Below this share of work done, a protocol is flagged as doing (almost) nothing.
 
-Progress = Callable[[str, float, float], None]
+#: ``progress(phase, done, total)``, or with a note of how far the item is (``progress(phase, 0, 1, note)``: the
+#: command line's bar and progress lines take both).
+Progress = Callable[..., None]
 
 
 def progress_label(family: Family) -> str:

@@ -71,11 +71,17 @@ def sweep_rate(violating_runs: int, runs: int) -> Rate:
 UNKNOWN_SOURCE = "unknown: the telemetry gives no rate for a fault the order needs"
 
 
-def unknown_rate(sweep: Rate, faults: Sequence[str]) -> Rate:
+def unknown_rate(sweep: Rate, faults: Sequence[str], keys: Sequence[str | None] | None = None) -> Rate:
     """The rate of a finding whose order needs ``faults`` the telemetry has no rate for: unknown (never a
-    silent 0), ranked by the sweep's rate, which ``detail`` gives with the faults named."""
+    silent 0), ranked by the sweep's rate, which ``detail`` gives with the faults named -- and for each, the
+    ``[telemetry]`` key that would rate it (``keys``, in the same order), or that fencesim has none yet."""
+    keys = list(keys) if keys is not None else [None] * len(faults)
+    addable = [f"{key} for {fault}" for fault, key in zip(faults, keys) if key is not None]
+    keyless = [fault for fault, key in zip(faults, keys) if key is None]
+    hints = ([f"set {', '.join(addable)} in [telemetry]"] if addable else []) + (
+        [f"no telemetry key rates {', '.join(keyless)} yet"] if keyless else [])
     return Rate(sweep.value, UNKNOWN_SOURCE,
-                f"rate unknown: the telemetry gives no rate for {', '.join(faults)} (add it to [telemetry]); "
+                f"rate unknown: the telemetry gives no rate for {', '.join(faults)} ({'; '.join(hints)}); "
                 f"ranked by the sweep's rate, {sweep.detail}")
 
 

@@ -43,3 +43,14 @@ def unrated_faults(family: Family, workload: Workload, events: Sequence[Any]) ->
     rated = _rated_classes(family, workload)
     faults = {_fault_class(event) for event in events if family.fault_count(workload, (event,))}
     return sorted(faults - rated)
+
+
+def telemetry_key(family: Family, fault: str) -> str | None:
+    """The ``[telemetry]`` key that would rate a fault class, or None when fencesim has none for it yet (a user
+    can then not rate it: the hint must not ask them to)."""
+    if family.name == "workspace":
+        return next((key for key, (rated, _) in WORKSPACE_RATES.items() if rated == fault), None)
+    if family.name == "effects":
+        return "reconciled_share" if fault == "unprovable" else None
+    return None
+

@@ -91,6 +91,15 @@ def test_the_report_says_where_the_engine_table_and_the_map_would_be(budgeted):
     assert written["budget_cuts"] == row["budget_cuts"] and written["certify"] is None
 
 
+def test_interference_cut_whole_draws_no_figure_and_says_where_the_curves_would_be(budgeted):
+    """Every level of the interference curves cut: no empty figure, and the cut where the curves would be."""
+    _, row, report = budgeted
+    assert not any(row["interference"].values())
+    summary = (report / "summary.md").read_text()
+    assert "### Violations against interference\n\n**Cut by the budget:** the levels of at most" in summary
+    assert list((report / "figures").glob("verdict_matrix_*")) and not list((report / "figures").glob("interference_*"))
+
+
 def test_the_engine_table_runs_before_the_optional_sections(tmp_path, monkeypatch):
     """Certify, then each protocol's search, then the interference curves, the family's sections and the map:
     a budget that runs out cuts the optional work first."""

@@ -243,3 +243,18 @@ def test_an_order_needing_a_fault_the_telemetry_has_no_rate_for_has_an_unknown_r
     (line,) = t.triage_lines([t.Triage("f", "p", rate.value, rate.source, 1, t.BLAST_LEDGER, rate.value,
                                        rate.detail, rank=1).to_json()])[1:]
     assert "rate unknown" in line and "tests_fail" in line
+
+
+def test_the_unknown_rate_hint_names_a_key_only_where_one_exists():
+    """A fault some [telemetry] key rates gets that key; a fault no key rates (an effects change_owner) is said
+    to have none, never 'add it to [telemetry]'."""
+    from sim.registry import FAMILIES
+    from sim.search.unrated import telemetry_key
+
+    workspace, effects = FAMILIES.get("workspace"), FAMILIES.get("effects")
+    assert telemetry_key(workspace, "tests_fail") == "test_failures_per_session"
+    assert telemetry_key(effects, "unprovable") == "reconciled_share"
+    assert telemetry_key(effects, "change_owner") is None
+    rate = t.unknown_rate(t.sweep_rate(2, 200), ["change_owner", "unprovable"], [None, "reconciled_share"])
+    assert ("(set reconciled_share for unprovable in [telemetry]; no telemetry key rates change_owner yet)"
+            in rate.detail)
