@@ -9,6 +9,10 @@ Parts (``--only PART``, repeatable; all by default):
   written as a family (``tests/public_model``), default (sleep sets),
   ``--symmetry`` (the spec's RMs are interchangeable, as TLC's SYMMETRY) and
   ``--reduce``; the runs interleaved, medians over ``--repeats``.
+* ``initial-states`` -- tlaplus/Examples' ACP_SB.tla with three participants (54,944 states, eight initial
+  states: one per vote vector) -- a plain breadth-first search written inline against ``explore`` of the spec
+  as a family (``tests/public_model/acp_family.py``), in process and from the command line (start-up included;
+  the family named by ``FENCESIM_FAMILIES``) against the plain search's own process.
 * ``deep`` -- wall time and peak memory (VmHWM, each search in a process of
   its own) of tiny / plan to depth 12, three-files / step-dedupe to depth 10
   (every invariant decided within 10 events) and a six-step design to depth
@@ -33,7 +37,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PARTS = ("public-model", "deep", "memory")
+PARTS = ("public-model", "initial-states", "deep", "memory")
 
 PLAIN = r'''
 import sys, time
@@ -91,6 +95,104 @@ t = time.perf_counter()
 r = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), None, **{kwargs})
 print(time.perf_counter() - t, r.distinct_states, r.states_generated, r.diameter + 1, r.exhausted,
       ",".join(r.proved_absent))
+'''
+
+#: ACP_SB.tla with three participants, as plainly as Python allows: a state is (participants, coordinator) of
+#: tuples, the successor function inline (one branch per action), Init's eight vote vectors the first layer.
+PLAIN_ACP = r'''
+import itertools, sys, time
+N = int(sys.argv[1])
+def successors(s):
+    ps, (req, cvote, bcast, cdec, calive) = s
+    out = []
+    def c(req=req, cvote=cvote, bcast=bcast, cdec=cdec, calive=calive):
+        return (ps, (req, cvote, bcast, cdec, calive))
+    def p(i, q):
+        return (ps[:i] + (q,) + ps[i + 1:], s[1])
+    if calive and cdec == "undecided" and all(v != "waiting" for v in cvote):
+        out.append(c(cdec="commit" if all(v == "yes" for v in cvote) else "abort"))
+    if calive:
+        out.append(c(calive=False))
+    for i in range(N):
+        vote, alive, dec, sent = ps[i]
+        if calive and not req[i]:
+            out.append(c(req=req[:i] + (True,) + req[i + 1:]))
+        if calive and cdec == "undecided" and all(req) and cvote[i] == "waiting":
+            if sent:
+                out.append(c(cvote=cvote[:i] + (vote,) + cvote[i + 1:]))
+            if not alive and not sent:
+                out.append(c(cdec="abort"))
+        if calive and cdec != "undecided" and bcast[i] == "notsent":
+            out.append(c(bcast=bcast[:i] + (cdec,) + bcast[i + 1:]))
+        if alive and req[i]:
+            out.append(p(i, (vote, alive, dec, True)))
+        if alive and dec == "undecided" and sent and vote == "no":
+            out.append(p(i, (vote, alive, "abort", sent)))
+        if alive and dec == "undecided" and not calive and not req[i]:
+            out.append(p(i, (vote, alive, "abort", sent)))
+        if alive and dec == "undecided" and bcast[i] != "notsent":
+            out.append(p(i, (vote, alive, bcast[i], sent)))
+        if alive:
+            out.append(p(i, (vote, False, dec, sent)))
+    return out
+def bad(s):
+    decs = [q[2] for q in s[0]]
+    return ("commit" in decs and "abort" in decs) or ("commit" in decs and any(q[0] != "yes" for q in s[0]))
+t = time.perf_counter()
+coordinator = ((False,) * N, ("waiting",) * N, ("notsent",) * N, "undecided", True)
+init = [(tuple((v, True, "undecided", False) for v in votes), coordinator)
+        for votes in itertools.product(("yes", "no"), repeat=N)]
+seen, frontier, generated, violations, levels = set(init), list(init), len(init), 0, 1
+while frontier:
+    nxt = []
+    for s in frontier:
+        for s2 in successors(s):
+            generated += 1
+            if s2 not in seen:
+                seen.add(s2); nxt.append(s2)
+                violations += bad(s2)
+    frontier = nxt
+    levels += bool(nxt)
+print(time.perf_counter() - t, len(seen), generated, levels, violations)
+'''
+
+EXPLORE_ACP = r'''
+import sys, time
+sys.path.insert(0, {model!r})
+from acp_family import FAMILY, workload_text
+from sim.core.registry import Registry
+from sim.registry import SHIPPED
+from sim.search.exhaustive import explore
+path = {path!r}
+open(path, "w").write(workload_text({n}))
+workload = Registry((*SHIPPED, FAMILY)).load_workload(path)
+t = time.perf_counter()
+r = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), None)
+print(time.perf_counter() - t, r.distinct_states, r.states_generated, r.diameter + 1, r.exhausted,
+      ",".join(r.proved_absent))
+'''
+
+#: The same family's own ``successors`` in a bare loop (a set, a frontier, the two predicates): what the engine
+#: adds to the model is the gap between this and ``explore``.
+BARE_ACP = r'''
+import sys, time, types
+sys.path.insert(0, {model!r})
+from acp_family import FAMILY, AcpMachine, ac1_violated, ac2_violated
+machine = AcpMachine({n}, False)
+alphabet = FAMILY.alphabet(types.SimpleNamespace(base=types.SimpleNamespace(participants={n})))
+t = time.perf_counter()
+init = [s for _, s in machine.successors(machine.initial(), alphabet)]
+seen, frontier, generated, violations = set(init), list(init), len(init), 0
+while frontier:
+    nxt = []
+    for s in frontier:
+        for _, s2 in machine.successors(s, alphabet):
+            generated += 1
+            if s2 not in seen:
+                seen.add(s2); nxt.append(s2)
+                violations += ac1_violated(s2) or ac2_violated(s2)
+    frontier = nxt
+print(time.perf_counter() - t, len(seen), generated)
 '''
 
 DEEP = r'''
@@ -160,6 +262,49 @@ def public_model(repeats: int) -> None:
               f"{shown[name]}")
 
 
+def initial_states(repeats: int) -> None:
+    """ACP_SB.tla, three participants: the plain BFS above, ``explore`` in process, and the command line (a fresh
+    interpreter: start-up included, the family named by FENCESIM_FAMILIES), each timed from outside too."""
+    print("\npublic model with several initial states: ACP_SB.tla, three participants (TLC: 54,944 states, depth 21)")
+    model = ROOT / "tests" / "public_model"
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "acp-3.toml")
+        (Path(folder) / "acp-3.toml").write_text(
+            'format = 1\nfamily = "acp"\nname = "acp-3"\nparticipants = 3\n[faults]\nclasses = ["interleave"]\n')
+        cli = [sys.executable, "-c", "import sys; from sim.entry import main; sys.argv[0] = 'fencesim'; main()",
+               "explore", "-w", path, "-p", "spec", "--depth", "max", "--json"]
+        env = dict(os.environ, PYTHONPATH=f"{ROOT}:{model}", FENCESIM_FAMILIES="acp_family:FAMILY")
+        times: dict[str, list[float]] = {"plain BFS": [], "the family's successors, bare loop": [], "explore": [],
+                                         "plain BFS, process": [], "fencesim explore, process": []}
+        shown: dict[str, str] = {}
+        for _ in range(repeats):
+            started = time.perf_counter()
+            seconds, states, generated, levels, _ = run(PLAIN_ACP, "3").split()
+            times["plain BFS, process"].append(time.perf_counter() - started)
+            times["plain BFS"].append(float(seconds))
+            shown["plain BFS"] = f"{int(states):,} states, {int(generated):,} generated, depth {levels}"
+            bare = run(BARE_ACP.format(model=str(model), n=3)).split()
+            times["the family's successors, bare loop"].append(float(bare[0]))
+            shown["the family's successors, bare loop"] = f"{int(bare[1]):,} states, {int(bare[2]):,} generated"
+            out = run(EXPLORE_ACP.format(model=str(model), path=path, n=3)).split()
+            times["explore"].append(float(out[0]))
+            shown["explore"] = (f"{int(out[1]):,} states, {int(out[2]):,} generated, depth {out[3]}, "
+                                f"exhausted {out[4]}, proved {out[5] or '-'}")
+            started = time.perf_counter()
+            done = subprocess.run(cli, capture_output=True, text=True, cwd=ROOT, env=env)
+            times["fencesim explore, process"].append(time.perf_counter() - started)
+            if done.returncode not in (0, 1):
+                raise SystemExit(done.stderr[-2000:])
+    for name, base_name in (("plain BFS", "plain BFS"), ("the family's successors, bare loop", "plain BFS"),
+                            ("explore", "plain BFS"), ("explore", "the family's successors, bare loop"),
+                            ("plain BFS, process", "plain BFS, process"),
+                            ("fencesim explore, process", "plain BFS, process")):
+        median, base = statistics.median(times[name]), statistics.median(times[base_name])
+        print(f"  {name:<36} median {median:6.3f} s (of {len(times[name])}), {median / base:5.2f}x {base_name}"
+              + (f": {shown[name]}" if name in shown and name == base_name or base_name == "plain BFS"
+                 and name in shown else ""))
+
+
 def deep(state_limit: int, memory_gb: float) -> None:
     print(f"\ndeep searches (state limit {state_limit:,}, memory limit {memory_gb} GB)")
     memory = int(memory_gb * 1e9)
@@ -213,6 +358,8 @@ def main() -> None:
     print(f"bench_checker: {', '.join(parts)}; {os.cpu_count()} cores")
     if "public-model" in parts:
         public_model(args.repeats)
+    if "initial-states" in parts:
+        initial_states(args.repeats)
     if "memory" in parts:
         memory_part()
     if "deep" in parts:

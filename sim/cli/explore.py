@@ -148,7 +148,9 @@ def result_lines(result: Any, request: ExploreRequest) -> list[str]:
     how = ("every reachable state seen" if result.exhausted
            else f"complete {bound}: the bound, not the end of the state space" if result.complete
            else "stopped by " + result.reason)
-    lines = [f"{result.protocol}: {result.distinct_states:,} distinct states (the initial one included), "
+    starts = result.states_per_depth[0] if result.states_per_depth else 1
+    initial = "the initial one included" if starts == 1 else f"its {starts:,} initial states included"
+    lines = [f"{result.protocol}: {result.distinct_states:,} distinct states ({initial}), "
              f"{result.states_generated:,} states generated, diameter {result.diameter} ({how})",
              "  new states per depth: " + ", ".join(f"{n:,}" for n in result.states_per_depth)]
     if result.pruned:

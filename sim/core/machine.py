@@ -85,6 +85,22 @@ class Machine(abc.ABC):
         the guard's verdict (states equal in them answer the event alike)."""
         return None
 
+    def successors(self, state: Any, events: Sequence[Any]) -> list[tuple[int, Any]]:
+        """Every event of ``events`` that can happen in ``state``, by position, with the state after it -- in one
+        call, as TLA+'s ``Next`` is written: a machine may compute the actions' shared conditions once for all
+        of them (exhaustive search judging states by their predicates asks this, not each guard).  Default:
+        :meth:`enabled`, then :meth:`advance` for each; the law suite's ``enabled_exact`` holds an override to
+        :meth:`why_not` and :meth:`advance`."""
+        return [(i, self.advance(state, events[i])) for i in self.enabled(state, events)]
+
+    def starts(self, event: Any) -> bool:
+        """Whether ``event`` chooses one of several initial states (TLA+'s ``Init`` with more than one state:
+        one vote vector each).  A machine with such events has one place to start from, :meth:`initial`, in which
+        only they are enabled and where nothing else is; exhaustive search then counts the states they lead to
+        as its initial states (depth 0), and :meth:`initial` as no state at all -- as TLC counts a spec.  An order
+        still begins with its starting event, so a replay knows where it starts.  Default: no such events."""
+        return False
+
     def advance(self, state: Any, event: Any) -> Any:
         """The state after ``event``, when no record of it is wanted (exhaustive search judging states by
         state predicates alone); the default is :meth:`step`'s state.  A family may make it cheaper."""

@@ -207,12 +207,17 @@ class _Search:
         assert number == 0
         result.states_generated = result.distinct_states = 1
         result.states_per_depth = [1]
-        for invariant in sorted(found):
+        starts = bool(expansion.starting) and not expansion.prefix  # several initial states (_initial_states)
+        for invariant in sorted(found if not starts else ()):
             result.shortest[invariant], result.minimal_orders[invariant] = 0, [()]
         layer = Layer()
-        layer.append((0, expansion.root(), found))
+        layer.append((0, expansion.root(), found if not starts else frozenset()))
         self.asleep = {0: 0}
         depth = 0
+        if starts:
+            layer = self._initial_states(layer, expander)
+            if not result.complete:
+                return
         while self.result.max_events is None or depth < self.result.max_events:
             depth += 1
             keep = self.result.max_events is None or depth < self.result.max_events
@@ -232,9 +237,29 @@ class _Search:
         result.proved_within = None if result.exhausted else depth
         layer.close()
 
-    def _next(self, layer: Layer, expander: Expander, depth: int, keep: bool) -> Any:
+    def _initial_states(self, start: Layer, expander: Expander) -> Layer:
+        """Several initial states: the machine's :meth:`~sim.core.machine.Machine.initial` is where its starting
+        events choose one, not a state -- the states they lead to are the search's states at depth 0, and the
+        only ones counted there (TLC's initial states)."""
+        expansion, result = self.expansion, self.result
+        root = expansion.root()
+        others = [expansion.events[i] for i in expansion.enabled_of(root if expansion.mode == "states" else root[0])
+                  if not expansion.starting >> i & 1]
+        if others:
+            raise InputError(f"only starting events may happen in a machine's initial() state when it has several "
+                             f"initial states; {', '.join(map(str, others[:3]))} can too")
+        result.distinct_states = result.states_generated = 0
+        self.asleep = {0: ((1 << len(expansion.events)) - 1) & ~expansion.starting}  # the starting events alone
+        built = self._next(start, expander, 1, True, shortest=0)
+        result.pruned = 0  # the other events were never candidates there, not pruned
+        self.asleep = dict.fromkeys(self.asleep, 0)  # the events after a start: none asleep
+        result.states_per_depth = [len(built)]
+        start.close()
+        return built
+
+    def _next(self, layer: Layer, expander: Expander, depth: int, keep: bool, shortest: int | None = None) -> Any:
         """Expand every entry of a layer; the states found new, in the order found (a counted-only layer when
-        it is the last)."""
+        it is the last).  Violations found there are ``shortest`` events long (default: ``depth``)."""
         spill = self.memory_limit // 2 if self.memory_limit else None
         built = Layer(spill) if keep else _Counted()
         asleep, self.asleep, self.positions = self.asleep, {}, {}
@@ -251,7 +276,7 @@ class _Search:
             if not self.result.complete:
                 break
         for invariant, orders in found_here.items():
-            self.result.shortest[invariant] = depth
+            self.result.shortest[invariant] = depth if shortest is None else shortest
             self.result.minimal_orders[invariant] = orders
         return built
 

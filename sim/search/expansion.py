@@ -74,6 +74,10 @@ class Expansion:
         prints = [family.footprint(workload, protocol, a) for a in events] if accelerate else [None] * len(events)
         self.independence = Independence(prints)
         self.own_enabled = machine is not None and type(machine).enabled is not Machine.enabled
+        self.own_successors = machine is not None and type(machine).successors is not Machine.successors
+        #: The events that choose one of several initial states (:meth:`~sim.core.machine.Machine.starts`), as a
+        #: mask of alphabet positions (0: the machine has one initial state).
+        self.starting = sum(1 << i for i, event in enumerate(events) if machine.starts(event)) if machine else 0
         # the state is its own key and no orbit is asked for: no call per successor to compute it
         self.plain_key = machine is not None and canonical is None and type(machine).key is Machine.key
         self.watching = False  # set by a search following persistent sets (visibility is then judged)
@@ -142,13 +146,21 @@ class Expansion:
         assert machine is not None
         advance, machine_key, out = machine.advance, machine.key, []
         plain = self.plain_key
-        for position in self.enabled_of(state):
-            if asleep >> position & 1:
-                continue
-            after = advance(state, events[position])
-            if self.prejudge:
-                machine.judge(after, self.by_finding)  # kept on the state, which goes back to the parent with it
-            out.append((position, found, after if plain else key_of(machine_key(after)), after, False))
+        if self.own_successors and not self.prejudge:  # the machine's own Next: every successor in one call
+            if plain:
+                out = [(p, found, after, after, False) for p, after in machine.successors(state, events)
+                       if not asleep >> p & 1]
+            else:
+                out = [(p, found, key_of(machine_key(after)), after, False)
+                       for p, after in machine.successors(state, events) if not asleep >> p & 1]
+        else:
+            for position in self.enabled_of(state):
+                if asleep >> position & 1:
+                    continue
+                after = advance(state, events[position])
+                if self.prejudge:
+                    machine.judge(after, self.by_finding)  # kept on the state, which goes back to the parent with it
+                out.append((position, found, after if plain else key_of(machine_key(after)), after, False))
         slept = bin(asleep).count("1")
         if self.watching:  # the persistent-set condition asks which successors change a predicate's value
             before = self.judge(state)

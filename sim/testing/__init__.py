@@ -21,7 +21,8 @@ naming the law, the protocol and the smallest orders that show it:
 4. ``enabled_exact`` -- for a family with a machine: the machine's guard lets
    an event through exactly when the replay takes it (an event the guard
    refuses is never tried by exhaustive search, so a wrong refusal hides
-   behaviour);
+   behaviour), and its ``enabled()`` and ``successors()`` agree with its
+   guard and ``advance()``;
 5. ``footprint`` -- for a family that declares footprints: the machine's
    parts determine its key, an event changes only the parts it declares
    written, and two states equal in every part it declares read answer it

@@ -77,6 +77,10 @@ def _enabled_exact(ctx: _Context) -> None:
         if listed != asked:
             raise ctx.broken("enabled_exact", f"after {_text(valid)} the machine's enabled() lists other events "
                              "than its guard lets through")
+        stepped = [(i, machine.key(machine.advance(state, ctx.alphabet[i]))) for i in asked]
+        if [(i, machine.key(after)) for i, after in machine.successors(state, ctx.alphabet)] != stepped:
+            raise ctx.broken("enabled_exact", f"after {_text(valid)} the machine's successors() gives other events "
+                             "or other states than its guard and advance()")
         for event in ctx.alphabet:
             allowed = machine.why_not(state, event) is None
             taken = not ctx.replay(valid + (event,)).last_skipped
