@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -415,6 +416,20 @@ def _endpoint_change(transition: Any, lost_only: bool) -> str:
     return (f"the endpoint of {transition.name} must change: it takes no idempotency key and cannot be queried; "
             "declare keys = true (an endpoint that deduplicates by key) or make it idempotent "
             "(class = \"idempotent\")")
+
+
+def depth_within(workload: Any, engine: str, extra: str, max_events: int, max_states: int) -> int:
+    """The deepest bound up to ``max_events`` whose search is expected to stay within ``max_states`` distinct
+    states: an order of this family is a set of faults, nearly every set its own state, so with ``n`` states one
+    fault deep, ``d`` faults deep is about the sum of C(n, k) for k up to d (one search of one event tells n)."""
+    base = _label(engine, extra)
+    family = _certifying_family([t.name for t in _transitions(workload)])
+    first = _search(family, workload, EFFECTS.parse_protocol(base), 1, NO_DEADLINE, max_states=max_states)
+    singles = first.states_per_depth[1] if len(first.states_per_depth) > 1 else 0
+    depth = 1
+    while depth < max_events and sum(math.comb(singles, k) for k in range(depth + 2)) <= max_states:
+        depth += 1
+    return depth
 
 
 def certify(workload: Any, engine: str, extra: str = "", max_events: int = CERTIFY_DEPTH_DEFAULT,

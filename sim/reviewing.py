@@ -313,10 +313,10 @@ def _certified(design, workload, deadline: Deadline, progress: Progress | None) 
     """The design's ``engine`` certificate (``fencesim certify``), or None without an engine or time left."""
     if getattr(design, "engine", None) is None or deadline.expired():
         return None
-    from sim.certify import certify
+    from sim.certify import certify, depth_within
 
     engine, _, extra = design.engine.partition(",")
-    depth = _certify_depth(workload)
+    depth = depth_within(workload, engine.strip(), extra.strip(), _certify_depth(workload), REVIEW_CERTIFY_STATES)
     while True:
         found = certify(workload, engine.strip(), extra.strip(), depth, deadline, max_states=REVIEW_CERTIFY_STATES,
                         progress=search_progress(progress, f"{design.name}: certify under {design.engine}"))
@@ -325,10 +325,11 @@ def _certified(design, workload, deadline: Deadline, progress: Progress | None) 
         depth -= 1  # the deeper search passes the review's limit: certify every transition one event less deep
 
 
-#: Distinct states of each of the review's Engine-table searches (about 20 s on one core: the effects family's
-#: machine judges 1,000 to 1,900 states a second).  A search that would pass it is run one event less deep, and
-#: Not covered gives the ``fencesim certify`` command that goes the whole depth.
-REVIEW_CERTIFY_STATES = 30_000
+#: Distinct states of each of the review's Engine-table searches (about 8 s on one core: the effects family's
+#: machine judges 1,000 to 1,900 states a second; certify proposes changes with a search each).  The table is
+#: certified as deep as a search is expected to stay within it (``sim.certify.depth_within``), one event less
+#: if the search still passes it, and Not covered gives the ``fencesim certify`` command for the whole depth.
+REVIEW_CERTIFY_STATES = 12_000
 
 
 def _certify_depth(workload: Workload) -> int:
