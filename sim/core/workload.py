@@ -111,7 +111,9 @@ def build_workload(family: str, fault_classes: tuple[str, ...], base: Any, name:
         if key not in LIMIT_KEYS:
             raise unknown_key_error(source, "[limits]", key, LIMIT_KEYS)
     classes = faults.get("classes", list(fault_classes))
-    if not isinstance(classes, list) or not classes:
+    if not fault_classes and not faults:  # a model with no faults (a TLA+ spec): every order is an interleaving
+        classes = []
+    elif not isinstance(classes, list) or not classes:
         raise source.error(f"[faults] classes must be a non-empty list of fault classes, not {shown(classes)}",
                            "classes")
     for item in classes:
@@ -131,7 +133,7 @@ def build_workload(family: str, fault_classes: tuple[str, ...], base: Any, name:
                 or value < 0 or value > 1e9):
             raise source.error(f"rate {item!r} must be a finite number from 0 to 1e9, not {shown(value)}", "rates")
     weights = {c: float(rates.get(c, 1.0)) for c in classes}
-    if not any(w > 0 for w in weights.values()):
+    if classes and not any(w > 0 for w in weights.values()):
         raise source.error("every fault class has weight 0; give at least one a positive rate", "rates")
     swarm = faults.get("swarm", False)
     if not isinstance(swarm, bool):

@@ -331,6 +331,26 @@ class AcpFamily(Family):
 FAMILY = AcpFamily()
 
 
+@dataclass(frozen=True)
+class NoKnobs(Knobs):
+    """The spec as written: nothing to choose."""
+
+
+class BareAcpFamily(AcpFamily):
+    """The spec alone, as a TLA+ user writes it first: no knob, no fault class, no ``[faults]`` section in its
+    workloads -- every order is an interleaving of the spec's actions."""
+
+    name = "acp-bare"
+    knobs = knob_table(NoKnobs, family="acp-bare", presets={"spec": {}})
+    fault_classes = ()
+
+    def machine(self, scenario: AcpScenario, protocol: Protocol) -> AcpMachine:
+        return AcpMachine(scenario.participants, False)
+
+
+BARE_FAMILY = BareAcpFamily()
+
+
 def workload_text(participants: int) -> str:
     return (f'format = 1\nfamily = "acp"\nname = "acp-{participants}"\nparticipants = {participants}\n'
             '[faults]\nclasses = ["interleave"]\n')

@@ -112,3 +112,25 @@ def test_a_next_that_disagrees_with_the_guards_breaks_a_law(tmp_path):
     loaded = Registry((*SHIPPED, FAMILY)).load_workload(str(path))
     with pytest.raises(LawBroken, match="successors"):
         check_family(WrongNextFamily(), loaded, laws=["enabled_exact"], examples=10)
+
+
+@pytest.mark.slow  # a subprocess: outside the fast lane
+def test_a_spec_with_no_knob_and_no_fault_needs_neither(tmp_path):
+    """A family with no knob and no fault class: its workload has no [faults] section, and `fencesim explore`
+    searches it to the end from the command line (the family named by FENCESIM_FAMILIES)."""
+    import json
+    import os
+    import subprocess
+
+    path = tmp_path / "acp.toml"
+    path.write_text('format = 1\nfamily = "acp-bare"\nname = "acp-2"\nparticipants = 2\n', encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, FENCESIM_FAMILIES="acp_family:BARE_FAMILY",
+               PYTHONPATH=os.pathsep.join([str(root), str(Path(__file__).resolve().parent)]))
+    done = subprocess.run([sys.executable, "-c", "import sys; from sim.entry import main; main()", "explore",
+                           "-w", str(path), "-p", "spec", "--depth", "max", "--json"],
+                          capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(done.stdout)["protocols"]
+    assert result["end"] == "exhausted" and sorted(result["proved_absent"]) == ["ac1", "ac2"]
+    assert "its 4 initial states included" in done.stderr
