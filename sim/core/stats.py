@@ -79,3 +79,21 @@ def count(events: int, exposure: float = 1.0, scale: float = 1.0, confidence: fl
     high = _chi2_ppf(1 - alpha / 2, 2 * events + 2) / 2
     factor = scale / exposure if exposure else 0.0
     return Interval(events * factor, float(low) * factor, float(high) * factor)
+
+
+def clopper_pearson(x: int, n: int, alpha: float) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of a share ``x / n`` at level ``alpha`` (``scipy.stats.beta``,
+    imported on first use)."""
+    from scipy import stats
+
+    low = 0.0 if x == 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
+    high = 1.0 if x == n else float(stats.beta.isf(alpha / 2, x + 1, n - x))
+    return low, high
+
+
+def garwood(total: int, n: int, alpha: float) -> tuple[float, float]:
+    """The exact Poisson (Garwood) interval of a mean ``total / n`` at level ``alpha`` (``scipy.stats.chi2``)."""
+    from scipy import stats
+
+    low = 0.0 if total == 0 else float(stats.chi2.ppf(alpha / 2, 2 * total)) / 2 / n
+    return low, float(stats.chi2.isf(alpha / 2, 2 * total + 2)) / 2 / n

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
+from sim.core.stats import clopper_pearson, garwood
 from sim.core.workload import Workload
 
 if TYPE_CHECKING:
@@ -437,19 +438,6 @@ def _tally(family: Family, workload: Workload, protocol: Protocol, plan: _Plan,
     return tally
 
 
-def _clopper_pearson(x: int, n: int, alpha: float) -> tuple[float, float]:
-    from scipy import stats
-    low = 0.0 if x == 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
-    high = 1.0 if x == n else float(stats.beta.isf(alpha / 2, x + 1, n - x))
-    return low, high
-
-
-def _garwood(total: int, n: int, alpha: float) -> tuple[float, float]:
-    from scipy import stats
-    low = 0.0 if total == 0 else float(stats.chi2.ppf(alpha / 2, 2 * total)) / 2 / n
-    return low, float(stats.chi2.isf(alpha / 2, 2 * total + 2)) / 2 / n
-
-
 def _combine(plan: _Plan, tally: _Tally, orders: dict[int, list], check: str, measure: str,
              confidence: float) -> Estimate:
     """The weighted estimate of one check and measure over the strata, with its simultaneous interval."""
@@ -464,7 +452,7 @@ def _combine(plan: _Plan, tally: _Tally, orders: dict[int, list], check: str, me
     for stratum in sampled:
         n, x, w = len(orders[stratum]), counts.get((stratum, check), 0), plan.weights[stratum]
         alpha = max(ALPHA_FLOOR, (1 - confidence) * w / weight_sampled) if weight_sampled else ALPHA_FLOOR
-        bounds = _clopper_pearson(x, n, alpha) if measure == "runs" else _garwood(x, n, alpha)
+        bounds = clopper_pearson(x, n, alpha) if measure == "runs" else garwood(x, n, alpha)
         value, low, high = value + w * x / n, low + w * bounds[0], high + w * bounds[1]
     if measure == "runs":
         return Estimate(value * plan.period, low * plan.period, min(1.0, high + missing) * plan.period)
