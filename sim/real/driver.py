@@ -175,8 +175,13 @@ class ExecutorProcess:
 
     @staticmethod
     def _read(stream, lines: queue.Queue) -> None:
-        for line in stream:
-            lines.put(line)
+        try:
+            for line in stream:
+                lines.put(line)
+        except ValueError:  # closed by close() while a killed executor's last bytes were read
+            pass
+        else:
+            stream.close()  # its output ended: the pipe is the reader's to close
         lines.put(None)
 
     def _running(self) -> subprocess.Popen:
@@ -277,9 +282,19 @@ class ExecutorProcess:
 
     def kill(self) -> None:
         if self.process is None or self.process.poll() is not None:
+            self._close_input()
             return
         os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=RECORD_TIMEOUT_S)
+        self._close_input()
+
+    def _close_input(self) -> None:
+        """The ended executor's input pipe (its output is its reader's to close, at its end)."""
+        if self.process is not None and self.process.stdin is not None:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
 
     def close(self, graceful: bool = True) -> None:
         """Stop the executor: ask it to stop (``graceful``), else kill it at once."""

@@ -139,7 +139,7 @@ class CellRun:
         worker.name = name
         self.workers[name] = worker
         self.external.control("workers", **{name: worker.process.pid})
-        self.inbox.reader(name, worker.process.stdout)
+        self.inbox.reader(name, worker.output())
         worker.send(self.start_request(name, recover))
         self.wait(lambda: name in self.replies and any(r.get("kind") == "ready" for r in self.replies[name]),
                   STARTUP_TIMEOUT_S)

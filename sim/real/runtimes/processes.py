@@ -75,6 +75,7 @@ class Inbox:
                 if not isinstance(record, dict):  # not a protocol record: a library's log line, say
                     record = {"kind": "garbage", "line": line[:200].decode("utf-8", "replace")}
                 self.items.put((source, record))
+            stream.close()  # the process's output ended: its pipe is the reader's to close
             self.items.put((source, None))
 
         thread = threading.Thread(target=read, daemon=True)
@@ -122,6 +123,8 @@ class Supervised:
                 code = None
         parts = ([f"its process exited with status {code}"] if code is not None else []) + [
             detail, f"see {self.log_name} in the run's folder, which --keep-runs keeps"]
+        if self.process is not None and self.process.stdout is not None and code is not None:
+            self.process.stdout.close()  # it ended before a reader took its output
         return HarnessError(f"{self.who} did not start ({'; '.join(parts)})")
 
 
@@ -230,6 +233,21 @@ class WorkerProcess:
         self.log = log
         self.name: str | None = None
         self.expected_exit = False
+        self.read = False  # its output handed to a reader thread (which closes it at its end)
+
+    def output(self) -> IO[bytes]:
+        """Its output, for the one reader thread that reads it to its end and closes it."""
+        self.read = True
+        return _pipe(self.process.stdout)
+
+    def _close_pipes(self) -> None:
+        """Once it has ended: its input, and its output if no reader has it (a spare never launched)."""
+        streams = [self.stdin] + ([] if self.read or self.process.stdout is None else [self.process.stdout])
+        for stream in streams:
+            try:
+                stream.close()
+            except OSError:
+                pass
 
     def send(self, request: dict) -> None:
         try:
@@ -246,6 +264,7 @@ class WorkerProcess:
         self.expected_exit = True
         self.signal(signal.SIGKILL)
         self.process.wait(timeout=STOP_TIMEOUT_S)
+        self._close_pipes()
 
     def stop(self) -> None:
         self.expected_exit = True
@@ -260,6 +279,7 @@ class WorkerProcess:
                 self.process.wait(timeout=STOP_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 self.kill()
+        self._close_pipes()
 
     def stderr_tail(self) -> str:
         try:
@@ -398,6 +418,7 @@ class TemporalServer(ServerProcess):
         read = getattr(stdout, "read1", stdout.read)
         while read(65536):
             pass
+        stdout.close()
 
 
 
