@@ -4,6 +4,7 @@ model; a planted worker bug is a disagreement exported side by side and replayab
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -70,7 +71,7 @@ def test_cells_agree_and_a_planted_bug_is_a_disagreement_exported_and_replayable
     assert "duplicate_effect" in found["real"]["violations"]
     scenario = next(p for p in document["exported"] if p.endswith(".toml"))
     side = next(p for p in document["exported"] if p.endswith(".side-by-side.txt"))
-    assert "--plant skip_reconcile" in open(side).read()
+    assert "--plant skip_reconcile" in Path(side).read_text()
     replayed = cli("run", scenario, "--json")
     assert replayed.returncode == 0, replayed.stderr  # the model's side keeps every invariant
 
@@ -129,7 +130,7 @@ def test_a_planted_bug_is_found_by_seeds_shrunk_and_replayed_from_the_export(cli
     (shrunk,) = document["shrunk"]
     assert any("false_receipt" in d for d in shrunk["differences"])
     scenario = next(p for p in document["exported"] if p.endswith(".toml"))
-    side = open(next(p for p in document["exported"] if p.endswith(".side-by-side.txt"))).read()
+    side = Path(next(p for p in document["exported"] if p.endswith(".side-by-side.txt"))).read_text()
     assert f"--scenario {scenario} --plant receipt_before_call" in side and "--seed-start 26" in side
     assert cli("run", scenario, "--json").returncode == 0  # the model's side keeps every invariant
 

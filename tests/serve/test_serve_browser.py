@@ -70,6 +70,9 @@ def server(tmp_path_factory):
         finally:
             if process.poll() is None:
                 process.kill()
+                process.wait(timeout=30)
+            process.stdout.close()  # type: ignore[union-attr]
+            process.stderr.close()  # type: ignore[union-attr]
 
 
 @pytest.fixture

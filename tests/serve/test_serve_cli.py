@@ -84,7 +84,15 @@ def test_it_prints_its_url_serves_and_stops_on_ctrl_c_with_exit_0(tmp_path):
         if process.poll() is None:
             process.kill()
     assert code == 0, process.stderr.read()  # type: ignore[union-attr]
+    _close(process)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def _close(process: subprocess.Popen) -> None:
+    """The ended server's pipes (warnings are errors: an unclosed one would fail the test at collection time)."""
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def _raw(port: int, request: bytes) -> bytes:
@@ -117,5 +125,6 @@ def test_a_body_that_breaks_http_framing_is_a_400_and_no_traceback(tmp_path):
         if process.poll() is None:
             process.kill()
     stderr = process.stderr.read()  # type: ignore[union-attr]
+    _close(process)
     assert "Traceback" not in stderr and "ERROR" not in stderr, stderr
     assert stderr.count("Invalid HTTP request received.") == 3, stderr

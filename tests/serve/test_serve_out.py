@@ -147,4 +147,6 @@ def test_a_fifo_in_place_of_out_is_one_line_and_no_traceback_on_stderr(tmp_path)
         if process.poll() is None:
             process.kill()
     stderr = process.stderr.read()  # type: ignore[union-attr]
+    process.stdout.close()  # type: ignore[union-attr]
+    process.stderr.close()  # type: ignore[union-attr]
     assert "Traceback" not in stderr and "Error" not in stderr, stderr
