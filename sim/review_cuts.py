@@ -109,16 +109,14 @@ def certify_cut(design: Any, certified: dict[str, Any] | None, stopped: bool, de
         return []
     name, _, extra = engine.partition(",")
     workload = workload_argument(design)
-    command = (f"fencesim certify -w {workload} -e {shlex.quote(name.strip())}"
+    command = (f"fencesim certify -w {workload or 'WORKLOAD.toml'} -e {shlex.quote(name.strip())}"
                + (f" -p {shlex.quote(extra.strip())}" if extra.strip() else "") + f" --max-events {depth}")
     if shallower and certified is not None:
         within = certified["max_events"]
         left_out = (f"certified within {within} event{'s' if within != 1 else ''}, not {depth}: a search {depth} "
                     f"events deep passes the review's limit of {limit:,} distinct states")
         if workload is None:  # only the review reads a workload written inside the design file
-            command = (f"fencesim certify -w WORKLOAD.toml -e {shlex.quote(name.strip())}"
-                       + (f" -p {shlex.quote(extra.strip())}" if extra.strip() else "")
-                       + f" --max-events {depth} (the design's workload saved to a file of its own)")
+            command += " (the design's workload saved to a file of its own)"
         return [Cut("certify", f"the Engine table ({engine})", left_out, command)]
     left_out = ("not computed: the budget ran out before it" if certified is None else
                 "its search was stopped: no transition is proved exactly once")

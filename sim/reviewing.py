@@ -315,10 +315,10 @@ def _certified(design, workload, deadline: Deadline, progress: Progress | None) 
         return None
     from sim.certify import certify, depth_within
 
-    engine, _, extra = design.engine.partition(",")
-    depth = depth_within(workload, engine.strip(), extra.strip(), _certify_depth(workload), REVIEW_CERTIFY_STATES)
+    engine, extra = (part.strip() for part in design.engine.partition(",")[::2])
+    depth = depth_within(workload, engine, extra, _certify_depth(workload), REVIEW_CERTIFY_STATES)
     while True:
-        found = certify(workload, engine.strip(), extra.strip(), depth, deadline, max_states=REVIEW_CERTIFY_STATES,
+        found = certify(workload, engine, extra, depth, deadline, max_states=REVIEW_CERTIFY_STATES,
                         progress=search_progress(progress, f"{design.name}: certify under {design.engine}"))
         if found.reason != "state_limit" or depth == 1 or deadline.expired():
             return found.to_json()

@@ -31,8 +31,12 @@ def _rated_classes(family: Family, workload: Workload) -> frozenset[str]:
     if family.name == "effects":  # ambiguous requests (no acknowledgement: lost, late or timed out, or the
         # worker lost) are what the shares rate; reconciliation only when measured
         rated = {"terminate", "lose_request", "lose_response", "timeout", "delay_ack"}
-        return frozenset(rated | ({"unprovable"} if "reconciled_share" in telemetry else set()))
+        return frozenset(rated | {fault for fault, key in EFFECTS_KEYS.items() if key in telemetry})
     return frozenset()
+
+
+#: The effects faults a ``[telemetry]`` key rates only when it is set (the others are rated by the shares).
+EFFECTS_KEYS = {"unprovable": "reconciled_share"}
 
 
 def unrated_faults(family: Family, workload: Workload, events: Sequence[Any]) -> list[str]:
@@ -51,6 +55,6 @@ def telemetry_key(family: Family, fault: str) -> str | None:
     if family.name == "workspace":
         return next((key for key, (rated, _) in WORKSPACE_RATES.items() if rated == fault), None)
     if family.name == "effects":
-        return "reconciled_share" if fault == "unprovable" else None
+        return EFFECTS_KEYS.get(fault)
     return None
 

@@ -79,11 +79,7 @@ def dispatch(rt: RuntimeBase, worker: str, task: str, name: str, changed: bool =
 
 
 def commit(rt: RuntimeBase, task: str, name: str, request_id: str | None = None) -> None:
-    line = f"commit {name}" + (f" {request_id}" if request_id else "")
-    request = rt._find(rt.in_flight, task, name, request_id)
-    if request is None:
-        raise rt.refused(line, f"no request of {name} in flight", task)
-    rt.in_flight.remove(request)
+    request = _take_request(rt, "commit", task, name, request_id)
     if request.effect_class == "read":
         return _observe(rt, task, name, request)
     outcome, obj = rt.external.handle(request, rt.env.now)
@@ -108,12 +104,7 @@ def commit(rt: RuntimeBase, task: str, name: str, request_id: str | None = None)
 
 
 def respond(rt: RuntimeBase, task: str, name: str, request_id: str | None = None) -> None:
-    line = f"respond {name}" + (f" {request_id}" if request_id else "")
-    item = rt._find(rt.responses, task, name, request_id, get=lambda r: r[0])
-    if item is None:
-        raise rt.refused(line, f"no response of {name} pending", task)
-    rt.responses.remove(item)
-    request, outcome, obj = item
+    request, outcome, obj = _take_response(rt, "respond", task, name, request_id)
     memory = rt.workers.get(request.worker)
     task_memory = memory.tasks.get(task) if memory is not None and memory.alive else None
     if task_memory is None:
@@ -134,22 +125,14 @@ def respond(rt: RuntimeBase, task: str, name: str, request_id: str | None = None
 
 
 def lose_response(rt: RuntimeBase, task: str, name: str, request_id: str | None = None) -> None:
-    line = f"lose_response {name}" + (f" {request_id}" if request_id else "")
-    item = rt._find(rt.responses, task, name, request_id, get=lambda r: r[0])
-    if item is None:
-        raise rt.refused(line, f"no response of {name} pending", task)
-    rt.responses.remove(item)
+    item = _take_response(rt, "lose_response", task, name, request_id)
     rt._emit("network", "response_lost", task, transition=name, request=item[0].request_id,
              worker=item[0].worker, reason="network", effect=item[2].effect)
     return
 
 
 def lose_request(rt: RuntimeBase, task: str, name: str, request_id: str | None = None) -> None:
-    line = f"lose_request {name}" + (f" {request_id}" if request_id else "")
-    request = rt._find(rt.in_flight, task, name, request_id)
-    if request is None:
-        raise rt.refused(line, f"no request of {name} in flight", task)
-    rt.in_flight.remove(request)
+    request = _take_request(rt, "lose_request", task, name, request_id)
     rt._emit("network", "request_lost", task, transition=name, request=request.request_id)
     return
 
@@ -239,3 +222,23 @@ def _checkpoint(rt: RuntimeBase, worker: str, task: str, wt: WorkerTask, extra: 
     except Fenced:
         return  # the transition's own record stands; the worker stops at its next step
     rt.checkpoint_s[task] = rt.env.now
+
+
+def _take_request(rt: RuntimeBase, op: str, task: str, name: str, request_id: str | None) -> Request:
+    """The request of ``name`` in flight (``request_id``'s, else the first), out of flight; refused without one."""
+    request = rt._find(rt.in_flight, task, name, request_id)
+    if request is None:
+        raise rt.refused(f"{op} {name}" + (f" {request_id}" if request_id else ""),
+                         f"no request of {name} in flight", task)
+    rt.in_flight.remove(request)
+    return request
+
+
+def _take_response(rt: RuntimeBase, op: str, task: str, name: str, request_id: str | None) -> tuple:
+    """The pending response of ``name`` (``(request, outcome, object)``), no longer pending; refused without one."""
+    item = rt._find(rt.responses, task, name, request_id, get=lambda r: r[0])
+    if item is None:
+        raise rt.refused(f"{op} {name}" + (f" {request_id}" if request_id else ""),
+                         f"no response of {name} pending", task)
+    rt.responses.remove(item)
+    return item
