@@ -55,6 +55,7 @@ from sim.core.history import Event, History
 from sim.core.kernel import RunEnd
 from sim.core.knobs import KnobTable, Protocol
 from sim.core.ledger import Entry
+from sim.core.liveness import LivenessModel
 from sim.core.machine import Machine
 from sim.core.mechanisms import never_fired_lines
 from sim.core.symmetry import Symmetry
@@ -212,6 +213,11 @@ class Model(abc.ABC):
         guards asked before an event is tried -- and the law suite checks that it agrees with
         :meth:`replay` byte for byte.  Without one, every candidate order is replayed.
         """
+        return None
+
+    def liveness(self, workload: Workload, protocol: Protocol) -> LivenessModel | None:
+        """The family's liveness properties and the fairness they are judged under (:mod:`sim.core.liveness`), or
+        None (default: none declared; ``explore --liveness`` then says so).  Judged on :meth:`machine`'s states."""
         return None
 
     def final_state(self, replay: Replay) -> Any:

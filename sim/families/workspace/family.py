@@ -7,8 +7,9 @@ from typing import Any, Hashable, Iterable, Mapping, Sequence
 from sim.core.family import Cell, Family, Replay, ReviewPlan, StateTable
 from sim.core.history import Event
 from sim.core.knobs import Protocol
+from sim.core.liveness import LivenessModel
 from sim.core.workload import FAULT_KEYS, Workload, build_workload, split_workload, unknown_key_error
-from sim.families.workspace import checks, claims, faults, ledger, liveness, tables
+from sim.families.workspace import checks, claims, fairness, faults, ledger, liveness, tables
 from sim.families.workspace import replay as replaying
 from sim.families.workspace.history_schema import SCHEMA as HISTORY_SCHEMA
 from sim.families.workspace.knobs import TABLE
@@ -125,6 +126,10 @@ class WorkspaceFamily(Family):
                 self._machines.clear()
             machine = self._machines[key] = self.machine_class(scenario, protocol)
         return machine
+
+    def liveness(self, workload: Workload, protocol: Protocol) -> LivenessModel:
+        """Every planned step settles; no request waits forever (:mod:`sim.families.workspace.fairness`)."""
+        return fairness.MODEL
 
     def final_state(self, replay: Replay):
         return replay.state.state
