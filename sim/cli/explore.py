@@ -27,6 +27,9 @@ class ExploreRequest:
     reduce: bool = False
     exact: bool = False
     sleep: bool = True
+    liveness: bool = False
+    max_faults: int = 2
+    unfair: tuple[str, ...] = ()
 
 
 @app.command()
@@ -63,6 +66,14 @@ def explore(
                                "events before them, their order tried elsewhere: the same states and proofs); "
                                "--no-sleep tries every event in every state, and counts states generated as TLC "
                                "does."),
+    liveness: bool = typer.Option(False, "--liveness", help="Also judge the family's liveness properties under "
+                                  "fairness on every behaviour with at most --max-faults faults: each holds, is "
+                                  "violated (a lasso: a prefix, then a cycle repeated forever) or is not decided."),
+    max_faults: int = typer.Option(2, "--max-faults", help="With --liveness: the most faults a behaviour may have "
+                                   "(after the last one only the system acts)."),
+    unfair: Optional[List[str]] = typer.Option(None, "--unfair", help="With --liveness: drop a fairness "
+                                               "assumption by name (repeat for several), e.g. 'human' (a human may "
+                                               "never answer)."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Search every state reachable within --depth events, breadth first (equal states merged, commuting orders
@@ -73,7 +84,10 @@ def explore(
     from sim.registry import FAMILIES
     from sim.search.budget import Deadline
 
-    request = ExploreRequest(_depth(depth), state_limit, _memory(memory_limit), symmetry, reduce, exact, sleep)
+    if (max_faults != 2 or unfair) and not liveness:
+        raise InputError("--max-faults and --unfair go with --liveness")
+    request = ExploreRequest(_depth(depth), state_limit, _memory(memory_limit), symmetry, reduce, exact, sleep,
+                             liveness, max_faults, tuple(unfair or ()))
     if not 1 <= workers <= 4096:
         raise InputError(f"--workers must be from 1 to 4096, not {workers}")
     if not 1 <= state_limit <= STATE_LIMIT_MAX:
@@ -119,6 +133,11 @@ def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequ
     """Search each protocol, print what was proved and found, and return the exit code."""
     from sim.search.exhaustive import explore
 
+    if request.liveness:  # a bad liveness option stops the command before any search
+        from sim.search.liveness import liveness_model
+
+        for p in protocols:
+            liveness_model(family, workload, p, request.max_faults, request.unfair)
     if request.symmetry and family.symmetry(workload) is None:
         console.print(f"note: the {family.name} family declares no interchangeable parts in {workload.name}: "
                       "searched without symmetry reduction", markup=False)
@@ -130,15 +149,56 @@ def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequ
                                    symmetry=request.symmetry, reduce=request.reduce,
                                    memory_limit=request.memory_limit_bytes, exact=request.exact,
                                    sleep=request.sleep))
+    lives = _liveness(family, workload, protocols, request, json_out, deadline) if request.liveness else []
     document = {"family": family.name, "workload": workload.name,
                 "max_events": request.depth if request.depth is not None else "max",
                 "protocols": [r.to_json() for r in results]}
-    for r in results:
-        for line in result_lines(r, request):
+    for entry, live in zip(document["protocols"], lives):
+        entry["liveness"] = {name: v.to_json() for name, v in live.verdicts.items()}
+        entry["liveness_graph"] = live.to_json()
+    for index, r in enumerate(results):
+        for line in result_lines(r, request) + (liveness_lines(lives[index]) if lives else []):
             console.print(line, markup=False)
     if json_out:
         emit_json(document)
-    return EXIT_VIOLATION if any(r.violated for r in results) else EXIT_OK
+    return EXIT_VIOLATION if any(r.violated for r in results) or any(x.violated for x in lives) else EXIT_OK
+
+
+def _liveness(family: Any, workload: Any, protocols: list, request: ExploreRequest, json_out: bool,
+              deadline: Any) -> list:
+    """Each protocol's liveness (``--liveness``)."""
+    from sim.search.liveness import check_liveness
+
+    out = []
+    with progress_for(json_out, {f"liveness {p.label}": "faults" for p in protocols}) as bar:
+        for p in protocols:
+            def progress(states: int, faults: int, label: str = p.label) -> None:
+                bar(f"liveness {label}", faults, request.max_faults or 1, f"{states:,} states")
+
+            out.append(check_liveness(family, workload, p, request.max_faults, max_states=request.state_limit,
+                                      unfair=request.unfair, deadline=deadline, progress=progress))
+    return out
+
+
+def liveness_lines(result: Any) -> list[str]:
+    """One protocol's liveness in words: the graph judged, the fairness assumed, each property's answer."""
+    faults = f"{result.max_faults} fault{'s' if result.max_faults != 1 else ''}"
+    how = ("every reachable state seen" if result.exhausted else "complete: the fault bound, not the end"
+           if result.complete else "stopped by " + result.reason.replace("_", " "))
+    dropped = f"; fairness dropped: {', '.join(result.unfair)}" if result.unfair else ""
+    lines = [f"  liveness within {faults} ({result.states:,} states, {result.edges:,} transitions, {how}{dropped})"]
+    if result.acted:
+        lines.append(f"    faults that acted: {', '.join(result.acted)}")
+    for name, verdict in result.verdicts.items():
+        if verdict.status == "violated":
+            item = f" ({verdict.item})" if verdict.item is not None else ""
+            cycle = (" ; ".join(map(str, verdict.cycle)) + " ; (repeats forever)" if verdict.cycle
+                     else "nothing fair is left to happen: it stays so forever")
+            lines.append(f"    {name}: violated{item}: " + " ; ".join(map(str, verdict.prefix)))
+            lines.append(f"      then: {cycle}")
+        else:
+            lines.append(f"    {name}: {verdict.status}" + (f" ({verdict.note})" if verdict.note else ""))
+    return lines
 
 
 def result_lines(result: Any, request: ExploreRequest) -> list[str]:

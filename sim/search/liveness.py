@@ -22,6 +22,8 @@ in all of its states is taken somewhere in it (weak fairness, judged per
 strongly connected component of the states the property's failure allows, as
 TLC does); a state in which no fair event is enabled lets the behaviour stay
 there forever (the cycle is then empty: nothing is left that must happen).
+A step that leaves the node as it was is no step (TLA+'s ``<<A>>_vars``): it
+is neither enabled for fairness nor taken, and it is not kept as an edge.
 
 **What is answered**, per property: ``violated`` with the lasso whose prefix
 is shortest (in events) and, among those, the shortest cycle found (a cycle
@@ -129,6 +131,7 @@ class Graph:
         self.fair: list[frozenset] = []  # the fair groups enabled in each expanded node
         self.initial: list[int] = []
         self.cut_faults = False
+        self.starting: dict[int, int | None] = {}  # an initial node's starting event (several initial states)
         self._parent: list[tuple[int, int] | None] | None = None
         self._distance: list[int] = []
 
@@ -150,7 +153,8 @@ class Graph:
         return self._distance
 
     def path_to(self, goal: int) -> list[int]:
-        """The events of a shortest path from an initial node to ``goal``."""
+        """The events of a shortest path from an initial node to ``goal``, beginning with the event that chose
+        that initial node where the machine has several (an order begins where its run starts)."""
         self.distances()
         assert self._parent is not None
         path: list[int] = []
@@ -159,6 +163,10 @@ class Graph:
             node, event = step
             path.append(event)
             step = self._parent[node]
+            goal = node
+        chosen = self.starting.get(goal)
+        if chosen is not None:
+            path.append(chosen)
         return path[::-1]
 
     def node(self, key: Hashable, state: Any, carries: Any, faults: int) -> tuple[int, bool]:
@@ -181,17 +189,7 @@ def check_liveness(family: Family, workload: Workload, protocol: Protocol, max_f
     """Judge the family's liveness properties under ``protocol`` on every behaviour with at most ``max_faults``
     faults (see the module docstring).  ``unfair`` names fairness assumptions dropped; ``progress(states,
     faults)`` follows the graph's construction."""
-    if not 0 <= max_faults <= MAX_FAULTS_MAX:
-        raise InputError(f"--max-faults must be from 0 to {MAX_FAULTS_MAX}, not {max_faults}")
-    machine = family.machine(workload.base, protocol)
-    model = family.liveness(workload, protocol)
-    if machine is None or model is None:
-        raise InputError(f"the {family.name} family declares no liveness properties to check "
-                         "(a family declares them in its liveness(); see docs/liveness.md)")
-    unknown = sorted(set(unfair) - set(model.assumptions))
-    if unknown:
-        raise InputError(f"unknown fairness assumption {', '.join(unknown)}: the {family.name} family's are "
-                         f"{', '.join(sorted(model.assumptions)) or 'none'}")
+    machine, model = liveness_model(family, workload, protocol, max_faults, unfair)
     result = LivenessResult(protocol.label, max_faults, tuple(sorted(set(unfair))))
     events = list(family.alphabet(workload))
     graph = _build(machine, model, events, max_faults, max_states, frozenset(unfair), deadline, progress, result)
@@ -207,6 +205,24 @@ def check_liveness(family: Family, workload: Workload, protocol: Protocol, max_f
     return result
 
 
+def liveness_model(family: Family, workload: Workload, protocol: Protocol, max_faults: int,
+                   unfair: Sequence[str] = ()) -> tuple[Any, LivenessModel]:
+    """The machine and liveness model a check judges, or an :class:`InputError` saying why there is none (asked
+    before any search, so a command's bad option stops it at once)."""
+    if not 0 <= max_faults <= MAX_FAULTS_MAX:
+        raise InputError(f"--max-faults must be from 0 to {MAX_FAULTS_MAX}, not {max_faults}")
+    machine = family.machine(workload.base, protocol)
+    model = family.liveness(workload, protocol)
+    if machine is None or model is None:
+        raise InputError(f"the {family.name} family declares no liveness properties to check "
+                         "(a family declares them in its liveness(); see docs/liveness.md)")
+    unknown = sorted(set(unfair) - set(model.assumptions))
+    if unknown:
+        raise InputError(f"unknown fairness assumption {', '.join(unknown)}: the {family.name} family's are "
+                         f"{', '.join(sorted(model.assumptions)) or 'none'}")
+    return machine, model
+
+
 def _kind(event: Any) -> str:
     return str(event).split(" ", 1)[0]
 
@@ -218,10 +234,11 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
     graph = Graph()
     carrying, start = model.carries, model.start
     queue: deque[int] = deque()
-    for state in _initial_states(machine, events):
+    for starting, state in _initial_states(machine, events):
         number, new = graph.node((machine.key(state), start), state, start, 0)
         if new:
             graph.initial.append(number)
+            graph.starting[number] = starting
             queue.append(number)
     shown_at = time.monotonic()
     while queue:
@@ -244,10 +261,7 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
             if role not in ROLES:
                 raise ValueError(f"liveness role of {event} is {role!r}, not one of {ROLES}")
             fault = role == "fault"
-            group = None
-            if role == "fair" and model.assumption(event) not in unfair:
-                group = model.group(event)
-                fair.add(group)
+            group = model.group(event) if role == "fair" and model.assumption(event) not in unfair else None
             if fault and faults >= max_faults:
                 graph.cut_faults = True
                 continue
@@ -260,6 +274,10 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
             if new or graph.edges[target] is None and graph.faults[target] > faults + fault:
                 graph.faults[target] = faults + fault
                 (queue.append if fault else queue.appendleft)(target)
+            if target == number:
+                continue  # a step that changes nothing is no step: neither enabled for fairness nor taken
+            if group is not None:
+                fair.add(group)
             edges.append((position, target, fault, group))
         graph.edges[number] = edges
         graph.fair[number] = frozenset(fair)
@@ -271,13 +289,13 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
     return graph
 
 
-def _initial_states(machine: Any, events: list) -> list[Any]:
-    """The machine's initial states: :meth:`initial`, or the states its starting events lead to."""
+def _initial_states(machine: Any, events: list) -> list[tuple[int | None, Any]]:
+    """The machine's initial states, each with the starting event that chose it (None: :meth:`initial`)."""
     root = machine.initial()
-    starting = [e for e in events if machine.starts(e)]
+    starting = [i for i, e in enumerate(events) if machine.starts(e)]
     if not starting:
-        return [root]
-    return [machine.advance(root, e) for e in starting if machine.why_not(root, e) is None]
+        return [(None, root)]
+    return [(i, machine.advance(root, events[i])) for i in starting if machine.why_not(root, events[i]) is None]
 
 
 # -- judging one property ----------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ Two properties (:mod:`sim.core.liveness`), judged by ``fencesim explore
 * ``step_settled`` -- every planned step is eventually applied or refused
   with a reason: pending while the plan holds it with no verdict, or while
   the client has not had its verdict (something of it in flight, held back,
-  or awaited) -- a rejection the client re-plans settles nothing;
+  or awaited) -- a rejection the client re-plans settles nothing, a plan
+  rejected at admission settles all of its steps;
 * ``request_answered`` -- no request waits forever for its ack: a step is
   awaiting from the client's dispatch or re-send until an answer for it
   reaches the client (``ack``).  The state forgets an answer the moment it is
@@ -53,7 +54,7 @@ def awaiting(carry: frozenset[str], before: State, event: Action, after: State,
     """The steps whose answer the client still awaits, after one transition's records."""
     out = set(carry)
     for _, name, fields in records:
-        step = fields.get("step")
+        step = str(fields.get("step"))
         if name == "dispatch" and "copy" in fields or name == "retry":
             out.add(step)
         elif name == "ack":
@@ -82,6 +83,8 @@ def assumption(event: Action) -> str:
 def unsettled(state: State, carry: frozenset[str]) -> frozenset[str]:
     """Steps planned that have no verdict yet, or whose verdict the client has not had (something of the step
     in flight, held back, or awaited): a rejection the client re-plans is not a step refused."""
+    if state.plan_rejected:
+        return frozenset()  # the whole plan was refused at admission, with its reason
     planned = frozenset(s.step_id for s in state.steps)
     busy = {m.step.step_id for m in state.requests} | {a.step_id for a in state.answers} | set(state.held)
     return (planned - state.verdict_steps) | (planned & (busy | carry))

@@ -1,0 +1,41 @@
+"""``fencesim explore --liveness``: the contract's JSON per protocol, the words, the exit codes, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
+def test_liveness_adds_each_propertys_status_per_protocol_and_exits_0_when_all_hold(cli):
+    done = cli("explore", "-w", "tiny", "-p", "step", "--depth", "2", "--liveness", "--json")
+    assert done.returncode == 0, done.stderr
+    row = json.loads(done.stdout)["protocols"][0]
+    assert row["liveness"] == {
+        "step_settled": {"status": "holds", "note": "every fair behaviour within 2 faults"},
+        "request_answered": {"status": "holds", "note": "every fair behaviour within 2 faults"}}
+    assert row["liveness_graph"]["max_faults"] == 2 and row["liveness_graph"]["complete"]
+
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
+def test_a_dropped_assumption_gives_a_lasso_and_exit_1(cli):
+    done = cli("explore", "-w", "tiny", "-p", "step", "--depth", "2", "--liveness", "--unfair", "timeout", "--json")
+    assert done.returncode == 1, done.stderr
+    lasso = json.loads(done.stdout)["protocols"][0]["liveness"]["request_answered"]
+    assert lasso["status"] == "violated"
+    assert lasso["lasso"] == {"prefix": ["plan", "dispatch s1", "preempt before_write", "deliver s1"], "cycle": []}
+    words = cli("explore", "-w", "tiny", "-p", "step", "--depth", "2", "--liveness", "--unfair", "timeout")
+    assert "request_answered: violated (s1): plan ; dispatch s1 ; preempt before_write ; deliver s1" in words.stdout
+    assert "fairness dropped: timeout" in words.stdout
+
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
+def test_bad_liveness_options_are_one_line_and_exit_4(cli):
+    for args, message in ((["--liveness", "--unfair", "nobody"], "unknown fairness assumption nobody"),
+                          (["--max-faults", "3"], "--max-faults and --unfair go with --liveness"),
+                          (["--liveness", "--max-faults", "-1"], "--max-faults must be from 0"),
+                          (["-w", "effects-saga", "--liveness"], "declares no liveness properties")):
+        done = cli("explore", "--depth", "1", *args)
+        assert done.returncode == 4 and message in done.stderr, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1
