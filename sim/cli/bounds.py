@@ -63,6 +63,7 @@ def _bounds() -> dict[tuple[str, str], Bound]:
     from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX, STATE_LIMIT_MAX
     from sim.search.incidents import SEEDS_MAX as INCIDENT_SEEDS_MAX
     from sim.search.lattice import MAP_DEPTH_MAX
+    from sim.search.liveness import MAX_FAULTS_MAX
     from sim.search.sweep import MAX_SEEDS
 
     workers, budget = Bound(1, WORKERS_MAX), Bound(0, BUDGET_MAX_S, above_low=True)
@@ -81,6 +82,7 @@ def _bounds() -> dict[tuple[str, str], Bound]:
         ("explore", "--budget"): budget,
         ("explore", "--state-limit"): Bound(1, STATE_LIMIT_MAX),
         ("explore", "--memory-limit"): Bound(0.05, 4096.0),
+        ("explore", "--max-faults"): Bound(0, MAX_FAULTS_MAX),
         ("fuzz", "--seeds"): Bound(1, MAX_SEEDS),
         ("fuzz", "--seed-start"): seed_start,
         ("fuzz", "--workers"): workers,
