@@ -72,8 +72,8 @@ def explore(
     max_faults: int = typer.Option(2, "--max-faults", help="With --liveness: the most faults a behaviour may have "
                                    "(after the last one only the system acts)."),
     unfair: Optional[List[str]] = typer.Option(None, "--unfair", help="With --liveness: drop a fairness "
-                                               "assumption by name (repeat for several), e.g. 'human' (a human may "
-                                               "never answer)."),
+                                               "assumption by name (repeat for several): the workspace family's are "
+                                               "'system' and 'timeout' (the client re-sends an unanswered request)."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Search every state reachable within --depth events, breadth first (equal states merged, commuting orders
@@ -173,7 +173,7 @@ def _liveness(family: Any, workload: Any, protocols: list, request: ExploreReque
     with progress_for(json_out, {f"liveness {p.label}": "faults" for p in protocols}) as bar:
         for p in protocols:
             def progress(states: int, faults: int, label: str = p.label) -> None:
-                bar(f"liveness {label}", faults, request.max_faults or 1, f"{states:,} states")
+                bar(f"liveness {label}", faults, request.max_faults or 1, f"fault levels, {states:,} states")
 
             out.append(check_liveness(family, workload, p, request.max_faults, max_states=request.state_limit,
                                       unfair=request.unfair, deadline=deadline, progress=progress))
@@ -183,17 +183,19 @@ def _liveness(family: Any, workload: Any, protocols: list, request: ExploreReque
 def liveness_lines(result: Any) -> list[str]:
     """One protocol's liveness in words: the graph judged, the fairness assumed, each property's answer."""
     faults = f"{result.max_faults} fault{'s' if result.max_faults != 1 else ''}"
-    how = ("every reachable state seen" if result.exhausted else "complete: the fault bound, not the end"
-           if result.complete else "stopped by " + result.reason.replace("_", " "))
+    how = ("every reachable state seen: the answers hold at any number of faults" if result.exhausted
+           else f"every state within {faults}" if result.complete
+           else "stopped by " + result.reason.replace("_", " "))
     dropped = f"; fairness dropped: {', '.join(result.unfair)}" if result.unfair else ""
     lines = [f"  liveness within {faults} ({result.states:,} states, {result.edges:,} transitions, {how}{dropped})"]
     if result.acted:
         lines.append(f"    faults that acted: {', '.join(result.acted)}")
     for name, verdict in result.verdicts.items():
         if verdict.status == "violated":
-            item = f" ({verdict.item})" if verdict.item is not None else ""
+            item = f" ({verdict.item} stays pending)" if verdict.item is not None else ""
             cycle = (" ; ".join(map(str, verdict.cycle)) + " ; (repeats forever)" if verdict.cycle
-                     else "nothing fair is left to happen: it stays so forever")
+                     else "it stays in that state forever: no event the system must take is enabled there "
+                          "(faults and optional events may be)")
             lines.append(f"    {name}: violated{item}: " + " ; ".join(map(str, verdict.prefix)))
             lines.append(f"      then: {cycle}")
         else:

@@ -111,8 +111,7 @@ class LivenessResult:
     def to_json(self) -> dict[str, Any]:
         return {"max_faults": self.max_faults, "states": self.states, "edges": self.edges,
                 "complete": self.complete, "exhausted": self.exhausted, "end": self.reason,
-                "unfair": list(self.unfair), "faults_acted": list(self.acted),
-                "properties": {name: v.to_json() for name, v in self.verdicts.items()}}
+                "unfair": list(self.unfair), "faults_acted": list(self.acted)}
 
 
 #: One edge: (alphabet position, target node, whether it is a fault, its fairness group or None).
@@ -214,8 +213,8 @@ def liveness_model(family: Family, workload: Workload, protocol: Protocol, max_f
     machine = family.machine(workload.base, protocol)
     model = family.liveness(workload, protocol)
     if machine is None or model is None:
-        raise InputError(f"the {family.name} family declares no liveness properties to check "
-                         "(a family declares them in its liveness(); see docs/liveness.md)")
+        raise InputError(f"the {family.name} family has no liveness properties yet: explore --liveness judges a "
+                         "family that declares them in its liveness() (see docs/liveness.md)")
     unknown = sorted(set(unfair) - set(model.assumptions))
     if unknown:
         raise InputError(f"unknown fairness assumption {', '.join(unknown)}: the {family.name} family's are "
@@ -284,7 +283,7 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
         if progress is not None and time.monotonic() - shown_at >= PROGRESS_EVERY_S:
             shown_at = time.monotonic()
             progress(len(graph.states), faults)
-    if progress is not None:
+    if progress is not None and result.complete:
         progress(len(graph.states), max_faults)
     return graph
 
@@ -324,7 +323,8 @@ def _judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: 
         return Verdict(prop.name, "violated", tuple(events[e] for e in prefix), tuple(events[e] for e in cycle),
                        item)
     if not result.complete:
-        return Verdict(prop.name, "not decided", note=f"the graph was cut by the {result.reason.replace('_', ' ')}")
+        cut = result.reason if result.reason.startswith("--") else "the " + result.reason.replace("_", " ")
+        return Verdict(prop.name, "not decided", note=f"the graph was cut by {cut}")
     within = "at any number of faults" if result.exhausted else \
         f"within {result.max_faults} fault{'s' if result.max_faults != 1 else ''}"
     return Verdict(prop.name, "holds", vacuous=vacuous,

@@ -26,7 +26,8 @@ def test_a_dropped_assumption_gives_a_lasso_and_exit_1(cli):
     assert lasso["status"] == "violated"
     assert lasso["lasso"] == {"prefix": ["plan", "dispatch s1", "preempt before_write", "deliver s1"], "cycle": []}
     words = cli("explore", "-w", "tiny", "-p", "step", "--depth", "2", "--liveness", "--unfair", "timeout")
-    assert "request_answered: violated (s1): plan ; dispatch s1 ; preempt before_write ; deliver s1" in words.stdout
+    assert "request_answered: violated (s1 stays pending): plan ; dispatch s1 ; preempt before_write ; deliver s1" \
+        in words.stdout
     assert "fairness dropped: timeout" in words.stdout
 
 
@@ -35,7 +36,7 @@ def test_bad_liveness_options_are_one_line_and_exit_4(cli):
     for args, message in ((["--liveness", "--unfair", "nobody"], "unknown fairness assumption nobody"),
                           (["--max-faults", "3"], "--max-faults and --unfair go with --liveness"),
                           (["--liveness", "--max-faults", "-1"], "-1 is out of range: from 0 to 1,000"),
-                          (["-w", "effects-saga", "--liveness"], "declares no liveness properties")):
+                          (["-w", "effects-saga", "--liveness"], "has no liveness properties yet")):
         done = cli("explore", "--depth", "1", *args)
         assert done.returncode == 4 and message in done.stderr, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1
