@@ -73,7 +73,9 @@ def explore(
                                    "(after the last one only the system acts)."),
     unfair: Optional[List[str]] = typer.Option(None, "--unfair", help="With --liveness: drop a fairness "
                                                "assumption by name (repeat for several): the workspace family's are "
-                                               "'system' and 'timeout' (the client re-sends an unanswered request)."),
+                                               "'system' and 'timeout' (the client re-sends an unanswered request), "
+                                               "the effects family's 'system' and 'human' (a human answers an "
+                                               "approval)."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Search every state reachable within --depth events, breadth first (equal states merged, commuting orders
@@ -196,7 +198,8 @@ def liveness_lines(result: Any) -> list[str]:
             cycle = (" ; ".join(map(str, verdict.cycle)) + " ; (repeats forever)" if verdict.cycle
                      else "it stays in that state forever: no event the system must take is enabled there "
                           "(faults and optional events may be)")
-            lines.append(f"    {name}: violated{item}: " + " ; ".join(map(str, verdict.prefix)))
+            prefix = " ; ".join(map(str, verdict.prefix)) or "(from the initial state)"
+            lines.append(f"    {name}: violated{item}: {prefix}")
             lines.append(f"      then: {cycle}")
         else:
             lines.append(f"    {name}: {verdict.status}" + (f" ({verdict.note})" if verdict.note else ""))

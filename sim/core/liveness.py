@@ -75,6 +75,10 @@ def _no_carry(carry: Any, before: Any, event: Any, after: Any, records: Sequence
     return carry
 
 
+def _never_cut(state: Any) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class LivenessModel:
     """What a family's liveness is judged on: its properties, and the role and fairness group of each event.
@@ -85,6 +89,11 @@ class LivenessModel:
     sentence each what they are.  ``carry`` is what the model keeps beside the machine's state (a history
     variable): it starts as ``start`` and each transition updates it, ``update(carry, before, event, after,
     records)``; it must be hashable, and it is part of what the search merges on.
+
+    A model may judge on a machine of its own (``machine``: the family's, extended -- default the family's)
+    with events of the system's beside the family's alphabet (``events``); ``cut(state)`` says why a state
+    cannot be followed further (a run stopped by a horizon), or None: such a state is left unexpanded, and a
+    property its failure could reach through it is not decided.
     """
 
     properties: tuple[Property, ...]
@@ -94,6 +103,9 @@ class LivenessModel:
     group: Callable[[Any], Hashable] = lambda event: event
     start: Hashable = None
     update: Callable[[Any, Any, Any, Any, Sequence[Record]], Any] = _no_carry
+    machine: Any = None
+    events: tuple = ()
+    cut: Callable[[Any], str | None] = _never_cut
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.properties]

@@ -190,7 +190,7 @@ def check_liveness(family: Family, workload: Workload, protocol: Protocol, max_f
     faults)`` follows the graph's construction."""
     machine, model = liveness_model(family, workload, protocol, max_faults, unfair)
     result = LivenessResult(protocol.label, max_faults, tuple(sorted(set(unfair))))
-    events = list(family.alphabet(workload))
+    events = list(family.alphabet(workload)) + list(model.events)
     graph = _build(machine, model, events, max_faults, max_states, frozenset(unfair), deadline, progress, result)
     result.states = len(graph.states)
     result.edges = sum(len(e) for e in graph.edges if e is not None)
@@ -210,8 +210,9 @@ def liveness_model(family: Family, workload: Workload, protocol: Protocol, max_f
     before any search, so a command's bad option stops it at once)."""
     if not 0 <= max_faults <= MAX_FAULTS_MAX:
         raise InputError(f"--max-faults must be from 0 to {MAX_FAULTS_MAX}, not {max_faults}")
-    machine = family.machine(workload.base, protocol)
     model = family.liveness(workload, protocol)
+    machine = model.machine if model is not None and model.machine is not None else \
+        family.machine(workload.base, protocol)
     if machine is None or model is None:
         raise InputError(f"the {family.name} family has no liveness properties yet: explore --liveness judges a "
                          "family that declares them in its liveness() (see docs/liveness.md)")
@@ -252,18 +253,18 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
             result.complete, result.reason = False, "state_limit"
             break
         state, carries, faults = graph.states[number], graph.carries[number], graph.faults[number]
+        cut = model.cut(state)
+        if cut is not None:  # left unexpanded: what follows it is not known
+            if result.complete:
+                result.complete, result.reason = False, cut
+            continue
         edges: list[Edge] = []
         fair: set[Hashable] = set()
-        for position in machine.enabled(state, events):
-            event = events[position]
-            role = model.role(state, carries, event)
-            if role not in ROLES:
-                raise ValueError(f"liveness role of {event} is {role!r}, not one of {ROLES}")
+        roles = [model.role(state, carries, event) for event in events]
+        for position in _enabled(machine, state, events, roles, faults >= max_faults, graph):
+            event, role = events[position], roles[position]
             fault = role == "fault"
             group = model.group(event) if role == "fair" and model.assumption(event) not in unfair else None
-            if fault and faults >= max_faults:
-                graph.cut_faults = True
-                continue
             if carrying:
                 after, records = machine.step(state, event)
                 new_carries = model.update(carries, state, event, after, records)
@@ -286,6 +287,22 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
     if progress is not None and result.complete:
         progress(len(graph.states), max_faults)
     return graph
+
+
+def _enabled(machine: Any, state: Any, events: list, roles: list[str], at_bound: bool, graph: Graph) -> list[int]:
+    """The events enabled in ``state``; at the fault bound, only those that are not faults (a fault there is
+    not followed, so whether it is enabled is not asked: the graph is then not exhausted)."""
+    for event, role in zip(events, roles):
+        if role not in ROLES:
+            raise ValueError(f"liveness role of {event} is {role!r}, not one of {ROLES}")
+    if not at_bound:
+        return machine.enabled(state, events)
+    wanted = [i for i, role in enumerate(roles) if role != "fault"]
+    if len(wanted) < len(events):
+        graph.cut_faults = True
+    if not wanted:
+        return []
+    return [wanted[j] for j in machine.enabled(state, [events[i] for i in wanted])]
 
 
 def _initial_states(machine: Any, events: list) -> list[tuple[int | None, Any]]:

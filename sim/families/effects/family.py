@@ -7,6 +7,7 @@ from typing import Any, Hashable, Iterable, Sequence
 from sim.core.family import Cell, Family, Replay, ReviewPlan, StateTable
 from sim.core.history import Event
 from sim.core.knobs import Protocol
+from sim.core.liveness import LivenessModel
 from sim.core.mechanisms import fired_measures
 from sim.core.workload import Workload, build_workload, split_workload
 from sim.families.effects import checks, claims, cruel, faults, ledger, runner, tables
@@ -120,6 +121,16 @@ class EffectsFamily(Family):
 
         return EffectsMachine(scenario, protocol, self.runtime_class, self.checks,
                               lambda violations: frozenset(findings_of(self, scenario, violations)))
+
+    def liveness(self, workload: Workload, protocol: Protocol) -> LivenessModel | None:
+        """Every accepted task reaches its terminal outcome, under fairness
+        (:mod:`sim.families.effects.fairness`); None for a script, which has no machine."""
+        machine = self.machine(workload.base, protocol)
+        if machine is None:
+            return None
+        from sim.families.effects.fairness import model
+
+        return model(machine)
 
     def final_state(self, replay: Replay):
         """The machine's state after a replayed fault list (:meth:`EffectsMachine.state_after`)."""

@@ -94,6 +94,8 @@ class EffectsMachine(Machine):
         self.scenario, self.protocol, self.runtime = scenario, protocol, runtime
         self.safety = [spec for spec in checks if spec.safety]
         self.name_findings = name_findings
+        #: How far a run goes: kernel steps and simulated seconds (a liveness check looks further ahead).
+        self.max_kernel_events, self.budget_s = MAX_KERNEL_EVENTS, LIVENESS_BUDGET_S
         #: The last state expanded by :meth:`enabled` and its successors by event (:meth:`advance` reads them).
         self._expanded: tuple[EffectsState, dict[Any, EffectsState]] | None = None
 
@@ -106,7 +108,7 @@ class EffectsMachine(Machine):
                           scenario.next_number)
         run = AutoRun(rt, agenda, pausing=True)
         run.start_task(scenario.task)
-        end = run.run(MAX_KERNEL_EVENTS, LIVENESS_BUDGET_S)
+        end = run.run(self.max_kernel_events, self.budget_s)
         return EffectsState(run, frozenset(), frozenset(), False, end, _grow(b"", rt.history, 0), len(rt.history))
 
     # -- where a fault strikes -------------------------------------------------------------
@@ -170,7 +172,7 @@ class EffectsMachine(Machine):
                 popped.add(key)
             elif not took:
                 empty.add((key, fault))
-            run.run(MAX_KERNEL_EVENTS, LIVENESS_BUDGET_S)
+            run.run(self.max_kernel_events, self.budget_s)
             index, took = index + 1, False
         return out
 
@@ -257,7 +259,7 @@ class EffectsMachine(Machine):
         while run.at_read is not None or end is None:
             if run.at_read is not None:
                 reads.append(run.at_read[:3])
-            end = run.run(MAX_KERNEL_EVENTS, LIVENESS_BUDGET_S)
+            end = run.run(self.max_kernel_events, self.budget_s)
         _finish(run.rt, end)
         state._trace = tuple(reads)
         return run

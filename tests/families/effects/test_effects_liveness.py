@@ -1,0 +1,80 @@
+"""The effects family's liveness (:mod:`sim.families.effects.fairness`): slow human approvals are a wait, not a
+failure, under fairness; a human who never answers, and a lease nobody expires after a crash, leave a task
+waiting forever -- each found as a lasso."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.families.effects.family import EffectsFamily
+from sim.families.effects.runtime import Runtime
+from sim.registry import FAMILIES
+from sim.search.exhaustive import explore
+from sim.search.liveness import check_liveness
+
+TWO_APPROVALS = '''format = 1
+family = "effects"
+name = "two-approvals"
+description = "Two approval-gated steps; each approval can be slow (two days): together they outlast the budget."
+task = "task_1"
+workflow = [
+  { name = "deploy_staging", class = "idempotent", object = "deploy", approval = true },
+  { name = "deploy_prod", class = "idempotent", object = "deploy", approval = true },
+]
+
+[faults]
+classes = ["slow_approval"]
+per_run_max = 2
+'''
+
+
+@pytest.fixture(scope="module")
+def approvals(tmp_path_factory):
+    path = tmp_path_factory.mktemp("liveness") / "two-approvals.toml"
+    path.write_text(TWO_APPROVALS, encoding="utf-8")
+    return FAMILIES.load_workload(str(path))
+
+
+def test_approvals_slower_than_the_budget_end_under_fairness_and_are_no_safety_finding(approvals):
+    family = FAMILIES.family_for(approvals)
+    protocol = family.parse_protocol("keyed-reconcile")
+    machine = family.machine(approvals.base, protocol)
+    both = machine.initial()
+    for event in family.alphabet(approvals):
+        both = machine.advance(both, event)
+    run = machine.completion(both)
+    # both approvals slow: the safety run is cut by its simulated budget -- not finished, never a finding
+    assert [e.get("reason") for e in run.rt.history if e.event == "run_ended"] == ["time_limit"]
+    safety = explore(family, approvals, protocol, 2)
+    assert "no_terminal_outcome" in safety.proved_absent and not safety.violated
+    # under fairness the humans answer, however slowly: the task ends
+    live = check_liveness(family, approvals, protocol, 2)
+    assert live.complete and live.acted == ("slow_approval",)
+    assert live.verdicts["task_terminal"].status == "holds"
+
+
+def test_a_human_who_may_never_answer_leaves_the_task_waiting_forever(approvals):
+    family = FAMILIES.family_for(approvals)
+    verdict = check_liveness(family, approvals, family.parse_protocol("keyed-reconcile"), 2,
+                             unfair=("human",)).verdicts["task_terminal"]
+    assert verdict.status == "violated" and verdict.item == "task_1"
+    assert verdict.prefix == () and verdict.cycle == ()  # asked at once, never answered
+
+
+class NeverExpiresLeases(Runtime):
+    """Planted: the lease of a crashed worker never expires, so nobody takes its task over."""
+
+    def lease_expire(self, worker, successor, task):
+        raise self.refused(f"lease_expire {worker} -> {successor}", "planted: leases never expire", task)
+
+
+@pytest.mark.slow  # about 6 s: outside the fast lane
+def test_planted_a_lease_nobody_expires_after_a_crash_strands_the_task():
+    saga = FAMILIES.load_workload("effects-saga")
+    sound = EffectsFamily()
+    assert check_liveness(sound, saga, sound.parse_protocol("keyed-reconcile"), 1).verdicts[
+        "task_terminal"].status == "holds"
+    planted = EffectsFamily(runtime=NeverExpiresLeases)
+    verdict = check_liveness(planted, saga, planted.parse_protocol("keyed-reconcile"), 1).verdicts["task_terminal"]
+    assert verdict.status == "violated" and verdict.cycle == ()
+    assert [str(e) for e in verdict.prefix] == ["terminate create_branch before_intent", "continue"]
