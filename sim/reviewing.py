@@ -64,7 +64,9 @@ from sim.review_cuts import (
     review_command,
     sections_cut,
     telemetry_cut,
+    workload_argument,
 )
+from sim.review_liveness import liveness_cut, liveness_section
 from sim.search.advice_proof import proof_bound
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.claims_evidence import proof_row, protocol_proofs, settle
@@ -201,12 +203,17 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     sections_skipped = deadline.expired() and _has_sections(family)
     sections = [] if deadline.expired() else _with_classes(family, workload,
                                                            family.review_sections(workload, protocols, seeds))
+    live = None if deadline.expired() else liveness_section(family, workload, protocols, deadline,
+                                                            workload_argument(design),
+                                                            _phase(progress, f"{design.name}: liveness"))
+    sections += [live] if live is not None else []
     drawn_map = _drawn_map(design, workers, deadline, progress)
     row = _design_row(design, result, examples, ranked, matrix, curves, sections, drawn_map, certified, proofs)
     row["budget_stopped"] = list(deadline.hit)
     deadline.hit[:] = earlier + [phase for phase in deadline.hit if phase not in earlier]
     cuts = (fuzz_cuts(design, row) + telemetry_cut(design, telemetry_skipped)
-            + cuts_of(design, row, result.protocols, proofs, certify_stopped, sections_skipped))
+            + cuts_of(design, row, result.protocols, proofs, certify_stopped, sections_skipped)
+            + liveness_cut(design, live, deadline.name))
     if row["budget_stopped"] and not cuts:  # a phase stopped that no cut names: say so, with the review's command
         cuts.append(Cut("review", "the review", f"the phases {', '.join(row['budget_stopped'])} were stopped",
                         review_command(design)))
@@ -234,6 +241,17 @@ def cuts_of(design, row: dict[str, Any], protocols: Sequence[Protocol], proofs: 
 def _has_sections(family: Family) -> bool:
     """Whether the family adds sections of its own to a review (it overrides ``Family.review_sections``)."""
     return type(family).review_sections is not Family.review_sections
+
+
+def _phase(progress: Progress | None, phase: str) -> Callable[[str], None] | None:
+    """A phase's progress, one item at a time (its name), or None without progress."""
+    if progress is None:
+        return None
+
+    def item(name: str) -> None:
+        progress(phase, 0, 1, name)
+
+    return item
 
 
 def search_progress(progress: Progress | None, phase: str) -> Callable[[int, int, int], None] | None:
