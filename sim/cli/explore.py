@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, List, Optional
 
 import typer
@@ -30,6 +31,7 @@ class ExploreRequest:
     liveness: bool = False
     max_faults: int = 2
     unfair: tuple[str, ...] = ()
+    out: Path | None = None
 
 
 @app.command()
@@ -76,6 +78,9 @@ def explore(
                                                "'system' and 'timeout' (the client re-sends an unanswered request), "
                                                "the effects family's 'system' and 'human' (a human answers an "
                                                "approval)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="With --liveness: write each lasso found as a "
+                                       "scenario file and its timeline in this folder (fencesim run FILE replays "
+                                       "it: the prefix, then the cycle twice)."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Search every state reachable within --depth events, breadth first (equal states merged, commuting orders
@@ -86,10 +91,10 @@ def explore(
     from sim.registry import FAMILIES
     from sim.search.budget import Deadline
 
-    if (max_faults != 2 or unfair) and not liveness:
-        raise InputError("--max-faults and --unfair go with --liveness")
+    if (max_faults != 2 or unfair or out is not None) and not liveness:
+        raise InputError("--max-faults, --unfair and --out go with --liveness")
     request = ExploreRequest(_depth(depth), state_limit, _memory(memory_limit), symmetry, reduce, exact, sleep,
-                             liveness, max_faults, tuple(unfair or ()))
+                             liveness, max_faults, tuple(unfair or ()), out)
     if not 1 <= workers <= 4096:
         raise InputError(f"--workers must be from 1 to 4096, not {workers}")
     if not 1 <= state_limit <= STATE_LIMIT_MAX:
@@ -139,7 +144,13 @@ def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequ
         from sim.search.liveness import liveness_model
 
         for p in protocols:
-            liveness_model(family, workload, p, request.max_faults, request.unfair)
+            _, model = liveness_model(family, workload, p, request.max_faults, request.unfair)
+        if request.out is not None:
+            from sim.report.lasso import lasso_files
+            from sim.report.outputs import check_output_names
+
+            check_output_names(request.out, lasso_files(workload, protocols, [x.name for x in model.properties]),
+                               "--out")
     if request.symmetry and family.symmetry(workload) is None:
         console.print(f"note: the {family.name} family declares no interchangeable parts in {workload.name}: "
                       "searched without symmetry reduction", markup=False)
@@ -158,6 +169,8 @@ def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequ
     for entry, live in zip(document["protocols"], lives):
         entry["liveness"] = {name: v.to_json() for name, v in live.verdicts.items()}
         entry["liveness_graph"] = live.to_json()
+    if request.out is not None:
+        _export_lassos(family, workload, protocols, lives, request, document)
     for index, r in enumerate(results):
         for line in result_lines(r, request) + (liveness_lines(lives[index]) if lives else []):
             console.print(line, markup=False)
@@ -180,6 +193,23 @@ def _liveness(family: Any, workload: Any, protocols: list, request: ExploreReque
             out.append(check_liveness(family, workload, p, request.max_faults, max_states=request.state_limit,
                                       unfair=request.unfair, deadline=deadline, progress=progress))
     return out
+
+
+def _export_lassos(family: Any, workload: Any, protocols: list, lives: list, request: ExploreRequest,
+                   document: dict) -> None:
+    """Each lasso as a scenario file and its timeline (``--out``); the JSON names the file."""
+    from sim.report.lasso import export_lasso
+
+    out = request.out
+    assert out is not None
+    out.mkdir(parents=True, exist_ok=True)
+    for p, live, entry in zip(protocols, lives, document["protocols"]):
+        command = (f"fencesim explore -w {workload.name} -p {p.label} --liveness --max-faults {live.max_faults}"
+                   + "".join(f" --unfair {u}" for u in live.unfair))
+        for name, verdict in live.verdicts.items():
+            if verdict.status == "violated":
+                path = export_lasso(family, workload, p, verdict, out, command)
+                entry["liveness"][name]["file"] = str(path)
 
 
 def liveness_lines(result: Any) -> list[str]:

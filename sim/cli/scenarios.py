@@ -266,6 +266,10 @@ def run(
             results.append(result)
             if not json_out:  # the JSON holds every event: no table of them beside it
                 print_result(console, result)
+            if "lasso" in getattr(scenario, "meta", {}):
+                from sim.search.liveness import lasso_replay
+
+                console.print(lasso_replay(family, scenario, chosen), markup=False)
     if not results:
         return EXIT_NOTHING_RAN
     if json_out:

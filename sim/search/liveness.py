@@ -475,3 +475,32 @@ def _nearest(graph: Graph, members: set[int], start: int,
                 parent[target] = (node, event, group)
                 queue.append(target)
     raise AssertionError("a strongly connected component holds a walk to each of its edges")
+
+
+def lasso_replay(family: Family, scenario: Any, protocol: Protocol) -> str:
+    """What a lasso file (``explore --liveness --out``) shows when replayed: whether its cycle, played twice,
+    left the machine's state as it found it.  Its ``lasso`` table must fit its events (else an InputError)."""
+    lasso = scenario.meta.get("lasso")
+    events = list(scenario.events)
+    if not (isinstance(lasso, dict) and all(isinstance(lasso.get(k), int) and lasso[k] >= 0
+                                            for k in ("prefix", "cycle"))
+            and lasso["prefix"] + 2 * lasso["cycle"] == len(events)):
+        raise InputError(f"{scenario.name}: its lasso table must give the prefix's and the cycle's event counts, "
+                         f"prefix + 2 x cycle = the {len(events)} events")
+    prop, item = lasso.get("property", "the property"), lasso.get("item")
+    pending = f"{item} stays pending" if item is not None else f"{prop} never holds"
+    prefix, cycle = lasso["prefix"], lasso["cycle"]
+    if not cycle:
+        return (f"lasso ({prop}): after its {prefix} event(s) nothing the system must do is enabled: it stays "
+                f"there forever, and {pending}")
+    machine = family.machine(scenario, protocol)
+    if machine is None:
+        return f"lasso ({prop}): {prefix} event(s), then a cycle of {cycle} played twice"
+    once = machine.key(machine.state_after(events[:prefix + cycle]))
+    twice = machine.key(machine.state_after(events))
+    if once != twice:
+        return (f"lasso ({prop}): NOT a lasso of this code: the cycle of {cycle} event(s) played twice does not "
+                "return to the state it left")
+    shown = ", ".join(map(str, events[prefix:prefix + cycle]))
+    return (f"lasso ({prop}): after its {prefix} event(s), the cycle of {cycle} ({shown}) played twice leaves the "
+            f"state as it found it: it repeats forever, and {pending}")

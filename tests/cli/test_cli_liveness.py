@@ -34,8 +34,34 @@ def test_a_dropped_assumption_gives_a_lasso_and_exit_1(cli):
 @pytest.mark.slow  # over 3 s: outside the fast lane
 def test_bad_liveness_options_are_one_line_and_exit_4(cli):
     for args, message in ((["--liveness", "--unfair", "nobody"], "unknown fairness assumption nobody"),
-                          (["--max-faults", "3"], "--max-faults and --unfair go with --liveness"),
+                          (["--max-faults", "3"], "--max-faults, --unfair and --out go with --liveness"),
                           (["--liveness", "--max-faults", "-1"], "-1 is out of range: from 0 to 1,000")):
         done = cli("explore", "--depth", "1", *args)
         assert done.returncode == 4 and message in done.stderr, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
+def test_out_writes_each_lasso_as_a_scenario_that_run_replays_and_a_corrupt_lasso_is_exit_4(cli, tmp_path):
+    out = tmp_path / "lassos"
+    done = cli("explore", "-w", "tiny", "-p", "step", "--depth", "1", "--liveness", "--unfair", "timeout",
+               "--out", str(out), "--json")
+    assert done.returncode == 1, done.stderr
+    entry = json.loads(done.stdout)["protocols"][0]["liveness"]["request_answered"]
+    scenario = out / "tiny_step_request_answered_lasso.toml"
+    assert entry["file"] == str(scenario) and scenario.exists()
+    assert (out / "tiny_step_request_answered_lasso.timeline.txt").exists()
+    replayed = cli("run", str(scenario))
+    assert replayed.returncode == 0, replayed.stderr
+    assert ("lasso (request_answered): after its 4 event(s) nothing the system must do is enabled: it stays "
+            "there forever, and s1 stays pending") in replayed.stdout
+    # a file of the user's is never replaced
+    mine = out / "tiny_step_step_settled_lasso.toml"
+    mine.write_text("mine\n", encoding="utf-8")
+    again = cli("explore", "-w", "tiny", "-p", "step", "--depth", "1", "--liveness", "--unfair", "timeout",
+                "--out", str(out))
+    assert again.returncode == 4 and mine.read_text() == "mine\n", again.stderr
+    corrupt = tmp_path / "corrupt.toml"
+    corrupt.write_text(scenario.read_text().replace("prefix = 4", "prefix = 9"), encoding="utf-8")
+    bad = cli("run", str(corrupt))
+    assert bad.returncode == 4 and "its lasso table must give" in bad.stderr, bad.stderr

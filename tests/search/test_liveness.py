@@ -218,3 +218,39 @@ def test_the_answer_is_the_same_every_time(tiny):
     second = live(tiny, "step-dedupe", SwallowsDedupedAnswers)
     assert first.to_json() == second.to_json()
     assert {n: v.to_json() for n, v in first.verdicts.items()} == {n: v.to_json() for n, v in second.verdicts.items()}
+
+
+def test_planted_a_lasso_exported_replays_its_cycle_and_is_no_lasso_of_the_fixed_code(tiny, tmp_path):
+    from sim.report.lasso import export_lasso
+    from sim.search.liveness import lasso_replay
+
+    planted = WorkspaceFamily(machine=SwallowsDedupedAnswers)
+    protocol = planted.parse_protocol("step-dedupe")
+    verdict = check_liveness(planted, tiny, protocol, 2).verdicts["request_answered"]
+    path = export_lasso(planted, tiny, protocol, verdict, tmp_path, "test")
+    scenario = FAMILIES.load_scenario(path)
+    assert [str(e) for e in scenario.events][-4:] == ["retry s1", "deliver s1", "retry s1", "deliver s1"]
+    assert "played twice leaves the state as it found it: it repeats forever, and s1 stays pending" in \
+        lasso_replay(planted, scenario, protocol)
+    # the same file against the shipped executor, which answers a deduplicated retry: the loop is gone
+    assert "NOT a lasso of this code" in lasso_replay(FAMILIES.family_for(scenario), scenario, protocol)
+
+
+class RejectsEveryReplanAndNeverGivesUp(WorkspaceMachine):
+    """Planted: the fence rejects every re-planned step, and the client re-plans without counting."""
+
+    def serve(self, state, message):
+        return super().serve(state, message._replace(stamped_base_rev=-1) if message.round else message)
+
+    def rebase(self, state, step_id, verdict, records):
+        return super().rebase(state._replace(replans=0), step_id, verdict, records)
+
+
+def test_planted_a_fence_that_rejects_every_replan_loops_only_when_the_client_never_gives_up(tiny):
+    bounded = live(tiny, "step,on_reject=replan", max_faults=1)
+    assert {v.status for v in bounded.verdicts.values()} == {"holds"}  # the shipped client stops re-planning
+    verdict = live(tiny, "step,on_reject=replan", RejectsEveryReplanAndNeverGivesUp,
+                   max_faults=1).verdicts["step_settled"]
+    assert verdict.status == "violated" and verdict.item == "s1"
+    assert [str(e) for e in verdict.cycle] == ["deliver s1", "ack s1"]
+    assert "human_edit app.py" in map(str, verdict.prefix)  # the stale plan that starts the re-plans

@@ -62,8 +62,8 @@ ALL_OPS = WORKER_OPS + EXTERNAL_OPS + TRANSITION_OPS + OTHER_OPS
 
 KNOWN_KEYS = ("format", "family", "name", "description", "protocol", "task", "tenant", "workflow",
               "versions", "arguments", "next_number", "events", "faults", "recover", "expect", "invariant", "seed",
-              "commit", "workload", "minimal", "cell")
-META_KEYS = ("invariant", "seed", "commit", "workload", "minimal", "cell")
+              "commit", "workload", "minimal", "cell", "lasso")
+META_KEYS = ("invariant", "seed", "commit", "workload", "minimal", "cell", "lasso")
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
 _CLOCK = re.compile(r"^([0-9]{1,2}):([0-5][0-9]):([0-5][0-9](?:\.[0-9]{1,9})?)$")

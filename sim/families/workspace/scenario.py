@@ -256,9 +256,9 @@ def _steps(raw: Any, key: str, files: dict[str, Hunks], loc_any) -> list[StepSpe
 
 TOP_KEYS = (
     "format", "family", "name", "description", "protocol", "files", "plan", "replan", "events",
-    "expect", "invariant", "seed", "commit", "workload", "minimal",
+    "expect", "invariant", "seed", "commit", "workload", "minimal", "lasso",
 )
-META_KEYS = ("invariant", "seed", "commit", "workload", "minimal")
+META_KEYS = ("invariant", "seed", "commit", "workload", "minimal", "lasso")
 
 
 def _events(raw_events: list[Any], files: dict[str, Hunks], ids: list[str], source: Source) -> list[Action]:
