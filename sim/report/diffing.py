@@ -14,7 +14,7 @@ sweep its protocol at all it is *not run*.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -25,14 +25,17 @@ from sim.core.findings import finding_id
 #: How deep a document is searched for counterexamples, and how many it may hold (limits on everything).
 MAX_DEPTH = 12
 MAX_FINDINGS = 100_000
+#: Where a liveness lasso's prefix ends and its cycle begins, among a finding's events.
+FOREVER = "(then forever)"
 
 
 @dataclass(frozen=True)
 class Finding:
     scope: str  # the design or workload it was found on
     protocol: str
-    name: str  # invariant @ where
+    name: str  # invariant @ where, or "property (liveness)"
     events: tuple[str, ...]
+    exhaustive: bool = False  # a liveness lasso: found by a search of every behaviour, not drawn by a seed
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -41,7 +44,7 @@ class Finding:
     def words(self) -> str:
         events = " ; ".join(self.events) or "(no fault needed)"
         scope = f"{self.scope}: " if self.scope else ""
-        count = len(self.events)
+        count = len([e for e in self.events if e != FOREVER])
         return f"{scope}{self.name} under {self.protocol} ({count} event{'' if count == 1 else 's'}: {events})"
 
 
@@ -88,9 +91,45 @@ def _walk(value: Any, scope: str, depth: int, path: str) -> Iterator[Finding]:
                          f"{type(examples).__name__}")
     for position, example in enumerate(examples or ()):
         yield _finding(example, scope, f"{path}: counterexamples[{position}]")
+    for row in _liveness_rows(value):
+        for name, verdict in row["properties"].items():
+            if isinstance(verdict, dict) and verdict.get("status") == "violated":
+                lasso: dict[str, Any] = verdict["lasso"] if isinstance(verdict.get("lasso"), dict) else {}
+                events = [str(e) for e in lasso.get("prefix") or ()] + [FOREVER] + [
+                    str(e) for e in lasso.get("cycle") or ()]
+                yield Finding(scope, row["protocol"], f"{name} (liveness)", tuple(events), exhaustive=True)
     for key, item in value.items():
         if key != "counterexamples" and isinstance(item, (dict, list)):
             yield from _walk(item, scope, depth + 1, path)
+
+
+def _liveness_rows(value: dict) -> list[dict[str, Any]]:
+    """A review section's liveness results: one row per protocol judged (``sim.review_liveness``)."""
+    rows = value.get("liveness")
+    if not isinstance(rows, list):
+        return []
+    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("protocol"), str)
+            and isinstance(r.get("properties"), dict)]
+
+
+def _judged(value: Any, scope: str, depth: int, out: set[tuple[str, str]]) -> None:
+    """Every (design, protocol) whose liveness a review judged."""
+    if depth > MAX_DEPTH:
+        return
+    if isinstance(value, list):
+        for item in value:
+            _judged(item, scope, depth + 1, out)
+        return
+    if not isinstance(value, dict):
+        return
+    if isinstance(value.get("design"), str):
+        scope = value["design"]
+    elif isinstance(value.get("name"), str) and "counterexamples" in value:
+        scope = value["name"]
+    out.update((scope, row["protocol"]) for row in _liveness_rows(value))
+    for item in value.values():
+        if isinstance(item, (dict, list)):
+            _judged(item, scope, depth + 1, out)
 
 
 def _finding(example: Any, scope: str, where: str) -> Finding:
@@ -116,6 +155,7 @@ class Run:
     kind: str
     findings: list[Finding]
     swept: dict[tuple[str, str], tuple[int, int]]
+    judged: set[tuple[str, str]] = field(default_factory=set)  # (design, protocol) whose liveness was judged
 
 
 def read_run(path: str | Path) -> Run:
@@ -141,7 +181,9 @@ def read_run(path: str | Path) -> Run:
         for label, tally in (by_protocol.items() if isinstance(by_protocol, dict) else ()):
             runs = tally.get("runs") if isinstance(tally, dict) else None
             swept[(str(data.get("workload", "")), label)] = (_int(data.get("seed_start")), _int(runs))
-    return Run(str(path), kind, _findings(data, str(path)), swept)
+    judged: set[tuple[str, str]] = set()
+    _judged(data, "", 0, judged)
+    return Run(str(path), kind, _findings(data, str(path)), swept, judged)
 
 
 def _int(value: Any) -> int:
@@ -181,6 +223,8 @@ def compare(before: Run, after: Run) -> Comparison:
 
 
 def _why_gone(finding: Finding, before: Run, after: Run) -> str:
+    if finding.exhaustive:  # a lasso gone from a liveness check of every behaviour is fixed
+        return "fixed" if finding.key[:2] in after.judged else "not_run"
     then, now = before.swept.get(finding.key[:2]), after.swept.get(finding.key[:2])
     if now is None or now[1] == 0:
         return "not_run"
