@@ -32,6 +32,7 @@ class ExploreRequest:
     max_faults: int = 2
     unfair: tuple[str, ...] = ()
     out: Path | None = None
+    junit: Path | None = None
 
 
 @app.command()
@@ -81,6 +82,9 @@ def explore(
     out: Optional[Path] = typer.Option(None, "--out", help="With --liveness: write each lasso found as a "
                                        "scenario file and its timeline in this folder (fencesim run FILE replays "
                                        "it: the prefix, then the cycle twice)."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here (a new file, or one "
+                                         "fencesim wrote): one case per invariant and, with --liveness, per "
+                                         "liveness property."),
     json_out: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> int:
     """Search every state reachable within --depth events, breadth first (equal states merged, commuting orders
@@ -94,7 +98,7 @@ def explore(
     if (max_faults != 2 or unfair or out is not None) and not liveness:
         raise InputError("--max-faults, --unfair and --out go with --liveness")
     request = ExploreRequest(_depth(depth), state_limit, _memory(memory_limit), symmetry, reduce, exact, sleep,
-                             liveness, max_faults, tuple(unfair or ()), out)
+                             liveness, max_faults, tuple(unfair or ()), out, junit)
     if not 1 <= workers <= 4096:
         raise InputError(f"--workers must be from 1 to 4096, not {workers}")
     if not 1 <= state_limit <= STATE_LIMIT_MAX:
@@ -140,6 +144,10 @@ def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequ
     """Search each protocol, print what was proved and found, and return the exit code."""
     from sim.search.exhaustive import explore
 
+    if request.junit is not None:
+        from sim.report.outputs import check_output_file
+
+        check_output_file(request.junit, "--junit", "junit")
     if request.liveness:  # a bad liveness option stops the command before any search
         from sim.search.liveness import liveness_model
 
@@ -165,7 +173,7 @@ def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequ
     lives = _liveness(family, workload, protocols, request, json_out, deadline) if request.liveness else []
     document = {"family": family.name, "workload": workload.name,
                 "max_events": request.depth if request.depth is not None else "max",
-                "protocols": [r.to_json() for r in results]}
+                "invariants": list(family.safety_invariants), "protocols": [r.to_json() for r in results]}
     for entry, live in zip(document["protocols"], lives):
         entry["liveness"] = {name: v.to_json() for name, v in live.verdicts.items()}
         entry["liveness_graph"] = live.to_json()
@@ -174,6 +182,11 @@ def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequ
     for index, r in enumerate(results):
         for line in result_lines(r, request) + (liveness_lines(lives[index]) if lives else []):
             console.print(line, markup=False)
+    if request.junit is not None:
+        from sim.core.files import write_files_atomically
+        from sim.report.ci import explore_junit
+
+        write_files_atomically({request.junit: explore_junit(document)})
     if json_out:
         emit_json(document)
     return EXIT_VIOLATION if any(r.violated for r in results) or any(x.violated for x in lives) else EXIT_OK

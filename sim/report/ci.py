@@ -189,3 +189,53 @@ def markdown_summary(document: dict) -> str:
                   f"({_events(len(example['events']))}): `{' ; '.join(example['events'])}`",
                   f"replay: `{example['replay']}`"]
     return "\n".join(lines) + "\n"
+
+
+def explore_junit(document: dict) -> str:
+    """The JUnit XML of an ``explore`` document: one suite per protocol, one test case per safety invariant
+    (failing when violated, with its shortest orders) and, with ``--liveness``, one per liveness property
+    (failing when violated, with its lasso; skipped when not decided, saying why)."""
+    suites, tests_total, failures_total = [], 0, 0
+    for row in document["protocols"]:
+        classname = quoteattr(f"fencesim.explore.{document['workload']}.{row['protocol']}")
+        cases, failures, skipped = [], 0, 0
+        for name in document.get("invariants") or list(row["violations"]):
+            case = f"    <testcase classname={classname} name={quoteattr(name)} time=\"0.000\""
+            found = row["violations"].get(name)
+            if found is None and name in row["proved_absent"]:
+                cases.append(case + "/>")
+                continue
+            if found is None:
+                skipped += 1
+                cases.append(case + f">\n      <skipped message={quoteattr('not proved: the search ended ' + row['end'])}/>"
+                             "\n    </testcase>")
+                continue
+            failures += 1
+            message = f"{name} violated: shortest {_events(found['shortest_events'])}"
+            body = "\n".join(" ; ".join(order) for order in found["orders"])
+            cases.append(case + f">\n      <failure message={quoteattr(message)}>{escape(body)}</failure>\n"
+                         "    </testcase>")
+        for name, verdict in (row.get("liveness") or {}).items():
+            case = f"    <testcase classname={classname} name={quoteattr(name + ' (liveness)')} time=\"0.000\""
+            if verdict["status"] == "holds":
+                cases.append(case + "/>")
+            elif verdict["status"] == "violated":
+                failures += 1
+                lasso = verdict["lasso"]
+                body = (" ; ".join(lasso["prefix"]) + "\nthen forever: "
+                        + (" ; ".join(lasso["cycle"]) or "nothing the system must do"))
+                message = f"{name} violated" + (f": {verdict['item']} stays pending" if "item" in verdict else "")
+                cases.append(case + f">\n      <failure message={quoteattr(message)}>{escape(body)}</failure>\n"
+                             "    </testcase>")
+            else:
+                skipped += 1
+                cases.append(case + f">\n      <skipped message={quoteattr(verdict.get('note', 'not decided'))}/>\n"
+                             "    </testcase>")
+        suites.append(f"  <testsuite name={quoteattr('fencesim explore ' + row['protocol'])} tests=\"{len(cases)}\" "
+                      f"failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"0.000\">\n"
+                      + "\n".join(cases) + "\n  </testsuite>")
+        tests_total += len(cases)
+        failures_total += failures
+    return ('<?xml version="1.0" encoding="utf-8"?>\n'
+            f'<testsuites name="fencesim explore" tests="{tests_total}" failures="{failures_total}">\n'
+            + "\n".join(suites) + "\n</testsuites>\n")

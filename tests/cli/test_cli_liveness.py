@@ -65,3 +65,24 @@ def test_out_writes_each_lasso_as_a_scenario_that_run_replays_and_a_corrupt_lass
     corrupt.write_text(scenario.read_text().replace("prefix = 4", "prefix = 9"), encoding="utf-8")
     bad = cli("run", str(corrupt))
     assert bad.returncode == 4 and "its lasso table must give" in bad.stderr, bad.stderr
+
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
+def test_junit_has_one_case_per_invariant_and_per_liveness_property(cli, tmp_path):
+    from xml.dom import minidom
+
+    junit = tmp_path / "explore.xml"
+    done = cli("explore", "-w", "tiny", "-p", "plan", "--depth", "3", "--liveness", "--unfair", "timeout",
+               "--junit", str(junit))
+    assert done.returncode == 1, done.stderr
+    cases = {c.getAttribute("name"): c for c in minidom.parse(str(junit)).getElementsByTagName("testcase")}
+    assert set(cases) == {"lost_update", "duplicate_effect", "stale_accept", "journal_loss",
+                          "step_settled (liveness)", "request_answered (liveness)"}
+    assert not cases["lost_update"].getElementsByTagName("failure")  # proved absent within 3 events
+    failure = cases["request_answered (liveness)"].getElementsByTagName("failure")[0]
+    assert failure.getAttribute("message") == "request_answered violated: s1 stays pending"
+    # a file that is not fencesim's is never replaced
+    mine = tmp_path / "mine.xml"
+    mine.write_text("<mine/>\n", encoding="utf-8")
+    refused = cli("explore", "-w", "tiny", "-p", "plan", "--depth", "1", "--junit", str(mine))
+    assert refused.returncode == 4 and mine.read_text() == "<mine/>\n", refused.stderr
