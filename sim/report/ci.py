@@ -207,8 +207,8 @@ def explore_junit(document: dict) -> str:
                 continue
             if found is None:
                 skipped += 1
-                cases.append(case + f">\n      <skipped message={quoteattr('not proved: the search ended ' + row['end'])}/>"
-                             "\n    </testcase>")
+                why = quoteattr("not proved: the search ended " + row["end"])
+                cases.append(case + f">\n      <skipped message={why}/>\n    </testcase>")
                 continue
             failures += 1
             message = f"{name} violated: shortest {_events(found['shortest_events'])}"
