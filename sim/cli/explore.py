@@ -227,6 +227,8 @@ def _export_lassos(family: Any, workload: Any, protocols: list, lives: list, req
 
 def liveness_lines(result: Any) -> list[str]:
     """One protocol's liveness in words: the graph judged, the fairness assumed, each property's answer."""
+    from sim.search.liveness import shown_events
+
     faults = f"{result.max_faults} fault{'s' if result.max_faults != 1 else ''}"
     how = ("every reachable state seen: the answers hold at any number of faults" if result.exhausted
            else f"every state within {faults}" if result.complete
@@ -241,7 +243,7 @@ def liveness_lines(result: Any) -> list[str]:
             cycle = (" ; ".join(map(str, verdict.cycle)) + " ; (repeats forever)" if verdict.cycle
                      else "it stays in that state forever: no event the system must take is enabled there "
                           "(faults and optional events may be)")
-            prefix = " ; ".join(map(str, verdict.prefix)) or "(from the initial state)"
+            prefix = " ; ".join(shown_events(verdict.prefix)) or "(from the initial state)"
             lines.append(f"    {name}: violated{item}: {prefix}")
             lines.append(f"      then: {cycle}")
         else:

@@ -80,8 +80,10 @@ class Verdict:
         out: dict[str, Any] = {"status": self.status}
         if self.status == "violated":
             out["lasso"] = {"prefix": [str(e) for e in self.prefix], "cycle": [str(e) for e in self.cycle]}
-            if self.item is not None:
-                out["item"] = str(self.item)
+        elif self.prefix:
+            out["still_going_after"] = shown_events(self.prefix)
+        if self.item is not None and (self.status == "violated" or self.prefix):
+            out["item"] = str(self.item)
         if self.vacuous:
             out["vacuous"] = True
         if self.note:
@@ -114,6 +116,21 @@ class LivenessResult:
                 "unfair": list(self.unfair), "faults_acted": list(self.acted)}
 
 
+def shown_events(events: Sequence[Any]) -> list[str]:
+    """Events as text, a run of three or more equal ones as one (``continue ×4,210``): a run followed to its
+    horizon takes thousands of the system's steps."""
+    out: list[str] = []
+    texts = [str(e) for e in events]
+    i = 0
+    while i < len(texts):
+        j = i
+        while j < len(texts) and texts[j] == texts[i]:
+            j += 1
+        out += [f"{texts[i]} ×{j - i:,}"] if j - i >= 3 else texts[i:j]
+        i = j
+    return out
+
+
 #: One edge: (alphabet position, target node, whether it is a fault, its fairness group or None).
 Edge = tuple[int, int, bool, Hashable]
 
@@ -123,13 +140,15 @@ class Graph:
 
     def __init__(self) -> None:
         self.index: dict[Hashable, int] = {}
-        self.states: list[Any] = []
+        self.states: list[Any] = []  # a node's state until it is expanded (then None: only its labels are kept)
         self.carries: list[Any] = []
+        self.labels: list[tuple] = []  # per property: the items pending (LeadsTo) or whether the goal holds
         self.faults: list[int] = []
         self.edges: list[list[Edge] | None] = []  # None: not expanded
         self.fair: list[frozenset] = []  # the fair groups enabled in each expanded node
         self.initial: list[int] = []
         self.cut_faults = False
+        self.cut: dict[int, str] = {}  # nodes the model could not follow further, and why
         self.starting: dict[int, int | None] = {}  # an initial node's starting event (several initial states)
         self._parent: list[tuple[int, int] | None] | None = None
         self._distance: list[int] = []
@@ -168,13 +187,16 @@ class Graph:
             path.append(chosen)
         return path[::-1]
 
-    def node(self, key: Hashable, state: Any, carries: Any, faults: int) -> tuple[int, bool]:
+    def node(self, key: Hashable, state: Any, carries: Any, faults: int,
+             properties: Sequence[Any] = ()) -> tuple[int, bool]:
         number = self.index.get(key)
         if number is not None:
             return number, False
         number = self.index[key] = len(self.states)
         self.states.append(state)
         self.carries.append(carries)
+        self.labels.append(tuple(p.goal(state, carries) if isinstance(p, Eventually) else p.pending(state, carries)
+                                 for p in properties))
         self.faults.append(faults)
         self.edges.append(None)
         self.fair.append(frozenset())
@@ -235,7 +257,7 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
     carrying, start = model.carries, model.start
     queue: deque[int] = deque()
     for starting, state in _initial_states(machine, events):
-        number, new = graph.node((machine.key(state), start), state, start, 0)
+        number, new = graph.node((machine.key(state), start), state, start, 0, model.properties)
         if new:
             graph.initial.append(number)
             graph.starting[number] = starting
@@ -255,6 +277,7 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
         state, carries, faults = graph.states[number], graph.carries[number], graph.faults[number]
         cut = model.cut(state)
         if cut is not None:  # left unexpanded: what follows it is not known
+            graph.cut[number] = cut
             if result.complete:
                 result.complete, result.reason = False, cut
             continue
@@ -270,7 +293,8 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
                 new_carries = model.update(carries, state, event, after, records)
             else:
                 after, new_carries = machine.advance(state, event), carries
-            target, new = graph.node((machine.key(after), new_carries), after, new_carries, faults + fault)
+            target, new = graph.node((machine.key(after), new_carries), after, new_carries, faults + fault,
+                                     model.properties)
             if new or graph.edges[target] is None and graph.faults[target] > faults + fault:
                 graph.faults[target] = faults + fault
                 (queue.append if fault else queue.appendleft)(target)
@@ -281,6 +305,7 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
             edges.append((position, target, fault, group))
         graph.edges[number] = edges
         graph.fair[number] = frozenset(fair)
+        graph.states[number] = graph.carries[number] = None  # judged by its labels from now on
         if progress is not None and time.monotonic() - shown_at >= PROGRESS_EVERY_S:
             shown_at = time.monotonic()
             progress(len(graph.states), faults)
@@ -319,11 +344,12 @@ def _initial_states(machine: Any, events: list) -> list[tuple[int | None, Any]]:
 
 def _judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: LivenessResult) -> Verdict:
     if isinstance(prop, Eventually):
-        failing = _avoiding(graph, prop.goal)
+        failing = _avoiding(graph, model.properties.index(prop))
         candidates = [(None, failing)]
         vacuous = not failing
     else:
-        pending = [prop.pending(s, c) for s, c in zip(graph.states, graph.carries)]
+        index = model.properties.index(prop)
+        pending = [labels[index] for labels in graph.labels]
         items = sorted({i for p in pending for i in p}, key=repr)
         candidates = [(item, {n for n, p in enumerate(pending) if item in p}) for item in items]
         vacuous = not items
@@ -340,8 +366,7 @@ def _judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: 
         return Verdict(prop.name, "violated", tuple(events[e] for e in prefix), tuple(events[e] for e in cycle),
                        item)
     if not result.complete:
-        cut = result.reason if result.reason.startswith("--") else "the " + result.reason.replace("_", " ")
-        return Verdict(prop.name, "not decided", note=f"the graph was cut by {cut}")
+        return _undecided(graph, prop, candidates, distance, events, result)
     within = "at any number of faults" if result.exhausted else \
         f"within {result.max_faults} fault{'s' if result.max_faults != 1 else ''}"
     return Verdict(prop.name, "holds", vacuous=vacuous,
@@ -349,10 +374,29 @@ def _judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: 
                          "vacuous: the goal held from the start" if vacuous else f"every fair behaviour {within}"))
 
 
-def _avoiding(graph: Graph, goal: Callable[[Any, Any], bool]) -> set[int]:
-    """The nodes reachable from an initial node through nodes where ``goal`` does not hold (itself excluded)."""
+def _undecided(graph: Graph, prop: Any, candidates: list, distance: list[int], events: list,
+               result: LivenessResult) -> Verdict:
+    """Not decided: what cut the graph, and where the property's failure was left going -- the nearest state
+    the model could not follow further with the item still pending (a run still going at its horizon)."""
+    cut = result.reason if result.reason.startswith("--") else "the " + result.reason.replace("_", " ")
+    nearest = min(((distance[n], repr(item), n, item) for item, allowed in candidates for n in graph.cut
+                   if n in allowed), default=None)
+    if nearest is None:
+        return Verdict(prop.name, "not decided", note=f"the graph was cut by {cut}")
+    _, _, node, item = nearest
+    prefix = tuple(events[e] for e in graph.path_to(node))
+    pending = f"{item} still pending" if item is not None else "the goal not reached"
+    shown = " ; ".join(shown_events(prefix)) or "the start"
+    return Verdict(prop.name, "not decided", prefix=prefix, item=item,
+                   note=f"after {shown} the run was still going at the {graph.cut[node].replace('_', ' ')}, "
+                        f"{pending}: a loop without end, or a wait longer than that (the graph was cut by {cut})")
+
+
+def _avoiding(graph: Graph, index: int) -> set[int]:
+    """The nodes reachable from an initial node through nodes where the goal of property ``index`` does not
+    hold (themselves excluded)."""
     def holds(n: int) -> bool:
-        return goal(graph.states[n], graph.carries[n])
+        return bool(graph.labels[n][index])
 
     bad = {n for n in graph.initial if not holds(n)}
     stack = list(bad)

@@ -42,7 +42,7 @@ from sim.families.effects.machine import MAX_KERNEL_EVENTS, EffectsMachine, Effe
 
 #: How far ahead a liveness check follows a run: simulated seconds and kernel steps.
 HORIZON_S = 30 * LIVENESS_BUDGET_S
-HORIZON_EVENTS = 20 * MAX_KERNEL_EVENTS
+HORIZON_EVENTS = 2 * MAX_KERNEL_EVENTS
 
 
 class SystemStep(str):

@@ -78,3 +78,29 @@ def test_planted_a_lease_nobody_expires_after_a_crash_strands_the_task():
     verdict = check_liveness(planted, saga, planted.parse_protocol("keyed-reconcile"), 1).verdicts["task_terminal"]
     assert verdict.status == "violated" and verdict.cycle == ()
     assert [str(e) for e in verdict.prefix] == ["terminate create_branch before_intent", "continue"]
+
+
+class ReconcilesForever(Runtime):
+    """Planted: a reconciliation that cannot prove the outcome (``reconcile_by = "none"``) records nothing, so
+    the outcome stays unknown and the worker reconciles again, without end."""
+
+    def reconcile(self, worker, task, name):
+        wt = self.worker_task(worker, task, f"reconcile {name} by {worker}")
+        transition = self.transition(wt, name)
+        if transition is not None and transition.queried_by == "none":
+            return
+        return super().reconcile(worker, task, name)
+
+
+@pytest.mark.slow  # about 5 s: outside the fast lane
+def test_planted_a_reconcile_loop_is_not_decided_and_says_where_the_run_was_still_going():
+    """The documented limit: a run that loops forever never repeats a state (its time and history grow), so it
+    is not a lasso -- the answer is 'not decided', naming the faults after which the run was still going."""
+    workload = FAMILIES.load_workload("agent-pr-workflow")
+    planted = EffectsFamily(runtime=ReconcilesForever)
+    verdict = check_liveness(planted, workload, planted.parse_protocol("keyed-reconcile"), 1,
+                             max_states=20_000).verdicts["task_terminal"]
+    assert verdict.status == "not decided" and verdict.item == "task_42"
+    shown = verdict.to_json()["still_going_after"]
+    assert shown[0].endswith("post_slack after_dispatch") and shown[1].startswith("continue ×")
+    assert "still going at the kernel event limit" in verdict.note
