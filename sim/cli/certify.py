@@ -63,13 +63,43 @@ def certify(
     if export is not None:
         for certificate in certificates:
             export_answers(certificate, loaded, export)
-    for certificate in certificates:
-        for line in certificate_lines(certificate):
+    lives = [_ends(loaded, name, protocol, max_events, deadline) for name in engines]
+    for certificate, live in zip(certificates, lives):
+        for line in certificate_lines(certificate) + [live[0]]:
             console.print(line, markup=False)
     if json_out:
-        emit_json({"workload": loaded.name, "certificates": [c.to_json() for c in certificates]})
+        emit_json({"workload": loaded.name,
+                   "certificates": [{**c.to_json(), "liveness": live[1]} for c, live in zip(certificates, lives)]})
     clean = all(a.verdict == "exactly once" for c in certificates for a in c.answers)
     return EXIT_OK if clean else EXIT_VIOLATION
+
+
+#: The faults a behaviour may have when certify asks whether the task ends under fairness (each fault more
+#: multiplies the graph by the alphabet, and every state's run is followed to its end).
+CERTIFY_LIVENESS_FAULTS = 1
+CERTIFY_LIVENESS_STATES = 200_000
+
+
+def _ends(workload: Any, engine: str, extra: str, max_events: int, deadline: Any) -> tuple[str, dict]:
+    """Whether the task ends under fairness under one engine (``explore --liveness``): a line and its JSON."""
+    from sim.certify import engine_protocol
+    from sim.registry import FAMILIES
+    from sim.search.liveness import check_liveness, shown_events
+
+    family = FAMILIES.family_for(workload)
+    faults = min(max_events, CERTIFY_LIVENESS_FAULTS)
+    result = check_liveness(family, workload, engine_protocol(engine, extra), faults,
+                            max_states=CERTIFY_LIVENESS_STATES, deadline=deadline)
+    verdict = result.verdicts["task_terminal"]
+    within = f"within {faults} fault{'s' if faults != 1 else ''}"
+    if verdict.status == "holds":
+        line = f"  the task ends under fairness {within} (every fair behaviour; {result.states:,} states)"
+    elif verdict.status == "violated":
+        line = (f"  the task does NOT always end under fairness: after {' ; '.join(shown_events(verdict.prefix))}"
+                " nothing the system must do is left, and it is not terminal")
+    else:
+        line = f"  whether the task ends under fairness {within} is not decided: {verdict.note}"
+    return line, {"within_faults": faults, **verdict.to_json()}
 
 
 def _progress(bar: Any, phase: str) -> Any:
