@@ -82,12 +82,13 @@ def scenario_toml(family: Family, scenario: Any) -> str:
     return COUNTEREXAMPLE_MARK + "\n" + tomli_w.dumps(family.dump_scenario(scenario), multiline_strings=False)
 
 
-def timeline(family: Family, history: History, marked: Iterable[int] = ()) -> str:
+def timeline(family: Family, history: History, marked: Iterable[int] = (),
+             marks: str = "the event that violates the invariant") -> str:
     """A readable swimlane: one column per actor, one row per event.
 
     ``#`` is the event's index in the history, the number an explanation's ``event N`` cites (events that
     had no effect have no row, so the numbers can skip). ``*`` marks an injected fault; ``>>`` marks a
-    violating event (``marked``).
+    violating event (``marked``; ``marks`` says what a mark means, e.g. a lasso's cycle).
     """
     marked = set(marked)
     shown = [e for e in history if not e.get("skipped") and e.actor != "script"]
@@ -105,8 +106,7 @@ def timeline(family: Family, history: History, marked: Iterable[int] = ()) -> st
         flag = ">>" if event.index in marked else "  "
         lines.append(f"{flag}{event.index:>4} {_time(event.time):>6} | " + " | ".join(cells).rstrip())
     if marked:
-        lines += ["", ">> the event that violates the invariant; * an injected fault; # the event's index, "
-                      "as the explanation cites it"]
+        lines += ["", f">> {marks}; * an injected fault; # the event's index, as the explanation cites it"]
     return "\n".join(lines) + "\n"
 
 

@@ -340,7 +340,8 @@ SWIMLANE_INDEX_IN = 0.5
 SWIMLANE_LINE_IN = 0.17
 
 
-def swimlane(lanes: Sequence[str], events: Iterable[dict[str, Any]], title: str) -> Figure:
+def swimlane(lanes: Sequence[str], events: Iterable[dict[str, Any]], title: str,
+             marks: str = "the violating event") -> Figure:
     """One column per actor, one row per event, top to bottom (the layout of the text timeline); faults in
     orange, the violating event in red.  However many events, the figure is as wide as its lanes allow
     (``MAX_WIDTH_IN`` at most) and grows downwards; every label is whole, wrapped to its lane.
@@ -381,7 +382,7 @@ def swimlane(lanes: Sequence[str], events: Iterable[dict[str, Any]], title: str)
     ax.set_xticks(range(len(lanes)), lanes, fontsize=MIN_FONT_PT + 1)
     ax.xaxis.tick_top()
     ax.set_yticks([])
-    ax.set_xlabel("events in history order, top to bottom (orange: injected fault; red: the violating event)",
+    ax.set_xlabel(f"events in history order, top to bottom (orange: injected fault; red: {marks})",
                   fontsize=MIN_FONT_PT + 1)
     ax.set_title(title, fontsize=10)
     for side in ax.spines.values():

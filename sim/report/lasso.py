@@ -3,7 +3,8 @@
 ``explore --liveness --out DIR`` writes, per violated property and protocol,
 ``NAME.toml`` (the family's scenario file, whose ``lasso`` table says how many
 of its events are the prefix and how many one turn of the cycle) and
-``NAME.timeline.txt`` (the replay's swimlane, the cycle's events marked).
+``NAME.timeline.txt`` and ``NAME.svg`` (the replay's swimlane, the cycle's
+events marked).
 ``fencesim run NAME.toml`` replays it and says whether the cycle, played
 twice, left the state as it found it -- that it repeats forever.  Events that
 are the system's own in the liveness model and not events of the family's
@@ -24,6 +25,10 @@ from sim.report.export import NAME_LIMIT, counterexample_name, scenario_toml, sl
 from sim.report.outputs import check_output_names
 
 
+#: What a marked event is in a lasso's timeline and swimlane.
+CYCLE = "the cycle, played twice: it repeats forever"
+
+
 def lasso_name(workload: Workload, protocol: Protocol, prop: str) -> str:
     return counterexample_name(workload.name, protocol.label, prop, "lasso")
 
@@ -34,7 +39,7 @@ def lasso_files(workload: Workload, protocols: Sequence[Protocol], props: Sequen
     for protocol in protocols:
         for prop in props:
             stem = slug(lasso_name(workload, protocol, prop), limit=NAME_LIMIT)
-            names += [f"{stem}.toml", f"{stem}.timeline.txt"]
+            names += [f"{stem}.toml", f"{stem}.timeline.txt", f"{stem}.svg"]
     return names
 
 
@@ -59,8 +64,20 @@ def export_lasso(family: Family, workload: Workload, protocol: Protocol, verdict
     replay = family.replay(scenario, protocol)
     stem = slug(name, limit=NAME_LIMIT)
     out = Path(out_dir)
-    check_output_names(out, [f"{stem}.toml", f"{stem}.timeline.txt"], "--out")
+    check_output_names(out, [f"{stem}.toml", f"{stem}.timeline.txt", f"{stem}.svg"], "--out")
     cycle_at = {e.index for e in replay.history if len(prefix) <= e.index} if cycle else set()
     write_files_atomically({out / f"{stem}.toml": scenario_toml(family, scenario),
-                            out / f"{stem}.timeline.txt": timeline(family, replay.history, cycle_at)})
+                            out / f"{stem}.timeline.txt": timeline(family, replay.history, cycle_at, CYCLE),
+                            out / f"{stem}.svg": _swimlane(family, replay.history, cycle_at, verdict, protocol)})
     return out / f"{stem}.toml"
+
+
+def _swimlane(family: Family, history: Any, cycle_at: set[int], verdict: Any, protocol: Protocol) -> str:
+    """The replay drawn as the review draws a counterexample, the cycle's events (both turns) marked."""
+    from sim.report.figures import swimlane, to_svg
+
+    events = [{"actor": e.actor, "label": family.describe(e), "fault": family.is_fault(e),
+               "marked": e.index in cycle_at} for e in history if not e.get("skipped") and e.actor != "script"]
+    title = (f"{verdict.name} under {protocol.label}: "
+             + ("the marked events repeat forever" if cycle_at else "after the last event, nothing more happens"))
+    return to_svg(swimlane(family.lanes, events, title, CYCLE))
