@@ -22,8 +22,7 @@ from sim.core.files import write_files_atomically
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.report.export import NAME_LIMIT, counterexample_name, scenario_toml, slug, timeline
-from sim.report.outputs import check_output_names
-
+from sim.report.outputs import SWIMLANE_MARK, check_output_names
 
 #: What a marked event is in a lasso's timeline and swimlane.
 CYCLE = "the cycle, played twice: it repeats forever"
@@ -80,4 +79,6 @@ def _swimlane(family: Family, history: Any, cycle_at: set[int], verdict: Any, pr
                "marked": e.index in cycle_at} for e in history if not e.get("skipped") and e.actor != "script"]
     title = (f"{verdict.name} under {protocol.label}: "
              + ("the marked events repeat forever" if cycle_at else "after the last event, nothing more happens"))
-    return to_svg(swimlane(family.lanes, events, title, CYCLE))
+    svg = to_svg(swimlane(family.lanes, events, title, CYCLE))
+    head, _, rest = svg.partition("\n")
+    return f"{head}\n{SWIMLANE_MARK}\n{rest}"

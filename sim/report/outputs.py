@@ -35,6 +35,8 @@ COUNTEREXAMPLE_MARK = "# Written by fencesim: a counterexample scenario; `fences
 #: The first line of every regression test fencesim writes.
 PYTEST_MARK = "# Written by fencesim: a regression test of a minimal counterexample."
 #: The name of the JUnit document's root (``<testsuites name="fencesim ...">``).
+#: What marks a lasso's swimlane as fencesim's own (a comment after its XML declaration).
+SWIMLANE_MARK = "<!-- fencesim: a liveness lasso's swimlane -->"
 JUNIT_MARK = '<testsuites name="fencesim'
 #: The state an interrupted ``fencesim fuzz`` resumes from, in its ``--out`` folder.
 SWEEP_STATE_NAME = "sweep-state.json"
@@ -100,7 +102,13 @@ def is_counterexample(path: Path) -> bool:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return False
-    return {"invariant", "commit"} <= set(data) or {"invariant", "minimal"} <= set(data)
+    return ({"invariant", "commit"} <= set(data) or {"invariant", "minimal"} <= set(data)
+            or {"lasso", "workload"} <= set(data))
+
+
+def is_swimlane(path: Path) -> bool:
+    """A swimlane fencesim wrote beside a lasso (``explore --liveness --out``)."""
+    return SWIMLANE_MARK in _head(path)
 
 
 def is_timeline(path: Path) -> bool:
@@ -137,6 +145,7 @@ def fencesim_file(path: Path) -> str | None:
     checks = (("test_", ".py", is_pytest), ("", ".timeline.txt", is_timeline), ("", ".side-by-side.txt",
                                                                                   is_side_by_side),
               ("", ".toml", is_counterexample), ("", ".jsonl", is_history), ("", ".xml", is_junit),
+              ("", ".svg", is_swimlane),
               ("", ".json", is_baseline))
     for prefix, suffix, check in checks:
         if name.startswith(prefix) and name.endswith(suffix):

@@ -51,6 +51,11 @@ def test_out_writes_each_lasso_as_a_scenario_that_run_replays_and_a_corrupt_lass
     scenario = out / "tiny_step_request_answered_lasso.toml"
     assert entry["file"] == str(scenario) and scenario.exists()
     assert (out / "tiny_step_request_answered_lasso.timeline.txt").exists()
+    assert (out / "tiny_step_request_answered_lasso.svg").read_text().count("<svg") == 1
+    # fencesim's own files are replaced by the same command run again
+    rerun = cli("explore", "-w", "tiny", "-p", "step", "--depth", "1", "--liveness", "--unfair", "timeout",
+                "--out", str(out))
+    assert rerun.returncode == 1, rerun.stderr
     replayed = cli("run", str(scenario))
     assert replayed.returncode == 0, replayed.stderr
     assert ("lasso (request_answered): after its 4 event(s) nothing the system must do is enabled: it stays "
