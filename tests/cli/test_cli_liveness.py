@@ -91,3 +91,14 @@ def test_junit_has_one_case_per_invariant_and_per_liveness_property(cli, tmp_pat
     mine.write_text("<mine/>\n", encoding="utf-8")
     refused = cli("explore", "-w", "tiny", "-p", "plan", "--depth", "1", "--junit", str(mine))
     assert refused.returncode == 4 and mine.read_text() == "<mine/>\n", refused.stderr
+
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
+def test_reductions_are_off_for_liveness_the_same_graph_and_answers_with_or_without_them(cli):
+    """Sleep sets, persistent sets and symmetry drop transitions or merge named items; the liveness graph is
+    the unreduced one whatever the safety search was asked to use (docs/liveness.md)."""
+    args = ("explore", "-w", "tiny", "-p", "step-dedupe", "--depth", "3", "--liveness", "--unfair", "timeout",
+            "--json")
+    plain = json.loads(cli(*args, "--no-sleep").stdout)["protocols"][0]
+    reduced = json.loads(cli(*args, "--symmetry", "--reduce").stdout)["protocols"][0]
+    assert reduced["liveness"] == plain["liveness"] and reduced["liveness_graph"] == plain["liveness_graph"]
