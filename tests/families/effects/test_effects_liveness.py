@@ -104,3 +104,24 @@ def test_planted_a_reconcile_loop_is_not_decided_and_says_where_the_run_was_stil
     shown = verdict.to_json()["still_going_after"]
     assert shown[0].endswith("post_slack after_dispatch") and shown[1].startswith("continue ×")
     assert "still going at the kernel event limit" in verdict.note
+
+
+class NobodyResolves(Runtime):
+    """Planted: an escalated outcome is never resolved (the human's resolution is refused)."""
+
+    def resolve(self, task, name, *args, **kwargs):
+        raise self.refused(f"resolve {name}", "planted: nobody handles the escalation", task)
+
+
+@pytest.mark.slow  # about 6 s: outside the fast lane
+def test_planted_an_escalation_nobody_resolves_leaves_the_task_waiting_forever():
+    workload = FAMILIES.load_workload("agent-pr-workflow")
+    sound = EffectsFamily()
+    assert check_liveness(sound, workload, sound.parse_protocol("keyed-reconcile"), 1).verdicts[
+        "task_terminal"].status == "holds"
+    planted = EffectsFamily(runtime=NobodyResolves)
+    verdict = check_liveness(planted, workload, planted.parse_protocol("keyed-reconcile"), 1).verdicts[
+        "task_terminal"]
+    assert verdict.status == "violated" and verdict.cycle == ()
+    # post_slack cannot be reconciled (reconcile_by = "none"): a lost outcome goes to a human, who never comes
+    assert [str(e) for e in verdict.prefix] == ["terminate post_slack after_commit", "continue", "continue"]
