@@ -99,17 +99,21 @@ def explore(
         raise InputError("--max-faults, --unfair and --out go with --liveness")
     request = ExploreRequest(_depth(depth), state_limit, _memory(memory_limit), symmetry, reduce, exact, sleep,
                              liveness, max_faults, tuple(unfair or ()), out, junit)
+    _check_limits(workers, state_limit, budget)
+    loaded = FAMILIES.load_workload(workload)
+    family = FAMILIES.family_for(loaded)
+    protocols = distinct_protocols(family, list(protocol or family.presets), "--protocol")
+    return exhaustive(family, loaded, protocols, request, human_console(json_out), json_out,
+                      Deadline(budget, "--budget"), workers)
+
+
+def _check_limits(workers: int, state_limit: int, budget: float | None) -> None:
     if not 1 <= workers <= 4096:
         raise InputError(f"--workers must be from 1 to 4096, not {workers}")
     if not 1 <= state_limit <= STATE_LIMIT_MAX:
         raise InputError(f"--state-limit must be from 1 to {STATE_LIMIT_MAX:,}, not {state_limit}")
     if budget is not None and not 0 < budget < 1e12:
         raise InputError(f"--budget must be a positive number of seconds, not {budget}")
-    loaded = FAMILIES.load_workload(workload)
-    family = FAMILIES.family_for(loaded)
-    protocols = distinct_protocols(family, list(protocol or family.presets), "--protocol")
-    return exhaustive(family, loaded, protocols, request, human_console(json_out), json_out,
-                      Deadline(budget, "--budget"), workers)
 
 
 def _depth(text: str) -> int | None:

@@ -42,165 +42,29 @@ fair event out of every state of a cycle: the ignoring problem); symmetry
 merges states whose items are interchangeable, and a property that names an
 item (a step) is not symmetric.  The graph is the unreduced one.
 """
-
 from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Sequence
 
 from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
-from sim.core.liveness import ROLES, Eventually, LeadsTo, LivenessModel
+from sim.core.liveness import ROLES, LivenessModel
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.fair_cycles import judge
+from sim.search.liveness_graph import Edge, Graph, LivenessResult, Verdict, shown_events
+
+__all__ = ["LIVENESS_STATES_DEFAULT", "MAX_FAULTS_MAX", "LivenessResult", "Verdict", "check_liveness",
+           "lasso_replay", "liveness_model", "shown_events"]
 
 #: Limits: nodes of the graph by default, and the most faults a behaviour may have.
 LIVENESS_STATES_DEFAULT = 2_000_000
 MAX_FAULTS_MAX = 1_000
 #: Seconds between two progress calls while the graph is built.
 PROGRESS_EVERY_S = 5.0
-
-
-@dataclass
-class Verdict:
-    """One property's answer (see the module docstring)."""
-
-    name: str
-    status: str  # "holds" | "violated" | "not decided"
-    prefix: tuple[Any, ...] = ()
-    cycle: tuple[Any, ...] = ()  # empty: nothing fair is enabled at the end of the prefix, which lasts forever
-    item: Any = None  # the pending item that stays pending (a LeadsTo property)
-    vacuous: bool = False
-    note: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": self.status}
-        if self.status == "violated":
-            out["lasso"] = {"prefix": [str(e) for e in self.prefix], "cycle": [str(e) for e in self.cycle]}
-        elif self.prefix:
-            out["still_going_after"] = shown_events(self.prefix)
-        if self.item is not None and (self.status == "violated" or self.prefix):
-            out["item"] = str(self.item)
-        if self.vacuous:
-            out["vacuous"] = True
-        if self.note:
-            out["note"] = self.note
-        return out
-
-
-@dataclass
-class LivenessResult:
-    """The liveness of one protocol: the graph searched and each property's verdict."""
-
-    protocol: str
-    max_faults: int
-    unfair: tuple[str, ...] = ()
-    states: int = 0
-    edges: int = 0
-    complete: bool = True
-    exhausted: bool = False
-    reason: str = "bound_reached"
-    acted: tuple[str, ...] = ()  # the fault kinds taken somewhere in the graph
-    verdicts: dict[str, Verdict] = field(default_factory=dict)
-
-    @property
-    def violated(self) -> bool:
-        return any(v.status == "violated" for v in self.verdicts.values())
-
-    def to_json(self) -> dict[str, Any]:
-        return {"max_faults": self.max_faults, "states": self.states, "edges": self.edges,
-                "complete": self.complete, "exhausted": self.exhausted, "end": self.reason,
-                "unfair": list(self.unfair), "faults_acted": list(self.acted)}
-
-
-def shown_events(events: Sequence[Any]) -> list[str]:
-    """Events as text, a run of three or more equal ones as one (``continue ×4,210``): a run followed to its
-    horizon takes thousands of the system's steps."""
-    out: list[str] = []
-    texts = [str(e) for e in events]
-    i = 0
-    while i < len(texts):
-        j = i
-        while j < len(texts) and texts[j] == texts[i]:
-            j += 1
-        out += [f"{texts[i]} ×{j - i:,}"] if j - i >= 3 else texts[i:j]
-        i = j
-    return out
-
-
-#: One edge: (alphabet position, target node, whether it is a fault, its fairness group or None).
-Edge = tuple[int, int, bool, Hashable]
-
-
-class Graph:
-    """The reachable states within the fault bound, their edges and the properties' carries."""
-
-    def __init__(self) -> None:
-        self.index: dict[Hashable, int] = {}
-        self.states: list[Any] = []  # a node's state until it is expanded (then None: only its labels are kept)
-        self.carries: list[Any] = []
-        self.labels: list[tuple] = []  # per property: the items pending (LeadsTo) or whether the goal holds
-        self.faults: list[int] = []
-        self.edges: list[list[Edge] | None] = []  # None: not expanded
-        self.fair: list[frozenset] = []  # the fair groups enabled in each expanded node
-        self.initial: list[int] = []
-        self.cut_faults = False
-        self.cut: dict[int, str] = {}  # nodes the model could not follow further, and why
-        self.starting: dict[int, int | None] = {}  # an initial node's starting event (several initial states)
-        self._parent: list[tuple[int, int] | None] | None = None
-        self._distance: list[int] = []
-
-    def distances(self) -> list[int]:
-        """Each node's distance in events from the nearest initial node (breadth first, faults included)."""
-        if self._parent is None:
-            parent: list[tuple[int, int] | None] = [None] * len(self.states)
-            distance = [-1] * len(self.states)
-            queue = deque(self.initial)
-            for n in self.initial:
-                distance[n] = 0
-            while queue:
-                node = queue.popleft()
-                for event, target, _, _ in self.edges[node] or ():
-                    if distance[target] < 0:
-                        distance[target], parent[target] = distance[node] + 1, (node, event)
-                        queue.append(target)
-            self._parent, self._distance = parent, distance
-        return self._distance
-
-    def path_to(self, goal: int) -> list[int]:
-        """The events of a shortest path from an initial node to ``goal``, beginning with the event that chose
-        that initial node where the machine has several (an order begins where its run starts)."""
-        self.distances()
-        assert self._parent is not None
-        path: list[int] = []
-        step = self._parent[goal]
-        while step is not None:
-            node, event = step
-            path.append(event)
-            step = self._parent[node]
-            goal = node
-        chosen = self.starting.get(goal)
-        if chosen is not None:
-            path.append(chosen)
-        return path[::-1]
-
-    def node(self, key: Hashable, state: Any, carries: Any, faults: int,
-             properties: Sequence[Any] = ()) -> tuple[int, bool]:
-        number = self.index.get(key)
-        if number is not None:
-            return number, False
-        number = self.index[key] = len(self.states)
-        self.states.append(state)
-        self.carries.append(carries)
-        self.labels.append(tuple(p.goal(state, carries) if isinstance(p, Eventually) else p.pending(state, carries)
-                                 for p in properties))
-        self.faults.append(faults)
-        self.edges.append(None)
-        self.fair.append(frozenset())
-        return number, True
 
 
 def check_liveness(family: Family, workload: Workload, protocol: Protocol, max_faults: int,
@@ -222,7 +86,7 @@ def check_liveness(family: Family, workload: Workload, protocol: Protocol, max_f
     acted = {_kind(events[e]) for edges in graph.edges if edges for e, _, fault, _ in edges if fault}
     result.acted = tuple(sorted(acted))
     for prop in model.properties:
-        result.verdicts[prop.name] = _judge(graph, prop, model, events, result)
+        result.verdicts[prop.name] = judge(graph, prop, model, events, result)
     return result
 
 
@@ -337,188 +201,6 @@ def _initial_states(machine: Any, events: list) -> list[tuple[int | None, Any]]:
     if not starting:
         return [(None, root)]
     return [(i, machine.advance(root, events[i])) for i in starting if machine.why_not(root, events[i]) is None]
-
-
-# -- judging one property ----------------------------------------------------------------------------------
-
-
-def _judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: LivenessResult) -> Verdict:
-    if isinstance(prop, Eventually):
-        failing = _avoiding(graph, model.properties.index(prop))
-        candidates = [(None, failing)]
-        vacuous = not failing
-    else:
-        index = model.properties.index(prop)
-        pending = [labels[index] for labels in graph.labels]
-        items = sorted({i for p in pending for i in p}, key=repr)
-        candidates = [(item, {n for n, p in enumerate(pending) if item in p}) for item in items]
-        vacuous = not items
-    best: tuple | None = None
-    distance = graph.distances()
-    for item, allowed in candidates:
-        for entry, cycle in _fair_cycles(graph, allowed, distance):
-            ranked = (distance[entry], len(cycle), repr(item))
-            if best is None or ranked < best[0]:
-                best = (ranked, item, entry, cycle)
-    if best is not None:
-        _, item, entry, cycle = best
-        prefix = graph.path_to(entry)
-        return Verdict(prop.name, "violated", tuple(events[e] for e in prefix), tuple(events[e] for e in cycle),
-                       item)
-    if not result.complete:
-        return _undecided(graph, prop, candidates, distance, events, result)
-    within = "at any number of faults" if result.exhausted else \
-        f"within {result.max_faults} fault{'s' if result.max_faults != 1 else ''}"
-    return Verdict(prop.name, "holds", vacuous=vacuous,
-                   note=("vacuous: nothing was ever pending" if vacuous and isinstance(prop, LeadsTo) else
-                         "vacuous: the goal held from the start" if vacuous else f"every fair behaviour {within}"))
-
-
-def _undecided(graph: Graph, prop: Any, candidates: list, distance: list[int], events: list,
-               result: LivenessResult) -> Verdict:
-    """Not decided: what cut the graph, and where the property's failure was left going -- the nearest state
-    the model could not follow further with the item still pending (a run still going at its horizon)."""
-    cut = result.reason if result.reason.startswith("--") else "the " + result.reason.replace("_", " ")
-    nearest = min(((distance[n], repr(item), n, item) for item, allowed in candidates for n in graph.cut
-                   if n in allowed), default=None)
-    if nearest is None:
-        return Verdict(prop.name, "not decided", note=f"the graph was cut by {cut}")
-    _, _, node, item = nearest
-    prefix = tuple(events[e] for e in graph.path_to(node))
-    pending = f"{item} still pending" if item is not None else "the goal not reached"
-    shown = " ; ".join(shown_events(prefix)) or "the start"
-    return Verdict(prop.name, "not decided", prefix=prefix, item=item,
-                   note=f"after {shown} the run was still going at the {graph.cut[node].replace('_', ' ')}, "
-                        f"{pending}: a loop without end, or a wait longer than that (the graph was cut by {cut})")
-
-
-def _avoiding(graph: Graph, index: int) -> set[int]:
-    """The nodes reachable from an initial node through nodes where the goal of property ``index`` does not
-    hold (themselves excluded)."""
-    def holds(n: int) -> bool:
-        return bool(graph.labels[n][index])
-
-    bad = {n for n in graph.initial if not holds(n)}
-    stack = list(bad)
-    while stack:
-        for _, target, _, _ in graph.edges[stack.pop()] or ():
-            if target not in bad and not holds(target):
-                bad.add(target)
-                stack.append(target)
-    return bad
-
-
-def _fair_cycles(graph: Graph, allowed: set[int], distance: list[int]) -> list[tuple[int, list[int]]]:
-    """Each way to stay in ``allowed`` forever, fairly: (an entry node, the cycle's events from it, empty when
-    nothing fair is enabled there) -- one per stuttering node and per fair strongly connected component."""
-    found: list[tuple[int, list[int]]] = []
-    expanded = {n for n in allowed if graph.edges[n] is not None}
-    for n in sorted(expanded):
-        if not graph.fair[n]:
-            found.append((n, []))
-    for component in _components(graph, expanded):
-        members = set(component)
-        inside = [(n, e, t, g) for n in component for e, t, fault, g in graph.edges[n] or () if not fault
-                  and t in members]
-        if not inside:
-            continue
-        obliged = frozenset.intersection(*(graph.fair[n] for n in component))
-        taken = {g for _, _, _, g in inside}
-        if obliged <= taken:
-            entry = min(component, key=lambda n: (distance[n], n))  # the nearest to an initial state
-            found.append((entry, _cycle(graph, members, entry, set(obliged))))
-    return found
-
-
-def _components(graph: Graph, nodes: set[int]) -> list[list[int]]:
-    """The strongly connected components of ``nodes`` over their non-fault edges (Tarjan's, iteratively)."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
-    stack: list[int] = []
-    out: list[list[int]] = []
-    counter = 0
-    for root in sorted(nodes):
-        if root in index:
-            continue
-        work = [(root, iter(_inner(graph, root, nodes)))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            advanced = False
-            for child in children:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(_inner(graph, child, nodes))))
-                    advanced = True
-                    break
-                if child in on_stack:
-                    low[node] = min(low[node], index[child])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                out.append(sorted(component))
-    return out
-
-
-def _inner(graph: Graph, node: int, nodes: set[int]) -> list[int]:
-    return [t for _, t, fault, _ in graph.edges[node] or () if not fault and t in nodes]
-
-
-def _cycle(graph: Graph, members: set[int], entry: int, obliged: set[Hashable]) -> list[int]:
-    """A cycle from ``entry`` within ``members`` that takes every obliged group: to the nearest edge of a group
-    still owed, from where it leads, until none is owed, then the shortest way back."""
-    events: list[int] = []
-    at = entry
-    while obliged:
-        path, at = _nearest(graph, members, at, lambda e, t, g: g in obliged)
-        for event, group in path:
-            obliged.discard(group)
-            events.append(event)
-    path, at = _nearest(graph, members, at, lambda e, t, g: t == entry)
-    events.extend(event for event, _ in path)
-    return events
-
-
-def _nearest(graph: Graph, members: set[int], start: int,
-             wanted: Callable[[int, int, Hashable], bool]) -> tuple[list[tuple[int, Hashable]], int]:
-    """The shortest walk in ``members`` from ``start`` whose last edge is ``wanted``: its (event, group) edges
-    and where it ends."""
-    parent: dict[int, tuple[int, int, Hashable] | None] = {start: None}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        for event, target, fault, group in graph.edges[node] or ():
-            if fault or target not in members:
-                continue
-            if wanted(event, target, group):
-                walk = [(event, group)]
-                back = node
-                while parent[back] is not None:
-                    previous, e, g = parent[back]  # type: ignore[misc]
-                    walk.append((e, g))
-                    back = previous
-                return walk[::-1], target
-            if target not in parent:
-                parent[target] = (node, event, group)
-                queue.append(target)
-    raise AssertionError("a strongly connected component holds a walk to each of its edges")
 
 
 def lasso_replay(family: Family, scenario: Any, protocol: Protocol) -> str:

@@ -250,3 +250,18 @@ def test_the_cli_refuses_a_contradiction_with_exit_four_and_one_line(tmp_path, c
     assert exit_.value.code == 4
     lines = [line for line in captured.err.splitlines() if line.strip()]
     assert len(lines) == 1 and f"event {deliveries[0]} (deliver) and event {deliveries[1]} (deliver)" in lines[0]
+
+
+def test_a_hunk_read_as_it_was_before_a_write_changed_it_is_refused():
+    """s1 rewrites one hunk of a file of several; s5's delivery to that file, with no write of that hunk between,
+    claims to read it as it was before s1 (found by the quality suite's edited histories: a lost update hidden).
+    No other fact says so: the file's other hunks and its whole hash are not what s1 read."""
+    rows = _workload_run("three-files", "none", 0)
+    first, later = _index(rows, "deliver", step="s1"), _index(rows, "deliver", step="s5")
+    (hunk,) = rows[first]["patch_hunks"]
+    assert rows[later]["path"] == rows[first]["path"] and hunk in rows[later]["hunks_before"]
+    assert _judged(rows) in (OK, "violated")  # as recorded: judged
+    rows[later]["hunks_before"][hunk] = rows[first]["hunks_before"][hunk]
+    message = _refusal(rows)
+    assert f"event {first} (deliver)" in message and f"event {later} (deliver)" in message
+    assert "a hunk a write changed is not what it was" in message

@@ -18,6 +18,8 @@ The facts, as the model keeps them (``docs/workspace.md``):
   write: what an event reads (``rev``, ``rev_at_apply``, ``hash_current``, ``hash_before``) is what the
   last write left, and each write's ``rev_after`` is one more than the revision it replaced;
 * the digests a record holds are those of the hunks its patch names (``patch_hunks``);
+* a hunk a one-hunk write changed (the file's hash changed) is not what it was until something writes it
+  again: a later delivery cannot read its old digest;
 * one content, one set of hunk digests: a file's hash fixes the digests of its hunks, wherever both are
   recorded (what a delivery read, what a step's author expected), and a one-hunk file's digest its hash;
 * a step's copies carry its stamp: every copy of one step sent in one round (a dispatch, its retries)
@@ -32,6 +34,7 @@ from typing import Any, Iterator, Sequence
 
 from sim.core.reconcile import TIME_ORDER, Contradiction, Determines, Facts, OnePerRun, Precedes, Rule
 from sim.core.values import shown
+from sim.families.workspace.content import hunk_hash
 
 #: Knobs a workspace history records on its events: one value per run each.
 RUN_KNOBS = {"fence": "the fence", "dedupe": "the dedupe mode", "pipeline": "pipelining",
@@ -43,6 +46,9 @@ BEFORE_ANY_WRITE = ("before_write", "after_intent", "mid_write")
 WRITE_FIELDS = ("rev_after", "hash_after")
 #: Events that write a file (with ``rev_after`` and ``hash_after``), besides an applied delivery.
 WRITERS = frozenset({"human_edit", "tests_fail"})
+#: The digest of a hunk a file does not have (its text is empty): writing it may leave the file's other
+#: hunks, and this digest, as they were.
+EMPTY_HUNK = hunk_hash("")
 
 
 def _done(event) -> bool:
@@ -163,12 +169,12 @@ class _Workspace:
 def _revisions(history: Sequence[Any]) -> Iterator[Contradiction]:
     """Replay the revisions and hashes write by write (see the module docstring)."""
     state = _Workspace()
+    # one revision scope per run: known before the first event, which need not record it (a human edit)
+    state.file_scope = any(e.fields.get("rev_scope") == "file" for e in history)
     for event in history:
         if not _done(event):
             continue
         fields, name = event.fields, event.event
-        if fields.get("rev_scope") == "file":
-            state.file_scope = True
         path = fields.get("path")
         found: list[Contradiction | None] = []
         if name == "dispatch" and not fields.get("held") and "verdict" not in fields:
@@ -258,6 +264,43 @@ def _contents(history: Sequence[Any]) -> Iterator[Contradiction]:
                     return
 
 
+def _hunks_written(history: Sequence[Any]) -> Iterator[Contradiction]:
+    """A hunk a write changed is not what it was, until something else writes it: an applied delivery whose
+    patch names one hunk and whose file hash changed changed that hunk, so a later delivery to the file, with
+    no write of that hunk (nor any human edit or restore of the file) between, cannot read the hunk's digest
+    from before that write."""
+    changed: dict[str, dict[str, tuple[str, Any]]] = {}
+    for event in history:
+        fields, path = event.fields, event.fields.get("path")
+        if not _done(event) or not isinstance(path, str):
+            continue
+        if event.event in WRITERS:
+            changed.pop(path, None)
+            continue
+        if event.event != "deliver":
+            continue
+        before = fields.get("hunks_before")
+        before = before if isinstance(before, dict) else {}
+        for hunk, digest in before.items():
+            known = changed.get(path, {}).get(hunk)
+            if known is not None and known[0] == digest:
+                yield Contradiction("a hunk a write changed is not what it was", known[1], event,
+                                    f"event {known[1].index} changed hunk {shown(hunk)} of {shown(path)} from digest "
+                                    f"{shown(digest)}, and nothing wrote it since, but event {event.index} reads "
+                                    f"it as {shown(digest)}")
+                return
+        named = fields.get("patch_hunks")
+        if fields.get("verdict") != "applied" or not isinstance(named, list):
+            continue
+        for hunk in named:
+            changed.get(path, {}).pop(hunk, None)
+        hunk = named[0] if len(named) == 1 and isinstance(named[0], str) else None
+        old = before.get(hunk) if hunk is not None else None
+        if hunk is not None and isinstance(old, str) and old != EMPTY_HUNK \
+                and isinstance(fields.get("hash_after"), str) and fields.get("hash_after") != fields.get("hash_before"):
+            changed.setdefault(path, {})[hunk] = (old, event)
+
+
 FACTS = Facts((
     TIME_ORDER,
     *(OnePerRun(name, what) for name, what in RUN_KNOBS.items()),
@@ -277,4 +320,5 @@ FACTS = Facts((
     Precedes(frozenset({"ack", "lose_ack"}), frozenset({"deliver", "dispatch"}), ("step", "verdict"),
              "an answer follows its verdict", needs_one=True),
     Rule("revisions", _revisions),
+    Rule("hunks written", _hunks_written),
 ))

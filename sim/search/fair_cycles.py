@@ -1,0 +1,193 @@
+"""Judging one liveness property on the graph: fair strongly connected components, stuttering states, lassos.
+
+See :mod:`sim.search.liveness` for what is judged and why; this module finds, for a property, the fair ways
+to stay where it fails (Tarjan's components over non-fault transitions, weak fairness per component, states
+where nothing fair is enabled), picks the one nearest an initial state, and builds its cycle.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Callable, Hashable
+
+from sim.core.liveness import Eventually, LeadsTo, LivenessModel
+from sim.search.liveness_graph import Graph, LivenessResult, Verdict, shown_events
+
+
+def judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: LivenessResult) -> Verdict:
+    if isinstance(prop, Eventually):
+        failing = _avoiding(graph, model.properties.index(prop))
+        candidates = [(None, failing)]
+        vacuous = not failing
+    else:
+        index = model.properties.index(prop)
+        pending = [labels[index] for labels in graph.labels]
+        items = sorted({i for p in pending for i in p}, key=repr)
+        candidates = [(item, {n for n, p in enumerate(pending) if item in p}) for item in items]
+        vacuous = not items
+    best: tuple | None = None
+    distance = graph.distances()
+    for item, allowed in candidates:
+        for entry, cycle in _fair_cycles(graph, allowed, distance):
+            ranked = (distance[entry], len(cycle), repr(item))
+            if best is None or ranked < best[0]:
+                best = (ranked, item, entry, cycle)
+    if best is not None:
+        _, item, entry, cycle = best
+        prefix = graph.path_to(entry)
+        return Verdict(prop.name, "violated", tuple(events[e] for e in prefix), tuple(events[e] for e in cycle),
+                       item)
+    if not result.complete:
+        return _undecided(graph, prop, candidates, distance, events, result)
+    within = "at any number of faults" if result.exhausted else \
+        f"within {result.max_faults} fault{'s' if result.max_faults != 1 else ''}"
+    return Verdict(prop.name, "holds", vacuous=vacuous,
+                   note=("vacuous: nothing was ever pending" if vacuous and isinstance(prop, LeadsTo) else
+                         "vacuous: the goal held from the start" if vacuous else f"every fair behaviour {within}"))
+
+
+def _undecided(graph: Graph, prop: Any, candidates: list, distance: list[int], events: list,
+               result: LivenessResult) -> Verdict:
+    """Not decided: what cut the graph, and where the property's failure was left going -- the nearest state
+    the model could not follow further with the item still pending (a run still going at its horizon)."""
+    cut = result.reason if result.reason.startswith("--") else "the " + result.reason.replace("_", " ")
+    nearest = min(((distance[n], repr(item), n, item) for item, allowed in candidates for n in graph.cut
+                   if n in allowed), default=None)
+    if nearest is None:
+        return Verdict(prop.name, "not decided", note=f"the graph was cut by {cut}")
+    _, _, node, item = nearest
+    prefix = tuple(events[e] for e in graph.path_to(node))
+    pending = f"{item} still pending" if item is not None else "the goal not reached"
+    shown = " ; ".join(shown_events(prefix)) or "the start"
+    return Verdict(prop.name, "not decided", prefix=prefix, item=item,
+                   note=f"after {shown} the run was still going at the {graph.cut[node].replace('_', ' ')}, "
+                        f"{pending}: a loop without end, or a wait longer than that (the graph was cut by {cut})")
+
+
+def _avoiding(graph: Graph, index: int) -> set[int]:
+    """The nodes reachable from an initial node through nodes where the goal of property ``index`` does not
+    hold (themselves excluded)."""
+    def holds(n: int) -> bool:
+        return bool(graph.labels[n][index])
+
+    bad = {n for n in graph.initial if not holds(n)}
+    stack = list(bad)
+    while stack:
+        for _, target, _, _ in graph.edges[stack.pop()] or ():
+            if target not in bad and not holds(target):
+                bad.add(target)
+                stack.append(target)
+    return bad
+
+
+def _fair_cycles(graph: Graph, allowed: set[int], distance: list[int]) -> list[tuple[int, list[int]]]:
+    """Each way to stay in ``allowed`` forever, fairly: (an entry node, the cycle's events from it, empty when
+    nothing fair is enabled there) -- one per stuttering node and per fair strongly connected component."""
+    found: list[tuple[int, list[int]]] = []
+    expanded = {n for n in allowed if graph.edges[n] is not None}
+    for n in sorted(expanded):
+        if not graph.fair[n]:
+            found.append((n, []))
+    for component in _components(graph, expanded):
+        members = set(component)
+        inside = [(n, e, t, g) for n in component for e, t, fault, g in graph.edges[n] or () if not fault
+                  and t in members]
+        if not inside:
+            continue
+        obliged = frozenset.intersection(*(graph.fair[n] for n in component))
+        taken = {g for _, _, _, g in inside}
+        if obliged <= taken:
+            entry = min(component, key=lambda n: (distance[n], n))  # the nearest to an initial state
+            found.append((entry, _cycle(graph, members, entry, set(obliged))))
+    return found
+
+
+def _components(graph: Graph, nodes: set[int]) -> list[list[int]]:
+    """The strongly connected components of ``nodes`` over their non-fault edges (Tarjan's, iteratively)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in sorted(nodes):
+        if root in index:
+            continue
+        work = [(root, iter(_inner(graph, root, nodes)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(_inner(graph, child, nodes))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                out.append(sorted(component))
+    return out
+
+
+def _inner(graph: Graph, node: int, nodes: set[int]) -> list[int]:
+    return [t for _, t, fault, _ in graph.edges[node] or () if not fault and t in nodes]
+
+
+def _cycle(graph: Graph, members: set[int], entry: int, obliged: set[Hashable]) -> list[int]:
+    """A cycle from ``entry`` within ``members`` that takes every obliged group: to the nearest edge of a group
+    still owed, from where it leads, until none is owed, then the shortest way back."""
+    events: list[int] = []
+    at = entry
+    while obliged:
+        path, at = _nearest(graph, members, at, lambda e, t, g: g in obliged)
+        for event, group in path:
+            obliged.discard(group)
+            events.append(event)
+    path, at = _nearest(graph, members, at, lambda e, t, g: t == entry)
+    events.extend(event for event, _ in path)
+    return events
+
+
+def _nearest(graph: Graph, members: set[int], start: int,
+             wanted: Callable[[int, int, Hashable], bool]) -> tuple[list[tuple[int, Hashable]], int]:
+    """The shortest walk in ``members`` from ``start`` whose last edge is ``wanted``: its (event, group) edges
+    and where it ends."""
+    parent: dict[int, tuple[int, int, Hashable] | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for event, target, fault, group in graph.edges[node] or ():
+            if fault or target not in members:
+                continue
+            if wanted(event, target, group):
+                walk = [(event, group)]
+                back = node
+                while parent[back] is not None:
+                    previous, e, g = parent[back]  # type: ignore[misc]
+                    walk.append((e, g))
+                    back = previous
+                return walk[::-1], target
+            if target not in parent:
+                parent[target] = (node, event, group)
+                queue.append(target)
+    raise AssertionError("a strongly connected component holds a walk to each of its edges")

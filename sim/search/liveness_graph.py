@@ -1,0 +1,151 @@
+"""The liveness search's graph and answers: the nodes, their edges and labels, a property's verdict.
+
+Built by :mod:`sim.search.liveness`, judged by :mod:`sim.search.fair_cycles`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Hashable, Sequence
+
+from sim.core.liveness import Eventually
+
+
+@dataclass
+class Verdict:
+    """One property's answer (see the module docstring)."""
+
+    name: str
+    status: str  # "holds" | "violated" | "not decided"
+    prefix: tuple[Any, ...] = ()
+    cycle: tuple[Any, ...] = ()  # empty: nothing fair is enabled at the end of the prefix, which lasts forever
+    item: Any = None  # the pending item that stays pending (a LeadsTo property)
+    vacuous: bool = False
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status}
+        if self.status == "violated":
+            out["lasso"] = {"prefix": [str(e) for e in self.prefix], "cycle": [str(e) for e in self.cycle]}
+        elif self.prefix:
+            out["still_going_after"] = shown_events(self.prefix)
+        if self.item is not None and (self.status == "violated" or self.prefix):
+            out["item"] = str(self.item)
+        if self.vacuous:
+            out["vacuous"] = True
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass
+class LivenessResult:
+    """The liveness of one protocol: the graph searched and each property's verdict."""
+
+    protocol: str
+    max_faults: int
+    unfair: tuple[str, ...] = ()
+    states: int = 0
+    edges: int = 0
+    complete: bool = True
+    exhausted: bool = False
+    reason: str = "bound_reached"
+    acted: tuple[str, ...] = ()  # the fault kinds taken somewhere in the graph
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+
+    @property
+    def violated(self) -> bool:
+        return any(v.status == "violated" for v in self.verdicts.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"max_faults": self.max_faults, "states": self.states, "edges": self.edges,
+                "complete": self.complete, "exhausted": self.exhausted, "end": self.reason,
+                "unfair": list(self.unfair), "faults_acted": list(self.acted)}
+
+
+def shown_events(events: Sequence[Any]) -> list[str]:
+    """Events as text, a run of three or more equal ones as one (``continue ×4,210``): a run followed to its
+    horizon takes thousands of the system's steps."""
+    out: list[str] = []
+    texts = [str(e) for e in events]
+    i = 0
+    while i < len(texts):
+        j = i
+        while j < len(texts) and texts[j] == texts[i]:
+            j += 1
+        out += [f"{texts[i]} ×{j - i:,}"] if j - i >= 3 else texts[i:j]
+        i = j
+    return out
+
+
+#: One edge: (alphabet position, target node, whether it is a fault, its fairness group or None).
+Edge = tuple[int, int, bool, Hashable]
+
+
+class Graph:
+    """The reachable states within the fault bound, their edges and the properties' carries."""
+
+    def __init__(self) -> None:
+        self.index: dict[Hashable, int] = {}
+        self.states: list[Any] = []  # a node's state until it is expanded (then None: only its labels are kept)
+        self.carries: list[Any] = []
+        self.labels: list[tuple] = []  # per property: the items pending (LeadsTo) or whether the goal holds
+        self.faults: list[int] = []
+        self.edges: list[list[Edge] | None] = []  # None: not expanded
+        self.fair: list[frozenset] = []  # the fair groups enabled in each expanded node
+        self.initial: list[int] = []
+        self.cut_faults = False
+        self.cut: dict[int, str] = {}  # nodes the model could not follow further, and why
+        self.starting: dict[int, int | None] = {}  # an initial node's starting event (several initial states)
+        self._parent: list[tuple[int, int] | None] | None = None
+        self._distance: list[int] = []
+
+    def distances(self) -> list[int]:
+        """Each node's distance in events from the nearest initial node (breadth first, faults included)."""
+        if self._parent is None:
+            parent: list[tuple[int, int] | None] = [None] * len(self.states)
+            distance = [-1] * len(self.states)
+            queue = deque(self.initial)
+            for n in self.initial:
+                distance[n] = 0
+            while queue:
+                node = queue.popleft()
+                for event, target, _, _ in self.edges[node] or ():
+                    if distance[target] < 0:
+                        distance[target], parent[target] = distance[node] + 1, (node, event)
+                        queue.append(target)
+            self._parent, self._distance = parent, distance
+        return self._distance
+
+    def path_to(self, goal: int) -> list[int]:
+        """The events of a shortest path from an initial node to ``goal``, beginning with the event that chose
+        that initial node where the machine has several (an order begins where its run starts)."""
+        self.distances()
+        assert self._parent is not None
+        path: list[int] = []
+        step = self._parent[goal]
+        while step is not None:
+            node, event = step
+            path.append(event)
+            step = self._parent[node]
+            goal = node
+        chosen = self.starting.get(goal)
+        if chosen is not None:
+            path.append(chosen)
+        return path[::-1]
+
+    def node(self, key: Hashable, state: Any, carries: Any, faults: int,
+             properties: Sequence[Any] = ()) -> tuple[int, bool]:
+        number = self.index.get(key)
+        if number is not None:
+            return number, False
+        number = self.index[key] = len(self.states)
+        self.states.append(state)
+        self.carries.append(carries)
+        self.labels.append(tuple(p.goal(state, carries) if isinstance(p, Eventually) else p.pending(state, carries)
+                                 for p in properties))
+        self.faults.append(faults)
+        self.edges.append(None)
+        self.fair.append(frozenset())
+        return number, True
