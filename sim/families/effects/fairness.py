@@ -114,6 +114,24 @@ def unfinished(state: EffectsState, carry: Any) -> frozenset[str]:
     return frozenset(accepted - terminal)
 
 
+#: What resolves an unknown outcome: a reconciliation that proved it either way, its receipt, a retry under its
+#: key, a failure recorded, or a human handed it.
+RESOLVES = frozenset({"receipt_recorded", "dispatched", "transition_failed", "human_exception", "human_resolved"})
+
+
+def unresolved(state: EffectsState, carry: Any) -> frozenset[str]:
+    """The transitions whose outcome is unknown (a timeout) and not yet resolved, as ``task/transition``."""
+    open_: set[str] = set()
+    for event in state.rt.history:
+        key = f"{event.get('task')}/{event.get('transition')}"
+        if event.event == "timed_out" and event.get("outcome") == "unknown":
+            open_.add(key)
+        elif key in open_ and (event.event in RESOLVES or event.event == "reconciled"
+                               and event.get("result") in ("found", "not_found")):
+            open_.discard(key)
+    return frozenset(open_)
+
+
 def role(state: EffectsState, carry: Any, event: Any) -> str:
     return "fair" if isinstance(event, SystemStep) else "fault"
 
@@ -132,6 +150,9 @@ def cut(state: EffectsState) -> str | None:
 def model(machine: EffectsMachine) -> LivenessModel:
     return LivenessModel(
         properties=(LeadsTo("task_terminal", unfinished,
-                            "every accepted task eventually reaches one terminal, evidenced outcome"),),
+                            "every accepted task eventually reaches one terminal, evidenced outcome"),
+                    LeadsTo("unknown_resolved", unresolved,
+                            "every unknown outcome is eventually resolved: reconciled, retried under its key, or "
+                            "handed to a human")),
         role=role, assumption=assumption, assumptions=ASSUMPTIONS, machine=LiveEffectsMachine(machine),
         events=(CONTINUE, ANSWER), cut=cut)

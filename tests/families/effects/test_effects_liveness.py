@@ -125,3 +125,15 @@ def test_planted_an_escalation_nobody_resolves_leaves_the_task_waiting_forever()
     assert verdict.status == "violated" and verdict.cycle == ()
     # post_slack cannot be reconciled (reconcile_by = "none"): a lost outcome goes to a human, who never comes
     assert [str(e) for e in verdict.prefix] == ["terminate post_slack after_commit", "continue", "continue"]
+
+
+def test_every_unknown_outcome_is_resolved_under_the_presets_and_vacuously_where_none_is_unknown():
+    workload = FAMILIES.load_workload("effects-pr")
+    family = FAMILIES.family_for(workload)
+    answers = {}
+    for label in family.presets:
+        verdict = check_liveness(family, workload, family.parse_protocol(label), 1).verdicts["unknown_resolved"]
+        answers[label] = (verdict.status, verdict.vacuous)
+    # without reconciliation a timeout is recorded failed, never unknown: nothing was ever pending
+    assert answers == {"unkeyed-retry": ("holds", True), "keyed": ("holds", True),
+                       "keyed-reconcile": ("holds", False), "keyed-fingerprint-reconcile": ("holds", False)}
