@@ -60,7 +60,7 @@ def liveness_section(family: Family, workload: Workload, protocols: Sequence[Pro
 def _status(verdict: Any) -> str:
     if verdict.status == "violated":
         return "violated" + (f" ({verdict.item} stays pending)" if verdict.item is not None else "")
-    return verdict.status + (f": {verdict.note}" if verdict.note else "")
+    return verdict.status + (f" ({verdict.note})" if verdict.note else "")
 
 
 def _lasso(verdict: Any) -> str:
