@@ -90,16 +90,19 @@ def _ends(workload: Any, engine: str, extra: str, max_events: int, deadline: Any
     faults = min(max_events, CERTIFY_LIVENESS_FAULTS)
     result = check_liveness(family, workload, engine_protocol(engine, extra), faults,
                             max_states=CERTIFY_LIVENESS_STATES, deadline=deadline)
-    verdict = result.verdicts["task_terminal"]
     within = f"within {faults} fault{'s' if faults != 1 else ''}"
-    if verdict.status == "holds":
-        line = f"  the task ends under fairness {within} (every fair behaviour; {result.states:,} states)"
-    elif verdict.status == "violated":
-        line = (f"  the task does NOT always end under fairness: after {' ; '.join(shown_events(verdict.prefix))}"
-                " nothing the system must do is left, and it is not terminal")
-    else:
-        line = f"  whether the task ends under fairness {within} is not decided: {verdict.note}"
-    return line, {"within_faults": faults, **verdict.to_json()}
+    words = []
+    for name, verdict in result.verdicts.items():
+        if verdict.status == "violated":
+            words.append(f"{name} violated after {' ; '.join(shown_events(verdict.prefix)) or 'the start'}"
+                         + (f" (then forever: {' ; '.join(map(str, verdict.cycle))})" if verdict.cycle else ""))
+        elif verdict.status == "not decided":
+            words.append(f"{name} not decided ({verdict.note})")
+        else:
+            words.append(f"{name} holds" + (" (vacuously)" if verdict.vacuous else ""))
+    ends = "ends" if all(v.status == "holds" for v in result.verdicts.values()) else "may not end"
+    line = f"  under fairness the task {ends} {within} ({result.states:,} states): " + "; ".join(words)
+    return line, {"within_faults": faults, **{name: v.to_json() for name, v in result.verdicts.items()}}
 
 
 def _progress(bar: Any, phase: str) -> Any:

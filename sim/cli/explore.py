@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, List, Optional
@@ -33,6 +34,7 @@ class ExploreRequest:
     unfair: tuple[str, ...] = ()
     out: Path | None = None
     junit: Path | None = None
+    source: str = ""  # what -w took
 
 
 @app.command()
@@ -80,8 +82,9 @@ def explore(
                                                "the effects family's 'system' and 'human' (a human answers an "
                                                "approval)."),
     out: Optional[Path] = typer.Option(None, "--out", help="With --liveness: write each lasso found as a "
-                                       "scenario file and its timeline in this folder (fencesim run FILE replays "
-                                       "it: the prefix, then the cycle twice)."),
+                                       "scenario file, its timeline and its swimlane (SVG) in this folder "
+                                       "(fencesim run FILE replays it: the prefix, then the cycle twice; exit 1 "
+                                       "while the lasso still holds)."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write JUnit XML here (a new file, or one "
                                          "fencesim wrote): one case per invariant and, with --liveness, per "
                                          "liveness property."),
@@ -98,7 +101,7 @@ def explore(
     if (max_faults != 2 or unfair or out is not None) and not liveness:
         raise InputError("--max-faults, --unfair and --out go with --liveness")
     request = ExploreRequest(_depth(depth), state_limit, _memory(memory_limit), symmetry, reduce, exact, sleep,
-                             liveness, max_faults, tuple(unfair or ()), out, junit)
+                             liveness, max_faults, tuple(unfair or ()), out, junit, workload)
     _check_limits(workers, state_limit, budget)
     loaded = FAMILIES.load_workload(workload)
     family = FAMILIES.family_for(loaded)
@@ -151,7 +154,7 @@ def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequ
     if request.junit is not None:
         from sim.report.outputs import check_output_file
 
-        check_output_file(request.junit, "--junit", "junit")
+        check_output_file(request.junit, "--junit", "junit", forcible=False)
     if request.liveness:  # a bad liveness option stops the command before any search
         from sim.search.liveness import liveness_model
 
@@ -221,11 +224,12 @@ def _export_lassos(family: Any, workload: Any, protocols: list, lives: list, req
     assert out is not None
     out.mkdir(parents=True, exist_ok=True)
     for p, live, entry in zip(protocols, lives, document["protocols"]):
-        command = (f"fencesim explore -w {workload.name} -p {p.label} --liveness --max-faults {live.max_faults}"
-                   + "".join(f" --unfair {u}" for u in live.unfair))
+        source = request.source or workload.name
+        command = (f"fencesim explore -w {shlex.quote(source)} -p {shlex.quote(p.label)} --liveness --max-faults "
+                   f"{live.max_faults}" + "".join(f" --unfair {u}" for u in live.unfair))
         for name, verdict in live.verdicts.items():
             if verdict.status == "violated":
-                path = export_lasso(family, workload, p, verdict, out, command)
+                path = export_lasso(family, workload, p, verdict, out, command, source, live.unfair)
                 entry["liveness"][name]["file"] = str(path)
 
 

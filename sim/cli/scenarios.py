@@ -258,6 +258,8 @@ def run(
     loaded = [FAMILIES.load_scenario(path) for path in scenarios]  # all input errors before any run
     families = [(s, FAMILIES.family_for(s)) for s in loaded]
     plans = [(s, f, _protocols_for(f, s, protocol or [])) for s, f in families]
+    lassos = {id(s): _lasso_workload(s, f, protocol or []) for s, f in families if "lasso" in getattr(s, "meta", {})}
+    lassos_held = 0
     console = human_console(json_out)
     results = []
     for scenario, family, protocols in plans:
@@ -266,10 +268,12 @@ def run(
             results.append(result)
             if not json_out:  # the JSON holds every event: no table of them beside it
                 print_result(console, result)
-            if "lasso" in getattr(scenario, "meta", {}):
-                from sim.search.liveness import lasso_replay
+            if id(scenario) in lassos:
+                from sim.search.lasso_check import replay_lasso
 
-                console.print(lasso_replay(family, scenario, chosen), markup=False)
+                held, line = replay_lasso(family, scenario, chosen, lassos[id(scenario)])
+                console.print(line, markup=False)
+                lassos_held += held
     if not results:
         return EXIT_NOTHING_RAN
     if json_out:
@@ -277,17 +281,34 @@ def run(
         for result in results:
             _print_verdict_line(console, result)
     mismatched = [r for r in results if r.expectation_met is False]
-    console.print(f"\n{_run_summary(results)}", markup=False)
+    console.print(f"\n{_run_summary(results, lassos_held)}", markup=False)
     for r in mismatched:
         console.print(f"  [expect] mismatch: {r.scenario} under {r.protocol.label}: {'; '.join(r.mismatches)}",
                       markup=False)
     _warn_expect_not_run(plans)
-    return EXIT_OK if all(r.passes for r in results) else EXIT_VIOLATION
+    return EXIT_OK if all(r.passes for r in results) and not lassos_held else EXIT_VIOLATION
 
 
-def _run_summary(results) -> str:
+def _lasso_workload(scenario, family, protocols: list[str]):
+    """The workload a lasso file was found on (its ``[lasso]`` table names it as ``-w`` takes it), its table
+    checked under each protocol the file will run under -- before any run."""
+    from sim.registry import FAMILIES
+    from sim.search.lasso_check import check_lasso
+
+    lasso = scenario.meta["lasso"]
+    name = lasso.get("workload", scenario.meta.get("workload")) if isinstance(lasso, dict) else None
+    if not isinstance(name, str):
+        raise InputError(f"{scenario.path or scenario.name}: [lasso] must name its workload (workload = ...)")
+    workload = FAMILIES.load_workload(name)
+    for chosen in _protocols_for(family, scenario, protocols):
+        check_lasso(family, scenario, chosen, workload)
+    return workload
+
+
+def _run_summary(results, lassos_held: int = 0) -> str:
     """``run``'s last line: the runs, those with a safety violation (saying which [expect] declared), those not
-    matching [expect], and the exit code with its reason -- the rule of :attr:`RunResult.passes`."""
+    matching [expect], the liveness lassos that still hold, and the exit code with its reason -- the rule of
+    :attr:`RunResult.passes`, and a lasso that holds is a violation."""
     violated = [r for r in results if r.violations]
     expected = [r for r in violated if r.violations_expected]
     mismatched = [r for r in results if r.expectation_met is False]
@@ -299,13 +320,16 @@ def _run_summary(results) -> str:
         found = (f"{len(violated)} with a safety violation ({len(expected)} expected by [expect], "
                  f"{len(violated) - len(expected)} not)")
     line = f"{len(results)} run(s): {found}; {len(mismatched)} not matching [expect]"
-    if all(r.passes for r in results):
+    if lassos_held:
+        line += f"; {lassos_held} liveness lasso(s) that still hold"
+    if all(r.passes for r in results) and not lassos_held:
         why = "every violation expected by [expect] and every expectation met" if violated else "nothing violated" + (
             ", every expectation met" if any(r.expect is not None for r in results) else "")
         return f"{line} -- exit {EXIT_OK}: {why}"
     unexpected = len(violated) - len(expected)
     reasons = ([f"{unexpected} run(s) with a violation [expect] does not declare"] if unexpected else []) + (
-        [f"{len(mismatched)} not matching [expect]"] if mismatched else [])
+        [f"{len(mismatched)} not matching [expect]"] if mismatched else []) + (
+        [f"{lassos_held} liveness lasso(s) that still hold"] if lassos_held else [])
     return f"{line} -- exit {EXIT_VIOLATION}: {' and '.join(reasons)}"
 
 

@@ -208,12 +208,14 @@ def _name_max(folder: Path) -> int:
         return 255
 
 
-def check_file(path: str | Path, what: str, kind: FileKind | None = None, force: bool = False) -> Path:
+def check_file(path: str | Path, what: str, kind: FileKind | None = None, force: bool = False,
+               forcible: bool = True) -> Path:
     """Where an output file of ``kind`` may be written, checked before any work: the path to write
     (symbolic links followed, so a link is kept and its target replaced).
 
     An existing file is replaced only when it is empty or ``kind`` recognises it (``force``: any regular
-    file); everything else in the module docstring is refused with :class:`OutputError`.
+    file); everything else in the module docstring is refused with :class:`OutputError`.  ``forcible``: the
+    command has ``--force`` (a refusal names it).
     """
     text = str(path)
     if text == "" or "\x00" in text or Path(text).name in ("", ".", "..") or text.endswith(os.sep):
@@ -236,7 +238,8 @@ def check_file(path: str | Path, what: str, kind: FileKind | None = None, force:
             raise OutputError(f"{what} {path} is read-only; fencesim does not replace it")
         if info.st_size and kind is not None and not force and not kind.holds(target):
             raise OutputError(f"{what} {path} holds something that is not {kind.words}; fencesim never "
-                              "replaces a file of yours: give a new name (or --force to replace it)")
+                              "replaces a file of yours: give a new name" + (" (or --force to replace it)"
+                                                                             if forcible else ""))
     folder = _existing_ancestor(target, what)
     _check_name(target, folder, what)
     _check_room(folder, path, what)

@@ -43,8 +43,9 @@ def lasso_files(workload: Workload, protocols: Sequence[Protocol], props: Sequen
 
 
 def export_lasso(family: Family, workload: Workload, protocol: Protocol, verdict: Any, out_dir: Path,
-                 command: str) -> Path:
-    """Write the lasso of one violated property (see the module docstring); the scenario's path."""
+                 command: str, source: str | None = None, unfair: Sequence[str] = ()) -> Path:
+    """Write the lasso of one violated property (see the module docstring); the scenario's path.  ``source`` is
+    what ``-w`` took to name the workload (default: its name), ``unfair`` the assumptions dropped."""
     known = set(family.alphabet(workload))
     prefix = [e for e in verdict.prefix if e in known]
     cycle = [e for e in verdict.cycle if e in known]
@@ -55,9 +56,12 @@ def export_lasso(family: Family, workload: Workload, protocol: Protocol, verdict
                    + (f"a cycle of {len(cycle)}, played twice here; it repeats forever." if cycle else
                       "a state where nothing the system must do is enabled: it stays there forever.")
                    + f" Found by: {command}")
-    lasso = {"property": verdict.name, "prefix": len(prefix), "cycle": len(cycle)}
+    lasso: dict[str, Any] = {"property": verdict.name, "prefix": len(prefix), "cycle": len(cycle),
+                             "workload": source or workload.name}
     if verdict.item is not None:
         lasso["item"] = str(verdict.item)
+    if unfair:
+        lasso["unfair"] = list(unfair)
     meta = {"name": name, "description": description, "workload": workload.name, "lasso": lasso}
     scenario = family.counterexample(workload, protocol, verdict.name, prefix + cycle + cycle, meta)
     replay = family.replay(scenario, protocol)

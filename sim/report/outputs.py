@@ -157,11 +157,12 @@ def fencesim_file(path: Path) -> str | None:
 FENCESIM = Ownership(fencesim_file, CACHES)
 
 
-def check_output_file(path: str | Path, what: str, kind: str | None = None, force: bool = False) -> Path:
+def check_output_file(path: str | Path, what: str, kind: str | None = None, force: bool = False,
+                      forcible: bool = True) -> Path:
     """Fail fast, before any work, if ``path`` cannot take an output file of ``kind`` (a key of
     :data:`KINDS`); return the path to write (see :func:`sim.core.outputs.check_file`: a file of the
     user's is never replaced)."""
-    return check_file(path, what, None if kind is None else KINDS[kind], force)
+    return check_file(path, what, None if kind is None else KINDS[kind], force, forcible)
 
 
 def check_output_dir(path: str | Path, what: str, force: bool = False, contents: bool = True) -> Path:

@@ -46,7 +46,7 @@ def judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: L
                          "vacuous: the goal held from the start" if vacuous else f"every fair behaviour {within}"))
 
 
-def _undecided(graph: Graph, prop: Any, candidates: list, distance: list[int], events: list,
+def _undecided(graph: Graph, prop: Any, candidates: list, distance: list[tuple[int, int]], events: list,
                result: LivenessResult) -> Verdict:
     """Not decided: what cut the graph, and where the property's failure was left going -- the nearest state
     the model could not follow further with the item still pending (a run still going at its horizon)."""
@@ -80,7 +80,7 @@ def _avoiding(graph: Graph, index: int) -> set[int]:
     return bad
 
 
-def _fair_cycles(graph: Graph, allowed: set[int], distance: list[int]) -> list[tuple[int, list[int]]]:
+def _fair_cycles(graph: Graph, allowed: set[int], distance: list[tuple[int, int]]) -> list[tuple[int, list[int]]]:
     """Each way to stay in ``allowed`` forever, fairly: (an entry node, the cycle's events from it, empty when
     nothing fair is enabled there) -- one per stuttering node and per fair strongly connected component."""
     found: list[tuple[int, list[int]]] = []

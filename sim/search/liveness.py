@@ -26,7 +26,7 @@ A step that leaves the node as it was is no step (TLA+'s ``<<A>>_vars``): it
 is neither enabled for fairness nor taken, and it is not kept as an edge.
 
 **What is answered**, per property: ``violated`` with the lasso whose prefix
-is shortest (in events) and, among those, the shortest cycle found (a cycle
+has the fewest faults, then the fewest events, and among those the shortest cycle found (a cycle
 must take each obligation once; it is shortest when at most one group is
 obliged, otherwise short: each obligation is reached by the shortest way from
 the last); ``holds`` when the graph is complete and no fair violating cycle
@@ -58,7 +58,7 @@ from sim.search.fair_cycles import judge
 from sim.search.liveness_graph import Edge, Graph, LivenessResult, Verdict, shown_events
 
 __all__ = ["LIVENESS_STATES_DEFAULT", "MAX_FAULTS_MAX", "LivenessResult", "Verdict", "check_liveness",
-           "lasso_replay", "liveness_model", "shown_events"]
+           "liveness_model", "shown_events"]
 
 #: Limits: nodes of the graph by default, and the most faults a behaviour may have.
 LIVENESS_STATES_DEFAULT = 2_000_000
@@ -201,32 +201,3 @@ def _initial_states(machine: Any, events: list) -> list[tuple[int | None, Any]]:
     if not starting:
         return [(None, root)]
     return [(i, machine.advance(root, events[i])) for i in starting if machine.why_not(root, events[i]) is None]
-
-
-def lasso_replay(family: Family, scenario: Any, protocol: Protocol) -> str:
-    """What a lasso file (``explore --liveness --out``) shows when replayed: whether its cycle, played twice,
-    left the machine's state as it found it.  Its ``lasso`` table must fit its events (else an InputError)."""
-    lasso = scenario.meta.get("lasso")
-    events = list(scenario.events)
-    if not (isinstance(lasso, dict) and all(isinstance(lasso.get(k), int) and lasso[k] >= 0
-                                            for k in ("prefix", "cycle"))
-            and lasso["prefix"] + 2 * lasso["cycle"] == len(events)):
-        raise InputError(f"{scenario.name}: its lasso table must give the prefix's and the cycle's event counts, "
-                         f"prefix + 2 x cycle = the {len(events)} events")
-    prop, item = lasso.get("property", "the property"), lasso.get("item")
-    pending = f"{item} stays pending" if item is not None else f"{prop} never holds"
-    prefix, cycle = lasso["prefix"], lasso["cycle"]
-    if not cycle:
-        return (f"lasso ({prop}): after its {prefix} event(s) nothing the system must do is enabled: it stays "
-                f"there forever, and {pending}")
-    machine = family.machine(scenario, protocol)
-    if machine is None:
-        return f"lasso ({prop}): {prefix} event(s), then a cycle of {cycle} played twice"
-    once = machine.key(machine.state_after(events[:prefix + cycle]))
-    twice = machine.key(machine.state_after(events))
-    if once != twice:
-        return (f"lasso ({prop}): NOT a lasso of this code: the cycle of {cycle} event(s) played twice does not "
-                "return to the state it left")
-    shown = ", ".join(map(str, events[prefix:prefix + cycle]))
-    return (f"lasso ({prop}): after its {prefix} event(s), the cycle of {cycle} ({shown}) played twice leaves the "
-            f"state as it found it: it repeats forever, and {pending}")

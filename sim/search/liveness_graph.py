@@ -5,7 +5,7 @@ Built by :mod:`sim.search.liveness`, judged by :mod:`sim.search.fair_cycles`.
 
 from __future__ import annotations
 
-from collections import deque
+import heapq
 from dataclasses import dataclass, field
 from typing import Any, Hashable, Sequence
 
@@ -99,28 +99,34 @@ class Graph:
         self.cut: dict[int, str] = {}  # nodes the model could not follow further, and why
         self.starting: dict[int, int | None] = {}  # an initial node's starting event (several initial states)
         self._parent: list[tuple[int, int] | None] | None = None
-        self._distance: list[int] = []
+        self._distance: list[tuple[int, int]] = []
 
-    def distances(self) -> list[int]:
-        """Each node's distance in events from the nearest initial node (breadth first, faults included)."""
+    def distances(self) -> list[tuple[int, int]]:
+        """Each node's cost from the nearest initial node: (faults, events) of the path with the fewest faults,
+        then the fewest events (a lasso that needs no fault is shown without one)."""
         if self._parent is None:
             parent: list[tuple[int, int] | None] = [None] * len(self.states)
-            distance = [-1] * len(self.states)
-            queue = deque(self.initial)
+            unreached = (1 << 62, 0)
+            cost = [unreached] * len(self.states)
+            heap = [((0, 0), n) for n in self.initial]
             for n in self.initial:
-                distance[n] = 0
-            while queue:
-                node = queue.popleft()
-                for event, target, _, _ in self.edges[node] or ():
-                    if distance[target] < 0:
-                        distance[target], parent[target] = distance[node] + 1, (node, event)
-                        queue.append(target)
-            self._parent, self._distance = parent, distance
+                cost[n] = (0, 0)
+            while heap:
+                here, node = heapq.heappop(heap)
+                if here != cost[node]:
+                    continue
+                for event, target, fault, _ in self.edges[node] or ():
+                    there = (here[0] + fault, here[1] + 1)
+                    if there < cost[target]:
+                        cost[target], parent[target] = there, (node, event)
+                        heapq.heappush(heap, (there, target))
+            self._parent, self._distance = parent, cost
         return self._distance
 
     def path_to(self, goal: int) -> list[int]:
-        """The events of a shortest path from an initial node to ``goal``, beginning with the event that chose
-        that initial node where the machine has several (an order begins where its run starts)."""
+        """The events of the path :meth:`distances` measured (fewest faults, then events) to ``goal``, beginning
+        with the event that chose that initial node where the machine has several (an order begins where its
+        run starts)."""
         self.distances()
         assert self._parent is not None
         path: list[int] = []

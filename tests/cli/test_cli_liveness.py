@@ -57,19 +57,27 @@ def test_out_writes_each_lasso_as_a_scenario_that_run_replays_and_a_corrupt_lass
                 "--out", str(out))
     assert rerun.returncode == 1, rerun.stderr
     replayed = cli("run", str(scenario))
-    assert replayed.returncode == 0, replayed.stderr
-    assert ("lasso (request_answered): after its 4 event(s) nothing the system must do is enabled: it stays "
-            "there forever, and s1 stays pending") in replayed.stdout
+    assert replayed.returncode == 1, replayed.stderr  # the lasso still holds: a violation, as a counterexample's
+    assert ("lasso (request_answered, s1 pending): after its 4 event(s) (with timeout not assumed fair) nothing "
+            "the system must do is enabled: it stays there forever") in replayed.stdout
+    assert "1 liveness lasso(s) that still hold" in replayed.stdout
     # a file of the user's is never replaced
     mine = out / "tiny_step_step_settled_lasso.toml"
     mine.write_text("mine\n", encoding="utf-8")
     again = cli("explore", "-w", "tiny", "-p", "step", "--depth", "1", "--liveness", "--unfair", "timeout",
                 "--out", str(out))
     assert again.returncode == 4 and mine.read_text() == "mine\n", again.stderr
-    corrupt = tmp_path / "corrupt.toml"
-    corrupt.write_text(scenario.read_text().replace("prefix = 4", "prefix = 9"), encoding="utf-8")
-    bad = cli("run", str(corrupt))
-    assert bad.returncode == 4 and "its lasso table must give" in bad.stderr, bad.stderr
+    for old, new, words in (("prefix = 4", "prefix = 9", "must give the prefix's and the cycle's event counts"),
+                            ('property = "request_answered"', 'property = "nonsense"', "is not a liveness property"),
+                            ("cycle = 0", "cycle = 0\nbogus = 1", "unknown key(s) bogus"),
+                            ('"timeout",', '"nobody",', "unfair must list")):
+        corrupt = tmp_path / "corrupt.toml"
+        text = scenario.read_text()
+        assert old in text, (old, text)
+        corrupt.write_text(text.replace(old, new), encoding="utf-8")
+        bad = cli("run", str(corrupt))
+        assert bad.returncode == 4 and words in bad.stderr and "corrupt.toml" in bad.stderr, bad.stderr
+        assert "run(s)" not in bad.stdout  # refused before any run
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
