@@ -115,3 +115,10 @@ class LivenessModel:
     @property
     def carries(self) -> bool:
         return self.update is not _no_carry
+
+    def next(self, machine: Any, state: Any, carry: Any, event: Any) -> tuple[Any, Any]:
+        """The state and carry after ``event`` (its records are built only when the carry reads them)."""
+        if not self.carries:
+            return machine.advance(state, event), carry
+        after, records = machine.step(state, event)
+        return after, self.update(carry, state, event, after, records)

@@ -60,9 +60,9 @@ def _read(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def _findings(data: dict[str, Any], path: str) -> list[Finding]:
-    """The findings of one parsed document."""
-    found = list(_walk(data, "", 0, path))
+def _findings(data: dict[str, Any], path: str, judged: set[tuple[str, str]] | None = None) -> list[Finding]:
+    """The findings of one parsed document; ``judged`` gathers each (design, protocol) whose liveness it judged."""
+    found = list(_walk(data, "", 0, path, set() if judged is None else judged))
     if len(found) > MAX_FINDINGS:
         raise InputError(f"{path}: more than {MAX_FINDINGS:,} findings")
     return found
@@ -72,12 +72,12 @@ def _is_run(data: dict) -> bool:
     return "counterexamples" in data or isinstance(data.get("designs"), list)
 
 
-def _walk(value: Any, scope: str, depth: int, path: str) -> Iterator[Finding]:
+def _walk(value: Any, scope: str, depth: int, path: str, judged: set[tuple[str, str]]) -> Iterator[Finding]:
     if depth > MAX_DEPTH:
         return
     if isinstance(value, list):
         for item in value:
-            yield from _walk(item, scope, depth + 1, path)
+            yield from _walk(item, scope, depth + 1, path, judged)
         return
     if not isinstance(value, dict):
         return
@@ -92,6 +92,7 @@ def _walk(value: Any, scope: str, depth: int, path: str) -> Iterator[Finding]:
     for position, example in enumerate(examples or ()):
         yield _finding(example, scope, f"{path}: counterexamples[{position}]")
     for row in _liveness_rows(value):
+        judged.add((scope, row["protocol"]))
         for name, verdict in row["properties"].items():
             if isinstance(verdict, dict) and verdict.get("status") == "violated":
                 lasso: dict[str, Any] = verdict["lasso"] if isinstance(verdict.get("lasso"), dict) else {}
@@ -100,7 +101,7 @@ def _walk(value: Any, scope: str, depth: int, path: str) -> Iterator[Finding]:
                 yield Finding(scope, row["protocol"], f"{name} (liveness)", tuple(events), exhaustive=True)
     for key, item in value.items():
         if key != "counterexamples" and isinstance(item, (dict, list)):
-            yield from _walk(item, scope, depth + 1, path)
+            yield from _walk(item, scope, depth + 1, path, judged)
 
 
 def _liveness_rows(value: dict) -> list[dict[str, Any]]:
@@ -110,26 +111,6 @@ def _liveness_rows(value: dict) -> list[dict[str, Any]]:
         return []
     return [r for r in rows if isinstance(r, dict) and isinstance(r.get("protocol"), str)
             and isinstance(r.get("properties"), dict)]
-
-
-def _judged(value: Any, scope: str, depth: int, out: set[tuple[str, str]]) -> None:
-    """Every (design, protocol) whose liveness a review judged."""
-    if depth > MAX_DEPTH:
-        return
-    if isinstance(value, list):
-        for item in value:
-            _judged(item, scope, depth + 1, out)
-        return
-    if not isinstance(value, dict):
-        return
-    if isinstance(value.get("design"), str):
-        scope = value["design"]
-    elif isinstance(value.get("name"), str) and "counterexamples" in value:
-        scope = value["name"]
-    out.update((scope, row["protocol"]) for row in _liveness_rows(value))
-    for item in value.values():
-        if isinstance(item, (dict, list)):
-            _judged(item, scope, depth + 1, out)
 
 
 def _finding(example: Any, scope: str, where: str) -> Finding:
@@ -182,8 +163,7 @@ def read_run(path: str | Path) -> Run:
             runs = tally.get("runs") if isinstance(tally, dict) else None
             swept[(str(data.get("workload", "")), label)] = (_int(data.get("seed_start")), _int(runs))
     judged: set[tuple[str, str]] = set()
-    _judged(data, "", 0, judged)
-    return Run(str(path), kind, _findings(data, str(path)), swept, judged)
+    return Run(str(path), kind, _findings(data, str(path), judged), swept, judged)
 
 
 def _int(value: Any) -> int:

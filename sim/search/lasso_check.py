@@ -81,7 +81,7 @@ def replay_lasso(family: Family, scenario: Any, protocol: Protocol, workload: Wo
     for position, event in enumerate(events):
         if machine.why_not(state, event) is not None:
             return False, f"{label}: NOT a lasso of this code: event {position + 1} ({event}) cannot happen here"
-        state, carry = _step(machine, model, state, carry, event)
+        state, carry = model.next(machine, state, carry, event)
         if position + 1 in (prefix + cycle, prefix + 2 * cycle) and cycle:
             marks[position + 1] = (machine.key(state), carry)
         if position + 1 > prefix and not _failing(prop, state, carry, item):
@@ -104,12 +104,12 @@ def _stays(family: Family, machine: Any, model: LivenessModel, prop: Any, state:
         fair = [e for e in system if _fair(model, state, carry, e, unfair) and machine.why_not(state, e) is None]
         if not fair:
             break
-        state, carry = _step(machine, model, state, carry, fair[0])
+        state, carry = model.next(machine, state, carry, fair[0])
     if not _failing(prop, state, carry, item):
         return False, f"{label}: NOT a lasso of this code: the system goes on and the property holds"
     for event in list(family.alphabet(workload)) + system:
         if _fair(model, state, carry, event, unfair) and machine.why_not(state, event) is None:
-            after, again = _step(machine, model, state, carry, event)
+            after, again = model.next(machine, state, carry, event)
             if (machine.key(after), again) != (machine.key(state), carry):
                 return False, f"{label}: NOT a lasso of this code: {event} can still happen (the run would go on)"
     dropped = (f" (with {', '.join(sorted(unfair))} not assumed fair; the replay above lets every actor act)"
@@ -120,13 +120,6 @@ def _stays(family: Family, machine: Any, model: LivenessModel, prop: Any, state:
 
 def _fair(model: LivenessModel, state: Any, carry: Any, event: Any, unfair: set[str]) -> bool:
     return model.role(state, carry, event) == "fair" and model.assumption(event) not in unfair
-
-
-def _step(machine: Any, model: LivenessModel, state: Any, carry: Any, event: Any) -> tuple[Any, Any]:
-    if not model.carries:
-        return machine.advance(state, event), carry
-    after, records = machine.step(state, event)
-    return after, model.update(carry, state, event, after, records)
 
 
 def _failing(prop: Any, state: Any, carry: Any, item: Any) -> bool:

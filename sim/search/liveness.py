@@ -118,7 +118,7 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
            result: LivenessResult) -> Graph:
     """The graph, breadth first by faults (0-1: a system event costs nothing, a fault one)."""
     graph = Graph()
-    carrying, start = model.carries, model.start
+    start = model.start
     queue: deque[int] = deque()
     for starting, state in _initial_states(machine, events):
         number, new = graph.node((machine.key(state), start), state, start, 0, model.properties)
@@ -152,11 +152,7 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
             event, role = events[position], roles[position]
             fault = role == "fault"
             group = model.group(event) if role == "fair" and model.assumption(event) not in unfair else None
-            if carrying:
-                after, records = machine.step(state, event)
-                new_carries = model.update(carries, state, event, after, records)
-            else:
-                after, new_carries = machine.advance(state, event), carries
+            after, new_carries = model.next(machine, state, carries, event)
             target, new = graph.node((machine.key(after), new_carries), after, new_carries, faults + fault,
                                      model.properties)
             if new or graph.edges[target] is None and graph.faults[target] > faults + fault:

@@ -68,14 +68,17 @@ class NeverExpiresLeases(Runtime):
         raise self.refused(f"lease_expire {worker} -> {successor}", "planted: leases never expire", task)
 
 
+def task_terminal(runtime: type[Runtime], workload: str, **options):
+    """``task_terminal`` under keyed-reconcile within one fault, for a family whose runtime is ``runtime``."""
+    family = EffectsFamily(runtime=runtime)
+    return check_liveness(family, FAMILIES.load_workload(workload), family.parse_protocol("keyed-reconcile"), 1,
+                          **options).verdicts["task_terminal"]
+
+
 @pytest.mark.slow  # about 6 s: outside the fast lane
 def test_planted_a_lease_nobody_expires_after_a_crash_strands_the_task():
-    saga = FAMILIES.load_workload("effects-saga")
-    sound = EffectsFamily()
-    assert check_liveness(sound, saga, sound.parse_protocol("keyed-reconcile"), 1).verdicts[
-        "task_terminal"].status == "holds"
-    planted = EffectsFamily(runtime=NeverExpiresLeases)
-    verdict = check_liveness(planted, saga, planted.parse_protocol("keyed-reconcile"), 1).verdicts["task_terminal"]
+    assert task_terminal(Runtime, "effects-saga").status == "holds"
+    verdict = task_terminal(NeverExpiresLeases, "effects-saga")
     assert verdict.status == "violated" and verdict.cycle == ()
     assert [str(e) for e in verdict.prefix] == ["terminate create_branch before_intent", "continue"]
 
@@ -96,10 +99,7 @@ class ReconcilesForever(Runtime):
 def test_planted_a_reconcile_loop_is_not_decided_and_says_where_the_run_was_still_going():
     """The documented limit: a run that loops forever never repeats a state (its time and history grow), so it
     is not a lasso -- the answer is 'not decided', naming the faults after which the run was still going."""
-    workload = FAMILIES.load_workload("agent-pr-workflow")
-    planted = EffectsFamily(runtime=ReconcilesForever)
-    verdict = check_liveness(planted, workload, planted.parse_protocol("keyed-reconcile"), 1,
-                             max_states=20_000).verdicts["task_terminal"]
+    verdict = task_terminal(ReconcilesForever, "agent-pr-workflow", max_states=20_000)
     assert verdict.status == "not decided" and verdict.item == "task_42"
     shown = verdict.to_json()["still_going_after"]
     assert shown[0].endswith("post_slack after_dispatch") and shown[1].startswith("continue ×")
@@ -115,13 +115,8 @@ class NobodyResolves(Runtime):
 
 @pytest.mark.slow  # about 6 s: outside the fast lane
 def test_planted_an_escalation_nobody_resolves_leaves_the_task_waiting_forever():
-    workload = FAMILIES.load_workload("agent-pr-workflow")
-    sound = EffectsFamily()
-    assert check_liveness(sound, workload, sound.parse_protocol("keyed-reconcile"), 1).verdicts[
-        "task_terminal"].status == "holds"
-    planted = EffectsFamily(runtime=NobodyResolves)
-    verdict = check_liveness(planted, workload, planted.parse_protocol("keyed-reconcile"), 1).verdicts[
-        "task_terminal"]
+    assert task_terminal(Runtime, "agent-pr-workflow").status == "holds"
+    verdict = task_terminal(NobodyResolves, "agent-pr-workflow")
     assert verdict.status == "violated" and verdict.cycle == ()
     # post_slack cannot be reconciled (reconcile_by = "none"): a lost outcome goes to a human, who never comes
     assert [str(e) for e in verdict.prefix] == ["terminate post_slack after_commit", "continue", "continue"]
