@@ -355,7 +355,7 @@ class Harness:
         return self.loaded(self.workloads, load)
 
     def design(self) -> tuple[str, bool]:
-        from sim.designs import load_design
+        from sim.app.designs import load_design
 
         return self.loaded(self.designs, load_design)
 

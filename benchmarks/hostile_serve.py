@@ -50,7 +50,7 @@ from urllib.parse import urlencode
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sim.serving import explorer_for  # noqa: E402
+from sim.app.serving import explorer_for  # noqa: E402
 from sim.webapp.actions import SEARCH_SECONDS  # noqa: E402
 from sim.webapp.turns import SEARCH_WAIT_SECONDS  # noqa: E402
 

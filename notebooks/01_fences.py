@@ -25,7 +25,6 @@ import os
 import pandas as pd
 
 import sim
-import sim.figures
 from sim.core import stats
 from sim.families.workspace.matrix import matrix_frame
 

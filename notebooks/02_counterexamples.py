@@ -22,7 +22,6 @@ import os
 import pandas as pd
 
 import sim
-import sim.figures
 
 SEEDS = int(os.environ.get("FENCESIM_NOTEBOOK_SEEDS", "400"))
 family = sim.family("workspace")

@@ -22,7 +22,6 @@ import os
 import pandas as pd
 
 import sim
-import sim.figures
 from sim.families.effects import exposure
 
 TASKS = int(os.environ.get("FENCESIM_NOTEBOOK_SEEDS", "400")) * 5

@@ -42,7 +42,7 @@ def __getattr__(name: str) -> Any:
     if name == "figures":
         import importlib
 
-        return importlib.import_module("sim.figures")
+        return importlib.import_module("sim.app.notebook_figures")
     raise AttributeError(f"module 'sim' has no attribute {name!r}")
 
 
@@ -173,8 +173,8 @@ def review(designs=None, seeds: int | None = None, budget_s: float | None = None
     >>> [d.name for d in results.designs]                   # doctest: +SKIP
     ['seed-fuzz', 'effects-saga']
     """
-    from sim.designs import default_designs, load_design
-    from sim.reviewing import run_review
+    from sim.app.designs import default_designs, load_design
+    from sim.app.reviewing import run_review
 
     if isinstance(designs, (str, bytes)) or hasattr(designs, "__fspath__"):
         designs = [designs]
@@ -230,8 +230,8 @@ def serve(design=None, workload=None, protocols=(), scenarios=(), review=None, p
     """
     from pathlib import Path
 
+    from sim.app.serving import explorer_for
     from sim.report.outputs import check_output_dir
-    from sim.serving import explorer_for
     from sim.webapp.server import Running
 
     if out is not None:

@@ -9,7 +9,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import sim
-import sim.figures as figures
+import sim.app.notebook_figures as figures
 
 
 @functools.cache
@@ -88,7 +88,7 @@ def test_exposure_from_an_effects_result():
 
 
 def test_every_figure_of_a_review(tmp_path):
-    """sim.figures.review draws every figure a review folder holds, named as its files are."""
+    """sim.app.notebook_figures.review draws every figure a review folder holds, named as its files are."""
     design = tmp_path / "d.toml"
     design.write_text('format = 1\nname = "small"\nprotocols = ["none", "plan"]\nseeds = 30\nworkload = "tiny"\n')
     results = sim.review([design])

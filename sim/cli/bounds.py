@@ -57,7 +57,7 @@ def _number(value: float) -> str:
 
 
 def _bounds() -> dict[tuple[str, str], Bound]:
-    from sim.designs import SEEDS_LIMIT
+    from sim.app.designs import SEEDS_LIMIT
     from sim.families.effects.workflow import MAX_TRANSITIONS
     from sim.real.conform import CONFORM_SHRINK_SECONDS_MAX
     from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX, STATE_LIMIT_MAX

@@ -34,8 +34,8 @@ def certify(
     (proved by exhaustive search), or the proved-shortest order that repeats or loses its effect, with the
     smallest change its endpoint can take (checked by the search when it is a knob). Exit 0 when every
     transition is exactly once, 1 otherwise."""
-    from sim.certify import certify as run_certify
-    from sim.certify import engine_protocol, export_answers
+    from sim.app.certifying import certify as run_certify
+    from sim.app.certifying import engine_protocol, export_answers
     from sim.families.effects.knobs import ENGINES
     from sim.registry import FAMILIES
     from sim.search.budget import Deadline
@@ -82,7 +82,7 @@ CERTIFY_LIVENESS_STATES = 200_000
 
 def _ends(workload: Any, engine: str, extra: str, max_events: int, deadline: Any) -> tuple[str, dict]:
     """Whether the task ends under fairness under one engine (``explore --liveness``): a line and its JSON."""
-    from sim.certify import engine_protocol
+    from sim.app.certifying import engine_protocol
     from sim.registry import FAMILIES
     from sim.search.liveness import check_liveness, shown_events
 

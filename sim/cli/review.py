@@ -33,11 +33,11 @@ def review(
 ) -> int:
     """Review designs: safety and availability per protocol, minimal counterexamples as swimlanes, the
     smallest fix, the verdict matrix, exposure -- as summary.md, report.html, results.json and figures."""
-    from sim.designs import default_designs, load_design
+    from sim.app.designs import default_designs, load_design
+    from sim.app.reviewing import run_review
     from sim.report.folder import check_report_dir, write_review
     from sim.report.phrases import identical_lines
     from sim.report.triage import triage_lines
-    from sim.reviewing import run_review
 
     if budget is not None and not budget > 0:
         raise InputError(f"--budget must be a positive number of seconds, not {budget}")

@@ -111,7 +111,7 @@ def _verdicts_table(json_out: bool, design: Path | None = None, workload: str | 
         raise InputError("give --design or --workload, not both (a design names its workload)")
     loaded, chosen = None, [FAMILY.parse_protocol(p).label for p in protocols or ()]
     if design is not None:
-        from sim.designs import load_design
+        from sim.app.designs import load_design
 
         reviewed = load_design(design)
         if reviewed.family.name != FAMILY.name:

@@ -30,8 +30,8 @@ def serve(
     """Step through a design's states in the browser: the state as tables, the events that can happen next (and
     why the others cannot), the path as per-actor lanes, the invariants, a permalink per state; the same order
     under another protocol side by side; the shortest violation from here; export the path. Stops on Ctrl-C."""
+    from sim.app.serving import explorer_for
     from sim.report.outputs import check_output_dir
-    from sim.serving import explorer_for
     from sim.webapp.server import bind, run
 
     if out is not None:

@@ -105,7 +105,7 @@ def _walk(value: Any, scope: str, depth: int, path: str, judged: set[tuple[str, 
 
 
 def _liveness_rows(value: dict) -> list[dict[str, Any]]:
-    """A review section's liveness results: one row per protocol judged (``sim.review_liveness``)."""
+    """A review section's liveness results: one row per protocol judged (``sim.app.review_liveness``)."""
     rows = value.get("liveness")
     if not isinstance(rows, list):
         return []

@@ -1,7 +1,7 @@
 """The review's results as rows: protocols with their intervals, counterexamples, the advisor's answer.
 
 The work of a review (sweeps, shrinking, the verdict matrix, interference
-curves) is :mod:`sim.reviewing`; this module only turns what that work
+curves) is :mod:`sim.app.reviewing`; this module only turns what that work
 returned into the rows ``results.json`` and the report show.
 """
 
@@ -53,7 +53,7 @@ class DesignReview:
 
 @dataclass
 class ReviewResult:
-    """What :func:`sim.reviewing.run_review` returns: the review's own fields (``row``: format, budget,
+    """What :func:`sim.app.reviewing.run_review` returns: the review's own fields (``row``: format, budget,
     statistics) and one :class:`DesignReview` per design."""
 
     row: dict[str, Any]

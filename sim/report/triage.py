@@ -12,7 +12,7 @@ Which to fix first?  The one that hits most often and leaves the most to clean u
 * **score** = incidents x blast; ties are broken by finding name, then protocol.
 
 Within one design every finding's rate has the same source, so the scores compare.  This module computes
-nothing: it ranks the numbers :mod:`sim.reviewing` gathered (the sweep's tallies, one ``incidents`` call per
+nothing: it ranks the numbers :mod:`sim.app.reviewing` gathered (the sweep's tallies, one ``incidents`` call per
 design) and shapes them for ``results.json``, the report and a DataFrame.
 """
 

@@ -10,7 +10,7 @@ import json
 import pytest
 
 import sim
-from sim.certify import AT_MOST_ONCE, BOTH, EXACTLY_ONCE, REPEATS, certify, judge
+from sim.app.certifying import AT_MOST_ONCE, BOTH, EXACTLY_ONCE, REPEATS, certify, judge
 from sim.families.effects import FAMILY
 from sim.families.effects.knobs import AT_LEAST_ONCE_ENGINES, ENGINES
 
@@ -123,7 +123,7 @@ def test_a_short_key_retention_is_named_as_the_endpoint_option(tmp_path):
 
 @pytest.mark.parametrize("engine", ["temporal", "step-functions-express-sync"])
 def test_each_answer_replays_from_its_exported_scenario(engine, tmp_path, cli):
-    from sim.certify import export_answers
+    from sim.app.certifying import export_answers
 
     certificate = certify(_workload(), engine, "idempotency=key", max_events=2, propose=False)
     paths = export_answers(certificate, _workload(), tmp_path)
@@ -177,7 +177,7 @@ def test_an_export_folder_that_cannot_be_one_is_refused_before_the_search(cli, t
     notes = tmp_path / "notes.txt"
     notes.write_text("mine\n")
     export = notes if where == "a_file" else notes / "sub"
-    prelude = "import sim.certify\nsim.certify.certify = lambda *args, **kwargs: exit(99)"
+    prelude = "import sim.app.certifying\nsim.app.certifying.certify = lambda *args, **kwargs: exit(99)"
     done = cli("certify", "-w", WORKLOAD, "--engine", "temporal", "--export", export, prelude=prelude)
     assert done.returncode == 4, done.stderr
     assert "--export" in done.stderr and "Traceback" not in done.stderr
@@ -189,7 +189,7 @@ def test_a_change_whose_search_a_limit_stopped_is_undecided_never_cleared_by_not
     never that the endpoint options were searched and none clears it (unbudgeted, keys = true is proved)."""
     import copy
 
-    from sim.certify import _certifying_family, _propose, _transitions
+    from sim.app.certifying import _certifying_family, _propose, _transitions
     from sim.search.budget import Deadline
 
     notify = copy.deepcopy(_answers(_certificate("temporal", "idempotency=key"))["notify_user"])

@@ -282,7 +282,7 @@ def _read_workload(path: Path) -> None:
 
 
 def _read_design(path: Path) -> None:
-    from sim.designs import load_design
+    from sim.app.designs import load_design
 
     load_design(path)
 

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
-import sim.reviewing as reviewing
-from sim.designs import load_design
+import sim.app.reviewing as reviewing
+from sim.app.designs import load_design
+from sim.app.review_cuts import certify_cut, map_cut, proof_cuts, review_command, workload_argument
 from sim.report.folder import write_review
-from sim.review_cuts import certify_cut, map_cut, proof_cuts, review_command, workload_argument
 from sim.search.budget import NO_DEADLINE
 
 DESIGN = """format = 1

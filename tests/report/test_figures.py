@@ -138,12 +138,12 @@ def _design_row(protocol: str, applied: float, safely: float) -> dict:
 def test_the_work_done_figure_plots_applied_safely_and_says_so():
     """A review design whose rows hold applied safely is plotted by it (x = 0.6, not the 0.9 applied), and the
     axis names applied safely and that it is not plain applied; a design without it keeps work done."""
-    import sim.figures
+    import sim.app.notebook_figures
 
     design = {"name": "d", "seeds_done": 10, "matrix": {}, "progress_label": "steps applied / steps planned",
               "safe_progress_label": "steps applied safely / steps planned",
               "protocols": [_design_row("step", 0.9, 0.6)]}
-    ax = sim.figures.safety_vs_availability(design).axes[0]
+    ax = sim.app.notebook_figures.safety_vs_availability(design).axes[0]
     assert "steps applied safely / steps planned" in ax.get_xlabel() and "not plain applied" in ax.get_xlabel()
     assert "work done safely" in ax.get_title()
     assert [round(x, 3) for x in ax.lines[0].get_xdata()] == [0.6]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from sim.app.designs import load_design
 from sim.core.errors import ScenarioError
-from sim.designs import load_design
 
 REPO = Path(__file__).resolve().parents[2]
 DESIGN = REPO / "scenarios" / "designs" / "notify-after-create.toml"

@@ -187,7 +187,7 @@ class _Clock:
 
 
 def test_without_telemetry_no_incidents_are_estimated(monkeypatch):
-    import sim.reviewing as reviewing
+    import sim.app.reviewing as reviewing
 
     monkeypatch.setattr(reviewing, "_incidents", lambda *a: pytest.fail("estimated incidents without telemetry"))
     rates = reviewing.triage_rates(*_sweep(None))
@@ -197,7 +197,7 @@ def test_without_telemetry_no_incidents_are_estimated(monkeypatch):
 def test_telemetry_is_estimated_once_per_design_and_shared_by_an_invariant(monkeypatch):
     from types import SimpleNamespace as NS
 
-    import sim.reviewing as reviewing
+    import sim.app.reviewing as reviewing
     from sim.search.incidents import Estimate
 
     calls = []
@@ -214,7 +214,7 @@ def test_telemetry_is_estimated_once_per_design_and_shared_by_an_invariant(monke
     (False, "ambiguous_share is required", "the telemetry could not be estimated: ambiguous_share is required"),
 ])
 def test_telemetry_not_estimated_falls_back_to_the_sweep_and_says_why(monkeypatch, expired, reason, needle):
-    import sim.reviewing as reviewing
+    import sim.app.reviewing as reviewing
 
     monkeypatch.setattr(reviewing, "_incidents", lambda *a: (None, reason))
     rates = reviewing.triage_rates(*_sweep({"ambiguous_share": 0.1}), _Clock(expired))

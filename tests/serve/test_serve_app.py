@@ -15,7 +15,7 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from sim.serving import explorer_for  # noqa: E402
+from sim.app.serving import explorer_for  # noqa: E402
 from sim.webapp.app import make_app  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]

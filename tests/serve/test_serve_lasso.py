@@ -12,10 +12,10 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
+from sim.app.serving import explorer_for  # noqa: E402
 from sim.registry import FAMILIES  # noqa: E402
 from sim.report.lasso import export_lasso  # noqa: E402
 from sim.search.liveness import check_liveness  # noqa: E402
-from sim.serving import explorer_for  # noqa: E402
 from sim.webapp.app import make_app  # noqa: E402
 
 

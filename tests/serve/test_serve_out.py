@@ -18,8 +18,8 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
+from sim.app.serving import explorer_for  # noqa: E402
 from sim.report.outputs import check_output_dir  # noqa: E402
-from sim.serving import explorer_for  # noqa: E402
 from sim.webapp.app import make_app  # noqa: E402
 from sim.webapp.outfolder import OutFolder  # noqa: E402
 

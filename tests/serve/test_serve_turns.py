@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from sim.serving import explorer_for  # noqa: E402
+from sim.app.serving import explorer_for  # noqa: E402
 from sim.webapp import actions, turns  # noqa: E402
 from sim.webapp.server import Running  # noqa: E402
 

@@ -264,7 +264,7 @@ class EffectsFamily(Family):
     def review_sections(self, workload: Workload, protocols: Sequence[Protocol], seeds: int) -> list[dict]:
         """The exposure of the design's own workflow (arithmetic and simulation, per transition too), then the
         seed's worked example as a labelled reference table.  (The review puts the smallest reliability class
-        each transition needs between them: ``sim.reliability_classes``, proved by certify's search, which a
+        each transition needs between them: ``sim.app.reliability_classes``, proved by certify's search, which a
         family does not import.)"""
         from sim.families.effects import exposure
 

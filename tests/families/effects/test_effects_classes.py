@@ -1,5 +1,5 @@
 """The smallest reliability class per transition (classes.py): answered by certify's own function under each
-class (sim.certify.transition_answers), not read off the effect class; the four classes are presets naming every
+class (sim.app.certifying.transition_answers), not read off the effect class; the four classes are presets naming every
 knob; the table and certify cannot disagree, and a planted disagreement is caught."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import sim.reliability_classes as classes
-from sim.certify import EXACTLY_ONCE, REPEATS, certify
+import sim.app.reliability_classes as classes
+from sim.app.certifying import EXACTLY_ONCE, REPEATS, certify
+from sim.app.reliability_classes import classes_section, disagreements, smallest_classes
 from sim.families.effects import FAMILY
 from sim.families.effects.knobs import PRESETS, RELIABILITY_CLASSES, TABLE
 from sim.registry import FAMILIES
-from sim.reliability_classes import classes_section, disagreements, smallest_classes
 
 UPGRADE = Path(__file__).with_name("dependency_upgrade.toml")
 
@@ -83,7 +83,7 @@ def test_the_table_and_certify_agree(name):
     for answer in certify(workload, "temporal", "", max_events=depth, propose=False).answers:
         assert answer.verdict  # the engine's certificate is answered by the same function
     last = {f.transition: f for f in findings}
-    from sim.certify import transition_answers
+    from sim.app.certifying import transition_answers
 
     for answer in transition_answers(workload, RELIABILITY_CLASSES[-1], depth)[0]:
         finding = last[answer.transition]

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from sim.app.designs import load_design
 from sim.core.errors import ScenarioError
-from sim.designs import load_design
 from sim.families.effects import FAMILY, exposure
 from sim.families.effects.exposure_draws import ExposureRates
 from sim.families.effects.exposure_workflow import differences, outside_reasons, workflow_analytic

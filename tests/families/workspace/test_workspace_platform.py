@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from sim.app.designs import load_design
 from sim.core.result import run_scenario as run
-from sim.designs import load_design
 from sim.families.workspace import FAMILY
 from sim.families.workspace.family import WorkspaceFamily
 from sim.families.workspace.machine import WorkspaceMachine

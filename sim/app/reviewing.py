@@ -33,6 +33,19 @@ import dataclasses
 import time
 from typing import Any, Callable, Sequence
 
+from sim.app.review_cuts import (
+    Cut,
+    certify_cut,
+    fuzz_cuts,
+    interference_cut,
+    map_cut,
+    proof_cuts,
+    review_command,
+    sections_cut,
+    telemetry_cut,
+    workload_argument,
+)
+from sim.app.review_liveness import liveness_cut, liveness_section
 from sim.core import stats
 from sim.core.errors import InputError
 from sim.core.family import Family
@@ -54,19 +67,6 @@ from sim.report.review import (
     safe_progress_label,
 )
 from sim.report.triage import Rate, in_triage_order, sweep_rate, telemetry_rate, triage, unknown_rate
-from sim.review_cuts import (
-    Cut,
-    certify_cut,
-    fuzz_cuts,
-    interference_cut,
-    map_cut,
-    proof_cuts,
-    review_command,
-    sections_cut,
-    telemetry_cut,
-    workload_argument,
-)
-from sim.review_liveness import liveness_cut, liveness_section
 from sim.search.advice_proof import proof_bound
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.claims_evidence import proof_row, protocol_proofs, settle
@@ -169,7 +169,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     """The review of one design (see the module docstring).  Under a budget its parts run in the order they
     matter: the sweep (with shrinking and advice), the Engine table the design asks for, the exhaustive
     search of each protocol, then the optional sections (interference curves, the family's sections, the
-    design map); each part the budget stopped is a cut (:mod:`sim.review_cuts`), named in Not covered."""
+    design map); each part the budget stopped is a cut (:mod:`sim.app.review_cuts`), named in Not covered."""
     family, workload, protocols, seeds = design.family, design.workload, design.protocols, design.seeds
     started = time.monotonic()
     earlier = list(deadline.hit)  # the phases stopped in the designs before this one
@@ -318,11 +318,11 @@ def _design_row(design, result: FuzzResult, examples: Sequence[ReviewedCounterex
 
 def _with_classes(family: Family, workload: Workload, sections: list[dict]) -> list[dict]:
     """An effects design's sections with the smallest reliability class per transition after its own exposure:
-    answered by certify's own function (:mod:`sim.reliability_classes`), so the table and certify cannot
+    answered by certify's own function (:mod:`sim.app.reliability_classes`), so the table and certify cannot
     disagree."""
     if family.name != "effects":
         return sections
-    from sim.reliability_classes import classes_section
+    from sim.app.reliability_classes import classes_section
 
     return sections[:1] + [classes_section(family, workload)] + sections[1:]
 
@@ -331,7 +331,7 @@ def _certified(design, workload, deadline: Deadline, progress: Progress | None) 
     """The design's ``engine`` certificate (``fencesim certify``), or None without an engine or time left."""
     if getattr(design, "engine", None) is None or deadline.expired():
         return None
-    from sim.certify import certify, depth_within
+    from sim.app.certifying import certify, depth_within
 
     engine, extra = (part.strip() for part in design.engine.partition(",")[::2])
     depth = depth_within(workload, engine, extra, _certify_depth(workload), REVIEW_CERTIFY_STATES)
@@ -345,14 +345,14 @@ def _certified(design, workload, deadline: Deadline, progress: Progress | None) 
 
 #: Distinct states of each of the review's Engine-table searches (about 8 s on one core: the effects family's
 #: machine judges 1,000 to 1,900 states a second; certify proposes changes with a search each).  The table is
-#: certified as deep as a search is expected to stay within it (``sim.certify.depth_within``), one event less
+#: certified as deep as a search is expected to stay within it (``sim.app.certifying.depth_within``), one event less
 #: if the search still passes it, and Not covered gives the ``fencesim certify`` command for the whole depth.
 REVIEW_CERTIFY_STATES = 12_000
 
 
 def _certify_depth(workload: Workload) -> int:
     """The events the review's Engine table asks for: certify's default, within the workload's order length."""
-    from sim.certify import CERTIFY_DEPTH_DEFAULT
+    from sim.app.certifying import CERTIFY_DEPTH_DEFAULT
 
     return min(CERTIFY_DEPTH_DEFAULT, workload.max_events)
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from sim.app.review_cuts import Cut, review_command, workload_argument
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
-from sim.review_cuts import Cut, review_command, workload_argument
 from sim.search.budget import Deadline
 
 #: The faults a behaviour may have in the review's liveness check, and the states each protocol's graph may hold.

@@ -74,7 +74,7 @@ def _engine(raw: Any, family: Family, source: Source) -> str | None:
         raise source.error(f"engine applies to effects designs; this design's family is {family.name}", "engine")
     if not isinstance(raw, str):
         raise source.error(f"engine must be a string such as \"temporal\", not {kind(raw)}", "engine")
-    from sim.certify import engine_protocol
+    from sim.app.certifying import engine_protocol
 
     name, _, extra = raw.partition(",")
     try:

@@ -20,7 +20,7 @@ the same way, and the first that clears it is named; when none does, the endpoin
 
 :func:`transition_answers` is the one function that answers per transition under any preset of the family --
 ``certify`` calls it under an engine, the review's reliability-class table
-(:mod:`sim.reliability_classes`) under each class -- so the two cannot disagree.  Its searches are kept
+(:mod:`sim.app.reliability_classes`) under each class -- so the two cannot disagree.  Its searches are kept
 per (workload, protocol, bound) in this process and shared by every question asked of them.
 """
 

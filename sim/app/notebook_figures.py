@@ -4,7 +4,7 @@ Each function takes what you have -- a sweep DataFrame (:func:`sim.sweep_frame`)
 (:func:`sim.fuzz`), or a review (:func:`sim.review`, or one of its designs) -- and returns a matplotlib
 ``Figure`` (shown by a notebook, saved with ``figure.savefig``):
 
->>> import sim, sim.figures                                                    # doctest: +SKIP
+>>> import sim                                                                     # doctest: +SKIP
 >>> df = sim.sweep_frame("seed-fuzz", ["none", "step-dedupe"], seeds=300)      # doctest: +SKIP
 >>> sim.figures.safety_vs_availability(df)                                     # doctest: +SKIP
 >>> found = sim.fuzz("tiny", ["none", "plan"], seeds=200)                      # doctest: +SKIP
@@ -140,7 +140,7 @@ def interference(data: Any, title: str | None = None, seeds: int | None = None):
                                            title or "violating runs by the faults each run drew",
                                            xlabel="faults injected in the run")
     if _is_result(data):
-        from sim.reviewing import interference as curves_of
+        from sim.app.reviewing import interference as curves_of
         from sim.search.budget import NO_DEADLINE
 
         curves = curves_of(data.family, data.workload, data.protocols, seeds or data.summary.seeds_done, 1,
@@ -163,8 +163,8 @@ def verdict_matrix(data: Any, scenarios: Sequence[Any] = (), title: str | None =
     from sim.report import figures
 
     if _is_result(data):
+        from sim.app.reviewing import verdict_matrix as matrix_of
         from sim.report.review import counterexample_rows
-        from sim.reviewing import verdict_matrix as matrix_of
 
         name = data.workload.name
         matrix = matrix_of(data.family, data.workload, data.protocols, list(scenarios),

@@ -1,6 +1,6 @@
 """What a ``--budget`` cut from one design's review, section by section, and the command that completes each.
 
-A review under a budget runs its parts in an order (:func:`sim.reviewing.review_design`): the sweep with
+A review under a budget runs its parts in an order (:func:`sim.app.reviewing.review_design`): the sweep with
 its shrinking and advice, the Engine table a design asks for (``engine =``), the exhaustive search of each
 protocol, then the optional sections -- the interference curves, the family's own sections, the design
 map.  When the budget runs out, each part it stopped or never started is a :class:`Cut`: the section by

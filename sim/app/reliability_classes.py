@@ -2,7 +2,7 @@
 off its effect class).
 
 The seed's four reliability classes (:data:`~sim.families.effects.knobs.RELIABILITY_CLASSES`, smallest
-first) are presets.  Under each, :func:`sim.certify.transition_answers` -- the one function ``certify`` answers
+first) are presets.  Under each, :func:`sim.app.certifying.transition_answers` -- the one function ``certify`` answers
 with -- searches every order of at most :func:`classes_depth` events and says, per side-effecting transition,
 whether it happens exactly once (``repeats:T`` and ``lost:T`` proved absent) or the shortest order that repeats
 or loses it, replayed and judged by the family's checks.  A transition's smallest class is the first under
@@ -54,7 +54,7 @@ class ClassFinding:
 
 def class_answers(workload: Any, classes: tuple[str, ...] = RELIABILITY_CLASSES,
                   max_events: int | None = None) -> dict[str, dict[str, Any]]:
-    """Class -> transition -> certify's answer under that class (:func:`sim.certify.transition_answers`); a
+    """Class -> transition -> certify's answer under that class (:func:`sim.app.certifying.transition_answers`); a
     change is proposed under the largest class only (where no smaller class is clean, it is the table's)."""
     return _certify_answers(workload, classes, classes_depth(workload) if max_events is None else max_events)
 
@@ -63,7 +63,7 @@ def smallest_classes(family: Any, workload: Any, classes: tuple[str, ...] = RELI
                      max_events: int | None = None) -> list[ClassFinding]:
     """Per side-effecting transition of the workload's workflow, in order: the smallest class under which
     certify proves it exactly once (``family``: the effects family, whose certify answers)."""
-    from sim.certify import EXACTLY_ONCE
+    from sim.app.certifying import EXACTLY_ONCE
 
     depth = classes_depth(workload) if max_events is None else max_events
     answers = class_answers(workload, classes, depth)
@@ -92,7 +92,7 @@ def disagreements(findings: list[ClassFinding], workload: Any,
     """Each row of the table that ``certify`` under the same class and bound would not write: a smallest class
     certify does not prove exactly once, a verdict it does not give, a change it does not propose.  Empty when
     the table was derived from certify's proofs, as :func:`smallest_classes` derives it."""
-    from sim.certify import EXACTLY_ONCE
+    from sim.app.certifying import EXACTLY_ONCE
 
     out = []
     depth = findings[0].within if findings else classes_depth(workload)
@@ -116,7 +116,7 @@ def disagreements(findings: list[ClassFinding], workload: Any,
 
 def _certify_answers(workload: Any, classes: tuple[str, ...], depth: int) -> dict[str, dict[str, Any]]:
     """What ``fencesim certify`` answers under each class (its searches are the ones the table read: kept)."""
-    from sim.certify import transition_answers
+    from sim.app.certifying import transition_answers
 
     return {label: {a.transition: a for a in transition_answers(workload, label, depth,
                                                                  propose=label == classes[-1])[0]}

@@ -40,7 +40,7 @@ def workload_source(name: str, protocols: Sequence[str] = ()) -> Source:
 
 
 def design_sources(path: str | Path) -> list[Source]:
-    from sim.designs import load_design
+    from sim.app.designs import load_design
 
     design = load_design(path)
     sources = [Source(_ident(design.name), f"design {design.name} (workload {design.workload.name})", design.family,
