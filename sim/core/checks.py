@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Container, Iterable, Mapping
 
+from sim.core.values import JsonObject
+
 OK = "ok"
 VIOLATED = "violated"
 NOT_EVALUABLE = "not_evaluable"
@@ -29,7 +31,7 @@ class Fact:
     event: str | None = None
     values: tuple[tuple[str, Any], ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"role": self.role, "event_index": self.event_index, "event": self.event,
                 "values": dict(self.values)}
 
@@ -72,8 +74,8 @@ class Violation:
     safety: bool = True
     explanation: tuple[Fact, ...] = field(default=(), compare=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {
             "invariant": self.invariant,
             "step": self.step,
             "event_index": self.event_index,

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from sim.core.errors import ScenarioError
-from sim.core.values import shown
+from sim.core.values import JsonObject, shown
 
 #: Goals one workload may declare; kinds and skip reasons counted per protocol (the rest are "other").
 GOALS_MAX = 200
@@ -227,7 +227,7 @@ class Coverage:
     def never(self) -> list[str]:
         return [name for name, count in self.reached.items() if count == 0]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"goals": dict(self.reached), "never": self.never(),
                 "events": dict(sorted(self.kinds.items())), "skipped": dict(sorted(self.skips.items())),
                 "distinct_behaviours": self.sketch.count()}

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from sim.core.errors import ScenarioError
-from sim.core.values import kind, shown
+from sim.core.values import JsonObject, kind, shown
 from sim.core.workload import did_you_mean
 
 
@@ -115,13 +115,13 @@ def labels_not_run(expect: dict[str, Expectation], protocols: Iterable[Any], par
             if not any(label == p.label for p in ran) and parse(label) not in ran]
 
 
-def dump_expect(expect: dict[str, Expectation]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def dump_expect(expect: dict[str, Expectation]) -> JsonObject:
+    out: JsonObject = {}
     for label, expectation in expect.items():
         if not expectation.steps and expectation.violations is None and expectation.outcome is not None:
             out[label] = expectation.outcome
             continue
-        table: dict[str, Any] = {}
+        table: JsonObject = {}
         if expectation.outcome is not None:
             table["outcome"] = expectation.outcome
         table.update(expectation.steps)

@@ -59,7 +59,7 @@ from sim.core.liveness import LivenessModel
 from sim.core.machine import Machine
 from sim.core.mechanisms import never_fired_lines
 from sim.core.symmetry import Symmetry
-from sim.core.values import cut, shown
+from sim.core.values import JsonObject, cut, shown
 from sim.core.workload import Workload
 
 
@@ -324,7 +324,7 @@ class Codec(abc.ABC):
     field_types: Mapping[str, tuple[type, ...]] = {}
 
     @abc.abstractmethod
-    def load_scenario(self, data: dict[str, Any], source) -> Any:
+    def load_scenario(self, data: JsonObject, source) -> Any:
         """Validate a parsed scenario table; raise ScenarioError with file:line."""
 
     @abc.abstractmethod
@@ -332,7 +332,7 @@ class Codec(abc.ABC):
         """The TOML table of a scenario; always writes ``format`` and ``family``."""
 
     @abc.abstractmethod
-    def load_workload(self, data: dict[str, Any], source) -> Workload:
+    def load_workload(self, data: JsonObject, source) -> Workload:
         """Validate a parsed workload table (a scenario without events plus [faults], [limits])."""
 
     @abc.abstractmethod

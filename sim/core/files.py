@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.core.errors import ScenarioError
-from sim.core.values import MAX_NESTING, plain_problem, shown
+from sim.core.values import MAX_NESTING, JsonObject, JsonValue, plain_problem, shown
 
 #: Format versions this fencesim reads.  A file without ``format`` is current.
 FORMAT_VERSION = 1
@@ -104,7 +104,7 @@ def read_text(path: str | Path, what: str = "input file") -> str:
 BYTE_ORDER_MARK = "\ufeff"
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _pairs(pairs: list[tuple[str, JsonValue]]) -> JsonObject:
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set[str] = set()
@@ -159,7 +159,7 @@ def read_toml(path: str | Path, what: str = "scenario file") -> tuple[dict[str, 
     return data, source
 
 
-def _check_plain(data: dict[str, Any], source: Source) -> None:
+def _check_plain(data: JsonObject, source: Source) -> None:
     """Refuse the first value that is not plain, at the line of its key (strings, the bulk of any file,
     are passed over without a call)."""
     stack: list[tuple[str, Any, int]] = [("", data, 0)]
@@ -179,7 +179,7 @@ def _check_plain(data: dict[str, Any], source: Source) -> None:
                 raise source.error(f"{name!r}: {problem}", str(name))
 
 
-def check_format(data: dict[str, Any], source: Source) -> None:
+def check_format(data: JsonObject, source: Source) -> None:
     if "format" not in data:
         return
     version = data["format"]

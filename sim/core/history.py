@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from sim.core.errors import HistoryError
-from sim.core.values import INTEGER_LIMIT, MAX_NESTING, cut, kind, name_problem, shown
+from sim.core.values import INTEGER_LIMIT, MAX_NESTING, JsonObject, JsonValue, cut, kind, name_problem, shown
 
 FIXED_FIELDS = ("index", "time", "actor", "event")
 
@@ -52,8 +52,8 @@ class Event:
     def __reduce__(self):
         return (Event, (self.index, self.time, self.actor, self.event, self.fields))
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {
             "index": self.index,
             "time": self.time,
             "actor": self.actor,
@@ -121,7 +121,7 @@ class History:
         """The file line of the event at ``position`` (its position + 1 when not read from a file)."""
         return self._lines[position] if self._lines else position + 1
 
-    def to_dicts(self) -> list[dict[str, Any]]:
+    def to_dicts(self) -> list[JsonObject]:
         return [e.to_dict() for e in self._events]
 
     def to_jsonl(self) -> str:
@@ -245,7 +245,7 @@ def _constant(text: str) -> Any:
     raise _BadValue(f"{text} is not JSON (numbers in a history are finite)")
 
 
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _object(pairs: list[tuple[str, JsonValue]]) -> JsonObject:
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set[str] = set()

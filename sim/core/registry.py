@@ -18,7 +18,7 @@ from sim.core.files import Source, read_toml
 from sim.core.history import invalid_lines
 from sim.core.reconcile import contradicted, reconcile
 from sim.core.schema import HistorySchema, validate
-from sim.core.values import shown
+from sim.core.values import JsonObject, shown
 from sim.core.workload import Workload, did_you_mean, parse_telemetry, resolve_workload
 
 #: Keys only a design file has, and keys only a workload has (``[faults]`` as a table, ``[limits]``).
@@ -26,7 +26,7 @@ DESIGN_KEYS = ("protocols", "scenarios", "seeds")
 WORKLOAD_TABLES = ("faults", "limits")
 
 
-def file_kind(data: dict[str, Any]) -> str:
+def file_kind(data: JsonObject) -> str:
     """``design``, ``workload`` or ``scenario``: what a parsed TOML file is, by the keys only that kind has."""
     if any(key in data for key in DESIGN_KEYS) or isinstance(data.get("workload"), dict):
         return "design"
@@ -41,7 +41,7 @@ USE = {"design": "review it with 'fencesim review --design {path}'",
        "scenario": "replay it with 'fencesim run {path}'"}
 
 
-def other_file_kind(data: dict[str, Any], source: Source, expected: str) -> ScenarioError | None:
+def other_file_kind(data: JsonObject, source: Source, expected: str) -> ScenarioError | None:
     """The error for a file of another kind than ``expected`` (a design given where a workload is
     expected...), naming the key that tells, or None."""
     found = file_kind(data)
@@ -79,14 +79,14 @@ class Registry:
     def names(self) -> list[str]:
         return [f.name for f in self.families]
 
-    def get(self, name: str) -> Family:
+    def get(self, name: object) -> Family:
         if not isinstance(name, str) or name not in self._by_name:
             guess = did_you_mean(name, self._by_name) if isinstance(name, str) else ""
             hint = "" if isinstance(name, str) else " (a family is named by a string)"
             raise ScenarioError(f"unknown family {shown(name)}{guess}{hint}; families: {', '.join(self.names())}")
         return self._by_name[name]
 
-    def family_of(self, data: dict[str, Any], source: Source) -> Family:
+    def family_of(self, data: JsonObject, source: Source) -> Family:
         name = data.get("family", self.default.name)
         try:
             return self.get(name)
@@ -109,7 +109,7 @@ class Registry:
             raise wrong
         return self.workload_from(data, source)
 
-    def workload_from(self, data: dict[str, Any], source: Source) -> Workload:
+    def workload_from(self, data: JsonObject, source: Source) -> Workload:
         """A workload from a parsed table: its family reads the rest, the registry reads ``[coverage]``."""
         data = dict(data)
         goals = parse_coverage(data.pop("coverage"), source) if "coverage" in data else ()

@@ -10,6 +10,7 @@ from sim.core.expect import Expectation, expectation_for
 from sim.core.history import History
 from sim.core.kernel import RunEnd
 from sim.core.knobs import Protocol
+from sim.core.values import JsonObject
 
 
 @dataclass
@@ -71,8 +72,8 @@ class RunResult:
         any) met.  A run that fails it makes the command exit 1."""
         return self.expectation_met is not False and (not self.violations or self.violations_expected)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
             "scenario": self.scenario,
             "family": self.family,
             "protocol": self.protocol.label,

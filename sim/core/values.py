@@ -14,7 +14,13 @@ import datetime
 import json
 import math
 import re
-from typing import Any
+from typing import Any, Mapping, Sequence, TypeAlias
+
+#: A value as fencesim writes it to JSON: a scalar, a sequence of values or a mapping from names to values.  A
+#: writer's ``to_json()`` returns a :data:`JsonObject`; mypy then holds every value it puts in to what JSON can hold.
+JsonValue: TypeAlias = "None | bool | int | float | str | Sequence[JsonValue] | Mapping[str, JsonValue]"
+#: A JSON object as a writer builds it (keys are names; values are :data:`JsonValue`).
+JsonObject: TypeAlias = "dict[str, JsonValue]"
 
 #: Characters of a user's value quoted in one error (the rest is cut and counted).
 MAX_SHOWN_CHARS = 60

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.core.errors import ScenarioError
-from sim.core.values import kind, shown
+from sim.core.values import JsonObject, kind, shown
 
 PER_RUN_MAX_DEFAULT = 4
 #: Limits on what a workload may ask for.
@@ -90,7 +90,7 @@ def whole_number(value: Any, name: str, source, low: int, high: int) -> int:
     return value
 
 
-def split_workload(data: dict[str, Any], source) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def split_workload(data: JsonObject, source) -> tuple[JsonObject, JsonObject, JsonObject]:
     """Take ``[faults]`` and ``[limits]`` out of a workload table: (scenario part, faults, limits)."""
     data = dict(data)
     faults, limits = data.pop("faults", {}), data.pop("limits", {})
@@ -102,7 +102,7 @@ def split_workload(data: dict[str, Any], source) -> tuple[dict[str, Any], dict[s
 
 
 def build_workload(family: str, fault_classes: tuple[str, ...], base: Any, name: str, description: str,
-                   faults: dict[str, Any], limits: dict[str, Any], source) -> Workload:
+                   faults: JsonObject, limits: JsonObject, source) -> Workload:
     """Validate ``[faults]`` and ``[limits]`` against the family's fault classes."""
     for key in faults:
         if key not in FAULT_KEYS:
@@ -110,17 +110,19 @@ def build_workload(family: str, fault_classes: tuple[str, ...], base: Any, name:
     for key in limits:
         if key not in LIMIT_KEYS:
             raise unknown_key_error(source, "[limits]", key, LIMIT_KEYS)
-    classes = faults.get("classes", list(fault_classes))
+    given = faults.get("classes", list(fault_classes))
     if not fault_classes and not faults:  # a model with no faults (a TLA+ spec): every order is an interleaving
-        classes = []
-    elif not isinstance(classes, list) or not classes:
-        raise source.error(f"[faults] classes must be a non-empty list of fault classes, not {shown(classes)}",
+        given = []
+    elif not isinstance(given, list) or not given:
+        raise source.error(f"[faults] classes must be a non-empty list of fault classes, not {shown(given)}",
                            "classes")
-    for item in classes:
+    classes: list[str] = []
+    for item in given:
         if not isinstance(item, str) or item not in fault_classes:
             raise source.error(f"unknown fault class {shown(item)}{did_you_mean(item, fault_classes)}; "
                                f"classes of the {family} family: {', '.join(fault_classes)}",
                                item if isinstance(item, str) else "classes")
+        classes.append(item)
     if len(set(classes)) != len(classes):
         raise source.error("a fault class is listed twice in [faults] classes", "classes")
     rates = faults.get("rates", {})

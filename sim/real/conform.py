@@ -30,6 +30,7 @@ from sim.core.family import Family, Replay
 from sim.core.files import write_files_atomically
 from sim.core.history import History
 from sim.core.knobs import Protocol
+from sim.core.values import JsonObject
 from sim.core.workload import Workload
 from sim.real.driver import RealRun, RealRunError, run_real
 from sim.search.budget import Deadline
@@ -249,7 +250,7 @@ class Summary:
     slowest_seed: int | None
     median: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return dict(self.__dict__)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from sim.core.family import Cell, Family
 from sim.core.knobs import Protocol
+from sim.core.values import JsonObject
 from sim.core.workload import Workload
 from sim.search.oracle import evaluate
 
@@ -42,13 +43,15 @@ class Grid:
     def violations(self) -> list[GridCell]:
         return [c for c in self.cells if not c.ok]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """Nested by label: ``{transition: {boundary: {fault: "ok" | [invariant, ...]}}}``."""
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         for cell in self.cells:
             node = out
             for label in cell.labels[:-1]:
-                node = node.setdefault(label, {})
+                child = node.setdefault(label, {})
+                assert isinstance(child, dict), f"label {label!r} is both a cell and a group of cells"
+                node = child
             node[cell.labels[-1]] = "ok" if cell.ok else list(cell.invariants)
         return out
 

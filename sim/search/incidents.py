@@ -57,6 +57,7 @@ from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.stats import clopper_pearson, garwood
+from sim.core.values import JsonObject
 from sim.core.workload import Workload
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class Stratum:
     exact: bool = False
     attempts: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"faults": dict(self.faults), "probability": float(f"{self.probability:.6g}"), "runs": self.runs,
                 "exact": self.exact, "attempts": self.attempts}
 
@@ -146,7 +147,7 @@ class CheckIncidents:
     violations: Estimate
     not_evaluable_runs: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"safety": self.safety, "runs": self.runs.to_json(), "violations": self.violations.to_json(),
                 "not_evaluable_runs": self.not_evaluable_runs}
 
@@ -169,7 +170,7 @@ class IncidentsResult:
     method: str = METHOD
     interval: str = INTERVAL
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "workload": self.workload, "family": self.family,
             "period": {"runs": self.period, "unit": self.unit, "per": "month"},

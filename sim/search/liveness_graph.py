@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Hashable, Sequence
 
 from sim.core.liveness import Eventually
+from sim.core.values import JsonObject
 
 
 @dataclass
@@ -24,8 +25,8 @@ class Verdict:
     vacuous: bool = False
     note: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": self.status}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"status": self.status}
         if self.status == "violated":
             out["lasso"] = {"prefix": [str(e) for e in self.prefix], "cycle": [str(e) for e in self.cycle]}
         elif self.prefix:
@@ -58,7 +59,7 @@ class LivenessResult:
     def violated(self) -> bool:
         return any(v.status == "violated" for v in self.verdicts.values())
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"max_faults": self.max_faults, "states": self.states, "edges": self.edges,
                 "complete": self.complete, "exhausted": self.exhausted, "end": self.reason,
                 "unfair": list(self.unfair), "faults_acted": list(self.acted)}

@@ -16,6 +16,7 @@ from sim.core.coverage import Coverage
 from sim.core.family import Family
 from sim.core.findings import finding_id
 from sim.core.ledger import LedgerTally
+from sim.core.values import JsonObject
 from sim.core.workload import Workload
 
 #: Below this share of work done, a protocol is flagged as doing (almost) nothing.
@@ -110,8 +111,8 @@ class ProtocolTally:
         return progress is not None and progress["planned"] > 0 and (
             progress["done"] / progress["planned"] < APPLIES_NOTHING_BELOW)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"runs": self.runs, "violating_runs": self.violating_runs,
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"runs": self.runs, "violating_runs": self.violating_runs,
                                "violating_runs_by_invariant": dict(self.by_invariant),
                                "violating_runs_by_finding": dict(sorted(self.by_finding.items()))}
         out.update(self.counted)

@@ -22,6 +22,7 @@ from sim.core import stats
 from sim.core.checks import run_checks
 from sim.core.errors import InputError
 from sim.core.knobs import Protocol
+from sim.core.values import JsonObject
 from sim.families.effects.checks import CHECKS
 from sim.families.effects.exposure_draws import ExposureRates, exposure_schedule, task_rng
 from sim.families.effects.faults import FaultSchedule
@@ -380,7 +381,7 @@ WORKFLOW_INTERVAL_METHODS = {
 }
 
 
-def simulated_json(simulated: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
+def simulated_json(simulated: dict[str, dict[str, dict[str, float]]]) -> dict[str, JsonObject]:
     """NaN (a metric with nothing to measure, e.g. compensation age with no aborts) becomes null."""
     def clean(x: float) -> float | None:
         return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, 6)

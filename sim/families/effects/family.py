@@ -9,6 +9,7 @@ from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.liveness import LivenessModel
 from sim.core.mechanisms import fired_measures
+from sim.core.values import JsonObject
 from sim.core.workload import Workload, build_workload, split_workload
 from sim.families.effects import checks, claims, cruel, faults, ledger, runner, tables
 from sim.families.effects.faults import FaultEvent
@@ -72,13 +73,13 @@ class EffectsFamily(Family):
 
     # -- files ----------------------------------------------------------------------
 
-    def load_scenario(self, data: dict[str, Any], source) -> RuntimeScenario:
+    def load_scenario(self, data: JsonObject, source) -> RuntimeScenario:
         return load_runtime_scenario(data, source)
 
     def dump_scenario(self, scenario: RuntimeScenario) -> dict[str, Any]:
         return dump_scenario(scenario)
 
-    def load_workload(self, data: dict[str, Any], source) -> Workload:
+    def load_workload(self, data: JsonObject, source) -> Workload:
         if isinstance(data.get("faults"), list):
             raise source.error("a workload lists no faults: its [faults] table says which classes to draw",
                                "faults")

@@ -32,6 +32,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from sim.core.values import JsonObject
 from sim.families.effects import injectors
 from sim.families.effects.exposure_draws import ExposureRates, exposure_schedule, task_rng
 from sim.families.effects.external import Request
@@ -73,7 +74,7 @@ class FaultClass:
         where = "the five boundaries" if self.points == BOUNDARIES else ", ".join(f"`{p}`" for p in self.points)
         return f"{where} ({self.scope})" if self.scope else where
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The class as the schema the real harness reads writes it."""
         applies = self.scope or ("every transition but a read" if self.applies is _not_a_read else "every transition")
         return {"name": self.name, "points": list(self.points), "applies_to": applies, "cruel": self.cruel,

@@ -42,7 +42,16 @@ from typing import Any
 from sim.core.errors import ProtocolError, ScenarioError
 from sim.core.expect import Expectation, dump_expect, parse_expect
 from sim.core.files import Source
-from sim.core.values import MAX_NAME_CHARS, kind, name_from_path, name_problem, plain_problem, shown, text_problem
+from sim.core.values import (
+    MAX_NAME_CHARS,
+    JsonObject,
+    kind,
+    name_from_path,
+    name_problem,
+    plain_problem,
+    shown,
+    text_problem,
+)
 from sim.core.workload import did_you_mean
 from sim.families.effects.faults import FaultEvent, parse_fault
 from sim.families.effects.knobs import FAMILY_NAME, TABLE
@@ -353,9 +362,9 @@ def _faults(raw: Any, workflow: Workflow, source: Source) -> list[FaultEvent]:
     return out
 
 
-def dump_scenario(scenario: RuntimeScenario) -> dict[str, Any]:
+def dump_scenario(scenario: RuntimeScenario) -> JsonObject:
     """The TOML table of a scenario (for export); always writes ``format`` and ``family``."""
-    out: dict[str, Any] = {"format": 1, "family": FAMILY_NAME, "name": scenario.name}
+    out: JsonObject = {"format": 1, "family": FAMILY_NAME, "name": scenario.name}
     if scenario.description:
         out["description"] = scenario.description
     if scenario.protocol:

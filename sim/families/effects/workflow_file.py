@@ -26,7 +26,7 @@ import re
 from typing import Any, Callable
 
 from sim.core.errors import ScenarioError
-from sim.core.values import kind, shown
+from sim.core.values import JsonObject, kind, shown
 from sim.core.workload import did_you_mean
 from sim.families.effects import transition_fields
 from sim.families.effects.transition_fields import NAME_PATTERN, TransitionField
@@ -321,9 +321,9 @@ def check_builtin_upgrade(workflow: Workflow, where) -> None:
                             "its upgrade yourself in [versions.2]", line)
 
 
-def dump_transition(transition: Transition) -> dict[str, Any]:
+def dump_transition(transition: Transition) -> JsonObject:
     """A transition as a table: its identity, and every option it declares (what the parser reads back)."""
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for entry in transition_fields.FIELDS:
         value = transition.declared(entry.name)
         if value is not None and (entry.required or value != entry.absent):

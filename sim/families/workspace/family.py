@@ -8,6 +8,7 @@ from sim.core.family import Cell, Family, Replay, ReviewPlan, StateTable
 from sim.core.history import Event
 from sim.core.knobs import Protocol
 from sim.core.liveness import LivenessModel
+from sim.core.values import JsonObject
 from sim.core.workload import FAULT_KEYS, Workload, build_workload, split_workload, unknown_key_error
 from sim.families.workspace import checks, claims, fairness, faults, ledger, liveness, tables
 from sim.families.workspace import replay as replaying
@@ -66,13 +67,13 @@ class WorkspaceFamily(Family):
 
     # -- files ----------------------------------------------------------------------
 
-    def load_scenario(self, data: dict[str, Any], source) -> WorkspaceScenario:
+    def load_scenario(self, data: JsonObject, source) -> WorkspaceScenario:
         return build_scenario(data, source)
 
     def dump_scenario(self, scenario: WorkspaceScenario) -> dict[str, Any]:
         return scenario_to_dict(scenario)
 
-    def load_workload(self, data: dict[str, Any], source) -> Workload:
+    def load_workload(self, data: JsonObject, source) -> Workload:
         """A workload: a scenario without events, ``[faults]`` (with this family's ``targets`` and
         ``settle``) and ``[limits]``."""
         scenario_part, fault_table, limits = split_workload(data, source)

@@ -15,8 +15,8 @@ from typing import Any
 from sim.core.errors import ProtocolError, ScenarioError
 from sim.core.expect import Expectation, dump_expect, parse_expect
 from sim.core.files import Source
+from sim.core.values import JsonObject, name_from_path, name_problem, shown, text_problem
 from sim.core.values import kind as kind_of
-from sim.core.values import name_from_path, name_problem, shown, text_problem
 from sim.core.workload import did_you_mean
 from sim.families.workspace.content import WHOLE_FILE_HUNK, Hunks
 from sim.families.workspace.knobs import TABLE
@@ -283,7 +283,7 @@ def _events(raw_events: list[Any], files: dict[str, Hunks], ids: list[str], sour
     return events
 
 
-def build_scenario(data: dict[str, Any], source: Source | str = "<scenario>") -> WorkspaceScenario:
+def build_scenario(data: JsonObject, source: Source | str = "<scenario>") -> WorkspaceScenario:
     """Validate a parsed workspace scenario table and build the scenario."""
     if not isinstance(source, Source):
         source = Source(str(source))
@@ -321,10 +321,12 @@ def build_scenario(data: dict[str, Any], source: Source | str = "<scenario>") ->
     problem = name_problem(name, "'name'", spaces=True)
     if problem:
         raise ScenarioError(problem, loc("name"))
+    assert isinstance(name, str), "name_problem passed a name that is not a string"
     description = data.get("description", "")
     problem = text_problem(description, "'description'")
     if problem:
         raise ScenarioError(problem, loc("description"))
+    assert isinstance(description, str), "text_problem passed a description that is not a string"
     protocol = data.get("protocol")
     if protocol is not None and not isinstance(protocol, str):
         raise ScenarioError(f"'protocol' must be a string such as \"step-dedupe\", not {kind_of(protocol)}",

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from sim.core.history import History
+from sim.core.values import JsonObject
 
 #: Fields of an observation, in the order a disagreement lists them.
 OBSERVED = ("effects", "duplicates", "receipts", "compensations", "outcome", "violations", "fingerprints")
@@ -173,8 +174,8 @@ class CellComparison:
                 out.append(f"{name}: model {self.model[name]} / real {self.real.get(name)}")
         return out
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"protocol": self.protocol}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"protocol": self.protocol}
         if self.seed is None:
             out["cell"] = self.name
         else:
@@ -315,7 +316,7 @@ class ConformTable:
         """The runs whose infrastructure failed (could not judge)."""
         return [c for c in self.cells if c.status == "could_not_judge"]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"runtime": self.runtime, "unit": self.unit, "by_protocol": self.by_protocol(),
                 "disagreements": [c.to_json() for c in self.disagreements],
                 "could_not_judge": [c.to_json() for c in self.unjudged], "shrunk": self.shrunk,
