@@ -36,12 +36,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from sim.core.errors import FencesimError
 from sim.core.family import Replay
 from sim.core.history import History
 from sim.core.knobs import Protocol
+from sim.core.values import JsonObject
 from sim.families.workspace.actors import Actor, Executor, World
 from sim.families.workspace.content import Hunks
 from sim.families.workspace.executor import domain_of
@@ -136,7 +137,7 @@ class Incident:
     """One crash of the executor and what its successor recovered."""
 
     point: str | None
-    recovered: dict[str, Any]
+    recovered: JsonObject
 
 
 class ExecutorProcess:
@@ -151,9 +152,9 @@ class ExecutorProcess:
         self.lines: queue.Queue = queue.Queue()
         self.incidents: list[Incident] = []
         self.starts = 0
-        self.ready: dict[str, Any] = {}
+        self.ready: JsonObject = {}
 
-    def start(self) -> dict[str, Any]:
+    def start(self) -> JsonObject:
         self.starts += 1
         stderr = open(self.log, "ab")
         try:
@@ -189,7 +190,7 @@ class ExecutorProcess:
             raise RealRunError("the executor has not been started")
         return self.process
 
-    def _send(self, request: dict[str, Any]) -> None:
+    def _send(self, request: JsonObject) -> None:
         stdin = self._running().stdin
         if stdin is None:
             raise RealRunError("the executor was started without a pipe to its input")
@@ -199,7 +200,7 @@ class ExecutorProcess:
         except (BrokenPipeError, OSError):
             raise RealRunError(f"the executor went away ({self._stderr_tail()})") from None
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         """The next record the executor sends, within the time limits."""
         wait = min(RECORD_TIMEOUT_S, self.deadline - time.monotonic())
         try:
@@ -215,13 +216,13 @@ class ExecutorProcess:
         except ValueError:
             text = line.decode("utf-8", "replace").rstrip("\n")
             raise RealRunError(f"the executor sent a line that is not JSON: {text[:120]!r}") from None
-        if not isinstance(record, dict) or "kind" not in record:
+        if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
             raise RealRunError(f"the executor sent a record without a kind: {line[:120].decode('utf-8', 'replace')!r}")
         if record["kind"] == "error":
             raise RealRunError(f"the executor failed: {record.get('message')}")
         return record
 
-    def _expect(self, kind: str) -> dict[str, Any]:
+    def _expect(self, kind: str) -> JsonObject:
         record = self.record()
         if record["kind"] != kind:
             raise RealRunError(f"expected a {kind!r} record from the executor, got {record['kind']!r}")
@@ -234,10 +235,10 @@ class ExecutorProcess:
             text = []
         return text[-1] if text else "no error output"
 
-    def deliver(self, message: dict[str, Any], pause_at: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    def deliver(self, message: JsonObject, pause_at: str | None) -> tuple[list[JsonObject], str | None]:
         """Send one delivery; return its records and the point where the executor was killed (or None)."""
         self._send({"op": "deliver", "message": message, "pause_at": pause_at})
-        records: list[dict[str, Any]] = []
+        records: list[JsonObject] = []
         while True:
             record = self.record()
             if record["kind"] == "paused":
@@ -251,7 +252,7 @@ class ExecutorProcess:
                     raise RealRunError(f"the executor answered without passing {pause_at!r}")
                 return records, None
 
-    def kill_during(self, message: dict[str, Any], seconds: float) -> list[dict[str, Any]]:
+    def kill_during(self, message: JsonObject, seconds: float) -> list[JsonObject]:
         """Send a delivery and SIGKILL the executor ``seconds`` later, wherever it is (inside git, inside
         SQLite, or already done); then start a new one.  Returns the records it sent before dying."""
         self._send({"op": "deliver", "message": message, "pause_at": None})
@@ -273,7 +274,7 @@ class ExecutorProcess:
         self.incidents.append(Incident(f"after {seconds:.4f} s", {k: v for k, v in recovered.items() if k != "kind"}))
         return records
 
-    def crash(self, point: str | None) -> dict[str, Any]:
+    def crash(self, point: str | None) -> JsonObject:
         """SIGKILL now, then a new process that recovers from disk."""
         self.kill()
         recovered = self.start()
@@ -373,10 +374,12 @@ class ExecutorProxy(Executor):
             "copy": copy, "stamped_base_rev": message.stamped_base_rev,
             "stamped_pre_hash": message.stamped_pre_hash,
         }, pause_at)
-        seen = {r["kind"]: r for r in records}
+        seen = {str(r["kind"]): r for r in records}  # record() refused any record whose kind is not a string
         if seen.get("read") is None:
             raise RealRunError(f"the executor sent no 'read' record for {step.step_id}")
         verdict = (seen.get("answer") or seen.get("wrote") or seen.get("verdict") or {}).get("verdict")
+        if verdict is not None and not isinstance(verdict, str):
+            raise RealRunError(f"the executor's verdict for {step.step_id} is not a string: {verdict!r:.120}")
         fields = self._fields(message, copy, seen, killed)
         if verdict is not None:  # the cause is judged on the files before the write, as the model judges it
             fields["domain"] = domain_of(message, world.machine.replan_caused(world.state, step))
@@ -386,11 +389,11 @@ class ExecutorProxy(Executor):
         world.state, finished = world.machine.finish(world.state, message, verdict, fields)
         world.record(finished)  # answered only if not killed: "preempted" is set then
 
-    def _fields(self, message: Message, copy: int, seen: dict[str, dict[str, Any]], killed: str | None) -> dict:
+    def _fields(self, message: Message, copy: int, seen: dict[str, JsonObject], killed: str | None) -> JsonObject:
         """What the executor reported (rev, hashes, commit) and what survived a kill."""
         step, read = message.step, seen["read"]
         truth = dict(step.truth)
-        fields: dict[str, Any] = dict(
+        fields: JsonObject = dict(
             step=step.step_id, path=step.path, origin=message.origin, copy=copy, model=step.model.value,
             replanned=step.replanned, fence=read.get("fence"), dedupe=read.get("dedupe"),
             claimed_base_rev=step.claimed_base_rev, stamped_base_rev=read.get("stamped_base_rev"),
@@ -410,7 +413,8 @@ class ExecutorProxy(Executor):
             if wrote is not None and read.get("dedupe") != "off":
                 # what counts is what the restarted executor finds on disk, not what was said before the crash
                 fields.pop("journal_key", None)
-                if read.get("key") in self.process.ready.get("journal_keys", ()):
+                held = self.process.ready.get("journal_keys")  # a list: start() refused any other
+                if isinstance(held, list) and read.get("key") in held:
                     fields["journal_key"] = read["key"]
             fields["preempted"] = killed
         return fields
