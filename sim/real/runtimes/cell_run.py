@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from sim.core.history import History
+from sim.core.values import JsonObject
 from sim.real.external_system import ENDPOINT_FIELDS
 from sim.real.runtimes import infrastructure, worker_kit
 from sim.real.runtimes.processes import (
@@ -57,9 +58,9 @@ def runtime_server(runtime: str, root: Path) -> Any:
 class CellRun:
     """The harness of one run: processes, the recorder, the queue, the lease and the humans."""
 
-    def __init__(self, root: Path, transitions: list[dict], knobs: dict[str, Any], command: list[str], task: str,
+    def __init__(self, root: Path, transitions: list[dict], knobs: JsonObject, command: list[str], task: str,
                  tenant: str, deadline: float, ack_timeout_s: float, workflow_name: str, runtime: str = "dbos",
-                 arguments: dict[str, dict[str, Any]] | None = None, timeout_default_s: float | None = None):
+                 arguments: dict[str, JsonObject] | None = None, timeout_default_s: float | None = None):
         self.root, self.transitions, self.knobs = root, transitions, knobs
         self.command, self.task, self.tenant, self.deadline = command, task, tenant, deadline
         self.ack_timeout_s, self.workflow_name = ack_timeout_s, workflow_name
@@ -99,13 +100,15 @@ class CellRun:
     def external_config(self) -> dict:
         """The external system's configuration: each transition's endpoint as its fields declare it."""
         endpoints = {t["name"]: {f: t[f] for f in ENDPOINT_FIELDS} for t in self.transitions}
+        retention = self.knobs.get("key_retention", 604800.0)
+        assert isinstance(retention, (int, float)), f"key_retention is a number of seconds, not {retention!r}"
         return {"endpoints": endpoints, "fingerprints": "check" if self.knobs["idempotency"] == "key+fingerprint"
-                else "ignore", "key_retention_s": float(self.knobs.get("key_retention", 604800.0))}
+                else "ignore", "key_retention_s": float(retention)}
 
-    def start_request(self, name: str, recover: list[str]) -> dict[str, Any]:
+    def start_request(self, name: str, recover: list[str]) -> JsonObject:
         """The ``start`` request worker ``name`` is sent (``docs/real-runtimes.md``): the workflow as data, the
         protocol, the transitions' arguments, where everything is."""
-        request: dict[str, Any] = {
+        request: JsonObject = {
             "op": "start", "worker": name, "task": self.task, "tenant": self.tenant,
             "workflow": {"name": self.workflow_name, "version": 1,
                          "transitions": [{f: t[f] for f in (*worker_kit.TRANSITION_FIELDS, "logical")}

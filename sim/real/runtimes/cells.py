@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim.core.errors import FencesimError
+from sim.core.values import JsonObject
 from sim.real import external_system
 from sim.real.runtimes import model_schema, worker_kit
 
@@ -155,7 +156,7 @@ def real_fields() -> tuple[str, ...]:
     return tuple(dict.fromkeys((*worker_kit.TRANSITION_FIELDS, *external_system.ENDPOINT_FIELDS)))
 
 
-def workflow_data(spec: Any, knobs: dict[str, Any], schema: model_schema.Schema | None = None) -> list[dict[str, Any]]:
+def workflow_data(spec: Any, knobs: JsonObject, schema: model_schema.Schema | None = None) -> list[JsonObject]:
     """Transitions as plain data, every field the real side plays resolved as the model's schema says.
 
     ``spec`` is ``"saga"``, a list of saga transition names, a list of transition tables (the fields of the
@@ -172,7 +173,7 @@ def workflow_data(spec: Any, knobs: dict[str, Any], schema: model_schema.Schema 
     return out
 
 
-def _rows(spec: Any, schema: model_schema.Schema) -> list[dict[str, Any]]:
+def _rows(spec: Any, schema: model_schema.Schema) -> list[JsonObject]:
     """The transitions as the tables they declare (only what they declare)."""
     if spec is None or spec == "saga":
         return [dict(t) for t in SAGA]
@@ -191,7 +192,7 @@ def _rows(spec: Any, schema: model_schema.Schema) -> list[dict[str, Any]]:
     return [dict(t) for t in spec]
 
 
-def _resolved(row: dict[str, Any], knobs: dict[str, Any], schema: model_schema.Schema) -> dict[str, Any]:
+def _resolved(row: JsonObject, knobs: JsonObject, schema: model_schema.Schema) -> JsonObject:
     """One transition's data: the fields the real side plays, declared or defaulted, and its logical name."""
     name, effect_class = row.get("name"), row.get("class")
     unknown = sorted(set(row) - set(schema.field_names()) - {"logical"})
@@ -200,7 +201,7 @@ def _resolved(row: dict[str, Any], knobs: dict[str, Any], schema: model_schema.S
     if effect_class not in schema.effect_classes:
         raise ValueError(f"transition {name}: unknown class {effect_class!r}")
     played = real_fields()
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for spec in schema.fields:
         default = spec.default_for(effect_class, knobs)
         value = row.get(spec.name)
@@ -222,7 +223,7 @@ def _resolved(row: dict[str, Any], knobs: dict[str, Any], schema: model_schema.S
     return out
 
 
-def resolve_protocol(protocol: Any) -> tuple[str, dict[str, Any]]:
+def resolve_protocol(protocol: Any) -> tuple[str, JsonObject]:
     """(label, knobs) from a protocol string, a parsed ``Protocol``, or a dict of knobs (over the family's
     default protocol, keyed-fingerprint-reconcile)."""
     if isinstance(protocol, dict):
@@ -242,7 +243,7 @@ def expressible(fault: str, runtime: str) -> bool:
     return fault in FAULT_POINTS and (fault, runtime) not in RUNTIME_NOT_APPLICABLE
 
 
-def check_applicable(fault: CellFault | None, knobs: dict[str, Any], runtime: str,
+def check_applicable(fault: CellFault | None, knobs: JsonObject, runtime: str,
                      schema: model_schema.Schema | None = None) -> None:
     """Raise NotApplicable when the runtime cannot express this fault or these knobs; ValueError for a fault
     the model does not have or a point it does not strike; UnplayedFault for a fault of the model the
@@ -271,7 +272,7 @@ def check_applicable(fault: CellFault | None, knobs: dict[str, Any], runtime: st
         raise ValueError(f"{fault.fault} strikes at {', '.join(FAULT_POINTS[fault.fault])}, not {fault.boundary!r}")
 
 
-def check_order(faults: tuple[CellFault, ...], knobs: dict[str, Any], runtime: str, transitions: list[str]) -> None:
+def check_order(faults: tuple[CellFault, ...], knobs: JsonObject, runtime: str, transitions: list[str]) -> None:
     """Raise NotApplicable when the harness cannot play this list of faults (each checked as a cell, then the
     list: one fault per transition, and nothing after a zombie, whose successor finishes the task while the
     old worker sleeps); ValueError for a fault that names no transition of the workflow."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any, Mapping
 
+from sim.core.values import JsonObject
 from sim.real.runtimes.worker_kit.config import default_head, fingerprint_of
 
 #: The rule a worker breaks when its requests lack the workload's arguments, in the docs' words.
@@ -25,7 +26,7 @@ ARGUMENTS_RULE = f'docs/real-runtimes.md, "The worker protocol": {RULE}'
 MAX_TRIED = 10
 
 
-def model_arguments(task: str, logical: str, given: Mapping[str, Any]) -> dict[str, Any]:
+def model_arguments(task: str, logical: str, given: Mapping[str, Any]) -> JsonObject:
     """A transition's canonical arguments, as the model and a worker that keeps the rule build them."""
     return {"task": task, "transition": logical, "head": default_head(task), **given}
 
@@ -59,7 +60,7 @@ def explain(model: Mapping[str, list[str]], real: Mapping[str, list[str]], task:
     return lines
 
 
-def cause(task: str, logical: str, given: dict[str, Any], unexplained: set[str]) -> str:
+def cause(task: str, logical: str, given: JsonObject, unexplained: set[str]) -> str:
     """Why the real fingerprints of ``logical`` are not the model's, as far as the hashes show."""
     found = [lacking(task, logical, given, fingerprint) for fingerprint in sorted(unexplained)]
     missing = sorted({name for names in found if names for name in names})

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sim.core.history import History
+from sim.core.values import JsonObject
 from sim.real import external_system
 from sim.real.runtimes import model_schema, worker_kit
 from sim.real.runtimes.cell_run import RUN_TIMEOUT_S, CellRun
@@ -76,7 +77,7 @@ class RealEffectsRun:
     workers: list[str]
     runtime: str
     fault: CellFault | None  # the first fault of the run's list (None: a healthy run)
-    protocol: dict[str, Any]
+    protocol: JsonObject
     external_log: list[dict] = field(default_factory=list)
     objects: list[dict] = field(default_factory=list)
     faults: tuple[CellFault, ...] = ()  # every fault of the run's list, in the order they were played
@@ -88,7 +89,7 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
                      command: list[str] | None = None, task: str = TASK_DEFAULT,
                      tenant: str = worker_kit.DEFAULT_TENANT, keep: Path | None = None,
                      timeout_s: float = RUN_TIMEOUT_S, ack_timeout_s: float = ACK_TIMEOUT_S,
-                     plant: tuple[str, ...] = (), arguments: dict[str, dict[str, Any]] | None = None) -> RealEffectsRun:
+                     plant: tuple[str, ...] = (), arguments: dict[str, JsonObject] | None = None) -> RealEffectsRun:
     """Play one cell, a list of faults, or a healthy run (``fault=None``) against a real worker; return the
     recorded history.
 
@@ -111,7 +112,7 @@ def run_real_effects(workflow: Any = "saga", protocol: Any = "keyed-fingerprint-
     label, knobs = resolve_protocol(protocol)
     faults = _fault_list(fault)
     transitions = workflow_data(workflow, knobs)
-    check_order(faults, knobs, runtime, [t["name"] for t in transitions])
+    check_order(faults, knobs, runtime, [str(t["name"]) for t in transitions])
     reads = [t["name"] for t in transitions if t["class"] == "read"]
     if reads:
         raise NotApplicable(f"{reads[0]} is a read: the external system serves reads (GET /v1/reads/T), but the "
