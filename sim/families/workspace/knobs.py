@@ -283,6 +283,20 @@ class WorkspaceKnobs(Knobs):
                    "session_end": {"ack": access("journal memory session refused", "journal memory session")}},
         fired=_journal_gc_fired, silent=_journal_gc_silent)
 
+    # What two knobs decide together, said once here (the machine reads the knobs themselves otherwise).
+
+    @property
+    def acks_react(self) -> bool:
+        """An answer reaching the client makes it act: it re-plans a rejection (on_reject=replan) or lets the
+        executor drop keys (a journal_gc other than never)."""
+        return self.on_reject == "replan" or self.journal_gc != "never"
+
+    @property
+    def checkpoints_dedupe(self) -> bool:
+        """The executor's dedupe lookup also reads the keys the checkpoints prove (checkpoint=per_step with
+        journal_gc=after_checkpoint)."""
+        return self.checkpoint == "per_step" and self.journal_gc == "after_checkpoint"
+
 
 TABLE = knob_table(
     WorkspaceKnobs, family="workspace",
