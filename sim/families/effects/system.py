@@ -70,8 +70,6 @@ class RuntimeBase:
         self.log = EventLog()
         self.external = ExternalSystem(knobs.idempotency, float(knobs.key_retention), next_number,
                                        knobs.irreversible_keys == "on")
-        self.approval = knobs.approval == "on"
-        self.pinned_reads = knobs.pin_reads == "on"
         self.workers: dict[str, WorkerMemory] = {}
         self.leases: dict[str, list] = {}  # task -> [holder, epoch]
         self.deliveries: dict[str, int] = {}
@@ -245,11 +243,11 @@ class RuntimeBase:
         """
         if transition.is_read:
             return ()
-        acts_on = []
+        acts_on, pinned = [], self.knobs.pin_reads == "on"
         for read in self.workflows[wt.version].reads_before(transition.name):
             if wt.view.status(read.name) != "done":
                 continue
-            version = wt.view.get(read.name).observed if self.pinned_reads else wt.observations.get(read.name)
+            version = wt.view.get(read.name).observed if pinned else wt.observations.get(read.name)
             if version is None:
                 observation = self._observation(task, read.logical, read.object_kind)
                 version = observation.number
