@@ -94,6 +94,14 @@ class Knobs:
             object.__setattr__(protocol, "typed", typed)
         return typed
 
+    @classmethod
+    def defaults(cls: type[KnobsT]) -> KnobsT:
+        """Every knob at the default its field declares, typed: ``EffectsKnobs.defaults().key_retention`` is a
+        float and ``WorkspaceKnobs.defaults().dedupe == "journl"`` fails ``mypy``.  Read a default here, never
+        type it again.  (A knob that ``follows`` another shows its own declared default; a protocol that sets
+        neither resolves it from the one it follows, :meth:`~sim.core.knobs.KnobTable.resolve`.)"""
+        return cls()
+
 
 def knob_table(values_type: type[Knobs], family: str, presets: Mapping[str, Mapping[str, Any]],
                events: Mapping[str, Access] | None = None, label_presets: tuple[str, ...] | None = None) -> KnobTable:

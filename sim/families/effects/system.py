@@ -21,6 +21,7 @@ from typing import Any, Callable
 from sim.core.history import History
 from sim.core.knobs import Protocol
 from sim.core.machine import Skipped
+from sim.families.effects import transition_fields
 from sim.families.effects.external import ExternalSystem, Observation, Request
 from sim.families.effects.knobs import EffectsKnobs
 from sim.families.effects.state import DURABLE_EVENTS, EventLog, WorkerMemory, WorkerTask, default_head, fingerprint_of
@@ -205,9 +206,9 @@ class RuntimeBase:
         ``compensation``, recorded beside."""
         out: dict[str, Any] = {}
         due = self.approval_due(task, transition)
-        if due != (transition.effect_class == "irreversible"):
+        if due != transition_fields.default("approval", bool, transition.effect_class):
             out["approval_required"] = due
-        if transition.queried_by != "key":
+        if transition.queried_by != transition_fields.default("reconcile_by", str):
             out["reconcile_by"] = transition.queried_by
         return out
 
