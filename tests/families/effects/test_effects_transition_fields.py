@@ -112,6 +112,17 @@ def test_defaults_come_from_the_table():
     assert transition_fields.by_name("timeout_s").default == transition_fields.ACK_TIMEOUT_S
 
 
+def test_code_reads_a_declared_default_typed_from_the_table():
+    """default(name, kind, effect_class) is the field's declared default for the class, checked to be a kind."""
+    assert transition_fields.default("reconcile_by", str) == "key"
+    assert transition_fields.default("timeout_s", float) == transition_fields.ACK_TIMEOUT_S
+    assert transition_fields.default("approval", bool, "irreversible") is True
+    assert transition_fields.default("approval", bool, "append") is False
+    assert transition_fields.default("keys", bool, "irreversible", {"irreversible_keys": "on"}) is True
+    with pytest.raises(TypeError, match="declares the default 10.0, not a str"):
+        transition_fields.default("timeout_s", str)
+
+
 def test_a_field_planted_in_the_table_alone_reaches_the_parser_dumper_renames_docs_and_schema(tmp_path,
                                                                                                  monkeypatch):
     """An endpoint option added to FIELDS only is parsed and checked, written back, kept by a rename, documented
