@@ -53,7 +53,8 @@ def knob(default: Any, meaning: str, *, ranks: Mapping[str, int] | None = None,
          unit: str = "", footprint: Mapping[Any, Mapping[str, Access]] | None = None,
          fired: Callable[[Any, Any, Any], bool] | None = None,
          silent: Callable[[Any, Any], str] | None = None) -> Any:
-    """A knob, declared as a field of a :class:`Knobs` dataclass (its values come from the field's type)."""
+    """A knob, declared as a field of a :class:`Knobs` dataclass (its values come from the field's type);
+    ``meaning`` is its Markdown cell in the docs' knob table (:meth:`~sim.core.knobs.KnobTable.docs_table`)."""
     declared = _Declared(meaning, dict(ranks or {}), convert, tuple(ladder), follows, unit, dict(footprint or {}),
                          fired, silent)
     return field(default=default, metadata={KNOB_METADATA: declared})
