@@ -28,6 +28,9 @@ from sim.core.footprint import NOTHING, Access, FootprintError
 from sim.core.values import shown
 from sim.core.workload import did_you_mean
 
+#: A numeric knob's unit, in the docs' words.
+UNIT_WORDS = {"s": "seconds"}
+
 
 @dataclass(frozen=True)
 class Knob:
@@ -44,7 +47,7 @@ class Knob:
     name: str
     values: tuple[str, ...] | None
     default: Any
-    meaning: str
+    meaning: str  # its Markdown cell in the docs' knob table (KnobTable.docs_table)
     ranks: Mapping[str, int] = field(default_factory=dict)
     convert: Callable[[str], Any] | None = None
     ladder: tuple[Any, ...] = ()
@@ -97,6 +100,23 @@ class Knob:
         if isinstance(value, float) and value.is_integer():
             return str(int(value))
         return str(value)
+
+    def values_doc(self) -> str:
+        """The docs' "Values (rank)" cell: each value with its rank, weakest first (equal ranks in the order
+        the ranks are declared); a numeric knob's unit and the ladder the advisor tries."""
+        if self.values is None:
+            unit = f" of {UNIT_WORDS.get(self.unit, self.unit)}" if self.unit else ""
+            return (f"a number{unit} (its rank is its value; the advisor tries "
+                    f"{', '.join(self.show(v) for v in self.ladder)})")
+        declared = {value: position for position, value in enumerate(self.ranks)}
+        ordered = sorted(self.values, key=lambda v: (self.rank(v), declared.get(v, len(declared))))
+        return ", ".join(f"`{value}` ({self.show(self.rank(value))})" for value in ordered)
+
+    def default_doc(self) -> str:
+        """The docs' "Default" cell: the default, or the knob it follows."""
+        if self.follows is not None:
+            return f"follows `{self.follows}`"
+        return self.show(self.default) if self.values is None else f"`{self.show(self.default)}`"
 
 
 @dataclass(frozen=True)
@@ -154,6 +174,24 @@ class KnobTable:
                 rows += [(f"{knob.name}={knob.show(value)}", kind, " ".join(added.reads), " ".join(added.writes))
                          for kind, added in kinds.items()]
         return rows
+
+    def docs_table(self) -> str:
+        """The Markdown table of knobs in the family's docs page (a test checks the page holds it verbatim):
+        every knob in table order with its values and ranks, its default and its meaning as declared."""
+        lines = ["| Knob | Values (rank) | Default | Meaning |", "|---|---|---|---|"]
+        lines += [f"| `{k.name}` | {k.values_doc()} | {k.default_doc()} | {k.meaning} |" for k in self.knobs]
+        return "\n".join(lines)
+
+    def footprint_docs_table(self) -> str:
+        """The Markdown table of footprints in the family's docs page (a test checks the page holds it
+        verbatim): :meth:`footprint_rows`, ``always`` for an event kind's own footprint, ``--`` for nothing."""
+        def parts(names: str) -> str:
+            return ", ".join(f"`{name}`" for name in names.split()) or "--"
+
+        lines = ["| When | Event | Reads | Writes |", "|---|---|---|---|"]
+        lines += [f"| {f'`{when}`' if when else 'always'} | `{kind}` | {parts(reads)} | {parts(writes)} |"
+                  for when, kind, reads, writes in self.footprint_rows()]
+        return "\n".join(lines)
 
     def access(self, protocol: "Protocol", kind: str) -> Access:
         """What one kind of event reads and writes under ``protocol``: its own footprint and what each knob's

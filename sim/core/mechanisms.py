@@ -53,7 +53,8 @@ def knob(default: Any, meaning: str, *, ranks: Mapping[str, int] | None = None,
          unit: str = "", footprint: Mapping[Any, Mapping[str, Access]] | None = None,
          fired: Callable[[Any, Any, Any], bool] | None = None,
          silent: Callable[[Any, Any], str] | None = None) -> Any:
-    """A knob, declared as a field of a :class:`Knobs` dataclass (its values come from the field's type)."""
+    """A knob, declared as a field of a :class:`Knobs` dataclass (its values come from the field's type);
+    ``meaning`` is its Markdown cell in the docs' knob table (:meth:`~sim.core.knobs.KnobTable.docs_table`)."""
     declared = _Declared(meaning, dict(ranks or {}), convert, tuple(ladder), follows, unit, dict(footprint or {}),
                          fired, silent)
     return field(default=default, metadata={KNOB_METADATA: declared})
@@ -93,6 +94,14 @@ class Knobs:
             typed = (made if made is not None and issubclass(made, cls) else cls)(**protocol.knobs)
             object.__setattr__(protocol, "typed", typed)
         return typed
+
+    @classmethod
+    def defaults(cls: type[KnobsT]) -> KnobsT:
+        """Every knob at the default its field declares, typed: ``EffectsKnobs.defaults().key_retention`` is a
+        float and ``WorkspaceKnobs.defaults().dedupe == "journl"`` fails ``mypy``.  Read a default here, never
+        type it again.  (A knob that ``follows`` another shows its own declared default; a protocol that sets
+        neither resolves it from the one it follows, :meth:`~sim.core.knobs.KnobTable.resolve`.)"""
+        return cls()
 
 
 def knob_table(values_type: type[Knobs], family: str, presets: Mapping[str, Mapping[str, Any]],

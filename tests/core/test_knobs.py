@@ -3,6 +3,7 @@ errors that list what is allowed (shown on the workspace and effects tables)."""
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 
 import pytest
@@ -138,11 +139,23 @@ def test_changes_from_names_the_differing_knobs_with_this_value():
 
 
 def test_describe_lists_every_knob_in_table_order():
-    """describe spells every knob and its value in table order."""
-    assert WORKSPACE.parse("step").describe() == ("fence=step,stamp_at=dispatch,dedupe=off,journal_write=atomic,"
-                                                  "drift_check=off,overlap_check=off,pipeline=off,"
-                                                  "rev_scope=workspace,drift_scope=file,on_reject=stop,"
-                                                  "checkpoint=none,journal_gc=never")
+    """describe spells every knob and its value in table order (the knobs read from the table: one added there
+    is expected here too)."""
+    described = WORKSPACE.parse("step").describe()
+    assert described.startswith("fence=step,stamp_at=dispatch,dedupe=off,journal_write=atomic,")
+    parts = [part.split("=") for part in described.split(",")]
+    assert [name for name, _ in parts] == list(WORKSPACE.names())
+    expected = dict(dataclasses.asdict(WorkspaceKnobs.defaults()), fence="step")
+    assert dict(parts) == {name: WORKSPACE.knob(name).show(value) for name, value in expected.items()}
+
+
+def test_the_declared_defaults_are_typed_values_of_the_table():
+    """Knobs.defaults() is every knob at the default its field declares, as the family's typed values."""
+    for table in (WORKSPACE, EFFECTS):
+        values = table.values_type.defaults()
+        assert isinstance(values, table.values_type)
+        assert dataclasses.asdict(values) == {knob.name: knob.default for knob in table.knobs}
+    assert WorkspaceKnobs.defaults() == WorkspaceKnobs.of(WORKSPACE.parse("none"))
 
 
 def test_build_labels_a_protocol_by_its_shortest_spelling():

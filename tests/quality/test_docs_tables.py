@@ -1,5 +1,6 @@
-"""The docs' knob and footprint tables say what the knob tables declare (a knob added, renamed or re-ranked in
-its declaration and not in the docs fails here)."""
+"""The docs' knob and footprint tables are generated from the knob tables, like the field, fault and cell tables:
+a knob added, renamed, re-ranked or re-worded in its declaration and not in the docs fails here, and the message
+is the table to paste."""
 
 from __future__ import annotations
 
@@ -15,46 +16,55 @@ from sim.families.workspace.knobs import TABLE as WORKSPACE
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-def _rows(text: str, header: str) -> list[list[str]]:
-    """The rows of the Markdown table under ``header`` (cells stripped)."""
+@pytest.mark.parametrize(("page", "table"), [("workspace.md", WORKSPACE), ("effects.md", EFFECTS)])
+def test_the_knob_table_in_the_docs_is_generated_from_the_declarations(page: str, table: KnobTable):
+    """Every knob in declaration order, with its values and their ranks, its default (or whom it follows) and
+    its meaning, exactly as ``TABLE.docs_table()`` renders them."""
+    assert table.docs_table() in (DOCS / page).read_text(encoding="utf-8"), (
+        f"docs/{page}'s table of knobs differs from the {table.family} knob table; paste:\n" + table.docs_table())
+
+
+def test_the_footprint_table_in_the_docs_is_generated_from_the_declarations():
+    """docs/workspace.md's footprint table is every row of the workspace footprints, in declaration order,
+    exactly as ``TABLE.footprint_docs_table()`` renders them."""
+    assert WORKSPACE.footprint_docs_table() in (DOCS / "workspace.md").read_text(encoding="utf-8"), (
+        "docs/workspace.md's table of footprints differs from the workspace knob table; paste:\n"
+        + WORKSPACE.footprint_docs_table())
+
+
+def test_the_generated_cells_say_ranks_defaults_and_ladders():
+    """The cells the generator writes: values weakest first with their ranks, a followed knob's default, a
+    numeric knob's unit and ladder, a footprint's 'always' and '--'."""
+    rows = {line.split(" | ")[0].strip("| `"): line for line in WORKSPACE.docs_table().splitlines()[2:]}
+    assert rows["journal_gc"].startswith(
+        "| `journal_gc` | `session_end` (0), `eager` (0), `never` (1), `after_checkpoint` (1) | `never` | ")
+    assert rows["stamp_at"].startswith("| `stamp_at` | `apply` (0), `plan` (1), `dispatch` (1) | `dispatch` | ")
+    effects = EFFECTS.docs_table()
+    assert "| `approval` | `off` (0), `on` (1) | follows `compensation` | " in effects
+    assert ("| `key_retention` | a number of seconds (its rank is its value; the advisor tries 5, 30, 604800) "
+            "| 604800 | ") in effects
+    footprints = WORKSPACE.footprint_docs_table().splitlines()
+    assert footprints[2] == ("| always | `plan` | `snapshot`, `files`, `rev`, `model_number`, `file_revs` | "
+                             "`snapshot`, `snapshot_rev`, `steps`, `plan_base_rev`, `plan_rejected`, `snapshot_revs` |")
+    assert "| always | `tests_fail` | `steps`, `applied` | -- |" in footprints
+    assert "| `fence=plan` | `dispatch` | `plan_base_rev`, `snapshot_revs` | -- |" in footprints
+
+
+def test_the_reliability_classes_in_the_docs_set_the_knobs_their_presets_set():
+    """docs/effects.md's table of the four reliability classes names, per class, every knob its preset sets
+    (in full, or as an earlier class with changes), so a knob added to the classes is added there too."""
+    text = (DOCS / "effects.md").read_text(encoding="utf-8")
     lines = text.splitlines()
-    start = lines.index(header)
-    rows = []
+    start = lines.index("| Class | Mechanisms it turns on | Knobs |")
+    shown: dict[str, dict[str, str]] = {}
     for line in lines[start + 2:]:
         if not line.startswith("|"):
             break
-        rows.append([cell.strip() for cell in line.strip("|").split("|")])
-    return rows
-
-
-def _values(cell: str) -> dict[str, int] | None:
-    """``none` (0), `plan` (1)`` -> {"none": 0, "plan": 1}; None for a numeric knob's description."""
-    found = re.findall(r"`([^`]+)` \((\d+)\)", cell)
-    return {value: int(rank) for value, rank in found} if found else None
-
-
-@pytest.mark.parametrize(("page", "table"), [("workspace.md", WORKSPACE), ("effects.md", EFFECTS)])
-def test_the_knob_table_in_the_docs_is_the_declared_one(page: str, table: KnobTable):
-    """Every knob in declaration order, with its values, their ranks and its default (or whom it follows)."""
-    rows = _rows((DOCS / page).read_text(encoding="utf-8"), "| Knob | Values (rank) | Default | Meaning |")
-    assert [row[0].strip("`") for row in rows] == list(table.names())
-    for row, knob in zip(rows, table.knobs):
-        if knob.values is None:
-            ladder = ", ".join(knob.show(v) for v in knob.ladder)
-            assert f"tries {ladder})" in row[1], f"{knob.name}: the docs should list the ladder {ladder}"
-            assert row[2] == knob.show(knob.default)
-            continue
-        assert _values(row[1]) == {value: knob.ranks.get(value, 0) for value in knob.values}, knob.name
-        assert row[2] == (f"follows `{knob.follows}`" if knob.follows else f"`{knob.default}`"), knob.name
-
-
-def _template_cell(text: str) -> str:
-    return " ".join(re.findall(r"`([^`]+)`", text))
-
-
-def test_the_footprint_table_in_the_docs_is_the_declared_one():
-    """docs/workspace.md's footprint table is every row of the workspace footprints, in declaration order."""
-    rows = _rows((DOCS / "workspace.md").read_text(encoding="utf-8"), "| When | Event | Reads | Writes |")
-    shown = [("" if when == "always" else when.strip("`"), kind.strip("`"), _template_cell(reads),
-              _template_cell(writes)) for when, kind, reads, writes in rows]
-    assert shown == WORKSPACE.footprint_rows()
+        name, _, knobs = (cell.strip() for cell in line.strip("|").split(" | "))
+        name = name.strip("`")
+        match = re.match(r"as `([a-z-]+)` with (.*?)(?: \(|$)", knobs)
+        base, listed = (dict(shown[match.group(1)]), match.group(2)) if match else ({}, knobs)
+        base.update(part.split("=", 1) for part in re.findall(r"`([a-z_]+=[a-z_+]+)`", listed))
+        shown[name] = base
+    assert shown == {name: dict(EFFECTS.presets[name]) for name in shown}
+    assert list(shown) == ["ephemeral-call", "restartable-job", "durable-workflow", "governed-saga"]

@@ -86,12 +86,8 @@ class ReadAgainOnResume(Runtime):
     """A worker that resumes reads again and acts on what the world holds now, whatever pin_reads says."""
 
     def _acts_on(self, worker, task, wt, transition):
-        pinned = self.pinned_reads
-        self.pinned_reads = False
-        try:
+        with knobs_within(self, pin_reads="off"):
             return super()._acts_on(worker, task, wt, transition)
-        finally:
-            self.pinned_reads = pinned
 
 
 @dataclasses.dataclass(frozen=True)

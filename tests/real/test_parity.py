@@ -19,22 +19,32 @@ from sim.real.runtimes.cell_run import CellRun
 from sim.real.runtimes.cells import NotApplicable, UnplayedFault, UnplayedField, check_applicable, workflow_data
 from sim.real.runtimes.compare import CellComparison, observe
 
-#: The endpoint option of the issue: an at-least-once endpoint (a request it accepted may be delivered twice).
-DELIVERY = TransitionField(
-    "delivery", "choice", "how the endpoint delivers a request it accepted", "`at_most_once`",
-    values=("at_most_once", "at_least_once"), default="at_most_once",
-    problem="{label}: delivery must be one of {values}, not {value}{guess}")
+#: The guide's example (docs/adding-a-family.md, "Adding a transition field"): an endpoint that may deliver a
+#: request it accepted twice.
+DOUBLE_DELIVERY = TransitionField(
+    "double_delivery", "choice", "whether the endpoint may deliver a request it accepted twice", "`never`",
+    values=("never", "possible"), default="never",
+    problem="{label}: double_delivery must be one of {values}, not {value}{guess}")
 #: Its fault: the endpoint delivers the request again.
 REDELIVER = FaultClass("redeliver", ("after_commit",), injectors.duplicate, "the endpoint delivers it again")
 
 
 def planted_schema(tmp_path: Path, monkeypatch, field: TransitionField | None = None,
                    fault: FaultClass | None = None) -> model_schema.Schema:
-    """The schema the model writes with a field or a fault planted in its table alone."""
+    """The schema the model writes with a field or a fault planted in its table alone: whatever the model or
+    the real side declares of that name is set aside first, so the tests hold once the guide was followed too."""
     if field is not None:
-        monkeypatch.setattr(transition_fields, "FIELDS", transition_fields.FIELDS + (field,))
+        monkeypatch.setattr(transition_fields, "FIELDS", tuple(
+            f for f in transition_fields.FIELDS if f.name != field.name) + (field,))
+        played = cells.real_fields
+        monkeypatch.setattr(cells, "real_fields", lambda: tuple(n for n in played() if n != field.name))
+        monkeypatch.setattr(cells, "FIELDS_NOT_APPLICABLE", {
+            n: why for n, why in cells.FIELDS_NOT_APPLICABLE.items() if n != field.name})
     if fault is not None:
-        monkeypatch.setattr(faults, "REGISTRY", faults.REGISTRY + (fault,))
+        monkeypatch.setattr(faults, "REGISTRY", tuple(f for f in faults.REGISTRY if f.name != fault.name) + (fault,))
+        monkeypatch.setattr(cells, "FAULT_PLAYS", {n: p for n, p in cells.FAULT_PLAYS.items() if n != fault.name})
+        monkeypatch.setattr(cells, "NOT_APPLICABLE", {
+            n: why for n, why in cells.NOT_APPLICABLE.items() if n != fault.name})
     return model_schema.load(workflow_schema.write_schema(tmp_path / "schema.json"))
 
 
@@ -56,30 +66,30 @@ def test_the_schema_the_real_side_reads_is_the_models(tmp_path):
 
 def test_a_field_the_real_side_lacks_breaks_parity(tmp_path, monkeypatch):
     """A transition field planted in the model's table alone makes the parity check fail, naming it."""
-    schema = planted_schema(tmp_path, monkeypatch, field=DELIVERY)
+    schema = planted_schema(tmp_path, monkeypatch, field=DOUBLE_DELIVERY)
     assert parity.problems(schema) == [
-        "transition field 'delivery': the real side neither plays it nor declares it not applicable "
+        "transition field 'double_delivery': the real side neither plays it nor declares it not applicable "
         "(FIELDS_NOT_APPLICABLE in sim/real/runtimes/cells.py, with the reason)"]
 
 
 def test_a_declared_field_the_real_side_lacks_is_refused_not_ignored(tmp_path, monkeypatch):
     """The harness refuses a transition that declares a field it cannot play; one left at its default runs."""
-    schema = planted_schema(tmp_path, monkeypatch, field=DELIVERY)
-    declared = parse_tables([{"name": "post", "class": "keyed_creation", "delivery": "at_least_once"}], "f.toml:1")
-    with pytest.raises(UnplayedField, match="declares delivery = 'at_least_once'"):
+    schema = planted_schema(tmp_path, monkeypatch, field=DOUBLE_DELIVERY)
+    declared = parse_tables([{"name": "post", "class": "keyed_creation", "double_delivery": "possible"}], "f.toml:1")
+    with pytest.raises(UnplayedField, match="declares double_delivery = 'possible'"):
         workflow_data(declared, {}, schema)
     plain = parse_tables([{"name": "post", "class": "keyed_creation"}], "f.toml:1")
-    assert "delivery" not in workflow_data(plain, {}, schema)[0]
+    assert "double_delivery" not in workflow_data(plain, {}, schema)[0]
 
 
 def test_a_field_declared_not_applicable_keeps_parity_and_makes_its_runs_not_applicable(tmp_path, monkeypatch):
     """Declared not applicable with a reason, the planted field keeps parity; a run that declares it is not
     applicable with that reason."""
-    schema = planted_schema(tmp_path, monkeypatch, field=DELIVERY)
-    monkeypatch.setattr(cells, "FIELDS_NOT_APPLICABLE", {**cells.FIELDS_NOT_APPLICABLE,
-                                                         "delivery": "the external system delivers each request once"})
+    schema = planted_schema(tmp_path, monkeypatch, field=DOUBLE_DELIVERY)
+    monkeypatch.setattr(cells, "FIELDS_NOT_APPLICABLE", {
+        **cells.FIELDS_NOT_APPLICABLE, "double_delivery": "the external system delivers each request once"})
     assert parity.problems(schema) == []
-    declared = parse_tables([{"name": "post", "class": "keyed_creation", "delivery": "at_least_once"}], "f.toml:1")
+    declared = parse_tables([{"name": "post", "class": "keyed_creation", "double_delivery": "possible"}], "f.toml:1")
     with pytest.raises(NotApplicable, match="delivers each request once"):
         workflow_data(declared, {}, schema)
 
@@ -133,9 +143,9 @@ def test_a_timeout_class_reaches_the_worker_and_scales_its_wait(tmp_path):
 
 def test_a_worker_refuses_a_transition_field_it_does_not_know():
     """A field the worker would not act on is refused in its start request, never ignored."""
-    with pytest.raises(ValueError, match="does not know the field 'delivery'"):
+    with pytest.raises(ValueError, match="does not know the field 'undeclared_option'"):
         worker_kit.Transition.from_dict({"name": "a", "class": "keyed_creation", "object": "x",
-                                         "delivery": "at_least_once"})
+                                         "undeclared_option": "on"})
 
 
 def test_the_comparison_flags_a_fingerprint_the_real_side_computed_otherwise():

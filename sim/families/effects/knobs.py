@@ -71,51 +71,57 @@ class EffectsKnobs(Knobs):
     """One durable-effects protocol's knob values, typed (``EffectsKnobs.of(protocol)``): each knob declared once."""
 
     idempotency: Literal["none", "key", "key+fingerprint"] = knob(
-        "none", "none: every request is new; key: the external system returns the existing effect for a "
-        "known key; key+fingerprint: and rejects a known key with other arguments",
+        "none", "`none`: every request is new. `key`: the Git host returns the existing effect for a known key, "
+        "whatever the arguments. `key+fingerprint`: and rejects a known key with other arguments",
         ranks={"none": 0, "key": 1, "key+fingerprint": 2}, fired=_keys_fired, silent=_keys_silent)
     on_timeout: Literal["failed", "unknown"] = knob(
         "failed", "what a timed-out transition is recorded as", ranks={"failed": 0, "unknown": 1},
         fired=_unknown_fired, silent=_timeout_silent)
     reconcile: Literal["on", "off"] = knob(
-        "off", "query the external system before re-dispatching an unknown outcome", ranks={"off": 0, "on": 1},
+        "off", "query the Git host before re-dispatching an unknown outcome", ranks={"off": 0, "on": 1},
         fired=_reconcile_fired, silent=_reconcile_silent)
     compensation: Literal["on", "off"] = knob(
         "on", "run compensations for committed reversible effects when a task aborts", ranks={"off": 0, "on": 1})
     approval: Literal["on", "off"] = knob(
-        "on", "on: the worker waits for a human's approval before an irreversible transition; off: it asks "
-        "but goes ahead when no one answered within the grace period (default: same as compensation)",
+        "on", "`on`: the worker waits for a human's approval before an irreversible transition. `off`: it asks, then "
+        "goes ahead when no one answered within the 600 s grace period",
         ranks={"off": 0, "on": 1}, follows="compensation")
     checkpoint: Literal["verified", "optimistic"] = knob(
-        "verified", "checkpoint after the receipt, or right after dispatch", ranks={"optimistic": 0, "verified": 1})
+        "verified", "save a checkpoint after the receipt, or right after dispatch",
+        ranks={"optimistic": 0, "verified": 1})
     version_policy: Literal["pinned", "replay", "migrate", "none"] = knob(
-        "pinned", "how a task resumes after the workflow changed: its own version, replay under the new "
-        "code, a recorded migration, or the new code unannounced",
+        "pinned", "how a task resumes after an upgrade: its own version; replay under the new code if the recorded "
+        "transitions are a prefix of the new workflow (else a `replay_divergence` and it stays); a recorded migration "
+        "(`migrated`, with the renames); or the new code, unannounced",
         ranks={"none": 0, "pinned": 1, "replay": 1, "migrate": 1})
     lease_fence: Literal["on", "off"] = knob(
-        "on", "the event log refuses appends from a worker whose lease expired", ranks={"off": 0, "on": 1})
+        "on", "the log refuses appends from a worker whose lease expired", ranks={"off": 0, "on": 1})
     receipt_check: Literal["validated", "trusting"] = knob(
         "validated",
-        "validated: a receipt must match the key, fingerprint and head; trusting: any matching-looking object",
+        "for reconciliation: `validated` accepts an object found by key only if it has the fingerprint the intent "
+        "recorded and the expected head and is still open (by marker: not foreign, same generation, same head, open); "
+        "`trusting` accepts any object found by key or carrying the task's marker",
         ranks={"trusting": 0, "validated": 1})
     irreversible_keys: Literal["off", "on"] = knob(
-        "off", "on: irreversible endpoints honour idempotency keys too (a release keyed by its tag); off: they "
-        "take none, so only approval, reconciliation and the lease fence protect them", ranks={"off": 0, "on": 1})
+        "off", "`on`: irreversible endpoints honour idempotency keys too. `off`: they take none, so only approval, "
+        "reconciliation and the lease fence protect them", ranks={"off": 0, "on": 1})
     ledger_dedupe: Literal["key", "off"] = knob(
-        "key", "key: an append (a usage charge) is deduplicated at the ledger by its idempotency key; off: the ledger "
-        "takes no key, so a repeated append is a second charge", ranks={"off": 0, "key": 1})
+        "key", "`key`: an `append` is deduplicated at the ledger by its idempotency key. `off`: the ledger takes no "
+        "key, so a repeated append is a second entry", ranks={"off": 0, "key": 1})
     pin_reads: Literal["on", "off"] = knob(
-        "on", "on: a read records the version and content hash it observed, and every later step (and every worker "
-        "that resumes) acts on that pinned observation; off: a worker that lost what it read reads again and "
-        "acts on whatever the world holds now", ranks={"off": 0, "on": 1})
+        "on", "`on`: a read's receipt records the version and content hash it observed and later steps act on that. "
+        "`off`: a worker that lost what it read reads again (`observed` with `reread: true`) and acts on the world as "
+        "it is now", ranks={"off": 0, "on": 1})
     delivery: Literal["at_least_once", "at_most_once"] = knob(
-        "at_least_once", "at_least_once: a transition whose outcome was not recorded (timed out, in doubt after a "
-        "restart, not found) is dispatched again; at_most_once: no transition is dispatched twice -- an outcome not "
-        "recorded fails the transition and the task aborts (an engine's at-most-once execution)",
+        "at_least_once", "`at_least_once`: a transition whose outcome was not recorded (timed out, in doubt after a "
+        "restart, not found) is dispatched again. `at_most_once`: no transition is dispatched twice; an outcome not "
+        "recorded fails the transition (`transition_failed`, reason `at_most_once`) and the task aborts -- an effect "
+        "that happened may then be recorded as failed (`lost_success`) or left stranded, and one that did not happen "
+        "is given up. The engine presets set it ([docs/engines.md](engines.md))",
         ranks={"at_least_once": 1, "at_most_once": 1}, fired=_delivery_fired, silent=_delivery_silent)
     key_retention: float = knob(
-        KEY_RETENTION_DEFAULT_S, "simulated seconds the external system keeps a key; a retry after that is a new "
-        "request", convert=float, ladder=KEY_RETENTION_LADDER_S, unit="s")
+        KEY_RETENTION_DEFAULT_S, "simulated seconds the Git host keeps a key; a retry after that is a new request",
+        convert=float, ladder=KEY_RETENTION_LADDER_S, unit="s")
 
 
 #: The durable engines as presets (``--engine``, a design's ``engine =``): what each engine decides itself --

@@ -10,6 +10,7 @@ irreversible object (an e-mail, a release, a refund) is named by its kind, with 
 from __future__ import annotations
 
 from sim.core.ledger import Entry
+from sim.families.effects import transition_fields
 
 #: Who cleans up a duplicate of each effect class, and what they can do (an irreversible one: by its kind,
 #: :func:`correction`).
@@ -58,7 +59,7 @@ def correction(kind: str) -> tuple[str, str]:
 def orphan_action(fields) -> tuple[str, str]:
     """Who acts on an object that exists but its task never recorded, by what the endpoint can do."""
     kind = kind_of(fields.get("effect"))
-    by = fields.get("reconcile_by", "key")
+    by = fields.get("reconcile_by", transition_fields.default("reconcile_by", str))  # recorded where not the default
     if by == "none":
         find = (f"the {kind.replace('_', ' ')} endpoint cannot be queried, so find it where it landed (the "
                 "recipients, the channel, the provider's own records)")

@@ -21,7 +21,7 @@ def intent(rt: RuntimeBase, worker: str, task: str, name: str) -> None:
     status = wt.view.status(name)
     if status != "pending":
         raise rt.refused(line, f"{name} is already {status}", task)
-    if rt.approval_due(task, transition) and rt.approval and name not in wt.view.approved:
+    if rt.approval_due(task, transition) and rt.knobs.approval == "on" and name not in wt.view.approved:
         what = "irreversible" if transition.effect_class == "irreversible" else "gated by an approval"
         raise rt.refused(line, f"{name} is {what} and not approved", task)
     generation = wt.view.get(name).generation
@@ -189,7 +189,7 @@ def receipt(rt: RuntimeBase, worker: str, task: str, name: str) -> None:
         if transition is None:
             raise rt.refused(line, f"{name} is not in workflow version {wt.version}", task)
         observed = dict(logical=transition.logical, observed_version=evidence.version,
-                        content_hash=evidence.content_hash if rt.pinned_reads else None)
+                        content_hash=evidence.content_hash if rt.knobs.pin_reads == "on" else None)
     record = rt.worker_append(worker, task, "receipt_recorded", transition=name, effect=evidence.effect,
                               receipt=evidence.effect, source=evidence.source, request=evidence.request_id,
                               **observed)

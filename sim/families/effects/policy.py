@@ -18,7 +18,7 @@ def approval_wait_left(rt, view, name: str) -> float | None:
     """Seconds the worker still waits for T's approval (None: it need not wait)."""
     if name in view.approved:
         return None
-    if rt.approval:
+    if rt.knobs.approval == "on":
         return float("inf")
     asked = view.approval_requested.get(name)
     if asked is None:

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from sim.core.history import History
 from sim.core.knobs import Protocol
 from sim.core.machine import Skipped
+from sim.families.effects import transition_fields
 from sim.families.effects.external import ExternalSystem, Observation, Request
 from sim.families.effects.knobs import EffectsKnobs
 from sim.families.effects.state import DURABLE_EVENTS, EventLog, WorkerMemory, WorkerTask, default_head, fingerprint_of
@@ -70,8 +71,6 @@ class RuntimeBase:
         self.log = EventLog()
         self.external = ExternalSystem(knobs.idempotency, float(knobs.key_retention), next_number,
                                        knobs.irreversible_keys == "on")
-        self.approval = knobs.approval == "on"
-        self.pinned_reads = knobs.pin_reads == "on"
         self.workers: dict[str, WorkerMemory] = {}
         self.leases: dict[str, list] = {}  # task -> [holder, epoch]
         self.deliveries: dict[str, int] = {}
@@ -207,9 +206,9 @@ class RuntimeBase:
         ``compensation``, recorded beside."""
         out: dict[str, Any] = {}
         due = self.approval_due(task, transition)
-        if due != (transition.effect_class == "irreversible"):
+        if due != transition_fields.default("approval", bool, transition.effect_class):
             out["approval_required"] = due
-        if transition.queried_by != "key":
+        if transition.queried_by != transition_fields.default("reconcile_by", str):
             out["reconcile_by"] = transition.queried_by
         return out
 
@@ -245,11 +244,11 @@ class RuntimeBase:
         """
         if transition.is_read:
             return ()
-        acts_on = []
+        acts_on, pinned = [], self.knobs.pin_reads == "on"
         for read in self.workflows[wt.version].reads_before(transition.name):
             if wt.view.status(read.name) != "done":
                 continue
-            version = wt.view.get(read.name).observed if self.pinned_reads else wt.observations.get(read.name)
+            version = wt.view.get(read.name).observed if pinned else wt.observations.get(read.name)
             if version is None:
                 observation = self._observation(task, read.logical, read.object_kind)
                 version = observation.number

@@ -31,9 +31,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeVar
 
 from sim.families.effects import conditions
+
+T = TypeVar("T")
 
 EFFECT_CLASSES = ("idempotent", "keyed_creation", "append", "irreversible", "read")
 #: What an endpoint can be queried by when an outcome is unknown: by key (then by task marker), by task marker
@@ -263,6 +265,16 @@ def by_name(name: str) -> TransitionField:
         if entry.name == name:
             return entry
     raise KeyError(name)
+
+
+def default(name: str, kind: type[T], effect_class: str = "", knobs: Mapping[str, Any] | None = None) -> T:
+    """The default field ``name`` declares -- what its endpoint assumes when a transition leaves it out -- for
+    ``effect_class`` where the class decides (and ``knobs`` where a knob does), as a ``kind``: code reads a
+    default here, never types it again (``default("reconcile_by", str)`` is ``"key"``)."""
+    value = by_name(name).default_for(effect_class, knobs)
+    if not isinstance(value, kind):
+        raise TypeError(f"transition field {name!r} declares the default {value!r}, not a {kind.__name__}")
+    return value
 
 
 def identity_fields() -> tuple[TransitionField, ...]:

@@ -107,13 +107,13 @@ class Transition:
         may hold), else its class's default (every irreversible step)."""
         if self.approval is not None:
             return self.approval is not False
-        return bool(transition_fields.by_name("approval").default_for(self.effect_class))
+        return transition_fields.default("approval", bool, self.effect_class)
 
     def approval_needed(self, arguments: Mapping[str, Any]) -> bool:
         """Whether a human must approve it before its intent, for these arguments (a condition is evaluated
         on them: :mod:`sim.families.effects.conditions`)."""
-        default = bool(transition_fields.by_name("approval").default_for(self.effect_class))
-        return conditions.gate_holds(self.approval, default, arguments)
+        return conditions.gate_holds(self.approval, transition_fields.default("approval", bool, self.effect_class),
+                                     arguments)
 
     @property
     def verified(self) -> bool:
@@ -123,7 +123,7 @@ class Transition:
 
     @property
     def queried_by(self) -> str:
-        return self.reconcile_by or transition_fields.by_name("reconcile_by").default
+        return self.reconcile_by or transition_fields.default("reconcile_by", str)
 
     def honours_keys(self, irreversible_keys: bool, ledger_dedupe: str) -> bool:
         """Whether the endpoint deduplicates a request by its idempotency key (when the protocol sends keys).

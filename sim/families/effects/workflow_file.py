@@ -197,7 +197,8 @@ def parse_table(item: dict, what: str, error: ErrorAt) -> Transition:
             identity[entry.attribute] = value
         else:
             options.append((entry.name, value))
-    return Transition(identity["name"], identity["effect_class"], identity.get("object_kind", "object"),
+    return Transition(identity["name"], identity["effect_class"],
+                      identity.get("object_kind", transition_fields.default("object", str)),
                       identity.get("compensation"), identity["name"], tuple(options))
 
 

@@ -46,11 +46,11 @@ class CheckpointsAndJournal(WorkspaceCore):
         changes["checkpoints"] = state.checkpoints + (
             Checkpoint(step.path, step.step_id, state.files[index], Label(changes["files"][index])),)
         fields["checkpoint"] = "per_step"
-        if self.gc == "after_checkpoint" and self.dedupe != "off":
+        if self.knobs.journal_gc == "after_checkpoint" and self.knobs.dedupe != "off":
             changes["proved"] = state.proved | {key}
 
     def why_not_tests_fail(self, state: State, event: Action) -> str | None:
-        if self.per_step:
+        if self.knobs.checkpoint == "per_step":
             for checkpoint in state.checkpoints:
                 if checkpoint.path == event.path:
                     return None
@@ -63,7 +63,7 @@ class CheckpointsAndJournal(WorkspaceCore):
     def tests_fail(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """The verifier finds PATH broken: restore the latest checkpoint of it (checkpoint=per_step)."""
         path = cast(str, event.path)  # a tests_fail always names its file (the parser requires it)
-        if not self.per_step:
+        if self.knobs.checkpoint == "none":
             steps = [s.step_id for s in state.steps if s.path == path and s.step_id in state.applied]
             return state, [("executor", "tests_fail", dict(path=path, steps=steps, checkpoint="none"))]
         index = max(i for i, checkpoint in enumerate(state.checkpoints) if checkpoint.path == path)
@@ -75,7 +75,7 @@ class CheckpointsAndJournal(WorkspaceCore):
         files[position] = checkpoint.before
         changes: dict[str, Any] = dict(files=tuple(files), rev=state.rev + 1,
                                        checkpoints=state.checkpoints[:index] + state.checkpoints[index + 1:])
-        if self.file_scope:
+        if self.knobs.rev_scope == "file":
             revs = list(cast("tuple[int, ...]", state.file_revs))  # set whenever rev_scope=file
             revs[position] += 1
             changes["file_revs"] = tuple(revs)
@@ -92,13 +92,13 @@ class CheckpointsAndJournal(WorkspaceCore):
     def collect(self, state: State, step_id: str, done: bool, records: list[Record]) -> State:
         """The client has ``step_id``'s answer (``done``: it will not re-plan the step): drop the keys the
         protocol's ``journal_gc`` says may go now."""
-        if self.dedupe == "off":
+        if self.knobs.dedupe == "off":
             return state
-        name = "journal" if self.dedupe == "journal" else "memory"
+        name = "journal" if self.knobs.dedupe == "journal" else "memory"
         store = getattr(state, name)
-        if self.gc == "eager":
+        if self.knobs.journal_gc == "eager":
             dropped = {key for key in store if key[0] == step_id}
-        elif self.gc == "after_checkpoint":
+        elif self.knobs.journal_gc == "after_checkpoint":
             dropped = {key for key in store if key[0] == step_id and key in state.proved}
         else:  # session_end
             if state.session is None:
@@ -111,5 +111,5 @@ class CheckpointsAndJournal(WorkspaceCore):
             return state
         for key in sorted(dropped):
             records.append(("executor", "journal_remove", dict(step=key[0], journal_key=f"{key[0]}@{key[1]}",
-                                                               journal_gc=self.gc)))
+                                                               journal_gc=self.knobs.journal_gc)))
         return state._replace(**{name: store - dropped})

@@ -38,11 +38,12 @@ class Client(WorkspaceCore):
             return "already dispatched (a dispatch never repeats)"
         if position > done:
             reason = f"steps are dispatched in plan order; {state.steps[position - 1].step_id} is not dispatched yet"
-        elif position > 0 and self.pipeline_off and state.steps[position - 1].step_id not in state.verdict_steps:
+        elif (position > 0 and self.knobs.pipeline == "off"
+              and state.steps[position - 1].step_id not in state.verdict_steps):
             reason = f"pipeline=off: {state.steps[position - 1].step_id} has no verdict yet"
         else:
             return None
-        if self.recovery:  # the client holds the dispatch back until it may go
+        if self.knobs.on_reject == "replan":  # the client holds the dispatch back until it may go
             return f"{step_id} is already held back" if step_id in state.held else None
         return reason
 
@@ -53,23 +54,24 @@ class Client(WorkspaceCore):
         position = self.order[step_id]
         if position > done:
             return f"{state.steps[position - 1].step_id} is not dispatched yet"
-        if position > 0 and self.pipeline_off and state.steps[position - 1].step_id not in state.verdict_steps:
+        if (position > 0 and self.knobs.pipeline == "off"
+                and state.steps[position - 1].step_id not in state.verdict_steps):
             return f"pipeline=off: {state.steps[position - 1].step_id} has no verdict yet"
         return None
 
     def stamp(self, state: State, step: Step, current_hash: str) -> tuple[int | None, str | None]:
         """The stamp per fence: none and plan carry claims (plan: its base rev), step per ``stamp_at``."""
-        if self.fence == "none":
+        if self.knobs.fence == "none":
             return step.claimed_base_rev, step.claimed_pre_hash
-        if self.fence == "plan":
-            if self.file_scope:
+        if self.knobs.fence == "plan":
+            if self.knobs.rev_scope == "file":
                 return cast(Revs, state.snapshot_revs)[self.position[step.path]], step.claimed_pre_hash
             return state.plan_base_rev, step.claimed_pre_hash
-        if self.stamp_at == "dispatch":
-            if self.file_scope and not self.pipeline_off:
+        if self.knobs.stamp_at == "dispatch":
+            if self.knobs.rev_scope == "file" and self.knobs.pipeline == "on":
                 return self.chained_stamp(state, step, current_hash)
             return self.rev_of(state, step.path), current_hash
-        if self.stamp_at == "plan":
+        if self.knobs.stamp_at == "plan":
             return step.claimed_base_rev, step.claimed_pre_hash
         return None, None  # stamp_at=apply: the executor reads rev and hash at apply
 
@@ -90,7 +92,7 @@ class Client(WorkspaceCore):
         """The client stamps the step per the protocol and sends it (or refuses it for drift); with
         on_reject=replan a dispatch that may not go yet is held back instead of skipped."""
         step_id = cast(str, event.step)
-        if self.recovery:
+        if self.knobs.on_reject == "replan":
             waiting = self.blocked(state, step_id)
             if waiting is not None:
                 return self.hold(state, step_id, waiting)
@@ -106,7 +108,7 @@ class Client(WorkspaceCore):
         fields = dict(step=step.step_id, path=step.path, model=step.model.value,
                       claimed_base_rev=step.claimed_base_rev, claimed_pre_hash=step.claimed_pre_hash,
                       rev=self.rev_of(state, step.path), hash_current=current_hash, **shown)
-        if self.file_scope:
+        if self.knobs.rev_scope == "file":
             fields["workspace_rev"] = state.rev
         if round_:
             fields["rebased"] = round_
@@ -116,14 +118,14 @@ class Client(WorkspaceCore):
             fields["stamped_base_rev"] = stamped_rev
         if stamped_hash is not None:
             fields["stamped_pre_hash"] = stamped_hash
-        if self.drift_reject and self.drifted(state, step, current_hash, fields):
+        if self.knobs.drift_check == "reject" and self.drifted(state, step, current_hash, fields):
             caused = step.replanned is not None and self.replan_caused(state, step)
             fields.update(verdict="rejected:drift", domain="replan_drift" if caused else "stale_plan",
                           **self.truth_fields(state, step))
             state = state._replace(refused=state.refused | {step.step_id},
                                    verdict_steps=state.verdict_steps | {step.step_id})
             records: list[Record] = [("client", "dispatch", fields)]
-            if self.recovery:
+            if self.knobs.on_reject == "replan":
                 state = self.rebase(state, step.step_id, "rejected:drift", records)
             return state, records
         copies, copy = self._next_copy(state, step.step_id)
@@ -138,7 +140,7 @@ class Client(WorkspaceCore):
     def drifted(self, state: State, step: Step, current_hash: str, fields: dict[str, Any]) -> bool:
         """drift_check=reject: the step's claimed pre-hash is not the file's current hash -- or, with
         drift_scope=hunk, a hunk the step replaces is not as the step claims (the record shows the claims)."""
-        if not self.hunk_drift:
+        if self.knobs.drift_scope == "file":
             return step.claimed_pre_hash != current_hash
         names, expected = step.shown.value
         snapshot = cast("tuple[Content, ...]", state.snapshot)  # a step exists only once the plan was read

@@ -1,7 +1,7 @@
 """What every part of the workspace machine shares: the protocol read once, the plan, and how the state is read.
 
 :class:`WorkspaceCore` holds the attributes a (scenario, protocol) fixes --
-the typed knob values and the flags read from them, the files' positions,
+the typed knob values, the files' positions,
 the plan's steps -- and the small readers every transition uses.  Each actor's
 transitions are a mixin of their own (:mod:`~sim.families.workspace.planner`,
 :mod:`~sim.families.workspace.client`, :mod:`~sim.families.workspace.network`,
@@ -49,18 +49,7 @@ class WorkspaceCore(Machine):
 
     def __init__(self, scenario: WorkspaceScenario, protocol: Protocol):
         self.scenario, self.protocol = scenario, protocol
-        self.knobs = knobs = WorkspaceKnobs.of(protocol)
-        self.fence, self.stamp_at, self.dedupe = knobs.fence, knobs.stamp_at, knobs.dedupe
-        self.atomic_journal = knobs.journal_write == "atomic"
-        self.pipeline_off = knobs.pipeline == "off"
-        self.file_scope = knobs.rev_scope == "file"
-        self.drift_reject = knobs.drift_check == "reject"
-        self.hunk_drift = knobs.drift_scope == "hunk"
-        self.recovery = knobs.on_reject == "replan"
-        self.per_step = knobs.checkpoint == "per_step"
-        self.gc = knobs.journal_gc
-        self.acks_react = self.recovery or self.gc != "never"
-        self.proof_dedupes = self.per_step and self.gc == "after_checkpoint"
+        self.knobs = WorkspaceKnobs.of(protocol)  # every transition reads the protocol here, typed
         self.paths = tuple(scenario.files)
         self.position = {path: i for i, path in enumerate(self.paths)}
         self.plan_specs: list[StepSpec] = list(scenario.plan)
@@ -78,7 +67,7 @@ class WorkspaceCore(Machine):
                      snapshot_rev=None, steps=(), plan_base_rev=None, plan_rejected=False, sent=(),
                      refused=frozenset(), verdict_steps=frozenset(), applied=frozenset(), armed=None, edits=0,
                      requests=(), answers=(), copies=Label((0,) * len(self.plan_specs)), incarnation=Label(1),
-                     file_revs=(0,) * len(self.paths) if self.file_scope else None)
+                     file_revs=(0,) * len(self.paths) if self.knobs.rev_scope == "file" else None)
 
     def parts(self, state: State) -> dict[Part, Any]:
         """The state's fields as parts, those the footprints key split: ``files`` and ``file_revs`` by path;
@@ -110,14 +99,14 @@ class WorkspaceCore(Machine):
     def rev_of(self, state: State, path: str) -> int:
         """The revision a step on ``path`` is stamped with and fenced by: the workspace's, or (rev_scope=file)
         the file's own."""
-        return cast(Revs, state.file_revs)[self.position[path]] if self.file_scope else state.rev
+        return cast(Revs, state.file_revs)[self.position[path]] if self.knobs.rev_scope == "file" else state.rev
 
     def _written(self, state: State, path: str, patch: Content) -> dict[str, Any]:
         """The changes of a write: the file patched, rev + 1 (and, with rev_scope=file, the file's rev + 1)."""
         files = list(state.files)
         index = self.position[path]
         files[index] = patched(files[index], patch)
-        if self.file_scope:
+        if self.knobs.rev_scope == "file":
             revs = list(cast(Revs, state.file_revs))
             revs[index] += 1
             return dict(files=tuple(files), rev=state.rev + 1, file_revs=tuple(revs))

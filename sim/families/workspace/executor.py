@@ -61,17 +61,18 @@ class Executor(WorkspaceCore):
 
     def serve(self, state: State, message: Message) -> tuple[State, list[Record]]:
         """The executor serves one delivered message (see the module docstring for the order of checks)."""
-        step = message.step
-        rev_at_apply = cast(Revs, state.file_revs)[self.position[step.path]] if self.file_scope else state.rev
+        step, knobs = message.step, self.knobs
+        file_scope = knobs.rev_scope == "file"
+        rev_at_apply = cast(Revs, state.file_revs)[self.position[step.path]] if file_scope else state.rev
         hash_before = self.hash(state, step.path)
         stamped_rev, stamped_hash = message.stamped_base_rev, message.stamped_pre_hash
-        if self.fence == "step" and self.stamp_at == "apply":
+        if knobs.fence == "step" and knobs.stamp_at == "apply":
             stamped_rev, stamped_hash = rev_at_apply, hash_before
         key = (step.step_id, stamped_rev)
-        store = state.journal if self.dedupe == "journal" else state.memory if self.dedupe == "memory" else None
+        store = state.journal if knobs.dedupe == "journal" else state.memory if knobs.dedupe == "memory" else None
         fields: dict[str, Any] = dict(
             step=step.step_id, path=step.path, origin=message.origin, copy=message.copy.value,
-            model=step.model.value, fence=self.fence, dedupe=self.dedupe,
+            model=step.model.value, fence=knobs.fence, dedupe=knobs.dedupe,
             claimed_base_rev=step.claimed_base_rev, rev_at_apply=rev_at_apply, hash_before=hash_before,
             incarnation=state.incarnation.value, **self.truth_fields(state, step))
         if step.replanned is not None:
@@ -80,17 +81,17 @@ class Executor(WorkspaceCore):
             fields["stamped_base_rev"] = stamped_rev
         if stamped_hash is not None:
             fields["stamped_pre_hash"] = stamped_hash
-        if self.file_scope:
+        if file_scope:
             fields.update(rev_scope="file", workspace_rev=state.rev)
         if message.round:
             fields["rebased"] = message.round
-        if store is not None and (key in store or (self.proof_dedupes and key in state.proved)):
+        if store is not None and (key in store or (knobs.checkpoints_dedupe and key in state.proved)):
             verdict: str | None = "deduped"
             if key not in store:
                 fields["deduped_by"] = "checkpoint"
-        elif self.fence != "none" and stamped_rev != rev_at_apply:
+        elif knobs.fence != "none" and stamped_rev != rev_at_apply:
             verdict = "rejected:stale_rev"
-        elif self.fence != "none" and stamped_hash != hash_before:
+        elif knobs.fence != "none" and stamped_hash != hash_before:
             verdict = "rejected:pre_hash"
         else:
             return self._apply(state, message, key, fields)
@@ -106,25 +107,25 @@ class Executor(WorkspaceCore):
     def _apply(self, state: State, message: Message, key: tuple[str, int | None],
                fields: dict[str, Any]) -> tuple[State, list[Record]]:
         """Write, journal (atomically or after the write), answer -- or die at the armed point."""
-        step = message.step
+        step, knobs = message.step, self.knobs
         if state.armed == "before_write":
             fields["preempted"] = "before_write"
             return self.finish(state, message, None, fields, dict(self.dying(state), armed=None))
         changes = self._written(state, step.path, step.patch)
         index = self.position[step.path]
         fields["hash_after"] = content_hash(changes["files"][index])
-        fields["rev_after"] = changes["file_revs"][index] if self.file_scope else changes["rev"]
-        if self.per_step:
+        fields["rev_after"] = changes["file_revs"][index] if knobs.rev_scope == "file" else changes["rev"]
+        if knobs.checkpoint == "per_step":
             self.checkpoint(state, message, key, fields, changes)
-        keeps = self.dedupe != "off"
-        if keeps and self.atomic_journal:
+        keeps = knobs.dedupe != "off"
+        if keeps and knobs.journal_write == "atomic":
             self._remember(state, key, fields, changes)
         for point in ("after_write", "after_journal"):
-            if point == "after_journal" and keeps and not self.atomic_journal:
+            if point == "after_journal" and keeps and knobs.journal_write == "after_write":
                 self._remember(state, key, fields, changes)
             if state.armed == point:
                 changes.update(self.dying(state), armed=None)
-                if self.dedupe == "memory":
+                if knobs.dedupe == "memory":
                     fields.pop("journal_key", None)  # memory died with the executor
                 fields["preempted"] = point
                 break
@@ -133,7 +134,7 @@ class Executor(WorkspaceCore):
     def _remember(self, state: State, key: tuple[str, int | None], fields: dict[str, Any],
                   changes: dict[str, Any]) -> None:
         fields["journal_key"] = f"{key[0]}@{key[1]}"
-        if self.dedupe == "journal":
+        if self.knobs.dedupe == "journal":
             changes["journal"] = state.journal | {key}
         else:
             changes["memory"] = state.memory | {key}
@@ -154,6 +155,6 @@ class Executor(WorkspaceCore):
                 changes["answers"] = state.answers + (Answer(step_id, verdict, message.round),)
         state = state._replace(**changes) if changes else state
         records: list[Record] = [("executor", "deliver", fields)]
-        if self.recovery and verdict is not None and state.held:
+        if self.knobs.on_reject == "replan" and verdict is not None and state.held:
             state = self.release(state, records)
         return state, records

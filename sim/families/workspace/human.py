@@ -24,7 +24,7 @@ class Human(WorkspaceCore):
         state = state._replace(edits=edits, **self._written(state, path, tuple((h, content) for h in hunks)))
         fields: dict[str, Any] = dict(path=path, content=content, rev_after=self.rev_of(state, path),
                                       hash_after=self.hash(state, path))
-        if self.file_scope:
+        if self.knobs.rev_scope == "file":
             fields["workspace_rev"] = state.rev
         if event.hunk:
             fields["hunk"] = event.hunk

@@ -6,10 +6,11 @@ each of its values makes each kind of event read and write, on top of the
 event's own footprint in :data:`EVENTS` -- when it *fired* (a predicate over
 the history's events: the mechanism changed what happened) and why it may
 stay *silent* on a workload.  The parser, the advisor, liveness
-(``fired_<knob>``, "never fired"), the docs' knob table (checked by a test)
-and exhaustive search's independence all read this one declaration; the law
-suite checks the footprints against the machine (``docs/adding-a-family.md``,
-"Adding a knob").
+(``fired_<knob>``, "never fired"), the docs' knob and footprint tables
+(generated: ``TABLE.docs_table()``, ``TABLE.footprint_docs_table()``; a test
+checks ``docs/workspace.md``) and exhaustive search's independence all read
+this one declaration; the law suite checks the footprints against the machine
+(``docs/adding-a-family.md``, "Adding a knob").
 
 Ranks say how much protection a value gives (higher is stronger, equal
 ranks are alternatives); the advisor never proposes a lower rank than the
@@ -223,33 +224,44 @@ class WorkspaceKnobs(Knobs):
     """One workspace protocol's knob values, typed (``WorkspaceKnobs.of(protocol)``)."""
 
     fence: Literal["none", "plan", "step"] = knob(
-        "none", "what is checked at apply", ranks={"none": 0, "plan": 1, "step": 1},
+        "none", "what the executor checks at apply. `none`: nothing. `plan`: the plan's base rev and the claimed "
+        "pre-hash; since every write moves the rev, no step can pass once anything was written after the plan. "
+        "`step`: the per-step stamp chosen by `stamp_at`", ranks={"none": 0, "plan": 1, "step": 1},
         footprint={"plan": {"dispatch": access("plan_base_rev snapshot_revs")}},
         fired=_fence_fired, silent=_said("no delivery was rejected by the fence"))
     stamp_at: Literal["dispatch", "plan", "apply"] = knob(
-        "dispatch", "for fence=step: rev and hash read at dispatch, the planner's claims, or read at apply",
+        "dispatch", "for `fence=step`: the rev and hash the client reads at dispatch; the planner's claims; or "
+        "nothing, the executor reading them at apply (the fence then compares the workspace with itself)",
         ranks={"apply": 0, "plan": 1, "dispatch": 1}, fired=_stamp_fired, silent=_stamp_silent)
     dedupe: Literal["off", "memory", "journal"] = knob(
-        "off", "where (step_id, base_rev) keys live", ranks={"off": 0, "memory": 1, "journal": 2},
+        "off", "where `(step_id, stamped_base_rev)` keys live: nowhere, the executor's memory (lost on preemption), "
+        "or the journal persisted with the workspace", ranks={"off": 0, "memory": 1, "journal": 2},
         footprint={"memory": {"deliver": access("memory[step]", "memory")},
                    "journal": {"deliver": access("journal[step]", "journal[step]")}},
         fired=_dedupe_fired, silent=_said("no delivery was deduped"))
     journal_write: Literal["atomic", "after_write"] = knob(
-        "atomic", "after_write leaves a window where a preemption keeps the patch and loses its key",
+        "atomic", "`atomic`: the key is stored together with the write. `after_write`: stored after the write, "
+        "leaving a window where a preemption keeps the patch and loses its key",
         ranks={"after_write": 0, "atomic": 1}, fired=_journal_write_fired, silent=_journal_write_silent)
     drift_check: Literal["off", "reject"] = knob(
-        "off", "at dispatch, reject a step whose claimed pre-hash is not current", ranks={"off": 0, "reject": 1},
+        "off", "at dispatch, refuse a step whose claimed pre-hash is not the file's current hash (`rejected:drift`)",
+        ranks={"off": 0, "reject": 1},
         footprint={"reject": {"dispatch": access("snapshot", "refused[step] verdict_steps[step]")}},
         fired=_drift_fired, silent=_said("no step's claimed pre-hash differed from the file's at dispatch"))
     overlap_check: Literal["off", "on"] = knob(
-        "off", "reject at admission a plan whose sibling steps share a hunk", ranks={"off": 0, "on": 1},
+        "off", "at admission, reject a plan whose sibling steps share a hunk of one file (`rejected:overlap`). A "
+        "plain-string file is one hunk, so any two steps on it overlap", ranks={"off": 0, "on": 1},
         fired=_overlap_fired, silent=_overlap_silent)
     pipeline: Literal["off", "on"] = knob(
-        "off", "on: dispatch ahead; the network may reorder", ranks={"on": 0, "off": 1},
+        "off", "`off`: a step is dispatched only after the previous one has a verdict. `on`: the client dispatches "
+        "ahead (still in plan order), so the network may deliver steps out of order", ranks={"on": 0, "off": 1},
         fired=_pipeline_fired, silent=_said("no step was dispatched before the previous one had a verdict"))
     rev_scope: Literal["workspace", "file"] = knob(
         "workspace",
-        "the revision stamps, the fence and the journal key read: one for the workspace, or the step's file's",
+        "the revision stamps, the fence and the journal key read: one for the whole workspace (every write moves it), "
+        "or the step's file's own (only writes of that file move it). With `file` and `pipeline=on`, a step whose "
+        "file has earlier steps of the plan sent and still without a verdict is stamped with the revision and hash "
+        "those steps will leave ([per-file revisions](#per-file-revisions-rev_scope))",
         ranks={"workspace": 1, "file": 1},
         footprint={"file": {"dispatch": access("file_revs[path] snapshot_revs"),
                             "human_edit": access("file_revs[path]", "file_revs[path]"),
@@ -257,24 +269,29 @@ class WorkspaceKnobs(Knobs):
                             "tests_fail": access("file_revs[path]", "file_revs[path]")}},
         fired=_rev_scope_fired, silent=_rev_scope_silent)
     drift_scope: Literal["file", "hunk"] = knob(
-        "file", "for drift_check=reject: compare the whole file's hash, or the hunks the step replaces",
+        "file", "for `drift_check=reject`: compare the step's claimed pre-hash with the whole file's hash, or the "
+        "hashes of the hunks the step replaces with the hunks as its author claimed them",
         ranks={"file": 1, "hunk": 1}, footprint={"hunk": {"dispatch": access("snapshot")}},
         fired=_drift_scope_fired, silent=_drift_scope_silent)
     on_reject: Literal["stop", "replan"] = knob(
-        "stop", "the client after a rejection: stop, or re-plan the step and those after it from the current "
-        "revision (and send a held-back dispatch once it may go)", ranks={"stop": 1, "replan": 1},
+        "stop", "the client after a rejection: stop (the step stays rejected), or re-plan the step and the steps "
+        "after it not yet sent from the current revision, at most 3 times a run (`MAX_REPLANS`); with `replan` a "
+        "dispatch that may not go yet is held back and sent later instead of skipped", ranks={"stop": 1, "replan": 1},
         footprint={"replan": {"dispatch": _EVERYTHING, "ack": _EVERYTHING, "deliver": _EVERYTHING}},
         fired=_on_reject_fired, silent=_said("no rejection reached the client and no dispatch was held back"))
     checkpoint: Literal["none", "per_step"] = knob(
-        "none", "per_step: the step's file is checkpointed before each write and restored when its tests fail",
+        "none", "`per_step`: the executor stores the step's file as it was before each write, with the write, and "
+        "restores it when a `tests_fail` of that file comes",
         ranks={"none": 1, "per_step": 1},
         footprint={"per_step": {"deliver": access("checkpoints proved[step]", "checkpoints proved[step]"),
                                 "tests_fail": access("checkpoints files[path] rev",
                                                      "checkpoints files[path] rev")}},
         fired=_checkpoint_fired, silent=_checkpoint_silent)
     journal_gc: Literal["never", "session_end", "after_checkpoint", "eager"] = knob(
-        "never", "when dedupe keys are dropped: never, when every step was answered, once a checkpoint proves the "
-        "step applied and its answer arrived, or as soon as its answer arrived",
+        "never", "when dedupe keys are dropped (a `journal_remove` record each): never; once every step of the plan "
+        "has its answer (`session_end`); as soon as the step's answer arrives (`eager`); or once its answer arrived "
+        "*and* a checkpoint proves the step applied (`after_checkpoint`: the checkpoint keeps the key with the write "
+        "and the dedupe lookup reads it)",
         ranks={"never": 1, "after_checkpoint": 1, "session_end": 0, "eager": 0},
         footprint={"eager": {"ack": access("journal[step] memory[step]", "journal[step] memory[step]")},
                    "after_checkpoint": {"ack": access("journal[step] memory[step] proved[step]",
@@ -282,6 +299,20 @@ class WorkspaceKnobs(Knobs):
                                         "deliver": access("proved[step]")},
                    "session_end": {"ack": access("journal memory session refused", "journal memory session")}},
         fired=_journal_gc_fired, silent=_journal_gc_silent)
+
+    # What two knobs decide together, said once here (the machine reads the knobs themselves otherwise).
+
+    @property
+    def acks_react(self) -> bool:
+        """An answer reaching the client makes it act: it re-plans a rejection (on_reject=replan) or lets the
+        executor drop keys (a journal_gc other than never)."""
+        return self.on_reject == "replan" or self.journal_gc != "never"
+
+    @property
+    def checkpoints_dedupe(self) -> bool:
+        """The executor's dedupe lookup also reads the keys the checkpoints prove (checkpoint=per_step with
+        journal_gc=after_checkpoint)."""
+        return self.checkpoint == "per_step" and self.journal_gc == "after_checkpoint"
 
 
 TABLE = knob_table(

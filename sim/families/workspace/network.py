@@ -69,7 +69,7 @@ class Network(WorkspaceCore):
         answer = state.answers[index]
         state = state._replace(answers=state.answers[:index] + state.answers[index + 1:])
         records: list[Record] = [("network", event.kind, dict(step=event.step, verdict=answer.verdict))]
-        if self.acks_react and event.kind == "ack":  # the client learns the verdict
+        if self.knobs.acks_react and event.kind == "ack":  # the client learns the verdict
             state = self.answered(state, answer, records)
         return state, records
 

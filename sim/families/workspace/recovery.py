@@ -60,10 +60,10 @@ class ClientRecovery(WorkspaceCore):
         """The client has an answer: the executor may drop keys (journal_gc), and a rejection of the client's
         latest dispatch of the step makes it re-plan (on_reject=replan)."""
         wants = False
-        if self.recovery and answer.verdict.startswith("rejected:"):
+        if self.knobs.on_reject == "replan" and answer.verdict.startswith("rejected:"):
             message = state.sent_message(answer.step_id)
             wants = message is not None and message.round == answer.round
-        if self.gc != "never":
+        if self.knobs.journal_gc != "never":
             state = self.collect(state, answer.step_id, not (wants and state.replans < MAX_REPLANS), records)
         if wants:
             state = self.rebase(state, answer.step_id, answer.verdict, records)
@@ -101,7 +101,7 @@ class ClientRecovery(WorkspaceCore):
             old = state.steps[self.order[step_id]]
             before = view[old.path]
             before_hash = content_hash(content_of(before))
-            if self.file_scope:
+            if self.knobs.rev_scope == "file":
                 claimed = cast("tuple[int, ...]", state.file_revs)[self.position[old.path]] + earlier[old.path]
                 earlier[old.path] += 1
             else:

@@ -9,12 +9,12 @@ from sim.families.effects.knobs import (
     KEY_RETENTION_DEFAULT_S,
     PRESETS,
     TABLE,
+    EffectsKnobs,
 )
 
-DEFAULTS = {"compensation": "on", "approval": "on", "checkpoint": "verified", "version_policy": "pinned",
-            "lease_fence": "on", "receipt_check": "validated", "irreversible_keys": "off", "ledger_dedupe": "key",
-            "pin_reads": "on", "delivery": "at_least_once",
-            "key_retention": KEY_RETENTION_DEFAULT_S}
+#: Every knob the presets leave alone, at its default (read from the table: a knob added there is here too).
+DEFAULTS = {name: value for name, value in TABLE.resolve({}).items()
+            if name not in ("idempotency", "on_timeout", "reconcile")}
 
 
 @pytest.mark.parametrize(("preset", "idempotency", "on_timeout", "reconcile"), [
@@ -43,4 +43,10 @@ def test_irreversible_keys_is_off_by_default_and_on_is_stronger():
 
 def test_key_retention_default_is_a_week():
     """Keys are kept a week unless the protocol says otherwise."""
-    assert KEY_RETENTION_DEFAULT_S == 7 * 24 * 3600.0
+    assert KEY_RETENTION_DEFAULT_S == 7 * 24 * 3600.0 == EffectsKnobs.defaults().key_retention
+
+
+def test_the_presets_leave_the_other_knobs_at_their_defaults():
+    """The presets set keys, the timeout outcome and reconciliation only; approval follows compensation."""
+    assert DEFAULTS["approval"] == DEFAULTS["compensation"] == "on"
+    assert DEFAULTS["ledger_dedupe"] == "key" and DEFAULTS["delivery"] == "at_least_once"

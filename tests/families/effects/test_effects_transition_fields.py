@@ -29,12 +29,19 @@ TABLES = [
     {"name": "post_slack", "class": "irreversible", "object": "announcement", "keys": False, "reconcile_by": "none",
      "approval": False, "postcondition": True},
 ]
-#: The endpoint option the issue describes: an at-least-once endpoint that may deliver a request twice.
-DELIVERY = TransitionField(
-    "delivery", "choice", "how the endpoint delivers a request it accepted", "`at_most_once`",
-    values=("at_most_once", "at_least_once"), default="at_most_once",
+#: The guide's example (docs/adding-a-family.md, "Adding a transition field"): an endpoint that may deliver a
+#: request it accepted twice.
+DOUBLE_DELIVERY = TransitionField(
+    "double_delivery", "choice", "whether the endpoint may deliver a request it accepted twice", "`never`",
+    values=("never", "possible"), default="never",
     refused=(transition_fields.Refusal("read", "{label} is a read: nothing is delivered"),),
-    problem="{label}: delivery must be one of {values}, not {value}{guess}")
+    problem="{label}: double_delivery must be one of {values}, not {value}{guess}")
+
+
+def planted(field: TransitionField) -> tuple[TransitionField, ...]:
+    """FIELDS with ``field`` as its last entry (in place of one of its name: the test holds once the guide
+    was followed too)."""
+    return tuple(f for f in transition_fields.FIELDS if f.name != field.name) + (field,)
 
 
 def write(tmp_path: Path, body: str) -> Path:
@@ -112,25 +119,36 @@ def test_defaults_come_from_the_table():
     assert transition_fields.by_name("timeout_s").default == transition_fields.ACK_TIMEOUT_S
 
 
+def test_code_reads_a_declared_default_typed_from_the_table():
+    """default(name, kind, effect_class) is the field's declared default for the class, checked to be a kind."""
+    assert transition_fields.default("reconcile_by", str) == "key"
+    assert transition_fields.default("timeout_s", float) == transition_fields.ACK_TIMEOUT_S
+    assert transition_fields.default("approval", bool, "irreversible") is True
+    assert transition_fields.default("approval", bool, "append") is False
+    assert transition_fields.default("keys", bool, "irreversible", {"irreversible_keys": "on"}) is True
+    with pytest.raises(TypeError, match="declares the default 10.0, not a str"):
+        transition_fields.default("timeout_s", str)
+
+
 def test_a_field_planted_in_the_table_alone_reaches_the_parser_dumper_renames_docs_and_schema(tmp_path,
                                                                                                  monkeypatch):
     """An endpoint option added to FIELDS only is parsed and checked, written back, kept by a rename, documented
     and carried by the schema the real harness reads."""
-    monkeypatch.setattr(transition_fields, "FIELDS", transition_fields.FIELDS + (DELIVERY,))
-    tables = [dict(TABLES[0]), dict(TABLES[1], delivery="at_least_once")]
+    monkeypatch.setattr(transition_fields, "FIELDS", planted(DOUBLE_DELIVERY))
+    tables = [dict(TABLES[0]), dict(TABLES[1], double_delivery="possible")]
     body = tomli_w.dumps({"workflow": tables, "versions": {"2": {"workflow": ["create_branch", "run_ci -> run_ci2"]}},
                           "faults": ["duplicate run_ci after_dispatch"]})
     scenario = load(write(tmp_path, body))
-    assert scenario.workflow.get("run_ci").option("delivery") == "at_least_once"
-    assert scenario.workflow.declared_upgrade.get("run_ci2").option("delivery") == "at_least_once"
-    assert dump_transition(scenario.workflow.get("run_ci"))["delivery"] == "at_least_once"
+    assert scenario.workflow.get("run_ci").option("double_delivery") == "possible"
+    assert scenario.workflow.declared_upgrade.get("run_ci2").option("double_delivery") == "possible"
+    assert dump_transition(scenario.workflow.get("run_ci"))["double_delivery"] == "possible"
     again = tmp_path / "again.toml"
     again.write_text(tomli_w.dumps(dump_scenario(scenario)), encoding="utf-8")
     assert sim.load_scenario(again).workflow.transitions == scenario.workflow.transitions
-    assert "| `delivery` | `at_most_once`, `at_least_once` | `at_most_once` |" in transition_fields.docs_table()
-    assert workflow_schema.schema()["fields"][-1]["name"] == "delivery"
-    bad = tomli_w.dumps({"workflow": [dict(TABLES[1], delivery="twice")], "faults": []})
-    with pytest.raises(ScenarioError, match="delivery must be one of at_most_once, at_least_once"):
+    assert "| `double_delivery` | `never`, `possible` | `never` |" in transition_fields.docs_table()
+    assert workflow_schema.schema()["fields"][-1]["name"] == "double_delivery"
+    bad = tomli_w.dumps({"workflow": [dict(TABLES[1], double_delivery="twice")], "faults": []})
+    with pytest.raises(ScenarioError, match="double_delivery must be one of never, possible"):
         load(write(tmp_path, bad))
 
 

@@ -293,7 +293,7 @@ class RestoresTheOldestCheckpoint(WorkspaceMachine):
     """Planted: a test failure restores the oldest checkpoint of the file, not the latest step's."""
 
     def tests_fail(self, state, event):
-        if not self.per_step:
+        if self.knobs.checkpoint == "none":
             return super().tests_fail(state, event)
         mine = [c for c in state.checkpoints if c.path == event.path]
         others = tuple(c for c in state.checkpoints if c.path != event.path)
