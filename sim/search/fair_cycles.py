@@ -35,6 +35,7 @@ def judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: L
     if best is not None:
         _, item, entry, cycle = best
         prefix = graph.path_to(entry)
+        _check_lasso(graph, prop, model.properties.index(prop), item, (prefix, entry, cycle), distance[entry])
         return Verdict(prop.name, "violated", tuple(events[e] for e in prefix), tuple(events[e] for e in cycle),
                        item)
     if not result.complete:
@@ -44,6 +45,49 @@ def judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: L
     return Verdict(prop.name, "holds", vacuous=vacuous,
                    note=("vacuous: nothing was ever pending" if vacuous and isinstance(prop, LeadsTo) else
                          "vacuous: the goal held from the start" if vacuous else f"every fair behaviour {within}"))
+
+
+def _check_lasso(graph: Graph, prop: Any, index: int, item: Any, lasso: tuple[list[int], int, list[int]],
+                 distance: tuple[int, int]) -> None:
+    """Assert a lasso is well formed before it is shown.  Its prefix walks the graph's edges from an initial node
+    (after the event that chose it, where the machine has several) to the cycle's entry, with the faults and
+    events measured there (the lasso shown is the one ranked); its cycle walks from the entry back to it with
+    no fault (faults are finite), or is empty where nothing fair is enabled.  The property fails all along the
+    cycle (and, for ``<>goal``, along the prefix too: the goal never holds)."""
+    prefix, entry, cycle = lasso
+    fails = (lambda n: not graph.labels[n][index]) if isinstance(prop, Eventually) else \
+        (lambda n: item in graph.labels[n][index])
+    walks = []
+    for root in graph.initial:
+        chosen = graph.starting.get(root)
+        if chosen is not None and prefix[:1] != [chosen]:
+            continue
+        steps = prefix[1:] if chosen is not None else prefix
+        nodes, faults = _walk(graph, root, steps)
+        if nodes and isinstance(prop, Eventually):
+            assert all(fails(n) for n in nodes), f"the goal of {prop.name} holds on the prefix {prefix}"
+        if nodes:
+            walks.append((nodes[-1], faults, len(steps)))
+    assert (entry, *distance) in walks, f"the prefix {prefix} walks from no initial node to the cycle's entry " \
+                                        f"with the faults and events measured, {distance}: {walks}"
+    nodes, faults = _walk(graph, entry, cycle)
+    assert nodes and nodes[-1] == entry and faults == 0, f"the cycle {cycle} from node {entry} does not return " \
+                                                         f"to it without a fault: {nodes}, {faults} faults"
+    assert all(fails(n) for n in nodes), f"{prop.name} holds somewhere on the cycle {cycle}"
+    assert cycle or not graph.fair[entry], f"node {entry} is kept forever while fair groups are enabled there"
+
+
+def _walk(graph: Graph, start: int, events: list[int]) -> tuple[list[int], int]:
+    """The nodes a walk by ``events`` from ``start`` along the graph's edges passes (empty: an event is no edge
+    where it is taken), and its faults."""
+    nodes, faults = [start], 0
+    for event in events:
+        step = next(((target, fault) for e, target, fault, _ in graph.edges[nodes[-1]] or () if e == event), None)
+        if step is None:
+            return [], faults
+        nodes.append(step[0])
+        faults += step[1]
+    return nodes, faults
 
 
 def _undecided(graph: Graph, prop: Any, candidates: list, distance: list[tuple[int, int]], events: list,
@@ -146,6 +190,8 @@ def _components(graph: Graph, nodes: set[int]) -> list[list[int]]:
                     if member == node:
                         break
                 out.append(sorted(component))
+    assert not stack and sum(map(len, out)) == len(nodes), (
+        f"Tarjan's components hold {sum(map(len, out))} nodes of {len(nodes)}, {len(stack)} left on its stack")
     return out
 
 

@@ -105,6 +105,7 @@ class Graph:
         """Each node's cost from the nearest initial node: (faults, events) of the path with the fewest faults,
         then the fewest events (a lasso that needs no fault is shown without one)."""
         if self._parent is None:
+            self.check()
             parent: list[tuple[int, int] | None] = [None] * len(self.states)
             unreached = (1 << 62, 0)
             cost = [unreached] * len(self.states)
@@ -122,6 +123,30 @@ class Graph:
                         heapq.heappush(heap, (there, target))
             self._parent, self._distance = parent, cost
         return self._distance
+
+    def check(self) -> None:
+        """Assert the graph's bookkeeping, once it is built (one pass over its edges): a node per key, every list
+        a node's long; initial nodes unique and fault-free; each edge leads to a node and away from its own
+        (a step that changes nothing is no step), and no edge reaches a node with fewer faults than its
+        source's plus its own (breadth first by faults expands each node at its fewest); a node's fair groups
+        are those of its edges -- what weak fairness is judged on."""
+        count = len(self.states)
+        assert len(self.index) == count, f"{len(self.index)} keys for {count} nodes"
+        assert len(self.carries) == len(self.labels) == len(self.faults) == len(self.edges) == len(self.fair) == \
+            count, "a node's lists differ in length"
+        assert len(set(self.initial)) == len(self.initial) and all(self.faults[n] == 0 for n in self.initial), (
+            f"initial nodes {self.initial} repeat or are reached with faults")
+        for number, edges in enumerate(self.edges):
+            if edges is None:
+                continue
+            groups = set()
+            for _, target, fault, group in edges:
+                assert 0 <= target < count and target != number, f"node {number} has an edge to {target}"
+                assert self.faults[target] <= self.faults[number] + fault, (
+                    f"node {target} is reached from node {number} with fewer faults than it was expanded with")
+                if group is not None:
+                    groups.add(group)
+            assert groups == self.fair[number], f"node {number}'s fair groups are not those of its edges"
 
     def path_to(self, goal: int) -> list[int]:
         """The events of the path :meth:`distances` measured (fewest faults, then events) to ``goal``, beginning

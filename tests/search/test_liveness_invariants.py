@@ -1,0 +1,139 @@
+"""The liveness search's graph and lassos are asserted before a verdict is given: the graph's bookkeeping
+(fault counts, fair groups, no self-edges), Tarjan's components covering their nodes once, and a lasso whose
+prefix walks to its entry as measured and whose cycle returns to it without a fault.  Each test plants one
+break and shows the check stops on it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sim.core.liveness import Eventually, LivenessModel
+from sim.core.machine import Machine
+from sim.search import fair_cycles
+from sim.search.liveness import check_liveness
+from sim.search.liveness_graph import Graph
+
+#: a -> b -> a forever, away from the goal (``go`` is enabled in a only, so weak fairness does not force it);
+#: ``crash`` is a fault from b back to a.
+EDGES = {"a": {"ping": "b", "go": "goal"}, "b": {"pong": "a", "crash": "a"}, "goal": {}}
+ROLES = {"ping": "free", "pong": "free", "crash": "fault"}
+#: The events' positions in the toy's alphabet (sorted).
+CRASH, GO, PING, PONG = range(4)
+
+
+class _Edges(Machine):
+    def initial(self) -> str:
+        return "a"
+
+    def why_not(self, state: str, event: str) -> str | None:
+        return None if event in EDGES[state] else "not here"
+
+    def step(self, state: str, event: str) -> tuple[str, list]:
+        return EDGES[state][event], [("toy", event, {})]
+
+
+class _Toy:
+    name = "toy"
+
+    def machine(self, scenario: Any, protocol: Any) -> Machine:
+        return _Edges()
+
+    def liveness(self, workload: Any, protocol: Any) -> LivenessModel:
+        return LivenessModel((Eventually("reaches_goal", lambda state, carry: state == "goal"),),
+                             role=lambda state, carry, event: ROLES.get(event, "fair"),
+                             assumption=lambda event: "system", assumptions={"system": ""})
+
+    def alphabet(self, workload: Any) -> list[str]:
+        return sorted({event for out in EDGES.values() for event in out})
+
+
+class _Workload:
+    base = None
+
+
+class _Protocol:
+    label = "toy"
+
+
+def _verdict():
+    return check_liveness(_Toy(), _Workload(), _Protocol, 1).verdicts["reaches_goal"]
+
+
+def _graph() -> Graph:
+    """a --ping--> b, b --pong--> a, b --crash (a fault)--> a."""
+    graph = Graph()
+    a, _ = graph.node("a", "a", None, 0)
+    b, _ = graph.node("b", "b", None, 0)
+    graph.initial.append(a)
+    graph.edges[a], graph.fair[a] = [(0, b, False, None)], frozenset()
+    graph.edges[b], graph.fair[b] = [(1, a, False, None), (2, a, True, None)], frozenset()
+    return graph
+
+
+def test_the_lasso_as_built_passes_its_own_checks():
+    """Unplanted, the search shows the ping-pong lasso, which walks the graph as measured."""
+    verdict = _verdict()
+    assert (verdict.status, verdict.prefix, verdict.cycle) == ("violated", (), ("ping", "pong"))
+
+
+def test_a_cycle_that_does_not_return_to_its_entry_is_not_shown(monkeypatch):
+    """A cycle that stops short of its entry is no behaviour that repeats forever."""
+    cycle = fair_cycles._cycle
+    monkeypatch.setattr(fair_cycles, "_cycle", lambda *args: cycle(*args)[:-1])
+    with pytest.raises(AssertionError, match="does not return"):
+        _verdict()
+
+
+def test_a_cycle_through_a_fault_is_not_shown(monkeypatch):
+    """Faults are finite: a cycle that takes one is no fair behaviour, and is refused before it is shown."""
+    monkeypatch.setattr(fair_cycles, "_cycle", lambda graph, members, entry, obliged: [PING, CRASH])
+    with pytest.raises(AssertionError, match=r"without a fault: \[0, \d, 0\], 1 faults"):
+        _verdict()
+
+
+def test_a_prefix_that_does_not_reach_the_entry_is_not_shown(monkeypatch):
+    """The prefix shown is a walk from an initial node to the cycle's entry, as long as the distances measured."""
+    monkeypatch.setattr(Graph, "path_to", lambda self, goal: [PING])  # to b, not the cycle's entry a
+    with pytest.raises(AssertionError, match="walks from no initial node"):
+        _verdict()
+
+
+def test_a_prefix_through_the_goal_is_no_counterexample_to_reaching_it(monkeypatch):
+    """A lasso against ``<>goal`` never reaches the goal, its prefix included."""
+    monkeypatch.setattr(Graph, "path_to", lambda self, goal: [GO])
+    with pytest.raises(AssertionError, match="the goal of reaches_goal holds on the prefix"):
+        _verdict()
+
+
+def test_components_that_do_not_cover_their_nodes_stop_the_judgement(monkeypatch):
+    """Tarjan's components partition the nodes they are asked about: a node outside them counted in is caught."""
+    inner = fair_cycles._inner
+    monkeypatch.setattr(fair_cycles, "_inner", lambda graph, node, nodes: inner(graph, node, nodes) + [99])
+    graph = _graph()
+    graph.node("c", "c", None, 0)
+    graph.edges.extend([None] * 97)
+    with pytest.raises(AssertionError, match="Tarjan's components hold"):
+        fair_cycles._components(graph, {0, 1})
+
+
+def test_the_graph_as_built_passes_its_check():
+    """The hand-built graph is well formed: its distances are measured."""
+    assert _graph().distances() == [(0, 0), (0, 1)]
+
+
+@pytest.mark.parametrize("plant,message", [
+    (lambda graph: graph.edges[0].append((3, 0, False, None)), "has an edge to 0"),
+    (lambda graph: graph.faults.__setitem__(1, 2), "fewer faults than it was expanded with"),
+    (lambda graph: graph.fair.__setitem__(0, frozenset({"system"})), "fair groups are not those of its edges"),
+    (lambda graph: graph.initial.append(0), "repeat or are reached with faults"),
+    (lambda graph: graph.labels.pop(), "lists differ in length"),
+])
+def test_a_graph_with_broken_bookkeeping_is_refused_before_its_distances(plant, message):
+    """A self-edge, a node reached with fewer faults than it was expanded with, fair groups that are not its
+    edges', a repeated initial node, or a node missing from one of the lists is caught before any verdict."""
+    graph = _graph()
+    plant(graph)
+    with pytest.raises(AssertionError, match=message):
+        graph.distances()
