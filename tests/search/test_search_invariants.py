@@ -12,7 +12,7 @@ import pytest
 import sim
 from sim.families.workspace.family import WorkspaceFamily
 from sim.families.workspace.machine import WorkspaceMachine
-from sim.search import exhaustive, layers
+from sim.search import exhaustive, layers, reduction
 from sim.search.layers import Layer
 from sim.search.visited import Visited, check_counts
 
@@ -134,3 +134,11 @@ def test_a_search_checks_its_layers_states_for_their_own_consistency():
     invariant stops the search before it is merged, judged and counted."""
     with pytest.raises(AssertionError, match="the plan was read at rev 1"):
         _explore(family=WorkspaceFamily(machine=_PlanAhead))
+
+
+def test_an_independence_that_is_not_symmetric_is_refused(monkeypatch):
+    """Sleep sets leave ``b a`` out for having tried ``a b``: independence that holds one way only would leave out
+    an order whose states were never reached."""
+    monkeypatch.setattr(reduction, "independent", lambda first, second: first == "reads")
+    with pytest.raises(AssertionError, match="independence must be symmetric"):
+        reduction.Independence(["reads", "writes"])
