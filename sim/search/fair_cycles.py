@@ -15,8 +15,9 @@ from sim.search.liveness_graph import Graph, LivenessResult, Verdict, shown_even
 
 
 def judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: LivenessResult) -> Verdict:
+    passable: set[int] | None = None  # the nodes a failing behaviour's prefix may pass through (None: any)
     if isinstance(prop, Eventually):
-        failing = _avoiding(graph, model.properties.index(prop))
+        failing = passable = _avoiding(graph, model.properties.index(prop))
         candidates = [(None, failing)]
         vacuous = not failing
     else:
@@ -26,7 +27,7 @@ def judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: L
         candidates = [(item, {n for n, p in enumerate(pending) if item in p}) for item in items]
         vacuous = not items
     best: tuple | None = None
-    distance = graph.distances()
+    distance = graph.distances(passable)
     for item, allowed in candidates:
         for entry, cycle in _fair_cycles(graph, allowed, distance):
             ranked = (distance[entry], len(cycle), repr(item))
@@ -34,12 +35,12 @@ def judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: L
                 best = (ranked, item, entry, cycle)
     if best is not None:
         _, item, entry, cycle = best
-        prefix = graph.path_to(entry)
+        prefix = graph.path_to(entry, passable)
         _check_lasso(graph, prop, model.properties.index(prop), item, (prefix, entry, cycle), distance[entry])
         return Verdict(prop.name, "violated", tuple(events[e] for e in prefix), tuple(events[e] for e in cycle),
                        item)
     if not result.complete:
-        return _undecided(graph, prop, candidates, distance, events, result)
+        return _undecided(graph, prop, candidates, (distance, passable), events, result)
     within = "at any number of faults" if result.exhausted else \
         f"within {result.max_faults} fault{'s' if result.max_faults != 1 else ''}"
     return Verdict(prop.name, "holds", vacuous=vacuous,
@@ -90,17 +91,18 @@ def _walk(graph: Graph, start: int, events: list[int]) -> tuple[list[int], int]:
     return nodes, faults
 
 
-def _undecided(graph: Graph, prop: Any, candidates: list, distance: list[tuple[int, int]], events: list,
-               result: LivenessResult) -> Verdict:
+def _undecided(graph: Graph, prop: Any, candidates: list, measured: tuple[list[tuple[int, int]], set[int] | None],
+               events: list, result: LivenessResult) -> Verdict:
     """Not decided: what cut the graph, and where the property's failure was left going -- the nearest state
     the model could not follow further with the item still pending (a run still going at its horizon)."""
     cut = result.reason if result.reason.startswith("--") else "the " + result.reason.replace("_", " ")
+    distance, passable = measured
     nearest = min(((distance[n], repr(item), n, item) for item, allowed in candidates for n in graph.cut
                    if n in allowed), default=None)
     if nearest is None:
         return Verdict(prop.name, "not decided", note=f"the graph was cut by {cut}")
     _, _, node, item = nearest
-    prefix = tuple(events[e] for e in graph.path_to(node))
+    prefix = tuple(events[e] for e in graph.path_to(node, passable))
     pending = f"{item} still pending" if item is not None else "the goal not reached"
     shown = " ; ".join(shown_events(prefix)) or "the start"
     return Verdict(prop.name, "not decided", prefix=prefix, item=item,

@@ -24,29 +24,37 @@ CRASH, GO, PING, PONG = range(4)
 
 
 class _Edges(Machine):
+    """A machine given as its edges ``{state: {event: next state}}``, starting in a."""
+
+    def __init__(self, edges: dict[str, dict[str, str]]):
+        self.edges = edges
+
     def initial(self) -> str:
         return "a"
 
     def why_not(self, state: str, event: str) -> str | None:
-        return None if event in EDGES[state] else "not here"
+        return None if event in self.edges[state] else "not here"
 
     def step(self, state: str, event: str) -> tuple[str, list]:
-        return EDGES[state][event], [("toy", event, {})]
+        return self.edges[state][event], [("toy", event, {})]
 
 
 class _Toy:
     name = "toy"
 
+    def __init__(self, edges: dict[str, dict[str, str]], roles: dict[str, str], goal: str = "goal"):
+        self.edges, self.roles, self.goal = edges, roles, goal
+
     def machine(self, scenario: Any, protocol: Any) -> Machine:
-        return _Edges()
+        return _Edges(self.edges)
 
     def liveness(self, workload: Any, protocol: Any) -> LivenessModel:
-        return LivenessModel((Eventually("reaches_goal", lambda state, carry: state == "goal"),),
-                             role=lambda state, carry, event: ROLES.get(event, "fair"),
+        return LivenessModel((Eventually("reaches_goal", lambda state, carry: state == self.goal),),
+                             role=lambda state, carry, event: self.roles.get(event, "fair"),
                              assumption=lambda event: "system", assumptions={"system": ""})
 
     def alphabet(self, workload: Any) -> list[str]:
-        return sorted({event for out in EDGES.values() for event in out})
+        return sorted({event for out in self.edges.values() for event in out})
 
 
 class _Workload:
@@ -57,8 +65,8 @@ class _Protocol:
     label = "toy"
 
 
-def _verdict():
-    return check_liveness(_Toy(), _Workload(), _Protocol, 1).verdicts["reaches_goal"]
+def _verdict(edges=EDGES, roles=ROLES, goal="goal"):
+    return check_liveness(_Toy(edges, roles, goal), _Workload(), _Protocol, 1).verdicts["reaches_goal"]
 
 
 def _graph() -> Graph:
@@ -95,16 +103,25 @@ def test_a_cycle_through_a_fault_is_not_shown(monkeypatch):
 
 def test_a_prefix_that_does_not_reach_the_entry_is_not_shown(monkeypatch):
     """The prefix shown is a walk from an initial node to the cycle's entry, as long as the distances measured."""
-    monkeypatch.setattr(Graph, "path_to", lambda self, goal: [PING])  # to b, not the cycle's entry a
+    monkeypatch.setattr(Graph, "path_to", lambda self, goal, within=None: [PING])  # to b, not the cycle's entry a
     with pytest.raises(AssertionError, match="walks from no initial node"):
         _verdict()
 
 
 def test_a_prefix_through_the_goal_is_no_counterexample_to_reaching_it(monkeypatch):
     """A lasso against ``<>goal`` never reaches the goal, its prefix included."""
-    monkeypatch.setattr(Graph, "path_to", lambda self, goal: [GO])
+    monkeypatch.setattr(Graph, "path_to", lambda self, goal, within=None: [GO])
     with pytest.raises(AssertionError, match="the goal of reaches_goal holds on the prefix"):
         _verdict()
+
+
+def test_the_prefix_of_a_lasso_against_a_goal_keeps_out_of_the_goal():
+    """The shortest way to the cycle passes the goal (a, g, c); the lasso shown takes the longer way that never
+    reaches it (a, e, f, c): a behaviour through the goal is no counterexample to reaching it."""
+    edges = {"a": {"x": "g", "y": "e"}, "e": {"w": "f"}, "f": {"v": "c"}, "g": {"z": "c"}, "c": {"p": "d"},
+             "d": {"q": "c"}}
+    verdict = _verdict(edges, {}, goal="g")
+    assert (verdict.status, verdict.prefix, verdict.cycle) == ("violated", ("y", "w", "v"), ("p", "q"))
 
 
 def test_components_that_do_not_cover_their_nodes_stop_the_judgement(monkeypatch):
