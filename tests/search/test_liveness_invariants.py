@@ -5,7 +5,7 @@ break and shows the check stops on it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Hashable
 
 import pytest
 
@@ -42,8 +42,9 @@ class _Edges(Machine):
 class _Toy:
     name = "toy"
 
-    def __init__(self, edges: dict[str, dict[str, str]], roles: dict[str, str], goal: str = "goal"):
-        self.edges, self.roles, self.goal = edges, roles, goal
+    def __init__(self, edges: dict[str, dict[str, str]], roles: dict[str, str], goal: str = "goal",
+                 group: Callable[[str], Hashable] = lambda event: event):
+        self.edges, self.roles, self.goal, self.group = edges, roles, goal, group
 
     def machine(self, scenario: Any, protocol: Any) -> Machine:
         return _Edges(self.edges)
@@ -51,7 +52,7 @@ class _Toy:
     def liveness(self, workload: Any, protocol: Any) -> LivenessModel:
         return LivenessModel((Eventually("reaches_goal", lambda state, carry: state == self.goal),),
                              role=lambda state, carry, event: self.roles.get(event, "fair"),
-                             assumption=lambda event: "system", assumptions={"system": ""})
+                             assumption=lambda event: "system", assumptions={"system": ""}, group=self.group)
 
     def alphabet(self, workload: Any) -> list[str]:
         return sorted({event for out in self.edges.values() for event in out})
@@ -122,6 +123,32 @@ def test_the_prefix_of_a_lasso_against_a_goal_keeps_out_of_the_goal():
              "d": {"q": "c"}}
     verdict = _verdict(edges, {}, goal="g")
     assert (verdict.status, verdict.prefix, verdict.cycle) == ("violated", ("y", "w", "v"), ("p", "q"))
+
+
+#: c and d both enable ``go`` (one fairness group); the component {c, d, e, f} is fair, since go is taken on c -> e,
+#: but its shortest cycle back to c, c -> d -> c, keeps go enabled all along and never takes it.
+DETOUR = {"a": {"start": "c"}, "c": {"ping": "d", "go c": "e"}, "d": {"pong": "c", "go d": "e"}, "e": {"back": "f"},
+          "f": {"again": "c"}}
+
+
+def _detoured():
+    toy = _Toy(DETOUR, {}, group=lambda event: event.split()[0])  # go c and go d: one group
+    return check_liveness(toy, _Workload(), _Protocol, 1).verdicts["reaches_goal"]
+
+
+def test_a_cycle_keeping_a_group_enabled_takes_it_so_the_lasso_is_fair():
+    """The lasso shown is itself a fair behaviour: the cycle takes a detour through go rather than ping-pong forever
+    with go enabled."""
+    verdict = _detoured()
+    assert (verdict.status, verdict.prefix, verdict.cycle) == (
+        "violated", ("start",), ("ping", "pong", "go c", "back", "again"))
+
+
+def test_a_cycle_that_never_takes_a_group_enabled_all_along_is_not_shown(monkeypatch):
+    """Without the detour the ping-pong cycle is no fair behaviour, and the check refuses it."""
+    monkeypatch.setattr(fair_cycles, "_unfair", lambda graph, entry, steps: frozenset())
+    with pytest.raises(AssertionError, match="never takes \\['go'\\], enabled all along it"):
+        _detoured()
 
 
 def test_components_that_do_not_cover_their_nodes_stop_the_judgement(monkeypatch):
