@@ -135,6 +135,13 @@ class Machine(abc.ABC):
         """What decides the future of ``state`` (default: the whole value)."""
         return state
 
+    def check_state(self, state: Any) -> None:
+        """Assert the state value's own consistency (counters that match what they count, a step in one of
+        two sets that exclude each other, unique keys), raising ``AssertionError`` with what broke.  A state
+        that breaks it would be merged, judged and counted wrongly, so exhaustive search calls it on a sample
+        of each layer (never per successor: it may cost a scan of the state).  Default: nothing to check."""
+        return None
+
     def parts(self, state: Any) -> Mapping[Part, Any]:
         """The state as parts, for footprints (:mod:`sim.core.footprint`): ``{(field, key): value}``, together
         determining :meth:`key` (the law suite checks it).  Default: each field of a named-tuple state whole; a

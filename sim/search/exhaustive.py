@@ -52,7 +52,7 @@ from sim.search.expansion import Expansion, Successor
 from sim.search.layers import MEMORY_CHECK_EVERY, Layer, physical_bytes, resident_bytes
 from sim.search.pool import Expander
 from sim.search.reduction import bits
-from sim.search.visited import Visited, collision_probability
+from sim.search.visited import Visited, check_counts, collision_probability
 
 #: Limits: distinct states (in all, the initial one included) by default and at most, the deepest bound
 #: accepted, and the share of the machine's memory a search may use by default (it spills its layer to disk
@@ -197,6 +197,9 @@ class _Search:
         self.progress_at = time.monotonic()
         self.asleep: dict[int, int] = {}  # state number -> its sleep set, for the layer being expanded or built
         self.positions: dict[Any, int] = {}  # mark -> state number, for the layer being built (sleep sets meet)
+        #: The first state numbers of the layer expanded and of the one being built, and the states the visited
+        #: set holds but the search does not count (the start of several initial states), for :meth:`_check`.
+        self.expanded, self.first, self.uncounted = 0, 1, 0
 
     def run(self, expander: Expander, progress: Callable[[int, int, int], None] | None) -> None:
         result, expansion = self.result, self.expansion
@@ -208,6 +211,7 @@ class _Search:
         result.states_generated = result.distinct_states = 1
         result.states_per_depth = [1]
         starts = bool(expansion.starting) and not expansion.prefix  # several initial states (_initial_states)
+        self.uncounted = int(starts)
         for invariant in sorted(found if not starts else ()):
             result.shortest[invariant], result.minimal_orders[invariant] = 0, [()]
         layer = Layer()
@@ -223,6 +227,7 @@ class _Search:
             keep = self.result.max_events is None or depth < self.result.max_events
             built = self._next(layer, expander, depth, keep)
             result.states_per_depth.append(len(built) if keep else built.count)
+            self._check(built)
             if progress is not None:
                 progress(depth, result.max_events or 0, result.distinct_states)
             if not result.complete:
@@ -254,6 +259,7 @@ class _Search:
         result.pruned = 0  # the other events were never candidates there, not pruned
         self.asleep = dict.fromkeys(self.asleep, 0)  # the events after a start: none asleep
         result.states_per_depth = [len(built)]
+        self._check(built)
         start.close()
         return built
 
@@ -275,10 +281,28 @@ class _Search:
             self._add(number, found, chosen, asleep.get(number, 0), built, keep, found_here, depth)
             if not self.result.complete:
                 break
+        length = depth if shortest is None else shortest  # and the event choosing the initial state, if one did
         for invariant, orders in found_here.items():
-            self.result.shortest[invariant] = depth if shortest is None else shortest
+            assert all(len(order) == length + self.uncounted for order in orders), f"an order of {invariant} " \
+                f"found {length} events deep is {[len(order) for order in orders]} long: the trace is not the search's"
+            self.result.shortest[invariant] = length
             self.result.minimal_orders[invariant] = orders
         return built
+
+    def _check(self, built: Any) -> None:
+        """A layer just built, checked against the visited set and the counts the result reports
+        (:meth:`Visited.check_layer`, :func:`check_counts`), and two of its states against their own consistency
+        (:meth:`~sim.core.machine.Machine.check_state`): once per depth, never per successor."""
+        first, self.first = self.first, len(self.visited)
+        self.visited.check_layer(self.expanded, first, built.count, len(self.expansion.events))
+        self.expanded = first
+        check_counts(self.result.distinct_states, self.result.states_per_depth, len(self.visited), self.uncounted)
+        machine = self.expansion.machine
+        if isinstance(built, Layer):
+            built.check()
+            for _, node, _ in built.sample():
+                if machine is not None:
+                    machine.check_state(node if self.expansion.mode == "states" else node[0])
 
     def _add(self, number: int, found: frozenset[str], successors: list[Successor], asleep: int, built: Any,
              keep: bool, found_here: dict[str, list[tuple[Any, ...]]], depth: int) -> None:

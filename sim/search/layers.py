@@ -44,11 +44,15 @@ class Layer:
         self.spill_bytes, self.folder = spill_bytes, folder
         self.kept: list[Any] = []
         self.count = 0
-        self.spilled_chunks = 0
+        self.written: list[int] = []  # the entries of each chunk written, in order
         self._file: BinaryIO | None = None
 
     def __len__(self) -> int:
         return self.count
+
+    @property
+    def spilled_chunks(self) -> int:
+        return len(self.written)
 
     def append(self, entry: Any) -> None:
         self.kept.append(entry)
@@ -63,15 +67,27 @@ class Layer:
         if self._file is None:
             self._file = tempfile.TemporaryFile(prefix="fencesim-layer-", dir=self.folder)
         pickle.dump(self.kept, self._file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.spilled_chunks += 1
+        self.written.append(len(self.kept))
         self.kept = []
+
+    def check(self) -> None:
+        """Every entry counted is kept, in memory or on disk (checked once the layer is built)."""
+        assert self.count == len(self.kept) + sum(self.written), (
+            f"a layer counted {self.count} entries but holds {len(self.kept)} and wrote {sum(self.written)}")
+
+    def sample(self) -> list[Any]:
+        """The first and the last entry still in memory (none when all were written out): what a check of the
+        states' own consistency looks at, once per layer."""
+        return [self.kept[0], self.kept[-1]] if self.kept else []
 
     def __iter__(self) -> Iterator[Any]:
         """The entries in the order they were appended (the spilled ones read back first), each once."""
         if self._file is not None:
             self._file.seek(0)
-            for _ in range(self.spilled_chunks):
-                yield from pickle.load(self._file)
+            for written in self.written:
+                chunk = pickle.load(self._file)
+                assert len(chunk) == written, f"a spilled chunk of {written} entries read back {len(chunk)}"
+                yield from chunk
             self._file.close()
             self._file = None
         kept, self.kept = self.kept, []

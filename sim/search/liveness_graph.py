@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Sequence
+from typing import AbstractSet, Any, Hashable, Sequence
 
 from sim.core.liveness import Eventually
 from sim.core.values import JsonObject
@@ -99,43 +99,76 @@ class Graph:
         self.cut_faults = False
         self.cut: dict[int, str] = {}  # nodes the model could not follow further, and why
         self.starting: dict[int, int | None] = {}  # an initial node's starting event (several initial states)
-        self._parent: list[tuple[int, int] | None] | None = None
-        self._distance: list[tuple[int, int]] = []
+        #: The paths measured, by the nodes they were kept within (None: all of them): each node's last step and cost.
+        self._measured: dict[frozenset[int] | None, tuple[list[tuple[int, int] | None], list[tuple[int, int]]]] = {}
 
-    def distances(self) -> list[tuple[int, int]]:
+    def distances(self, within: AbstractSet[int] | None = None) -> list[tuple[int, int]]:
         """Each node's cost from the nearest initial node: (faults, events) of the path with the fewest faults,
-        then the fewest events (a lasso that needs no fault is shown without one)."""
-        if self._parent is None:
-            parent: list[tuple[int, int] | None] = [None] * len(self.states)
-            unreached = (1 << 62, 0)
-            cost = [unreached] * len(self.states)
-            heap = [((0, 0), n) for n in self.initial]
-            for n in self.initial:
-                cost[n] = (0, 0)
-            while heap:
-                here, node = heapq.heappop(heap)
-                if here != cost[node]:
-                    continue
-                for event, target, fault, _ in self.edges[node] or ():
-                    there = (here[0] + fault, here[1] + 1)
-                    if there < cost[target]:
-                        cost[target], parent[target] = there, (node, event)
-                        heapq.heappush(heap, (there, target))
-            self._parent, self._distance = parent, cost
-        return self._distance
+        then the fewest events (a lasso that needs no fault is shown without one).  ``within``: the paths pass
+        only through those nodes (a behaviour that never reaches a goal never passes a node where it holds);
+        the others are unreached."""
+        return self._measure(within)[1]
 
-    def path_to(self, goal: int) -> list[int]:
-        """The events of the path :meth:`distances` measured (fewest faults, then events) to ``goal``, beginning
-        with the event that chose that initial node where the machine has several (an order begins where its
-        run starts)."""
-        self.distances()
-        assert self._parent is not None
+    def _measure(self, within: AbstractSet[int] | None) -> tuple[list[tuple[int, int] | None], list[tuple[int, int]]]:
+        key = None if within is None else frozenset(within)
+        if key in self._measured:
+            return self._measured[key]
+        if not self._measured:
+            self.check()
+        parent: list[tuple[int, int] | None] = [None] * len(self.states)
+        unreached = (1 << 62, 0)
+        cost = [unreached] * len(self.states)
+        starts = [n for n in self.initial if key is None or n in key]
+        heap = [((0, 0), n) for n in starts]
+        for n in starts:
+            cost[n] = (0, 0)
+        while heap:
+            here, node = heapq.heappop(heap)
+            if here != cost[node]:
+                continue
+            for event, target, fault, _ in self.edges[node] or ():
+                there = (here[0] + fault, here[1] + 1)
+                if there < cost[target] and (key is None or target in key):
+                    cost[target], parent[target] = there, (node, event)
+                    heapq.heappush(heap, (there, target))
+        self._measured[key] = parent, cost
+        return parent, cost
+
+    def check(self) -> None:
+        """Assert the graph's bookkeeping, once it is built (one pass over its edges): a node per key, every list
+        a node's long; initial nodes unique and fault-free; each edge leads to a node and away from its own
+        (a step that changes nothing is no step), and no edge reaches a node with fewer faults than its
+        source's plus its own (breadth first by faults expands each node at its fewest); a node's fair groups
+        are those of its edges -- what weak fairness is judged on."""
+        count = len(self.states)
+        assert len(self.index) == count, f"{len(self.index)} keys for {count} nodes"
+        assert len(self.carries) == len(self.labels) == len(self.faults) == len(self.edges) == len(self.fair) == \
+            count, "a node's lists differ in length"
+        assert len(set(self.initial)) == len(self.initial) and all(self.faults[n] == 0 for n in self.initial), (
+            f"initial nodes {self.initial} repeat or are reached with faults")
+        for number, edges in enumerate(self.edges):
+            if edges is None:
+                continue
+            groups = set()
+            for _, target, fault, group in edges:
+                assert 0 <= target < count and target != number, f"node {number} has an edge to {target}"
+                assert self.faults[target] <= self.faults[number] + fault, (
+                    f"node {target} is reached from node {number} with fewer faults than it was expanded with")
+                if group is not None:
+                    groups.add(group)
+            assert groups == self.fair[number], f"node {number}'s fair groups are not those of its edges"
+
+    def path_to(self, goal: int, within: AbstractSet[int] | None = None) -> list[int]:
+        """The events of the path :meth:`distances` measured (fewest faults, then events; ``within`` those nodes)
+        to ``goal``, beginning with the event that chose that initial node where the machine has several (an
+        order begins where its run starts)."""
+        parent = self._measure(within)[0]
         path: list[int] = []
-        step = self._parent[goal]
+        step = parent[goal]
         while step is not None:
             node, event = step
             path.append(event)
-            step = self._parent[node]
+            step = parent[node]
             goal = node
         chosen = self.starting.get(goal)
         if chosen is not None:

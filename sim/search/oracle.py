@@ -52,6 +52,8 @@ class Oracle:
         self.max_replays = max_replays
         self.deadline = deadline
         self.cache: dict[tuple[str, ...], tuple[Any, ...] | None] = {}
+        #: The orders it answered show the target (the valid orders it returned, as text): at most one per replay.
+        self.shown: set[tuple[str, ...]] = set()
         self.check_only = (invariant_of(invariant),)
         self.by_finding = SEPARATOR in invariant
 
@@ -69,9 +71,30 @@ class Oracle:
         if key in self.cache:
             return self.cache[key]
         self.replays += 1
-        result = evaluate(self.family, self.scenario, self.protocol, tuple(events), self.check_only, explain=False)
-        shows = self.invariant in result.findings if self.by_finding else bool(result.violated)
-        out = result.valid_order if shows else None
+        out = self._judged(tuple(events))
+        if out is not None:
+            self.shown.add(tuple(str(e) for e in out))
         if len(self.cache) < CACHE_ENTRIES:
             self.cache[key] = out
         return out
+
+    def _judged(self, events: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        result = evaluate(self.family, self.scenario, self.protocol, events, self.check_only, explain=False)
+        shows = self.invariant in result.findings if self.by_finding else bool(result.violated)
+        if not shows:
+            return None
+        valid = result.valid_order
+        assert _within(valid, events), f"the events that took effect {valid} are not a sub-order of {events}"
+        return valid
+
+    def shows(self, events: Sequence[Any]) -> bool:
+        """Whether an order shows the target, for a postcondition: known when this oracle answered so, else
+        replayed -- neither counted nor cached (a check is no step of the search and changes none of its
+        answers)."""
+        return tuple(str(e) for e in events) in self.shown or self._judged(tuple(events)) is not None
+
+
+def _within(events: Sequence[Any], order: Sequence[Any]) -> bool:
+    """Whether ``events`` is ``order`` with some events left out (their order kept)."""
+    rest = iter(order)
+    return all(any(event == other for other in rest) for event in events)

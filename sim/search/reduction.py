@@ -45,6 +45,9 @@ class Independence:
         self.everything = (1 << count) - 1
         self.independent = [sum(1 << j for j in range(count) if j != i and independent(footprints[i], footprints[j]))
                             for i in range(count)]
+        # a sleep set leaves out ``b a`` for having tried ``a b``: sound only if b is independent of a both ways
+        assert all(self.independent[j] >> i & 1 for i in range(count) for j in bits(self.independent[i])), \
+            "independence must be symmetric: an event is independent of one that is not independent of it"
         self.dependent = [self.everything & ~mask for mask in self.independent]
         self.enablers = [_enablers(footprints, i) for i in range(count)]
         self.footprints = list(footprints)

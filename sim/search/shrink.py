@@ -4,7 +4,11 @@ Contract (each pass keeps it, and whether a pass makes progress is
 deterministic): the order handed back still violates the invariant under
 the protocol, contains no skipped event (every event can happen at its
 point), and is 1-minimal -- dropping any single event makes the violation
-disappear or leaves an event that cannot happen.
+disappear or leaves an event that cannot happen.  It is asserted, not
+assumed: every candidate a pass accepts is strictly shorter than the order
+it replaces (or, reordered, ranks strictly before it), an order the
+exhaustive search hands over is replayed before it is taken, and the
+result is no longer than the input and still shows the target.
 
 Passes, in order:
 
@@ -76,6 +80,13 @@ class ShrinkResult:
     fewest_switches: bool = False
 
 
+def _smaller(before: tuple[Any, ...], after: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An accepted candidate, which must be strictly shorter than the order it replaces (each pass makes
+    progress, so the shrink ends within its limits; Hypothesis's shrinker keeps the same rule)."""
+    assert len(after) < len(before), f"a shrink pass accepted {len(after)} events in place of {len(before)}"
+    return after
+
+
 def _ddmin(events: tuple[Any, ...], oracle: Oracle) -> tuple[Any, ...]:
     granularity = 2
     while len(events) >= 2 and not oracle.exhausted():
@@ -86,7 +97,7 @@ def _ddmin(events: tuple[Any, ...], oracle: Oracle) -> tuple[Any, ...]:
             complement = tuple(e for j, c in enumerate(chunks) if j != index for e in c)
             kept = oracle(complement)
             if kept is not None:
-                events, granularity, reduced = kept, max(granularity - 1, 2), True
+                events, granularity, reduced = _smaller(events, kept), max(granularity - 1, 2), True
                 break
             if oracle.exhausted():
                 break
@@ -104,7 +115,7 @@ def _one_minimal(events: tuple[Any, ...], oracle: Oracle) -> tuple[tuple[Any, ..
         for index in range(len(events)):
             kept = oracle(events[:index] + events[index + 1:])
             if kept is not None:
-                events, changed = kept, True
+                events, changed = _smaller(events, kept), True
                 break
     return events, not changed
 
@@ -160,8 +171,9 @@ def _tighten(family: Family, workload: Workload, protocol: Protocol, target: str
                          only=target, alphabet=alphabet, deadline=oracle.deadline,
                          accelerate=accelerate, findings=by_finding)
         shown = _shown_by(search, target, oracle)
-        if shown:
-            current, _ = _one_minimal(shown[0], oracle)
+        if shown:  # found by the search, not the oracle: the replay must agree that it shows the target
+            current = _smaller(current, _one_minimal(shown[0], oracle)[0])
+            assert oracle.shows(current), f"the search's order {[str(e) for e in current]} does not show {target}"
     if len(current) <= 1:  # a 1-minimal order of one event (or none) is as short as an order can be
         return current, True
     if len(current) - 1 > EXHAUSTIVE_TIGHTEN_MAX_EVENTS:
@@ -205,6 +217,7 @@ def _fewest_switches(family: Family, workload: Workload, current: tuple[Any, ...
         if kept is not None and len(kept) == len(order):
             shrunk, _ = _one_minimal(kept, oracle)
             if len(shrunk) == len(order):
+                assert key(shrunk) < best, f"a reordering accepted as {key(shrunk)}, not before {best}"
                 return shrunk, key(shrunk)[0], True
     return current, best[0], True
 
@@ -242,5 +255,7 @@ def shrink(family: Family, workload: Workload, protocol: Protocol, events, invar
         oracle.deadline.note("shrink")
         if not shortest:
             reason = oracle.limit_hit
+    assert len(current) <= len(tuple(events)), f"a shrink of {len(tuple(events))} events ended with {len(current)}"
+    assert oracle.shows(current), f"the shrunk order no longer shows {invariant}: {[str(e) for e in current]}"
     return ShrinkResult(tuple(current), len(tuple(events)), oracle.replays, reason, one_minimal, shortest,
                         actor_switches, fewest)

@@ -58,8 +58,33 @@ class Visited:
         out = []
         while number > 0:
             out.append(events[self.event[number]])
-            number = self.parent[number]
+            parent = self.parent[number]
+            assert parent < number, f"state {number} was first reached from state {parent}, numbered after it"
+            number = parent
         return tuple(reversed(out))
+
+    def check_layer(self, expanded: int, first: int, count: int, alphabet: int) -> None:
+        """The bookkeeping of one depth, checked once it is built: the states numbered from ``first`` on are the
+        ``count`` states it found, each reached from a state of the layer it expanded (numbered from
+        ``expanded`` to ``first``) -- so each is at that layer's depth plus one, and its order that long -- by
+        an event of the alphabet.  The visited set holds each state once, with its trace.  Scans of the
+        trace's new part, at C speed: a wrong count here is a wrong ``distinct_states``, a wrong parent a
+        wrong shortest length."""
+        end = len(self.parent)
+        assert len(self.seen) == end == len(self.event), (
+            f"the visited set holds {len(self.seen)} states, its trace {end} parents and {len(self.event)} events")
+        assert end - first == count, f"a layer counted {count} new states, the visited set numbered {end - first}"
+        if not count:
+            return
+        with memoryview(self.parent) as parents, parents[first:end] as new:
+            low, high = min(new), max(new)
+        assert expanded <= low and high < first, (
+            f"the states numbered {first} to {end - 1} were reached from states {low} to {high}, not all of the "
+            f"layer expanded ({expanded} to {first - 1}): their depths differ")
+        with memoryview(self.event) as events, events[first:end] as new:
+            low, high = min(new), max(new)
+        assert 0 <= low and high < alphabet, f"a state was reached by event {low if low < 0 else high}, " \
+                                              f"outside the alphabet's {alphabet}"
 
     def bytes_per_state(self) -> float:
         """What the visited set and the trace take per state, estimated (the set's table and its integers)."""
@@ -67,6 +92,15 @@ class Visited:
         table = self.seen.__sizeof__()
         integers = 0 if self.exact else 32 * count
         return (table + integers + self.parent.itemsize * count + self.event.itemsize * count) / count
+
+
+def check_counts(distinct: int, per_depth: Sequence[int], visited: int, uncounted: int) -> None:
+    """What a search reports adds up: ``distinct_states`` is the sum of the states found per depth, and the
+    visited set holds them all (and ``uncounted`` more: the start several initial states come from, which is no
+    state of the search)."""
+    assert distinct == sum(per_depth), f"{distinct} distinct states, but the depths found {sum(per_depth)}"
+    assert visited == distinct + uncounted, (
+        f"the visited set holds {visited} states, the search counted {distinct} (and {uncounted} uncounted)")
 
 
 def collision_probability(distinct: int, generated: int) -> float:

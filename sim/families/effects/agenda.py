@@ -64,6 +64,19 @@ class Agenda:
                         for eid, rec in self.events.items()}
         return other
 
+    def check(self) -> None:
+        """Assert the agenda's own consistency: the events scheduled are exactly the triggered events not yet
+        processed, each scheduled once, none before now (time can't go backwards), every number drawn from
+        the counter."""
+        queued = [eid for _, _, _, eid in self.queue]
+        triggered = {eid for eid, record in self.events.items() if record[1]}
+        assert len(set(queued)) == len(queued), f"an event scheduled twice: {sorted(queued)}"
+        assert set(queued) == triggered, (
+            f"scheduled events {sorted(set(queued))} are not the triggered ones not yet processed {sorted(triggered)}")
+        assert not self.queue or self.queue[0][0] >= self.now, f"an event at {self.queue[0][0]}, before now {self.now}"
+        assert all(counter <= self.counter for _, _, counter, _ in self.queue) and \
+            all(eid <= self.counter for eid in self.events), f"a number above the counter {self.counter}"
+
     # -- making events ----------------------------------------------------------------------
 
     def _new(self, kind: str = "event") -> int:

@@ -247,6 +247,30 @@ class EffectsMachine(Machine):
             state._key = state.history + hashlib.blake2b(repr(_run_key(state)).encode(), digest_size=16).digest()
         return state._key
 
+    def check_state(self, state: EffectsState) -> None:
+        """Assert the state's own consistency (:meth:`~sim.core.machine.Machine.check_state`): the history the
+        key's digest counts is the run's, a run paused at a read is paused in a live process with callbacks still
+        to run, the agenda and each worker's view of the log are consistent, and every request is in one place
+        at a time -- in flight or answered -- under a number the runtime drew."""
+        run, rt = state.run, state.rt
+        assert state.length == len(rt.history), f"a state counts {state.length} records of {len(rt.history)}"
+        assert (run.at_read is None) == (run.rest is None), "a run paused without a read, or a read not paused at"
+        assert state.end is None or run.at_read is None, "a run that ended is paused at a read"
+        assert not state.took or (run.at_read is not None and run.at_read[0] == "one"), (
+            "a fault taken at a read that takes one fault class, but the run is not paused at one")
+        assert run.at_read is None or run.at_read[3] in run.procs, "the run is paused in a process that ended"
+        assert all(pid <= run.next_pid for pid in run.procs), f"a process numbered above {run.next_pid}"
+        run.agenda.check()
+        for memory in rt.workers.values():
+            for task, worker_task in memory.tasks.items():
+                worker_task.view.check(len(rt.log.records.get(task, ())))
+        in_flight = [request.request_id for request in rt.in_flight]
+        answered = [request.request_id for request, _, _ in rt.responses]
+        numbers = in_flight + answered
+        assert len(set(numbers)) == len(numbers), f"a request both in flight and answered, or twice: {numbers}"
+        assert all(int(number[1:]) <= rt.request_count for number in numbers), (
+            f"a request numbered above the {rt.request_count} drawn: {numbers}")
+
     # -- judging ---------------------------------------------------------------------------
 
     def completion(self, state: EffectsState) -> AutoRun:

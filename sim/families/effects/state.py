@@ -51,11 +51,15 @@ _PER_TRANSITION = frozenset({"intent_recorded", "dispatched", "timed_out", "reco
                              "human_exception", "human_resolved", "approval_requested", "approved", "compensated"})
 
 
+#: The statuses a transition's view may stand in.
+STATUSES = ("pending", "intent", "dispatched", "unknown", "failed", "not_found", "found", "unprovable", "escalated",
+            "done")
+
+
 class TaskView:
     """Typed task state derived from durable events (a deterministic reducer).
 
-    Statuses: pending, intent, dispatched, unknown, failed, not_found, found,
-    unprovable, escalated, done.
+    Statuses: :data:`STATUSES`.
     """
 
     def __init__(self, task: str):
@@ -133,6 +137,16 @@ class TaskView:
             self.approved.add(name)
         elif event == "compensated":
             self.get(name).compensated = True
+
+    def check(self, logged: int) -> None:
+        """Assert the view's own consistency, for a task whose log holds ``logged`` records: a view folds some of
+        them (a worker's may be stale: it does not see another worker's writes), never more; each transition
+        stands in a known status, with counts that never went below their start."""
+        assert 0 <= self.records <= logged, f"a view of {self.task} folded {self.records} records of {logged} logged"
+        for name, view in self.transitions.items():
+            assert view.status in STATUSES, f"{self.task}: {name} stands in an unknown status {view.status!r}"
+            assert view.attempts >= 0 and view.generation >= 1, (
+                f"{self.task}: {name} has {view.attempts} attempts in generation {view.generation}")
 
     def status(self, name: str) -> str:
         view = self.transitions.get(name)

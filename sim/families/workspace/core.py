@@ -29,6 +29,7 @@ from sim.families.workspace.state import (
     Message,
     State,
     Step,
+    assert_consistent,
     content_hash,
     content_of,
     hunk_digests,
@@ -56,6 +57,7 @@ class WorkspaceCore(Machine):
         self.replan_specs = {spec.step_id: spec for spec in scenario.replan}
         self.specs = {spec.step_id: spec for spec in self.plan_specs}
         self.order = {spec.step_id: i for i, spec in enumerate(self.plan_specs)}
+        self.plan_ids = tuple(self.order)
         self._replanned: dict[tuple, tuple[tuple[str, ...], tuple[Step, ...]]] = {}  # inputs -> (ids, steps)
         self._planned: dict[tuple, tuple[tuple[Step, ...], list[tuple[str, str]]]] = {}
 
@@ -84,6 +86,9 @@ class WorkspaceCore(Machine):
             steps = out.pop((name, None))
             out.update(keyed(name, ((step, step in steps) for step in self.order)))
         return out
+
+    def check_state(self, state: State) -> None:
+        assert_consistent(state, self.plan_ids, self.paths, self.file_scope)
 
     def skip_record(self, event: Action, reason: str) -> Record:
         return (ACTORS[event.kind], event.kind, dict(action=str(event), skipped=True, reason=reason))

@@ -229,3 +229,58 @@ class State(NamedTuple):
 _with_fast_replace(State)
 _with_fast_replace(Message)
 
+
+
+#: Where an armed preemption may strike (``preempt POINT``).
+ARMED_POINTS = (None, "before_write", "after_write", "after_journal")
+
+
+def assert_consistent(state: State, plan: tuple[str, ...], paths: tuple[str, ...], file_scope: bool) -> None:
+    """Assert the state's own consistency (:meth:`~sim.core.machine.Machine.check_state`), for a scenario whose
+    plan's steps and files are ``plan`` and ``paths``.  Each assertion is a fact a guard or a proof relies on:
+    the client's dispatch guard reads where a step stands from ``len(sent) + len(refused)`` alone, the fence
+    compares revisions that every write moves together, the executor and the checks read step sets that
+    never name a step outside the plan."""
+    assert len(state.files) == len(paths), f"{len(state.files)} files in a state of a scenario with {len(paths)}"
+    if file_scope:
+        revs = state.file_revs
+        assert revs is not None and len(revs) == len(paths), f"rev_scope=file with file revisions {revs}"
+        assert state.rev == sum(revs), (
+            f"workspace rev {state.rev} is not the sum of the files' revisions {revs}: every write adds one to both")
+    else:
+        assert state.file_revs is None, f"file revisions {state.file_revs} without rev_scope=file"
+    planned = state.snapshot is not None
+    assert (state.snapshot_rev is not None) == (state.plan_base_rev is not None) == planned, (
+        f"snapshot, snapshot_rev and plan_base_rev are set together: {state.snapshot_rev}, {state.plan_base_rev}")
+    if planned:
+        assert state.snapshot_rev <= state.rev and state.plan_base_rev <= state.rev, (  # type: ignore[operator]
+            f"the plan was read at rev {state.snapshot_rev} (base {state.plan_base_rev}), after rev {state.rev}")
+    ids = tuple(step.step_id for step in state.steps)
+    assert ids == (plan if planned else ()), f"the state's steps {ids} are not the plan's {plan}"
+    sent = [step_id for step_id, _ in state.sent]
+    dispatched = set(sent)
+    assert len(dispatched) == len(sent), f"a step sent twice in {sent}: a re-plan's dispatch replaces its message"
+    assert all(step_id == message.step.step_id for step_id, message in state.sent), "a sent message filed wrongly"
+    assert not dispatched & state.refused, f"steps both sent and refused: {sorted(dispatched & state.refused)}"
+    done = len(sent) + len(state.refused)
+    assert dispatched | state.refused == set(ids[:done]), (
+        f"the steps sent or refused ({sorted(dispatched | state.refused)}) are not the plan's first {done}")
+    assert state.refused <= state.verdict_steps, "a step refused at dispatch has that refusal as its verdict"
+    assert state.verdict_steps <= set(ids) and state.applied <= set(ids), "a verdict or a write of no step"
+    assert len(set(state.held)) == len(state.held) and not set(state.held) & (dispatched | state.refused), (
+        f"held-back dispatches {state.held} repeat or were already sent")
+    in_flight: dict[str, int] = {}
+    for message in state.requests:
+        in_flight[message.step.step_id] = in_flight.get(message.step.step_id, 0) + 1
+    assert set(in_flight) <= dispatched, f"copies in flight of steps never sent: {sorted(set(in_flight) - dispatched)}"
+    assert {answer.step_id for answer in state.answers} <= dispatched, "an answer to a step never sent"
+    copies = state.copies.value
+    assert all(count <= copies[plan.index(step_id)] for step_id, count in in_flight.items()), (
+        f"more copies in flight ({in_flight}) than were sent ({copies})")
+    for store in (state.journal, state.memory, state.proved):
+        assert all(key[0] in ids for key in store), f"a dedupe key of no step of the plan in {sorted(store)}"
+    assert all(c.step_id in state.applied and c.path in paths for c in state.checkpoints), (
+        "a checkpoint of a step never applied")
+    assert state.session is None or state.session <= set(ids), f"session {state.session} names no step"
+    assert state.armed in ARMED_POINTS, f"a preemption armed at {state.armed!r}"
+    assert state.replans >= 0 and state.edits >= 0 and state.model_number >= 1, "a counter went below its start"
