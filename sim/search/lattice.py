@@ -411,8 +411,8 @@ def design_map(family: Family, workload: Workload, knob_names: Sequence[str] | N
             stopped = deadline.name
     if progress is not None:
         progress(len(protocols), len(protocols), "")
-    return DesignMap(family, workload, knobs, max_events, points, stopped, held_knobs(family, knobs, base),
-                     None if base is None else base.label)
+    return DesignMap(family=family, workload=workload, knobs=knobs, max_events=max_events, points=points,
+                     stopped=stopped, held=held_knobs(family, knobs, base), base=None if base is None else base.label)
 
 
 def _measure(family: Family, workload: Workload, point: Point, seeds: int, workers: int, deadline: Deadline) -> None:
