@@ -87,12 +87,12 @@ sys.path.insert(0, {model!r})
 from two_phase_family import FAMILY, workload_text
 from sim.core.registry import Registry
 from sim.registry import SHIPPED
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 path = {path!r}
 open(path, "w").write(workload_text([f"r{{i}}" for i in range(1, {n} + 1)]))
 workload = Registry((*SHIPPED, FAMILY)).load_workload(path)
 t = time.perf_counter()
-r = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), None, **{kwargs})
+r = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), ExploreOptions(max_events=None, **{kwargs}))
 print(time.perf_counter() - t, r.distinct_states, r.states_generated, r.diameter + 1, r.exhausted,
       ",".join(r.proved_absent))
 '''
@@ -162,12 +162,12 @@ sys.path.insert(0, {model!r})
 from acp_family import FAMILY, workload_text
 from sim.core.registry import Registry
 from sim.registry import SHIPPED
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 path = {path!r}
 open(path, "w").write(workload_text({n}))
 workload = Registry((*SHIPPED, FAMILY)).load_workload(path)
 t = time.perf_counter()
-r = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), None)
+r = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), ExploreOptions(max_events=None))
 print(time.perf_counter() - t, r.distinct_states, r.states_generated, r.diameter + 1, r.exhausted,
       ",".join(r.proved_absent))
 '''
@@ -198,12 +198,12 @@ print(time.perf_counter() - t, len(seen), generated)
 DEEP = r'''
 import json, sys, time
 from sim.registry import FAMILIES
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 family = FAMILIES.get("workspace")
 workload = FAMILIES.load_workload({workload!r})
 t = time.perf_counter()
-r = explore(family, workload, family.parse_protocol({protocol!r}), {depth}, max_states={states},
-            memory_limit={memory})
+r = explore(family, workload, family.parse_protocol({protocol!r}),
+            ExploreOptions(max_events={depth}, max_states={states}, memory_limit={memory}))
 seconds = time.perf_counter() - t
 peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 found = {{k: v["shortest_events"] for k, v in r.to_json()["violations"].items()}}
@@ -325,7 +325,7 @@ def deep(state_limit: int, memory_gb: float) -> None:
 
 def memory_part() -> None:
     from sim.registry import FAMILIES
-    from sim.search.exhaustive import explore
+    from sim.search.exhaustive import ExploreOptions, explore
     from sim.search.visited import Visited
 
     print("\nbytes per visited state (workspace family, tiny / plan to depth 10)")
@@ -340,7 +340,7 @@ def memory_part() -> None:
 
     Visited.__init__ = keep  # type: ignore[method-assign]
     try:
-        result = explore(family, workload, family.parse_protocol("plan"), 10)
+        result = explore(family, workload, family.parse_protocol("plan"), ExploreOptions(max_events=10))
     finally:
         Visited.__init__ = original  # type: ignore[method-assign]
     print(f"  {result.distinct_states:,} states: {captured[0].bytes_per_state():.0f} bytes each "

@@ -33,12 +33,13 @@ TABLE = (("effects-saga", "keyed-fingerprint-reconcile"), ("agent-pr-workflow", 
 def one_search(workload: str, protocol: str, depth: int, machine: bool) -> dict:
     """One exhaustive search in this process: its counts, seconds and peak memory."""
     import sim
-    from sim.search.exhaustive import explore
+    from sim.search.exhaustive import ExploreOptions, explore
 
     family = sim.family("effects")
     loaded = sim.load_workload(workload)
     started = time.perf_counter()
-    result = explore(family, loaded, family.parse_protocol(protocol), depth, accelerate=machine)
+    options = ExploreOptions(max_events=depth, accelerate=machine)
+    result = explore(family, loaded, family.parse_protocol(protocol), options)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return {"workload": workload, "protocol": protocol, "depth": depth, "machine": machine,

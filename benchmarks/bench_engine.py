@@ -50,12 +50,16 @@ PARTS = ("exhaustive-rate", "exhaustive-deep", "sweep", "run-json")
 EXPLORE = """
 import gc, json, resource, sys, time
 from sim.registry import FAMILIES
-from sim.search.exhaustive import explore
+from sim.search import exhaustive
 family = FAMILIES.get("workspace")
 workload = FAMILIES.load_workload({workload!r})
+protocol = family.parse_protocol({protocol!r})
 started = time.perf_counter()
-result = explore(family, workload, family.parse_protocol({protocol!r}), {depth}, workers={workers},
-                 max_states={limit})
+if hasattr(exhaustive, "ExploreOptions"):
+    options = exhaustive.ExploreOptions(max_events={depth}, workers={workers}, max_states={limit})
+    result = exhaustive.explore(family, workload, protocol, options)
+else:  # a revision before the options object (the baseline's)
+    result = exhaustive.explore(family, workload, protocol, {depth}, workers={workers}, max_states={limit})
 seconds = time.perf_counter() - started
 own = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -41,7 +41,7 @@ from bare_model import bare_sweep  # noqa: E402
 from sim.core.workload import Workload  # noqa: E402
 from sim.families.workspace.scenario import build_scenario  # noqa: E402
 from sim.registry import FAMILIES  # noqa: E402
-from sim.search.exhaustive import explore  # noqa: E402
+from sim.search.exhaustive import ExploreOptions, explore  # noqa: E402
 from sim.search.oracle import evaluate  # noqa: E402
 from sim.search.shrink import shrink  # noqa: E402
 from sim.search.sweep import sweep  # noqa: E402
@@ -98,7 +98,7 @@ def part_exhaustive(depths: list[int]) -> None:
             if depth > 8 and label != "accelerated, 2 workers":
                 continue
             started = time.perf_counter()
-            result = explore(family, workload, protocol, depth, **kwargs)
+            result = explore(family, workload, protocol, ExploreOptions(max_events=depth, **kwargs))
             seconds = time.perf_counter() - started
             runs[label] = (seconds, result)
             print(f"  depth {depth}, {label}: {seconds:.1f} s, {result.states_generated:,} generated "
@@ -275,7 +275,7 @@ def part_false_alarms(seeds: int) -> None:
                                ("effects-zombie", "keyed-fingerprint-reconcile", 2)):
         workload = FAMILIES.load_workload(name)
         family = FAMILIES.family_for(workload)
-        proof = explore(family, workload, family.parse_protocol(label), bound, workers=2)
+        proof = explore(family, workload, family.parse_protocol(label), ExploreOptions(max_events=bound, workers=2))
         started = time.perf_counter()
         summary, _ = sweep(family, workload, [label], seeds, workers=2)
         tally = summary.tallies[family.parse_protocol(label).label]

@@ -39,7 +39,7 @@ from sim.families.effects import FAMILY as EFFECTS
 from sim.families.effects import checks as effects_checks
 from sim.families.effects.knobs import ENGINES, EffectsKnobs
 from sim.search.budget import NO_DEADLINE, Deadline
-from sim.search.exhaustive import MAX_STATES_DEFAULT, ExhaustiveResult, explore
+from sim.search.exhaustive import MAX_STATES_DEFAULT, ExhaustiveResult, ExploreOptions, explore
 from sim.search.kept import Kept
 
 #: Events searched when ``--max-events`` is not given.
@@ -221,12 +221,12 @@ def _search(family: Any, workload: Any, protocol: Any, depth: int, deadline: Dea
     every question asked of it (``anchor``: the workload a changed endpoint's copy was made from; ``tag``: what
     was changed).  A search under a deadline is its own: a budget cuts at a time, not a point."""
     if deadline.end is not None:
-        return explore(family, workload, protocol, depth, deadline=deadline, progress=progress,
-                       max_states=max_states)
+        return explore(family, workload, protocol, ExploreOptions(max_events=depth, max_states=max_states,
+                                                                  deadline=deadline), progress)
     owner = anchor if anchor is not None else workload
     key = (id(owner), tag, protocol.label, depth, max_states, tuple(spec.name for spec in family.checks))
-    return _SEARCHES.get(key, (owner,), lambda: explore(family, workload, protocol, depth, progress=progress,
-                                                        max_states=max_states))
+    options = ExploreOptions(max_events=depth, max_states=max_states)
+    return _SEARCHES.get(key, (owner,), lambda: explore(family, workload, protocol, options, progress))
 
 
 def _first(result: ExhaustiveResult, invariant: str) -> tuple[Any, ...] | None:

@@ -9,26 +9,22 @@ from typing import Any, Callable, List, Optional
 
 import typer
 
-from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, emit_json, human_console
+from sim.cli.app import EXIT_OK, EXIT_VIOLATION, JSON_HELP, app, distinct_protocols, emit_json, human_console
 from sim.cli.progress import Bar, Ticker, progress_for
 from sim.core.errors import InputError
-from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX, MAX_STATES_DEFAULT, STATE_LIMIT_MAX
+from sim.search.budget import Deadline
+from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX, MAX_STATES_DEFAULT, STATE_LIMIT_MAX, ExploreOptions
 
 #: The largest --memory-limit accepted, in GB.
 MEMORY_LIMIT_MAX_GB = 4096.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExploreRequest:
-    """How far and how to search: the depth (None: until exhausted) and the limits and reductions asked for."""
+    """What the command asked for: the search of each protocol (how far, its limits, reductions, deadline and
+    workers) and what is judged and written beside it."""
 
-    depth: int | None
-    state_limit: int = MAX_STATES_DEFAULT
-    memory_limit_bytes: int | None = None
-    symmetry: bool = False
-    reduce: bool = False
-    exact: bool = False
-    sleep: bool = True
+    search: ExploreOptions
     liveness: bool = False
     max_faults: int = 2
     unfair: tuple[str, ...] = ()
@@ -94,20 +90,20 @@ def explore(
     tried once): each invariant is proved absent within that depth -- at every depth when the search exhausts
     the states -- or violated with its shortest orders. Exit 0 when nothing is violated, 1 otherwise (a search
     stopped by a limit proves nothing and says so)."""
-    from sim.cli.app import distinct_protocols
     from sim.registry import FAMILIES
-    from sim.search.budget import Deadline
 
     if (max_faults != 2 or unfair or out is not None) and not liveness:
         raise InputError("--max-faults, --unfair and --out go with --liveness")
-    request = ExploreRequest(_depth(depth), state_limit, _memory(memory_limit), symmetry, reduce, exact, sleep,
-                             liveness, max_faults, tuple(unfair or ()), out, junit, workload)
+    max_events, memory_limit_bytes = _depth(depth), _memory(memory_limit)
     _check_limits(workers, state_limit, budget)
     loaded = FAMILIES.load_workload(workload)
     family = FAMILIES.family_for(loaded)
     protocols = distinct_protocols(family, list(protocol or family.presets), "--protocol")
-    return exhaustive(family, loaded, protocols, request, human_console(json_out), json_out,
-                      Deadline(budget, "--budget"), workers)
+    request = ExploreRequest(search=ExploreOptions(
+        max_events=max_events, max_states=state_limit, deadline=Deadline(budget, "--budget"), workers=workers,
+        memory_limit=memory_limit_bytes, symmetry=symmetry, reduce=reduce, exact=exact, sleep=sleep),
+        liveness=liveness, max_faults=max_faults, unfair=tuple(unfair or ()), out=out, junit=junit, source=workload)
+    return exhaustive(family, loaded, protocols, request, human_console(json_out), json_out)
 
 
 def _check_limits(workers: int, state_limit: int, budget: float | None) -> None:
@@ -146,8 +142,8 @@ def _progress(bar: Bar | Ticker, label: str) -> Callable[[int, int, int], None]:
     return progress
 
 
-def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequest, console: Any, json_out: bool,
-               deadline: Any, workers: int) -> int:
+def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequest, console: Any,
+               json_out: bool) -> int:
     """Search each protocol, print what was proved and found, and return the exit code."""
     from sim.search.exhaustive import explore
 
@@ -166,20 +162,16 @@ def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequ
 
             check_output_names(request.out, lasso_files(workload, protocols, [x.name for x in model.properties]),
                                "--out")
-    if request.symmetry and family.symmetry(workload) is None:
+    if request.search.symmetry and family.symmetry(workload) is None:
         console.print(f"note: the {family.name} family declares no interchangeable parts in {workload.name}: "
                       "searched without symmetry reduction", markup=False)
     results = []
     with progress_for(json_out, {f"exhaustive {p.label}": "depth" for p in protocols}) as bar:
         for p in protocols:
-            results.append(explore(family, workload, p, request.depth, max_states=request.state_limit,
-                                   deadline=deadline, workers=workers, progress=_progress(bar, p.label),
-                                   symmetry=request.symmetry, reduce=request.reduce,
-                                   memory_limit=request.memory_limit_bytes, exact=request.exact,
-                                   sleep=request.sleep))
-    lives = _liveness(family, workload, protocols, request, json_out, deadline) if request.liveness else []
-    document = {"family": family.name, "workload": workload.name,
-                "max_events": request.depth if request.depth is not None else "max",
+            results.append(explore(family, workload, p, request.search, _progress(bar, p.label)))
+    lives = _liveness(family, workload, protocols, request, json_out) if request.liveness else []
+    depth = request.search.max_events
+    document = {"family": family.name, "workload": workload.name, "max_events": depth if depth is not None else "max",
                 "invariants": list(family.safety_invariants), "protocols": [r.to_json() for r in results]}
     for entry, live in zip(document["protocols"], lives):
         entry["liveness"] = {name: v.to_json() for name, v in live.verdicts.items()}
@@ -199,8 +191,7 @@ def exhaustive(family: Any, workload: Any, protocols: list, request: ExploreRequ
     return EXIT_VIOLATION if any(r.violated for r in results) or any(x.violated for x in lives) else EXIT_OK
 
 
-def _liveness(family: Any, workload: Any, protocols: list, request: ExploreRequest, json_out: bool,
-              deadline: Any) -> list:
+def _liveness(family: Any, workload: Any, protocols: list, request: ExploreRequest, json_out: bool) -> list:
     """Each protocol's liveness (``--liveness``)."""
     from sim.search.liveness import check_liveness
 
@@ -210,8 +201,8 @@ def _liveness(family: Any, workload: Any, protocols: list, request: ExploreReque
             def progress(states: int, faults: int, label: str = p.label) -> None:
                 bar(f"liveness {label}", faults, request.max_faults or 1, f"fault levels, {states:,} states")
 
-            out.append(check_liveness(family, workload, p, request.max_faults, max_states=request.state_limit,
-                                      unfair=request.unfair, deadline=deadline, progress=progress))
+            out.append(check_liveness(family, workload, p, request.max_faults, max_states=request.search.max_states,
+                                      unfair=request.unfair, deadline=request.search.deadline, progress=progress))
     return out
 
 
@@ -290,7 +281,7 @@ def result_lines(result: Any, request: ExploreRequest) -> list[str]:
         lines.append(f"  nothing proved {bound}: the search did not cover it" if result.complete else
                      "  no violation found before the search stopped: nothing is proved")
     if result.reason == "state_limit":
-        lines.append(f"  the state limit ({request.state_limit:,} distinct states) stopped it: "
+        lines.append(f"  the state limit ({request.search.max_states:,} distinct states) stopped it: "
                      "fencesim explore --state-limit raises it")
     if result.reason == "memory_limit":
         lines.append("  the memory limit stopped it: fencesim explore --memory-limit raises it")

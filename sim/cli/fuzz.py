@@ -143,10 +143,12 @@ def fuzz(
         from sim.cli.explore import ExploreRequest
         from sim.cli.explore import exhaustive as search_every_state
         from sim.search.budget import Deadline
+        from sim.search.exhaustive import ExploreOptions
 
-        return search_every_state(run.family, run.workload, run.protocols, ExploreRequest(options.max_events),
-                                  human_console(options.json_out), options.json_out,
-                                  Deadline(options.budget, "--budget"), options.workers or 1)
+        search = ExploreOptions(max_events=options.max_events, deadline=Deadline(options.budget, "--budget"),
+                                workers=options.workers or 1)
+        return search_every_state(run.family, run.workload, run.protocols, ExploreRequest(search=search),
+                                  human_console(options.json_out), options.json_out)
     from sim.core.outputs import FolderLock
 
     with FolderLock(options.out):

@@ -12,7 +12,7 @@ their futures are the same up to that renaming.  A family says so with
 - ``canonical``: a state key to one representative of its orbit -- equal for
   two keys exactly when some renaming maps one state to the other.
 
-``fencesim explore --symmetry`` (``explore(..., symmetry=True)``) then keeps
+``fencesim explore --symmetry`` (``ExploreOptions(symmetry=True)``) then keeps
 one state per orbit: the states merged are those with equal canonical keys,
 and the order kept is a real order of the workload (the first that reached
 the orbit), so every counterexample still replays as printed.  It is sound

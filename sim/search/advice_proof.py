@@ -69,7 +69,7 @@ def shared_search(family: Family, workload: Workload, protocol: Protocol, max_ev
     (search it alone) for a machine judged by predicates or under a deadline (a budget cuts at a time, not a
     point)."""
     from sim.core.machine import Machine
-    from sim.search.exhaustive import explore
+    from sim.search.exhaustive import ExploreOptions, explore
 
     if deadline.end is not None:
         return None
@@ -77,8 +77,8 @@ def shared_search(family: Family, workload: Workload, protocol: Protocol, max_ev
     if machine is None or type(machine).judge is Machine.judge:
         return None
     key = (id(family), id(workload), protocol.label, max_events, max_states)
-    return _SHARED.get(key, (family, workload), lambda: explore(family, workload, protocol, max_events,
-                                                                 max_states=max_states, findings=True))
+    options = ExploreOptions(max_events=max_events, max_states=max_states, findings=True)
+    return _SHARED.get(key, (family, workload), lambda: explore(family, workload, protocol, options))
 
 
 def by_invariant(result: Any) -> Any:
@@ -108,7 +108,7 @@ def prove(family: Family, workload: Workload, protocol: Protocol, invariant: str
           deadline: Deadline = NO_DEADLINE, max_states: int | None = None) -> dict[str, Any]:
     """Search every order of at most ``max_events`` events under ``protocol`` for ``invariant`` (the module
     doc says what each status means; ``max_states``: default :func:`proof_states`); JSON values only."""
-    from sim.search.exhaustive import explore
+    from sim.search.exhaustive import ExploreOptions, explore
     from sim.search.oracle import evaluate
 
     if max_states is None:
@@ -118,8 +118,8 @@ def prove(family: Family, workload: Workload, protocol: Protocol, invariant: str
     if shared is not None:
         result = shared if target != whole else by_invariant(shared)
     else:
-        result = explore(family, workload, protocol, max_events, max_states=max_states, only=target,
-                         deadline=deadline, findings=target != whole)
+        result = explore(family, workload, protocol, ExploreOptions(
+            max_events=max_events, max_states=max_states, only=target, deadline=deadline, findings=target != whole))
     proof: dict[str, Any] = {"max_events": max_events, "distinct_states": result.distinct_states}
     orders = result.minimal_orders.get(target)
     if orders is None and target != whole and whole in result.minimal_orders:

@@ -35,7 +35,7 @@ def protocol_proofs(family: Family, workload: Workload, protocols: Sequence[Prot
                     deadline: Deadline = NO_DEADLINE) -> dict[str, Any]:
     """One exhaustive search per protocol within ``max_events`` events (none once ``deadline`` has passed)."""
     from sim.search.advice_proof import by_invariant, proof_states, shared_search
-    from sim.search.exhaustive import explore
+    from sim.search.exhaustive import ExploreOptions, explore
 
     out: dict[str, Any] = {}
     for protocol in protocols:
@@ -43,7 +43,7 @@ def protocol_proofs(family: Family, workload: Workload, protocols: Sequence[Prot
             states = proof_states(family, workload, protocol)
             shared = shared_search(family, workload, protocol, max_events, states, deadline)
             out[protocol.label] = by_invariant(shared) if shared is not None else explore(
-                family, workload, protocol, max_events, deadline=deadline, max_states=states)
+                family, workload, protocol, ExploreOptions(max_events=max_events, max_states=states, deadline=deadline))
     return out
 
 

@@ -37,10 +37,11 @@ only when the reduced search exhausted the states).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator
 
 from sim.core.errors import InputError
 from sim.core.family import Family
@@ -128,56 +129,93 @@ class ExhaustiveResult:
         return out
 
 
-def explore(family: Family, workload: Workload, protocol: Protocol, max_events: int | None,
-            max_states: int = MAX_STATES_DEFAULT, only: str | None = None,
-            alphabet: Sequence[Any] | None = None, deadline: Deadline = NO_DEADLINE, workers: int = 1,
-            progress: Callable[[int, int, int], None] | None = None, accelerate: bool = True,
-            symmetry: bool = False, reduce: bool = False, memory_limit: int | None = None,
-            exact: bool = False, sleep: bool = True, prefix: Sequence[Any] = (),
-            findings: bool = False) -> ExhaustiveResult:
-    """Search every state reachable in at most ``max_events`` events (None: until exhausted), breadth first.
+@dataclass(frozen=True, kw_only=True)
+class ExploreOptions:
+    """How far and how one exhaustive search runs, checked once, when made (immutable: :meth:`replace` derives
+    one).  The command line, certify, the map and the explorer each build one and hand it to :func:`explore`.
 
-    ``only`` stops after the first depth where that invariant is violated (the shrinker proves a
-    counterexample shortest so).  ``alphabet`` restricts the events tried: every order found is still a valid
-    order of the workload, but absence is then proved only for that sub-alphabet.  ``workers`` processes
-    expand each layer where every successor is a replay (a family with a machine is explored in this process:
-    see :class:`sim.search.pool.Expander`); the result is the same for any count.  ``progress(depth,
-    max_events or 0, distinct states)`` follows each depth, and every :data:`PROGRESS_EVERY_S` seconds within
-    one (``depth`` is then the last one finished).  ``accelerate=False`` replays every successor from
-    scratch and leaves nothing out (the law suite's reference: the same states and proofs).  ``symmetry``,
-    ``reduce``: see the module doc.  ``memory_limit``: bytes of resident memory (default: a share of the
-    machine's); ``exact`` keeps the states' keys in the visited set instead of fingerprints; ``sleep=False``
-    tries every event in every state (states generated are then counted as TLC counts them).  ``prefix``
-    starts the search in the state after those events (an event of it that cannot happen has no effect):
-    depths, shortest lengths and the orders returned count the events after it.  ``findings`` names what is
-    violated by finding (``invariant @ where``, :mod:`sim.core.findings`) where the checks say where (not in a
-    search of the machine's own state predicates): ``only`` may then be a finding.
+    ``max_events``: the longest order searched (None: until exhausted).  ``max_states``: distinct states in all,
+    the initial one included.  ``only`` stops after the first depth where that invariant is violated (the
+    shrinker proves a counterexample shortest so).  ``alphabet`` restricts the events tried (None: the
+    workload's): every order found is still a valid order of the workload, but absence is then proved only for
+    that sub-alphabet.  ``prefix`` starts the search in the state after those events (an event of it that
+    cannot happen has no effect): depths, shortest lengths and the orders returned count the events after it.
+    ``deadline`` bounds the search.  ``workers`` processes expand each layer where every successor is a replay
+    (a family with a machine is explored in this process: see :class:`sim.search.pool.Expander`); the result is
+    the same for any count.  ``memory_limit``: bytes of resident memory (None: :data:`MEMORY_SHARE_DEFAULT` of
+    the machine's).  ``accelerate=False`` replays every successor from scratch and leaves nothing out (the law
+    suite's reference: the same states and proofs).  ``symmetry``, ``reduce``: see the module doc.  ``exact``
+    keeps the states' keys in the visited set instead of fingerprints.  ``sleep=False`` tries every event in
+    every state (states generated are then counted as TLC counts them).  ``findings`` names what is violated by
+    finding (``invariant @ where``, :mod:`sim.core.findings`) where the checks say where (not in a search of the
+    machine's own state predicates): ``only`` may then be a finding.
     """
-    if max_events is not None and not 1 <= max_events <= EXHAUSTIVE_DEPTH_MAX:
-        raise InputError(f"--max-events must be between 1 and {EXHAUSTIVE_DEPTH_MAX}, got {max_events}")
-    if not 1 <= max_states <= STATE_LIMIT_MAX:
-        raise InputError(f"the state limit must be from 1 to {STATE_LIMIT_MAX:,}, not {max_states}")
-    events = list(family.alphabet(workload) if alphabet is None else alphabet)
-    declared = family.symmetry(workload) if symmetry else None
-    expansion = Expansion(family, workload, protocol, events, accelerate,
-                          declared.canonical if declared is not None else None, tuple(prefix), findings)
-    expansion.deadline = deadline
-    if only is not None and findings and not expansion.by_finding:
+
+    max_events: int | None
+    max_states: int = MAX_STATES_DEFAULT
+    only: str | None = None
+    alphabet: tuple[Any, ...] | None = None
+    prefix: tuple[Any, ...] = ()
+    deadline: Deadline = NO_DEADLINE
+    workers: int = 1
+    memory_limit: int | None = None
+    accelerate: bool = True
+    symmetry: bool = False
+    reduce: bool = False
+    exact: bool = False
+    sleep: bool = True
+    findings: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_events is not None and not 1 <= self.max_events <= EXHAUSTIVE_DEPTH_MAX:
+            raise InputError(f"--max-events must be between 1 and {EXHAUSTIVE_DEPTH_MAX}, got {self.max_events}")
+        if not 1 <= self.max_states <= STATE_LIMIT_MAX:
+            raise InputError(f"the state limit must be from 1 to {STATE_LIMIT_MAX:,}, not {self.max_states}")
+        if self.workers < 1:
+            raise InputError(f"a search needs at least 1 worker, not {self.workers}")
+        if self.memory_limit is not None and self.memory_limit < 1:
+            raise InputError(f"the memory limit must be at least 1 byte, not {self.memory_limit}")
+        if self.alphabet is not None:  # any sequence given, kept as a tuple
+            object.__setattr__(self, "alphabet", tuple(self.alphabet))
+        object.__setattr__(self, "prefix", tuple(self.prefix))
+
+    def replace(self, **changes: Any) -> "ExploreOptions":
+        """These options with ``changes`` (checked again)."""
+        return dataclasses.replace(self, **changes)
+
+
+def explore(family: Family, workload: Workload, protocol: Protocol, options: ExploreOptions,
+            progress: Callable[[int, int, int], None] | None = None) -> ExhaustiveResult:
+    """Search every state reachable in at most ``options.max_events`` events (None: until exhausted), breadth
+    first, as ``options`` says (:class:`ExploreOptions`).  ``progress(depth, max_events or 0, distinct states)``
+    follows each depth, and every :data:`PROGRESS_EVERY_S` seconds within one (``depth`` is then the last one
+    finished).
+    """
+    events = list(family.alphabet(workload) if options.alphabet is None else options.alphabet)
+    declared = family.symmetry(workload) if options.symmetry else None
+    expansion = Expansion(family, workload, protocol, events, accelerate=options.accelerate,
+                          canonical=declared.canonical if declared is not None else None, prefix=options.prefix,
+                          findings=options.findings)
+    expansion.deadline = options.deadline
+    only = options.only
+    if only is not None and options.findings and not expansion.by_finding:
         only = invariant_of(only)  # the states' predicates say which invariant, not where: stop at the first
-    result = ExhaustiveResult(protocol.label, max_events, family.safety_invariants, fingerprints=not exact)
+    result = ExhaustiveResult(protocol.label, options.max_events, family.safety_invariants,
+                              fingerprints=not options.exact)
     result.symmetry = declared.parts if declared is not None else None
     # persistent sets need independence: a machine whose events declare no footprints is searched unreduced
-    result.reduced = reduce and expansion.machine is not None and expansion.independence.any
-    limit = memory_limit if memory_limit is not None else int(physical_bytes() * MEMORY_SHARE_DEFAULT) or None
-    search = _Search(expansion, result, Visited(exact), max_states, limit, deadline, only,
-                     sleeping=sleep and accelerate and declared is None and not result.reduced)
+    result.reduced = options.reduce and expansion.machine is not None and expansion.independence.any
+    limit = options.memory_limit
+    if limit is None:
+        limit = int(physical_bytes() * MEMORY_SHARE_DEFAULT) or None
+    search = _Search(expansion, result, options, memory_limit=limit, only=only,
+                     sleeping=options.sleep and options.accelerate and declared is None and not result.reduced)
     # the collector stays on where a state or a replay leaves reference cycles behind (see _no_cyclic_gc)
     acyclic = expansion.machine is not None and expansion.machine.acyclic_states
-    with Expander(expansion, workers) as expander, _no_cyclic_gc(acyclic):
+    with Expander(expansion, options.workers) as expander, _no_cyclic_gc(acyclic):
         search.run(expander, progress)
     if result.reduced and result.minimal_orders:
-        _measure_unreduced(family, workload, protocol, events, result, max_states, limit, deadline, symmetry,
-                           tuple(prefix))
+        _measure_unreduced(family, workload, protocol, events, result, options, limit)
     if result.reduced and not result.exhausted and not result.minimal_orders:
         result.proved_within = 0  # a reduced search bounded by a depth proves no absence (module doc)
     return result
@@ -186,10 +224,11 @@ def explore(family: Family, workload: Workload, protocol: Protocol, max_events: 
 class _Search:
     """One breadth-first search: its visited set, its layers and the result it fills."""
 
-    def __init__(self, expansion: Expansion, result: ExhaustiveResult, visited: Visited, max_states: int,
-                 memory_limit: int | None, deadline: Deadline, only: str | None, sleeping: bool):
-        self.expansion, self.result, self.visited = expansion, result, visited
-        self.max_states, self.memory_limit, self.deadline, self.only = max_states, memory_limit, deadline, only
+    def __init__(self, expansion: Expansion, result: ExhaustiveResult, options: ExploreOptions, *,
+                 memory_limit: int | None, only: str | None, sleeping: bool):
+        self.expansion, self.result, self.visited = expansion, result, Visited(options.exact)
+        self.max_states, self.memory_limit, self.deadline = options.max_states, memory_limit, options.deadline
+        self.only = only  # options.only, or its invariant where the states' predicates name no finding
         self.independence = expansion.independence if sleeping and expansion.independence.any else None
         self.reducing = result.reduced and expansion.independence.any
         expansion.watching = self.reducing
@@ -415,16 +454,16 @@ def _root_key(expansion: Expansion) -> Any:
 
 
 def _measure_unreduced(family: Family, workload: Workload, protocol: Protocol, events: list,
-                       result: ExhaustiveResult, max_states: int, limit: int | None, deadline: Deadline,
-                       symmetry: bool, prefix: tuple = ()) -> None:
+                       result: ExhaustiveResult, options: ExploreOptions, limit: int | None) -> None:
     """A reduced search found violations, maybe later than their shortest orders: search again, unreduced,
     bounded by the longest length found, and keep its shortest lengths and orders (and whatever else it
     finds within that bound)."""
     bound = max(result.shortest.values())
     if bound == 0:
         return
-    again = explore(family, workload, protocol, bound, max_states=max_states, alphabet=events, deadline=deadline,
-                    symmetry=symmetry, memory_limit=limit, prefix=prefix)
+    again = explore(family, workload, protocol, ExploreOptions(
+        max_events=bound, max_states=options.max_states, alphabet=tuple(events), deadline=options.deadline,
+        symmetry=options.symmetry, memory_limit=limit, prefix=options.prefix))
     if not again.complete:
         result.complete, result.reason = False, again.reason
         return

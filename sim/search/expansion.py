@@ -48,7 +48,7 @@ NONE_FOUND: frozenset[str] = frozenset()
 class Expansion:
     """What expanding an entry needs, for one (family, workload, protocol) (sent once to each worker)."""
 
-    def __init__(self, family: Family, workload: Workload, protocol: Protocol, events: list, accelerate: bool,
+    def __init__(self, family: Family, workload: Workload, protocol: Protocol, events: list, *, accelerate: bool,
                  canonical: Callable[[Any], Any] | None, prefix: tuple = (), findings: bool = False):
         self.family, self.workload, self.protocol, self.events = family, workload, protocol, events
         self.canonical = canonical

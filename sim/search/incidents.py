@@ -260,8 +260,9 @@ def _workspace_plan(family: Family, workload: Workload) -> _Plan:
     total = sum(means.values())
     depth, tail = _poisson_depth(total)
     telemetry = workload.telemetry or {}
-    plan = _Plan("plans", telemetry.get("plans_per_month", PERIOD_DEFAULT), means, [{}], [math.exp(-total)],
-                 {0: fault_free_order(family, workload)}, {}, [0], tail)
+    plan = _Plan(unit="plans", period=telemetry.get("plans_per_month", PERIOD_DEFAULT), means=means, labels=[{}],
+                 weights=[math.exp(-total)], exact={0: fault_free_order(family, workload)}, samplers={}, faults=[0],
+                 tail=tail)
     classes = tuple(c for c in workload.classes if means.get(c, 0) > 0)
     for k in range(1, depth + 1):
         forced = dataclasses.replace(workload, classes=classes, rates={c: means[c] for c in classes},
@@ -307,7 +308,8 @@ def _effects_plan(family: Family, workload: Workload) -> _Plan:
     tail = float(stats.binom.sf(depth, requests, ambiguous))
     means = {"ambiguous": requests * ambiguous, "unprovable": requests * ambiguous * (1 - reconciled)}
     telemetry = workload.telemetry or {}
-    plan = _Plan("tasks", telemetry.get("tasks_per_month", PERIOD_DEFAULT), means, [], [], {}, {}, [], tail)
+    plan = _Plan(unit="tasks", period=telemetry.get("tasks_per_month", PERIOD_DEFAULT), means=means, labels=[],
+                 weights=[], exact={}, samplers={}, faults=[], tail=tail)
     events = _EffectsEvents(family, workload, names)
     for k in range(depth + 1):
         for u in range(k + 1):
@@ -480,8 +482,9 @@ def incidents(family: Family, workload: Workload, protocols: Sequence[Protocol],
     notes = list(plan.notes) + [f"stratum {plan.labels[s]} could not be sampled in {attempts[s]} generator "
                                 "calls: its probability is added to the runs' upper bound"
                                 for s in plan.samplers if not orders[s]]
-    result = IncidentsResult(workload.name, family.name, plan.unit, plan.period, seeds, seed_start, plan.means,
-                             strata, plan.tail, notes=notes)
+    result = IncidentsResult(workload=workload.name, family=family.name, unit=plan.unit, period=plan.period,
+                             seeds=seeds, seed_start=seed_start, fault_means=plan.means, strata=strata,
+                             tail_probability=plan.tail, notes=notes)
     checks = [(c.name, c.safety) for c in family.checks]
     for protocol in protocols:
         tally = _tally(family, workload, protocol, plan, orders)

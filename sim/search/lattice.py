@@ -45,7 +45,7 @@ from sim.core.knobs import Knob, Protocol
 from sim.core.stats import share as share_interval
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
-from sim.search.exhaustive import ExhaustiveResult, explore
+from sim.search.exhaustive import ExhaustiveResult, ExploreOptions, explore
 from sim.search.sweep import sweep
 from sim.search.tally import APPLIES_NOTHING_BELOW
 
@@ -398,11 +398,11 @@ def design_map(family: Family, workload: Workload, knob_names: Sequence[str] | N
     knobs, protocols = lattice(family, knob_names, base)
     points: list[Point] = []
     stopped = None
+    options = ExploreOptions(max_events=max_events, max_states=max_states, deadline=deadline, workers=workers)
     for done, protocol in enumerate(protocols):
         if progress is not None:
             progress(done, len(protocols), protocol.label)
-        search = explore(family, workload, protocol, max_events, max_states=max_states, deadline=deadline,
-                         workers=workers)
+        search = explore(family, workload, protocol, options)
         point = Point(protocol, {k.name: protocol.knobs[k.name] for k in knobs}, search)
         if seeds and not deadline.expired():
             _measure(family, workload, point, seeds, workers, deadline)
@@ -411,8 +411,8 @@ def design_map(family: Family, workload: Workload, knob_names: Sequence[str] | N
             stopped = deadline.name
     if progress is not None:
         progress(len(protocols), len(protocols), "")
-    return DesignMap(family, workload, knobs, max_events, points, stopped, held_knobs(family, knobs, base),
-                     None if base is None else base.label)
+    return DesignMap(family=family, workload=workload, knobs=knobs, max_events=max_events, points=points,
+                     stopped=stopped, held=held_knobs(family, knobs, base), base=None if base is None else base.label)
 
 
 def _measure(family: Family, workload: Workload, point: Point, seeds: int, workers: int, deadline: Deadline) -> None:

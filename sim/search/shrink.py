@@ -160,16 +160,16 @@ def _shown_by(search: Any, target: str, oracle: Oracle) -> list[tuple[Any, ...]]
 
 def _tighten(family: Family, workload: Workload, protocol: Protocol, target: str, current: tuple[Any, ...],
              oracle: Oracle, accelerate: bool = True) -> tuple[tuple[Any, ...], bool]:
-    from sim.search.exhaustive import explore
+    from sim.search.exhaustive import ExploreOptions, explore
 
     by_finding = invariant_of(target) != target
     for alphabet in family.alphabets(workload):
         bound = min(len(current) - 1, EXHAUSTIVE_TIGHTEN_MAX_EVENTS + 2)
         if bound < 1:
             break
-        search = explore(family, workload, protocol, bound, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
-                         only=target, alphabet=alphabet, deadline=oracle.deadline,
-                         accelerate=accelerate, findings=by_finding)
+        search = explore(family, workload, protocol, ExploreOptions(
+            max_events=bound, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES, only=target, alphabet=tuple(alphabet),
+            deadline=oracle.deadline, accelerate=accelerate, findings=by_finding))
         shown = _shown_by(search, target, oracle)
         if shown:  # found by the search, not the oracle: the replay must agree that it shows the target
             current = _smaller(current, _one_minimal(shown[0], oracle)[0])
@@ -178,8 +178,9 @@ def _tighten(family: Family, workload: Workload, protocol: Protocol, target: str
         return current, True
     if len(current) - 1 > EXHAUSTIVE_TIGHTEN_MAX_EVENTS:
         return current, False
-    proof = explore(family, workload, protocol, len(current) - 1, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES,
-                    only=target, deadline=oracle.deadline, accelerate=accelerate, findings=by_finding)
+    proof = explore(family, workload, protocol, ExploreOptions(
+        max_events=len(current) - 1, max_states=EXHAUSTIVE_TIGHTEN_MAX_STATES, only=target,
+        deadline=oracle.deadline, accelerate=accelerate, findings=by_finding))
     shown = _shown_by(proof, target, oracle)
     if shown:  # pragma: no cover - the restricted searches found nothing shorter
         current, _ = _one_minimal(shown[0], oracle)

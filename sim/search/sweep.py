@@ -241,8 +241,10 @@ def run_sweep(family: Family, workload: Workload, protocols: Sequence[Protocol |
                 break
     finally:
         chunks.close()
-    summary = SweepSummary(family.name, workload.name, options.seed_start, seeds, [p.label for p in parsed],
-                           run.tallies, dict(sorted(run.found.items())), run.done, stopped, run.saturation)
+    summary = SweepSummary(family=family.name, workload=workload.name, seed_start=options.seed_start, seeds=seeds,
+                           protocols=[p.label for p in parsed], tallies=run.tallies,
+                           found=dict(sorted(run.found.items())), seeds_done=run.done, stopped=stopped,
+                           saturation=run.saturation)
     return summary, run.rows
 
 

@@ -29,7 +29,7 @@ from sim.report.export import (
     timeline,
 )
 from sim.search.budget import Deadline
-from sim.search.exhaustive import ExhaustiveResult, explore
+from sim.search.exhaustive import ExhaustiveResult, ExploreOptions, explore
 from sim.webapp.outfolder import OutFolder
 from sim.webapp.views import Explorer, Source
 
@@ -77,8 +77,9 @@ def shortest_violation(explorer: Explorer, source: Source, protocol: Protocol, p
                          "a workload's or a counterexample's path (fencesim serve --workload W)")
     deadline = Deadline(SEARCH_SECONDS, "the page's time limit", spent_before=waited)
     valid = explorer.replay(source, protocol, path).valid_order()
-    result = explore(source.family, source.workload, protocol, depth, max_states=SEARCH_STATES,
-                     alphabet=explorer.alphabet(source), deadline=deadline, memory_limit=None, prefix=valid)
+    options = ExploreOptions(max_events=depth, max_states=SEARCH_STATES, alphabet=tuple(explorer.alphabet(source)),
+                             prefix=valid, deadline=deadline)
+    result = explore(source.family, source.workload, protocol, options)
     paths = {name: valid + tuple(orders[0]) for name, orders in sorted(result.minimal_orders.items()) if orders}
     return Found(result, depth, paths)
 

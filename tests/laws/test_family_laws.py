@@ -12,7 +12,7 @@ from sim.families.workspace import replay as replaying
 from sim.families.workspace.family import WorkspaceFamily
 from sim.families.workspace.machine import WorkspaceMachine
 from sim.registry import FAMILIES
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.testing import LAWS, LawBroken, check_family
 
 #: What the suite answers for a family that declares no symmetry (the shipped ones: docs/adding-a-family.md).
@@ -145,8 +145,8 @@ def test_a_guard_exhaustive_search_gets_wrong_is_caught():
 def test_exhaustive_is_the_same_for_any_worker_count():
     """Parallel expansion merges in frontier order: the same orders, states and proofs."""
     family, workload = FAMILIES.get("workspace"), FAMILIES.load_workload("tiny")
-    one = explore(family, workload, family.parse_protocol("none"), 6, workers=1).to_json()
-    two = explore(family, workload, family.parse_protocol("none"), 6, workers=2).to_json()
+    one = explore(family, workload, family.parse_protocol("none"), ExploreOptions(max_events=6, workers=1)).to_json()
+    two = explore(family, workload, family.parse_protocol("none"), ExploreOptions(max_events=6, workers=2)).to_json()
     assert one == two
 
 
@@ -159,7 +159,7 @@ def test_exhaustive_driving_the_machine_equals_replaying_every_candidate():
     counted = ("pruned_commuting", "states_generated", "collision_probability")
     for label in ("none", "step-dedupe,journal_write=after_write", "plan"):
         protocol = family.parse_protocol(label)
-        fast = explore(family, workload, protocol, 5).to_json()
-        slow = explore(family, workload, protocol, 5, accelerate=False).to_json()
+        fast = explore(family, workload, protocol, ExploreOptions(max_events=5)).to_json()
+        slow = explore(family, workload, protocol, ExploreOptions(max_events=5, accelerate=False)).to_json()
         assert ({k: v for k, v in fast.items() if k not in counted}
                 == {k: v for k, v in slow.items() if k not in counted})

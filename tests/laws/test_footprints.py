@@ -16,7 +16,7 @@ from sim.families.workspace.family import WorkspaceFamily
 from sim.families.workspace.knobs import EVENTS, TABLE, WorkspaceKnobs
 from sim.families.workspace.machine import WorkspaceMachine
 from sim.registry import FAMILIES
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.testing import LAWS, LawBroken, check_family, default_protocols
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,8 +74,8 @@ def test_the_forgotten_read_would_have_proved_past_states():
     every candidate reaches (the derived claim is wrong)."""
     family, workload = _retry_stamp_family({}), FAMILIES.load_workload("tiny")
     protocol = family.parse_protocol("step-dedupe,retry_stamp=fresh")
-    pruned = explore(family, workload, protocol, 6)
-    every = explore(family, workload, protocol, 6, accelerate=False)
+    pruned = explore(family, workload, protocol, ExploreOptions(max_events=6))
+    every = explore(family, workload, protocol, ExploreOptions(max_events=6, accelerate=False))
     assert pruned.distinct_states < every.distinct_states
 
 
@@ -90,7 +90,8 @@ def test_the_knob_with_its_read_declared_keeps_the_laws_and_prunes_soundly():
     retry, edit = family.parse_event(workload.base, "retry s1"), family.parse_event(workload.base, "human_edit app.py")
     assert not family.independent(workload, protocol, retry, edit)
     assert family.independent(workload, family.parse_protocol("step-dedupe"), retry, edit)
-    pruned, every = explore(family, workload, protocol, 7), explore(family, workload, protocol, 7, accelerate=False)
+    pruned = explore(family, workload, protocol, ExploreOptions(max_events=7))
+    every = explore(family, workload, protocol, ExploreOptions(max_events=7, accelerate=False))
     assert pruned.distinct_states == every.distinct_states and pruned.to_json()["violations"].keys() == \
         every.to_json()["violations"].keys()
 

@@ -14,7 +14,7 @@ import pytest
 from sim.core.registry import Registry
 from sim.core.symmetry import Symmetry, renamings
 from sim.registry import FAMILIES, SHIPPED
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.testing import LawBroken, check_family
 
 HERE = Path(__file__).resolve().parents[1] / "third_family"
@@ -36,8 +36,8 @@ def test_one_state_per_orbit_proves_what_every_state_proves(tmp_path, protocol):
     """Four clients to depth 8: the same proofs and shortest lengths, far fewer states, real orders kept."""
     _, workload = register_workload(tmp_path, ["A", "B", "C", "D"])
     chosen = REGISTER.parse_protocol(protocol)
-    every = explore(REGISTER, workload, chosen, 8).to_json()
-    orbits = explore(REGISTER, workload, chosen, 8, symmetry=True).to_json()
+    every = explore(REGISTER, workload, chosen, ExploreOptions(max_events=8)).to_json()
+    orbits = explore(REGISTER, workload, chosen, ExploreOptions(max_events=8, symmetry=True)).to_json()
     assert orbits.pop("symmetry") == "clients A, B, C, D" and "symmetry" not in every
     assert orbits["complete"] and every["complete"]
     assert orbits["proved_absent"] == every["proved_absent"]
@@ -53,8 +53,9 @@ def test_one_state_per_orbit_proves_what_every_state_proves(tmp_path, protocol):
 
 def test_a_family_without_symmetry_searches_as_without_it():
     family, workload = FAMILIES.get("workspace"), FAMILIES.load_workload("tiny")
-    plain = explore(family, workload, family.parse_protocol("none"), 5).to_json()
-    asked = explore(family, workload, family.parse_protocol("none"), 5, symmetry=True).to_json()
+    plain = explore(family, workload, family.parse_protocol("none"), ExploreOptions(max_events=5)).to_json()
+    asked = explore(family, workload, family.parse_protocol("none"), ExploreOptions(max_events=5, symmetry=True))
+    asked = asked.to_json()
     assert asked == plain
 
 

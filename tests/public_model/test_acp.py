@@ -12,7 +12,7 @@ import pytest
 from sim.core.errors import InputError
 from sim.core.registry import Registry
 from sim.registry import SHIPPED
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from acp_family import FAMILY, AcpFamily, AcpMachine, ac2_violated, workload_text  # noqa: E402
@@ -35,7 +35,7 @@ def workload(tmp_path_factory):
 @pytest.mark.slow  # over 3 s: outside the fast lane
 def test_the_search_counts_what_tlc_counts_with_eight_initial_states(workload):
     """54,944 distinct states over 21 levels, the first of them the 8 vote vectors; AC1 and AC2 hold."""
-    result = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), None, sleep=False)
+    result = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), ExploreOptions(max_events=None, sleep=False))
     assert (result.distinct_states, result.diameter + 1) == tuple(MANIFEST.values())
     assert result.states_per_depth[:2] == [8, 56] and sum(result.states_per_depth) == result.distinct_states
     assert result.exhausted and set(result.proved_absent) == {"ac1", "ac2"}
@@ -44,7 +44,7 @@ def test_the_search_counts_what_tlc_counts_with_eight_initial_states(workload):
 
 def test_the_place_the_initial_states_are_chosen_from_is_no_state(workload):
     """One event deep: the 8 initial states and the 56 states one event after them; nothing for initial()."""
-    result = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), 1)
+    result = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), ExploreOptions(max_events=1))
     assert (result.states_per_depth, result.distinct_states) == ([8, 56], 64)
     assert result.states_generated == 8 + 56  # every successor of an initial state is new here
 
@@ -52,7 +52,7 @@ def test_the_place_the_initial_states_are_chosen_from_is_no_state(workload):
 def test_a_planted_bug_is_found_with_its_starting_event_first(workload):
     """Commit once any vote is yes: AC2 breaks 12 events after the start, and the order says which start."""
     protocol = FAMILY.parse_protocol("spec,decide=any_yes")
-    result = explore(FAMILY, workload, protocol, 12)
+    result = explore(FAMILY, workload, protocol, ExploreOptions(max_events=12))
     assert result.shortest["ac2"] == 12
     order = result.minimal_orders["ac2"][0]
     assert len(order) == 13 and order[0].kind == "Init" and "no" in order[0].votes
@@ -76,7 +76,7 @@ class EagerFamily(AcpFamily):
 def test_an_event_that_is_no_start_enabled_before_the_start_is_refused(workload):
     """The count would be wrong (a state TLC never has): the search says which event, in one line."""
     with pytest.raises(InputError, match="only starting events may happen in a machine's initial.. state.*coordDie"):
-        explore(EagerFamily(), workload, FAMILY.parse_protocol("spec"), 2)
+        explore(EagerFamily(), workload, FAMILY.parse_protocol("spec"), ExploreOptions(max_events=2))
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane

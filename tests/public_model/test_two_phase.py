@@ -10,7 +10,7 @@ import pytest
 
 from sim.core.registry import Registry
 from sim.registry import SHIPPED
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.testing import LAWS, check_family
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -32,7 +32,8 @@ def _workload(tmp_path: Path, count: int):
 def test_the_search_counts_what_tlc_counts_on_the_published_model(tmp_path):
     """Every event tried in every state (as TLC does): 288 distinct states, 1,146 generated, depth 11,
     exhausted, both invariants proved at every depth."""
-    result = explore(FAMILY, _workload(tmp_path, 3), FAMILY.parse_protocol("spec"), None, sleep=False)
+    result = explore(FAMILY, _workload(tmp_path, 3), FAMILY.parse_protocol("spec"),
+                     ExploreOptions(max_events=None, sleep=False))
     assert (result.distinct_states, result.states_generated, result.diameter + 1) == tuple(MANIFEST.values())
     assert result.exhausted and result.complete and set(result.proved_absent) == {"type_ok", "consistent"}
     assert result.to_json()["proved_within_events"] == "all"
@@ -42,8 +43,8 @@ def test_the_search_counts_what_tlc_counts_on_the_published_model(tmp_path):
 def test_sleep_sets_keep_every_state_and_generate_fewer(tmp_path):
     """With sleep sets (the default) the same states and proofs, fewer states generated."""
     workload = _workload(tmp_path, 3)
-    every = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), None, sleep=False)
-    asleep = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), None)
+    every = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), ExploreOptions(max_events=None, sleep=False))
+    asleep = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), ExploreOptions(max_events=None))
     assert (asleep.distinct_states, asleep.states_per_depth, asleep.proved_absent) == (
         every.distinct_states, every.states_per_depth, every.proved_absent)
     assert asleep.states_generated < every.states_generated and asleep.pruned > 0
@@ -52,7 +53,7 @@ def test_sleep_sets_keep_every_state_and_generate_fewer(tmp_path):
 @pytest.mark.slow  # over 3 s: outside the fast lane
 def test_six_resource_managers_have_the_spec_s_50816_states(tmp_path):
     """The spec's own figure for six RMs, with its 20 levels (no fixed depth cap stops it)."""
-    result = explore(FAMILY, _workload(tmp_path, 6), FAMILY.parse_protocol("spec"), None)
+    result = explore(FAMILY, _workload(tmp_path, 6), FAMILY.parse_protocol("spec"), ExploreOptions(max_events=None))
     assert (result.distinct_states, result.diameter + 1, result.exhausted) == (SIX_RMS_STATES, 20, True)
 
 
@@ -81,7 +82,7 @@ def test_a_planted_bug_is_found_at_its_proved_shortest_length_and_replays(tmp_pa
     search proves shortest (3: RMChooseToAbort, TMCommit, RMRcvCommitMsg), and each order replays to it."""
     workload = _workload(tmp_path, 3)
     bugged = FAMILY.parse_protocol("commit=any")
-    result = explore(FAMILY, workload, bugged, None)
+    result = explore(FAMILY, workload, bugged, ExploreOptions(max_events=None))
     assert _shortest_violation_by_hand(("r1", "r2", "r3"), FAMILY.alphabet(workload)) == 3
     assert result.shortest == {"consistent": 3}
     for order in result.minimal_orders["consistent"]:
@@ -95,9 +96,9 @@ def test_persistent_sets_and_symmetry_prove_the_same(tmp_path):
     """--reduce and --symmetry exhaust the states too, with the same proofs and the same shortest length."""
     workload = _workload(tmp_path, 4)
     for label in ("spec", "commit=any"):
-        plain = explore(FAMILY, workload, FAMILY.parse_protocol(label), None)
-        for reduced in (explore(FAMILY, workload, FAMILY.parse_protocol(label), None, reduce=True),
-                        explore(FAMILY, workload, FAMILY.parse_protocol(label), None, symmetry=True)):
+        plain = explore(FAMILY, workload, FAMILY.parse_protocol(label), ExploreOptions(max_events=None))
+        for asked in (ExploreOptions(max_events=None, reduce=True), ExploreOptions(max_events=None, symmetry=True)):
+            reduced = explore(FAMILY, workload, FAMILY.parse_protocol(label), asked)
             assert reduced.exhausted and reduced.proved_absent == plain.proved_absent
             assert reduced.shortest == plain.shortest and reduced.distinct_states <= plain.distinct_states
 

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from sim.registry import FAMILIES
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.search.sweep import sweep
 
 SEEDS = int(os.environ.get("FENCESIM_FALSE_ALARM_SEEDS", "3000"))
@@ -27,7 +27,7 @@ def test_proved_safe_protocols_never_cry_wolf(case):
     workload = FAMILIES.load_workload(name)
     family = FAMILIES.family_for(workload)
     protocol = family.parse_protocol(label)
-    proof = explore(family, workload, protocol, bound, workers=2)
+    proof = explore(family, workload, protocol, ExploreOptions(max_events=bound, workers=2))
     assert proof.complete and not proof.violated
     summary, _ = sweep(family, workload, [protocol], SEEDS, workers=2)
     assert summary.tallies[protocol.label].violating_runs == 0

@@ -25,7 +25,7 @@ from sim.families.effects.runtime import Runtime
 from sim.families.workspace.family import WorkspaceFamily
 from sim.families.workspace.machine import WorkspaceMachine
 from sim.registry import FAMILIES
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.search.shrink import shrink
 from sim.search.sweep import sweep
 
@@ -213,7 +213,7 @@ def measure(bug: Bug) -> Measured:
     shrunk = shrink(family, workload, protocol, first.order, bug.invariant)
     shortest = len(shrunk.events)
     if family.name == "workspace" and len(shrunk.events) <= 8:
-        proof = explore(family, workload, protocol, len(shrunk.events), only=bug.invariant)
+        proof = explore(family, workload, protocol, ExploreOptions(max_events=len(shrunk.events), only=bug.invariant))
         shortest = proof.shortest[bug.invariant]
     return Measured(bug.name, bug.invariant, base_violations, True, len(shrunk.events), shrunk.shortest_proved,
                     shrunk.reason, shortest)

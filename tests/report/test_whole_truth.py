@@ -12,7 +12,7 @@ import pytest
 
 import sim
 from sim.families.workspace import FAMILY
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 
 DESIGN = textwrap.dedent("""\
     format = 1
@@ -69,8 +69,8 @@ def test_no_advice_is_proved_where_explore_breaks_its_invariant(reviewed):
     row, workload = reviewed.row, reviewed.workload
     checked = 0
     for example, label, proof in _proofs(row):
-        again = explore(FAMILY, workload, FAMILY.parse_protocol(label), proof["within_events"],
-                        only=example["invariant"])
+        again = explore(FAMILY, workload, FAMILY.parse_protocol(label),
+                        ExploreOptions(max_events=proof["within_events"], only=example["invariant"]))
         assert example["invariant"] not in again.minimal_orders, (
             f"{label} is proved free of {example['invariant']} within {proof['within_events']} events, but explore "
             f"finds {[str(e) for e in again.minimal_orders[example['invariant']][0]]}")

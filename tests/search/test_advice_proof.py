@@ -14,7 +14,7 @@ from sim.families.workspace import FAMILY
 from sim.search import advisor
 from sim.search.advice_proof import ADVISOR_PROOF_DEPTH, dominated, proof_bound, prove
 from sim.search.advisor import advise, candidates, keeps
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 
 #: A file of two hunks, a step per hunk, and faults that include failing tests: under checkpoint=per_step a
 #: failing test restores the checkpoint over a human's edit of the other hunk (a lost update no fence stops).
@@ -56,7 +56,8 @@ _SHORTEST: dict[str, tuple] = {}
 def _shortest(workload: Workload, label: str) -> tuple:
     if label in _SHORTEST:
         return _SHORTEST[label]
-    result = explore(FAMILY, workload, FAMILY.parse_protocol(label), ADVISOR_PROOF_DEPTH, only="lost_update")
+    result = explore(FAMILY, workload, FAMILY.parse_protocol(label),
+                     ExploreOptions(max_events=ADVISOR_PROOF_DEPTH, only="lost_update"))
     assert "lost_update" in result.minimal_orders, "the fixture must break under its protocol"
     _SHORTEST[label] = result.minimal_orders["lost_update"][0]
     return _SHORTEST[label]
@@ -67,7 +68,8 @@ def assert_no_disproved_fix(workload: Workload, advice) -> None:
     if advice.fixes is not True:
         return
     bound = proof_bound(workload, None)
-    again = explore(FAMILY, workload, FAMILY.parse_protocol(advice.recommended), bound, only=advice.invariant)
+    again = explore(FAMILY, workload, FAMILY.parse_protocol(advice.recommended),
+                    ExploreOptions(max_events=bound, only=advice.invariant))
     assert advice.invariant not in again.minimal_orders, (
         f"{advice.recommended} was called a fix, but explore --depth {bound} finds "
         f"{advice.invariant}: {[str(e) for e in again.minimal_orders[advice.invariant][0]]}")
@@ -191,8 +193,8 @@ def test_a_change_under_which_nothing_is_done_is_never_a_fix(tmp_path):
     path.write_text(SHARED_HUNK)
     workload = FAMILIES.load_workload(str(path))
     label = "step,checkpoint=per_step,drift_check=reject"
-    events = explore(FAMILY, workload, FAMILY.parse_protocol(label), 6, only="lost_update").minimal_orders[
-        "lost_update"][0]
+    events = explore(FAMILY, workload, FAMILY.parse_protocol(label),
+                     ExploreOptions(max_events=6, only="lost_update")).minimal_orders["lost_update"][0]
     advice = advise(FAMILY, workload, FAMILY.parse_protocol(label), "lost_update", events, sample_seeds=60, seeds=60)
     assert advice.recommended is None or "overlap_check=on" not in advice.recommended
     assert advice.fixes is not True or (advice.safe_progress_share or 0) > 0.01

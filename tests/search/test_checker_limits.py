@@ -9,7 +9,7 @@ import pytest
 
 import sim
 from sim.search import layers
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.search.layers import Layer
 from sim.search.visited import Visited, collision_probability
 
@@ -32,21 +32,22 @@ def test_a_layer_that_spills_reads_back_its_entries_in_order():
 
 def test_a_search_whose_layers_spill_finds_the_same(monkeypatch):
     """Spilling changes where a layer waits, not what the search finds."""
-    plain = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), 7).to_json()
+    plain = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), ExploreOptions(max_events=7)).to_json()
     monkeypatch.setattr(layers, "resident_bytes", lambda: 1 << 62)  # every layer past its mark
-    spilled = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), 7, memory_limit=1 << 63).to_json()
+    spilled = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"),
+                      ExploreOptions(max_events=7, memory_limit=1 << 63)).to_json()
     assert spilled == plain
 
 
 def test_the_memory_limit_stops_a_search_that_then_proves_nothing():
     """A limit below what the process already holds stops the search at its first reading."""
-    result = explore(FAMILY, _tiny(), FAMILY.parse_protocol("plan"), 9, memory_limit=1)
+    result = explore(FAMILY, _tiny(), FAMILY.parse_protocol("plan"), ExploreOptions(max_events=9, memory_limit=1))
     assert (result.complete, result.reason, result.proved_absent) == (False, "memory_limit", [])
 
 
 def test_the_state_limit_counts_states_in_all():
     """The limit is on distinct states over the whole search, the initial one included."""
-    result = explore(FAMILY, _tiny(), FAMILY.parse_protocol("plan"), 9, max_states=500)
+    result = explore(FAMILY, _tiny(), FAMILY.parse_protocol("plan"), ExploreOptions(max_events=9, max_states=500))
     assert not result.complete and result.reason == "state_limit" and result.distinct_states == 501
 
 
@@ -86,8 +87,8 @@ def test_the_collision_estimate_is_tlc_s():
 
 def test_fingerprints_and_exact_keys_find_the_same():
     """--exact keeps the keys: the same result, with no chance of a collision."""
-    fingerprinted = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), 6).to_json()
-    exact = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), 6, exact=True).to_json()
+    fingerprinted = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), ExploreOptions(max_events=6)).to_json()
+    exact = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), ExploreOptions(max_events=6, exact=True)).to_json()
     assert exact.pop("collision_probability") == 0.0
     fingerprinted.pop("collision_probability")
     assert exact == fingerprinted

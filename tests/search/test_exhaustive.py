@@ -3,6 +3,7 @@ effects-pr workload through the same contract."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import pytest
@@ -12,7 +13,7 @@ from sim.core.errors import InputError
 from sim.families.effects import FAMILY as EFFECTS
 from sim.families.workspace import FAMILY
 from sim.search import exhaustive
-from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX
+from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX, MAX_STATES_DEFAULT, STATE_LIMIT_MAX, ExploreOptions
 
 
 @functools.cache
@@ -25,7 +26,7 @@ def parse_protocol(label):
 
 
 def explore(workload, protocol, max_events, **options):
-    return exhaustive.explore(FAMILY, workload, protocol, max_events, **options)
+    return exhaustive.explore(FAMILY, workload, protocol, ExploreOptions(max_events=max_events, **options))
 
 
 @functools.cache
@@ -111,6 +112,25 @@ def test_out_of_range_bound_is_refused(bound):
         explore(_tiny(), parse_protocol("none"), bound)
 
 
+def test_the_options_are_checked_once_when_made_and_never_change():
+    """ExploreOptions refuses a bad limit when built (before any search), takes its fields by name only, keeps an
+    alphabet and a prefix as tuples, and derives a changed copy with replace (checked again)."""
+    for bad, words in (({"max_events": 0}, "--max-events"), ({"max_states": 0}, "state limit"),
+                       ({"workers": 0}, "worker"), ({"memory_limit": 0}, "memory limit")):
+        with pytest.raises(InputError, match=words):
+            ExploreOptions(**{"max_events": 3, **bad})
+    with pytest.raises(TypeError):
+        ExploreOptions(3)  # type: ignore[misc]
+    options = ExploreOptions(max_events=3, alphabet=["a", "b"], prefix=["a"])
+    assert options.alphabet == ("a", "b") and options.prefix == ("a",)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.max_events = 4  # type: ignore[misc]
+    assert options.replace(max_events=None).max_events is None and options.max_events == 3
+    with pytest.raises(InputError):
+        options.replace(max_states=STATE_LIMIT_MAX + 1)
+    assert ExploreOptions(max_events=None).max_states == MAX_STATES_DEFAULT
+
+
 def test_a_restricted_alphabet_finds_only_orders_over_it():
     """With an alphabet of the first step's events, every order found uses only those events."""
     first_step = FAMILY.alphabets(_tiny())[0]
@@ -134,7 +154,8 @@ def test_to_json_reports_orders_states_and_the_end():
 
 @functools.cache
 def _effects(label):
-    return exhaustive.explore(EFFECTS, sim.load_workload("effects-pr"), EFFECTS.parse_protocol(label), 1)
+    return exhaustive.explore(EFFECTS, sim.load_workload("effects-pr"), EFFECTS.parse_protocol(label),
+                              ExploreOptions(max_events=1))
 
 
 def test_effects_single_faults_under_the_full_design_break_only_the_keyless_release():
@@ -158,11 +179,13 @@ def test_a_family_with_a_machine_is_explored_in_one_process_whatever_the_workers
 
     tiny = sim.load_workload("tiny")
     workspace = sim.family("workspace")
-    direct = Expansion(workspace, tiny, workspace.parse_protocol("plan"), list(workspace.alphabet(tiny)), True, None)
+    direct = Expansion(workspace, tiny, workspace.parse_protocol("plan"), list(workspace.alphabet(tiny)),
+                       accelerate=True, canonical=None)
     assert direct.machine is not None and Expander(direct, 2).workers == 1
     saga = sim.load_workload("effects-saga")
     effects = sim.family("effects")
-    replaying = Expansion(effects, saga, effects.parse_protocol("keyed"), list(effects.alphabet(saga))[:3], False, None)
+    replaying = Expansion(effects, saga, effects.parse_protocol("keyed"), list(effects.alphabet(saga))[:3],
+                          accelerate=False, canonical=None)
     assert replaying.machine is None and Expander(replaying, 2).workers == 2
     one = explore(tiny, parse_protocol("plan"), 5, workers=1).to_json()
     assert explore(tiny, parse_protocol("plan"), 5, workers=2).to_json() == one
@@ -185,8 +208,8 @@ def test_a_replayed_search_ends_at_its_deadline_with_the_collector_on(monkeypatc
     replay = effects.replay
     monkeypatch.setattr(effects, "replay", lambda *args: (collector.append(gc.isenabled()), replay(*args))[1])
     started = time.monotonic()
-    result = exhaustive.explore(effects, saga, effects.parse_protocol("keyed"), 3, deadline=Deadline(4, "the limit"),
-                                accelerate=False)
+    result = exhaustive.explore(effects, saga, effects.parse_protocol("keyed"),
+                                ExploreOptions(max_events=3, deadline=Deadline(4, "the limit"), accelerate=False))
     assert time.monotonic() - started < 4 + 0.8
     assert not result.complete and result.reason == "the limit"
     assert collector and all(collector)

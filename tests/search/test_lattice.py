@@ -10,7 +10,7 @@ import pytest
 
 from sim.core.errors import InputError
 from sim.registry import FAMILIES
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.search.lattice import SAFE, VIOLATED, design_map, lattice
 
 FAMILY = FAMILIES.get("workspace")
@@ -26,7 +26,7 @@ def fence_dedupe():
 def test_every_protocol_is_classified_as_explore_classifies_it(fence_dedupe):
     """The map's verdict of each protocol is exhaustive search's on that protocol alone."""
     for point in fence_dedupe.points:
-        alone = explore(FAMILY, TINY, point.protocol, 6).to_json()
+        alone = explore(FAMILY, TINY, point.protocol, ExploreOptions(max_events=6)).to_json()
         assert point.search.to_json() == alone
         assert point.status() == (VIOLATED if alone["violations"] else SAFE)
     assert len(fence_dedupe.points) == 9

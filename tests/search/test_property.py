@@ -11,7 +11,7 @@ import sim
 from sim.core.errors import InputError
 from sim.families.workspace import FAMILY
 from sim.search import property as searching
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 
 
 @functools.cache
@@ -28,7 +28,8 @@ def test_hypothesis_finds_the_shortest_lost_update_under_none():
     tiny = load_workload("tiny")
     found = hypothesis_search(tiny, "none", "lost_update")
     assert found is not None
-    shortest = explore(FAMILY, tiny, sim.parse_protocol("none"), 5, only="lost_update").shortest["lost_update"]
+    options = ExploreOptions(max_events=5, only="lost_update")
+    shortest = explore(FAMILY, tiny, sim.parse_protocol("none"), options).shortest["lost_update"]
     assert len(found.hypothesis_events) == len(found.events) == shortest == 4
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from sim.core.registry import Registry
 from sim.registry import FAMILIES, SHIPPED
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOADS = sorted(p.stem for p in (ROOT / "scenarios" / "workloads").glob("*.toml"))
@@ -34,10 +34,10 @@ def _what_is_found(result) -> dict:
 
 def _agrees(family, workload, label: str, depth: int | None) -> None:
     protocol = family.parse_protocol(label)
-    every = explore(family, workload, protocol, depth, sleep=False)
-    asleep = explore(family, workload, protocol, depth)
+    every = explore(family, workload, protocol, ExploreOptions(max_events=depth, sleep=False))
+    asleep = explore(family, workload, protocol, ExploreOptions(max_events=depth))
     assert _what_is_found(asleep) == _what_is_found(every), label
-    reduced = explore(family, workload, protocol, depth, reduce=True)
+    reduced = explore(family, workload, protocol, ExploreOptions(max_events=depth, reduce=True))
     assert set(reduced.proved_absent) <= set(every.proved_absent), label
     assert all(every.shortest.get(name) == length for name, length in reduced.shortest.items()), label
     if reduced.exhausted:

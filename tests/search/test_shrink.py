@@ -35,7 +35,7 @@ def shrink(workload, protocol, events, invariant, **options):
 
 
 def explore(workload, protocol, max_events, **options):
-    return exhaustive.explore(FAMILY, workload, protocol, max_events, **options)
+    return exhaustive.explore(FAMILY, workload, protocol, exhaustive.ExploreOptions(max_events=max_events, **options))
 
 
 def sweep(workload, protocols, seeds, workers=None):

@@ -16,7 +16,7 @@ from sim.core.registry import Registry
 from sim.registry import SHIPPED
 from sim.report.export import export
 from sim.search.advisor import advise
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.search.options import SearchOptions
 from sim.search.pipeline import fuzz
 from sim.search.shrink import shrink
@@ -70,9 +70,9 @@ def test_shrink_reaches_the_proved_shortest_order(workload):
 
 def test_exhaustive_proves_cas_safe_and_finds_blind_shortest(workload):
     """Exhaustive search proves compare-and-set safe within the bound and blind writes broken at 4 events."""
-    safe = explore(FAMILY, workload, FAMILY.parse_protocol("cas"), 6)
+    safe = explore(FAMILY, workload, FAMILY.parse_protocol("cas"), ExploreOptions(max_events=6))
     assert safe.complete and not safe.violated
-    broken = explore(FAMILY, workload, FAMILY.parse_protocol("blind"), 6)
+    broken = explore(FAMILY, workload, FAMILY.parse_protocol("blind"), ExploreOptions(max_events=6))
     assert broken.shortest["lost_update"] == 4
 
 

@@ -18,13 +18,14 @@ the outside world, which the ``read_changes`` fault moves on.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 #: Effect classes whose requests the external system deduplicates by idempotency key.
 KEYED_CLASSES = frozenset({"keyed_creation", "append"})
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ExternalObject:
     number: int
     kind: str
@@ -115,8 +116,9 @@ false``).  Keys older than ``key_retention_s`` -- or the retention the transitio
 
     def create(self, request: "Request", now: float, foreign: bool = False) -> ExternalObject:
         created = ExternalObject(
-            self.next_number, request.kind, request.task, request.transition, request.logical,
-            request.generation, request.key, request.fingerprint, request.head, now, foreign,
+            number=self.next_number, kind=request.kind, task=request.task, transition=request.transition,
+            logical=request.logical, generation=request.generation, key=request.key, fingerprint=request.fingerprint,
+            head=request.head, created_s=now, foreign=foreign,
         )
         self.next_number += 1
         self.objects.append(created)
@@ -127,9 +129,10 @@ false``).  Keys older than ``key_retention_s`` -- or the retention the transitio
         return [o for o in self.objects if o.task == task and o.logical == logical and o.kind == kind]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Request:
-    """One request in flight from a worker to the external system."""
+    """One request in flight from a worker to the external system (built by keyword: its fields are many and
+    several share a type; :meth:`again` copies one under a new id)."""
 
     request_id: str
     worker: str
@@ -147,6 +150,10 @@ class Request:
     read_versions: tuple[tuple[str, int], ...] = ()  # (read, version) the request was built from
     key_retention_s: float | None = None  # how long the endpoint keeps its key (None: the protocol's knob)
     compares_fingerprints: bool = True  # whether the endpoint compares fingerprints under a key
+
+    def again(self, request_id: str) -> "Request":
+        """This request sent again under another id (the network duplicated it): every other field the same."""
+        return dataclasses.replace(self, request_id=request_id)
 
 
 @dataclass(frozen=True)

@@ -65,10 +65,12 @@ def dispatch(rt: RuntimeBase, worker: str, task: str, name: str, changed: bool =
                      request=request_id, key=view.key, fingerprint=fingerprint,
                      changed_arguments=changed or None, compute_units=TOOL_CALL_UNITS)
     rt.last_dispatch_s[(task, name)] = rt.env.now
-    request = Request(request_id, worker, task, name, transition.logical, transition.object_kind,
-                      view.generation, view.key, fingerprint, arguments["head"], view.attempts,
-                      transition.effect_class, rt.honours_keys(transition), acts_on,
-                      transition.key_retention_s, transition.compares_fingerprints)
+    request = Request(request_id=request_id, worker=worker, task=task, transition=name, logical=transition.logical,
+                      kind=transition.object_kind, generation=view.generation, key=view.key, fingerprint=fingerprint,
+                      head=arguments["head"], attempt=view.attempts, effect_class=transition.effect_class,
+                      honours_keys=rt.honours_keys(transition), read_versions=acts_on,
+                      key_retention_s=transition.key_retention_s,
+                      compares_fingerprints=transition.compares_fingerprints)
     rt.in_flight.append(request)
     rt.last_request = request
     if rt.knobs.checkpoint == "optimistic":
@@ -147,10 +149,7 @@ def duplicate_request(rt: RuntimeBase, task: str, name: str, request_id: str | N
     if original is None:
         raise rt.refused(line, f"no request of {name} to duplicate", task)
     rt.request_count += 1
-    copy = Request(f"r{rt.request_count}", original.worker, task, name, original.logical, original.kind,
-                   original.generation, original.key, original.fingerprint, original.head, original.attempt,
-                   original.effect_class, original.honours_keys, original.read_versions,
-                   original.key_retention_s, original.compares_fingerprints)
+    copy = original.again(f"r{rt.request_count}")  # found by its task and transition: those are the same too
     rt.in_flight.append(copy)
     rt._emit("network", "request_duplicated", task, transition=name, request=copy.request_id,
              original=original.request_id)

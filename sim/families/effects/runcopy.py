@@ -72,6 +72,7 @@ def _copy_memory(memory: WorkerMemory, agenda: Agenda) -> WorkerMemory:
     tasks = {}
     for task, wt in memory.tasks.items():
         waiting = {rid: Answer(agenda, answer.eid) for rid, answer in wt.waiting.items()}
-        tasks[task] = WorkerTask(_copy_view(wt.view), wt.epoch, wt.version, dict(wt.evidence), wt.fenced, waiting,
-                                 dict(wt.observations))
+        tasks[task] = WorkerTask(view=_copy_view(wt.view), epoch=wt.epoch, version=wt.version,
+                                 evidence=dict(wt.evidence), fenced=wt.fenced, waiting=waiting,
+                                 observations=dict(wt.observations))
     return WorkerMemory(memory.name, memory.alive, tasks)

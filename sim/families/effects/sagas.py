@@ -123,8 +123,9 @@ def read_changes(rt: RuntimeBase, task: str, name: str) -> None:
 def foreign_object(rt: RuntimeBase, task: str, name: str) -> None:
     """Someone else creates an object carrying T's task marker, but not its key or head."""
     transition = rt._known_transition(name)
-    request = Request("foreign", "human", task, name, transition.logical, transition.object_kind, 1, None,
-                      "foreign", "f0e1a2b", 0)
+    request = Request(request_id="foreign", worker="human", task=task, transition=name, logical=transition.logical,
+                      kind=transition.object_kind, generation=1, key=None, fingerprint="foreign", head="f0e1a2b",
+                      attempt=0)
     obj = rt.external.create(request, rt.env.now, foreign=True)
     rt._emit("git", "foreign_created", task, transition=name, effect=obj.effect, number=obj.number,
              head=obj.head)

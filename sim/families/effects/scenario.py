@@ -124,9 +124,10 @@ class RuntimeScenario:
 
     def with_events(self, faults) -> "RuntimeScenario":
         """The same task and workflow, run by the policy under these faults."""
-        return RuntimeScenario(self.name, self.protocol, dict(self.expect), self.path, self.task, self.tenant,
-                               self.workflow, self.arguments, self.next_number, [], list(faults), True,
-                               self.description, dict(self.meta))
+        return RuntimeScenario(name=self.name, protocol=self.protocol, expect=dict(self.expect), path=self.path,
+                               task=self.task, tenant=self.tenant, workflow=self.workflow, arguments=self.arguments,
+                               next_number=self.next_number, ops=[], faults=list(faults), recover=True,
+                               description=self.description, meta=dict(self.meta))
 
 
 def parse_time(token: str) -> float | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sim.families.effects import FAMILY
 from sim.registry import FAMILIES
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.search.grid import single_fault_grid
 
 KFR = "keyed-fingerprint-reconcile"
@@ -34,7 +34,7 @@ def test_without_keys_at_the_merge_it_would_be_duplicated_too():
 def test_the_exhaustive_search_finds_only_the_announcement_at_depth_one():
     """At depth one the only finding is the duplicated announcement (a network copy's commit is not also a
     lost success)."""
-    proof = explore(FAMILY, workload(), FAMILY.parse_protocol(KFR), 1)
+    proof = explore(FAMILY, workload(), FAMILY.parse_protocol(KFR), ExploreOptions(max_events=1))
     assert set(proof.shortest) == {"duplicate_effect"}
     for orders in proof.minimal_orders.values():
         assert all(str(order[0]).split()[1] == "post_slack" for order in orders)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sim.families.effects.external import KEYED_CLASSES, ExternalSystem, Request
 
 
 def _request(effect_class, request_id="r1", fingerprint="f1", key="acme:t:x:1"):
-    return Request(request_id, "w1", "t", "x", "x", "object", 1, key, fingerprint, "h", 0, effect_class)
+    return Request(request_id=request_id, worker="w1", task="t", transition="x", logical="x", kind="object",
+                   generation=1, key=key, fingerprint=fingerprint, head="h", attempt=0, effect_class=effect_class)
 
 
 def test_keyed_creations_are_deduplicated_by_key():
@@ -46,3 +49,14 @@ def test_idempotency_none_ignores_keys():
     system = ExternalSystem("none", 3600.0)
     assert [system.handle(_request("keyed_creation", r), 0.0)[0] for r in ("r1", "r2")] == ["committed", "committed"]
     assert not system.keyed(_request("keyed_creation"))
+
+
+def test_a_duplicated_request_is_the_same_request_under_another_id():
+    """Request.again (the network's duplicate) changes the id and nothing else; a request is built by keyword."""
+    original = _request("append")
+    copy = original.again("r9")
+    assert copy.request_id == "r9" and copy is not original
+    assert {k: v for k, v in vars(copy).items() if k != "request_id"} == \
+        {k: v for k, v in vars(original).items() if k != "request_id"}
+    with pytest.raises(TypeError):
+        Request("r1", "w1", "t", "x", "x", "object", 1, None, "f", "h", 0)  # type: ignore[misc]

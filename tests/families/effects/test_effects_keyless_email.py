@@ -10,7 +10,7 @@ import pytest
 
 from sim.families.effects import FAMILY
 from sim.registry import FAMILIES
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.search.grid import single_fault_grid
 from sim.search.sweep import sweep
 
@@ -55,7 +55,7 @@ def test_a_duplicate_of_the_email_is_the_only_cruel_finding(workload):
 
 def test_the_search_and_a_sweep_find_only_the_duplicate(workload):
     """Exhaustive search at depth one and 150 swept seeds: duplicate_effect at send_email, nothing else."""
-    proof = explore(FAMILY, workload, FAMILY.parse_protocol(KFR), 1)
+    proof = explore(FAMILY, workload, FAMILY.parse_protocol(KFR), ExploreOptions(max_events=1))
     assert set(proof.shortest) == {"duplicate_effect"}
     assert all(str(order[0]).split()[1] == "send_email" for orders in proof.minimal_orders.values()
                for order in orders)

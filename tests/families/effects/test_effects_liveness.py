@@ -9,7 +9,7 @@ import pytest
 from sim.families.effects.family import EffectsFamily
 from sim.families.effects.runtime import Runtime
 from sim.registry import FAMILIES
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.search.liveness import check_liveness
 
 TWO_APPROVALS = '''format = 1
@@ -45,7 +45,7 @@ def test_approvals_slower_than_the_budget_end_under_fairness_and_are_no_safety_f
     run = machine.completion(both)
     # both approvals slow: the safety run is cut by its simulated budget -- not finished, never a finding
     assert [e.get("reason") for e in run.rt.history if e.event == "run_ended"] == ["time_limit"]
-    safety = explore(family, approvals, protocol, 2)
+    safety = explore(family, approvals, protocol, ExploreOptions(max_events=2))
     assert "no_terminal_outcome" in safety.proved_absent and not safety.violated
     # under fairness the humans answer, however slowly: the task ends
     live = check_liveness(family, approvals, protocol, 2)

@@ -131,8 +131,9 @@ def test_the_search_is_the_same_whatever_the_hash_seed_and_the_workers():
     import subprocess
     import sys
 
-    code = ("import json, sys, sim; from sim.search.exhaustive import explore; f = sim.family('effects'); "
-            "r = explore(f, sim.load_workload('effects-pr'), f.parse_protocol('keyed'), 2, workers=int(sys.argv[1])); "
+    code = ("import json, sys, sim; from sim.search.exhaustive import ExploreOptions, explore; "
+            "f = sim.family('effects'); r = explore(f, sim.load_workload('effects-pr'), f.parse_protocol('keyed'), "
+            "ExploreOptions(max_events=2, workers=int(sys.argv[1]))); "
             "print(json.dumps(r.to_json(), sort_keys=True))")
     outputs = set()
     for seed, workers in (("1", "1"), ("2", "2"), ("3", "1")):

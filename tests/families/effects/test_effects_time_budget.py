@@ -8,7 +8,7 @@ import pytest
 import sim
 from sim.families.effects.driver import LIVENESS_BUDGET_S, SLOW_APPROVAL_S
 from sim.registry import FAMILIES
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 
 SLOW_APPROVALS = '''format = 1
 family = "effects"
@@ -55,7 +55,7 @@ def test_the_exhaustive_search_finds_no_violation_in_two_slow_approvals(workload
     """The exhaustive search judges states by their completion: two slow approvals end at the time budget, so no
     safety invariant is violated within the bound."""
     family = FAMILIES.family_for(workload)
-    result = explore(family, workload, family.parse_protocol("governed-saga"), 2)
+    result = explore(family, workload, family.parse_protocol("governed-saga"), ExploreOptions(max_events=2))
     assert result.complete and not result.violated
     assert "no_terminal_outcome" in result.proved_absent
 
