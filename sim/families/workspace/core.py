@@ -88,7 +88,7 @@ class WorkspaceCore(Machine):
         return out
 
     def check_state(self, state: State) -> None:
-        assert_consistent(state, self.plan_ids, self.paths, self.file_scope)
+        assert_consistent(state, self.plan_ids, self.paths, self.knobs.rev_scope == "file")
 
     def skip_record(self, event: Action, reason: str) -> Record:
         return (ACTORS[event.kind], event.kind, dict(action=str(event), skipped=True, reason=reason))
