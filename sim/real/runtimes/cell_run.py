@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from sim.core.history import History
-from sim.core.values import JsonObject
+from sim.core.values import JsonObject, JsonValue
 from sim.real.external_system import ENDPOINT_FIELDS
 from sim.real.runtimes import infrastructure, worker_kit
 from sim.real.runtimes.processes import (
@@ -100,10 +100,8 @@ class CellRun:
     def external_config(self) -> dict:
         """The external system's configuration: each transition's endpoint as its fields declare it."""
         endpoints = {t["name"]: {f: t[f] for f in ENDPOINT_FIELDS} for t in self.transitions}
-        retention = self.knobs.get("key_retention", 604800.0)
-        assert isinstance(retention, (int, float)), f"key_retention is a number of seconds, not {retention!r}"
         return {"endpoints": endpoints, "fingerprints": "check" if self.knobs["idempotency"] == "key+fingerprint"
-                else "ignore", "key_retention_s": float(retention)}
+                else "ignore", "key_retention_s": _seconds(self.knobs.get("key_retention", 604800.0))}
 
     def start_request(self, name: str, recover: list[str]) -> JsonObject:
         """The ``start`` request worker ``name`` is sent (``docs/real-runtimes.md``): the workflow as data, the
@@ -357,3 +355,9 @@ class CellRun:
         if self.runtime_server is not None:
             self.runtime_server.stop()
         self.recorder.close()
+
+
+def _seconds(value: JsonValue) -> float:
+    """A knob's number of seconds (the table's checks let no other value through)."""
+    assert isinstance(value, (int, float)), f"a number of seconds, not {value!r}"
+    return float(value)
