@@ -20,7 +20,8 @@ FAMILY = sim.family("workspace")
 
 
 def _explore(max_events=4, family=FAMILY, label="none"):
-    return exhaustive.explore(family, sim.load_workload("tiny"), family.parse_protocol(label), max_events)
+    return exhaustive.explore(family, sim.load_workload("tiny"), family.parse_protocol(label),
+                              exhaustive.ExploreOptions(max_events=max_events))
 
 
 class _CountsOneMore(Layer):

@@ -10,7 +10,7 @@ import pytest
 
 import sim
 from sim.search import shrink as shrinking
-from sim.search.exhaustive import explore
+from sim.search.exhaustive import ExploreOptions, explore
 from sim.search.oracle import Oracle
 
 FAMILY = sim.family("workspace")
@@ -21,7 +21,8 @@ NONE = FAMILY.parse_protocol("none")
 def _lost_update() -> tuple:
     """A shortest lost_update of tiny under none, with two events that play no part in it."""
     workload = sim.load_workload("tiny")
-    (order, *_) = explore(FAMILY, workload, NONE, 4, only="lost_update").minimal_orders["lost_update"]
+    options = ExploreOptions(max_events=4, only="lost_update")
+    (order, *_) = explore(FAMILY, workload, NONE, options).minimal_orders["lost_update"]
     return tuple(order) + tuple(FAMILY.alphabet(workload)[:2])
 
 
