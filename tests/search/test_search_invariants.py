@@ -13,7 +13,6 @@ import sim
 from sim.families.workspace.family import WorkspaceFamily
 from sim.families.workspace.machine import WorkspaceMachine
 from sim.search import exhaustive, layers, reduction
-from sim.search.exhaustive import ExploreOptions
 from sim.search.layers import Layer
 from sim.search.visited import Visited, check_counts
 
@@ -22,7 +21,7 @@ FAMILY = sim.family("workspace")
 
 def _explore(max_events=4, family=FAMILY, label="none"):
     return exhaustive.explore(family, sim.load_workload("tiny"), family.parse_protocol(label),
-                              ExploreOptions(max_events=max_events))
+                              exhaustive.ExploreOptions(max_events=max_events))
 
 
 class _CountsOneMore(Layer):

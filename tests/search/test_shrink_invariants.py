@@ -9,6 +9,7 @@ import functools
 import pytest
 
 import sim
+from sim.core.family import Replay
 from sim.search import shrink as shrinking
 from sim.search.exhaustive import ExploreOptions, explore
 from sim.search.oracle import Oracle
@@ -21,8 +22,8 @@ NONE = FAMILY.parse_protocol("none")
 def _lost_update() -> tuple:
     """A shortest lost_update of tiny under none, with two events that play no part in it."""
     workload = sim.load_workload("tiny")
-    found = explore(FAMILY, workload, NONE, ExploreOptions(max_events=4, only="lost_update"))
-    (order, *_) = found.minimal_orders["lost_update"]
+    options = ExploreOptions(max_events=4, only="lost_update")
+    (order, *_) = explore(FAMILY, workload, NONE, options).minimal_orders["lost_update"]
     return tuple(order) + tuple(FAMILY.alphabet(workload)[:2])
 
 
@@ -73,3 +74,12 @@ def test_the_oracle_checks_an_order_without_counting_it():
     oracle = Oracle(FAMILY, sim.load_workload("tiny").base, NONE, "lost_update", max_replays=10)
     assert oracle.shows(_lost_update()) and not oracle.shows(())
     assert oracle.replays == 0 and oracle.cache == {}
+
+
+def test_an_oracle_whose_replay_keeps_events_it_was_not_given_stops(monkeypatch):
+    """The events that took effect are a sub-order of those replayed: a valid order with an event added would let a
+    pass accept a candidate no shorter than the one it tried."""
+    monkeypatch.setattr(Replay, "valid_order", lambda self: tuple(self.events) + tuple(self.events[:1]))
+    oracle = Oracle(FAMILY, sim.load_workload("tiny").base, NONE, "lost_update", max_replays=10)
+    with pytest.raises(AssertionError, match="are not a sub-order of"):
+        oracle(_lost_update())
