@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from sim.app.designs import Design
 from sim.core.errors import ScenarioError
 from sim.core.workload import resolve_workload
 
@@ -45,21 +46,19 @@ class Cut:
                 "line": self.line()}
 
 
-def review_command(design: Any) -> str:
+def review_command(design: Design) -> str:
     """The same review of this design without ``--budget`` (at the seeds it was asked for)."""
-    source = getattr(design, "source", "default")
-    where = "" if source in ("default", "", None) else f" --design {shlex.quote(str(source))}"
+    where = f" --design {shlex.quote(design.source)}" if design.from_file else ""
     return f"fencesim review{where} --seeds {design.seeds}"
 
 
-def workload_argument(design: Any) -> str | None:
+def workload_argument(design: Design) -> str | None:
     """What ``-w`` takes to name the design's workload: its name where that finds the same file, else the
     file's path; None for a workload written inside the design file (only the review reads it)."""
-    path = getattr(design.workload, "path", None)
+    path = design.workload.path
     if path is None:
         return None
-    source = getattr(design, "source", "default")
-    if source not in ("default", "", None) and _same(Path(source), Path(path)):
+    if design.from_file and _same(Path(design.source), Path(path)):
         return None
     try:
         if _same(resolve_workload(design.workload.name), Path(path)):
@@ -76,7 +75,7 @@ def _same(one: Path, other: Path) -> bool:
         return False
 
 
-def fuzz_cuts(design: Any, row: dict[str, Any], advise: bool = True) -> list[Cut]:
+def fuzz_cuts(design: Design, row: dict[str, Any], advise: bool = True) -> list[Cut]:
     """The sweep's seeds not run, the counterexamples not shrunk to a minimal order, the advice not given or
     cut short -- each completed by the same review without the budget."""
     command, out = review_command(design), []
@@ -98,12 +97,12 @@ def fuzz_cuts(design: Any, row: dict[str, Any], advise: bool = True) -> list[Cut
     return out
 
 
-def certify_cut(design: Any, certified: dict[str, Any] | None, stopped: bool, depth: int,
+def certify_cut(design: Design, certified: dict[str, Any] | None, stopped: bool, depth: int,
                 limit: int = 0) -> list[Cut]:
     """The Engine table the design asks for, when the budget left it out (``certified`` None) or stopped its
     search (``stopped``), or when it was certified less deep than ``depth`` because the deeper search passes
     the review's state ``limit``."""
-    engine = getattr(design, "engine", None)
+    engine = design.engine
     shallower = certified is not None and certified["complete"] and certified.get("max_events", depth) < depth
     if engine is None or (certified is not None and not stopped and not shallower):
         return []
@@ -124,7 +123,7 @@ def certify_cut(design: Any, certified: dict[str, Any] | None, stopped: bool, de
                 review_command(design) if workload is None else command)]
 
 
-def proof_cuts(design: Any, protocols: Sequence[Any], proofs: dict[str, Any], bound: int) -> list[Cut]:
+def proof_cuts(design: Design, protocols: Sequence[Any], proofs: dict[str, Any], bound: int) -> list[Cut]:
     """The protocols whose exhaustive search the budget stopped or never started."""
     stopped = [p.label for p in protocols if p.label not in proofs
                or (not proofs[p.label].complete and proofs[p.label].reason == BUDGET)]
@@ -138,7 +137,7 @@ def proof_cuts(design: Any, protocols: Sequence[Any], proofs: dict[str, Any], bo
                 f"{', '.join(stopped)} not searched to {bound} events (not decided)", command)]
 
 
-def interference_cut(design: Any, curves: dict[str, list[dict[str, Any]]], levels: Sequence[int],
+def interference_cut(design: Design, curves: dict[str, list[dict[str, Any]]], levels: Sequence[int],
                      per_level: int) -> list[Cut]:
     """The interference levels not run, or run on fewer seeds than the others."""
     run = {p["faults_per_run"] for points in curves.values() for p in points}
@@ -153,14 +152,14 @@ def interference_cut(design: Any, curves: dict[str, list[dict[str, Any]]], level
     return [Cut("interference", "the interference curves", "; ".join(parts), review_command(design))]
 
 
-def sections_cut(design: Any, family_name: str) -> list[Cut]:
+def sections_cut(design: Design, family_name: str) -> list[Cut]:
     return [Cut("sections", f"the {family_name} family's own sections", "not computed: the budget ran out before "
                 "them", review_command(design))]
 
 
-def map_cut(design: Any, drawn: dict[str, Any] | None) -> list[Cut]:
+def map_cut(design: Design, drawn: dict[str, Any] | None) -> list[Cut]:
     """The design map, when the budget left it out or left designs of it not decided."""
-    request = getattr(design, "map", None)
+    request = design.map
     if request is None:
         return []
     undecided = [p["protocol"] for p in (drawn or {}).get("protocols") or ()
@@ -177,7 +176,7 @@ def map_cut(design: Any, drawn: dict[str, Any] | None) -> list[Cut]:
     return [Cut("map", "the design map", left_out, command)]
 
 
-def telemetry_cut(design: Any, skipped: bool) -> list[Cut]:
+def telemetry_cut(design: Design, skipped: bool) -> list[Cut]:
     """The triage's telemetry estimate, when the budget left the sweep's rates in its place."""
     if not skipped:
         return []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from sim.app.designs import Design
 from sim.app.review_cuts import Cut, review_command, workload_argument
 from sim.core.family import Family
 from sim.core.knobs import Protocol
@@ -76,7 +77,7 @@ def _command(where: str, protocols: Sequence[Protocol]) -> str:
             + " ".join(f"-p {p.label!r}" if "," in p.label else f"-p {p.label}" for p in protocols))
 
 
-def liveness_cut(design: Any, section: dict[str, Any] | None, budget_name: str) -> list[Cut]:
+def liveness_cut(design: Design, section: dict[str, Any] | None, budget_name: str) -> list[Cut]:
     """The section's protocols whose graph the budget cut (or the whole section, when it never ran)."""
     if section is None:
         return []

@@ -33,6 +33,7 @@ import dataclasses
 import time
 from typing import Any, Callable, Sequence
 
+from sim.app.designs import Design
 from sim.app.review_cuts import (
     Cut,
     certify_cut,
@@ -164,7 +165,7 @@ def not_covered(family: Family, workload: Workload, protocols: Sequence[Protocol
     return out
 
 
-def review_design(design, workers: int | None = None, deadline: Deadline = NO_DEADLINE,
+def review_design(design: Design, workers: int | None = None, deadline: Deadline = NO_DEADLINE,
                   progress: Progress | None = None) -> DesignReview:
     """The review of one design (see the module docstring).  Under a budget its parts run in the order they
     matter: the sweep (with shrinking and advice), the Engine table the design asks for, the exhaustive
@@ -183,7 +184,7 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         if progress is not None:
             progress(f"{design.name}: shrinking and advice", 0, 1, f"{what}, {events} events")
 
-    bound = design.map.max_events if getattr(design, "map", None) is not None else None
+    bound = design.map.max_events if design.map is not None else None
     result = fuzz(family, workload, protocols, SearchOptions(seeds, workers=workers, deadline=deadline,
                                                              progress=sweep_progress, proof_depth=bound,
                                                              shrink_progress=shrink_progress))
@@ -225,11 +226,11 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     return DesignReview(row, family, workload, examples, round(time.monotonic() - started, 1))
 
 
-def cuts_of(design, row: dict[str, Any], protocols: Sequence[Protocol], proofs: dict[str, Any],
+def cuts_of(design: Design, row: dict[str, Any], protocols: Sequence[Protocol], proofs: dict[str, Any],
             certify_stopped: bool, sections_skipped: bool) -> list[Cut]:
     """Each part of the design's review after the sweep that the budget stopped, in the order the review runs
     them: the Engine table, the protocols' searches, the interference curves, the family's sections, the map."""
-    bound = proof_bound(design.workload, design.map.max_events if getattr(design, "map", None) else None)
+    bound = proof_bound(design.workload, design.map.max_events if design.map is not None else None)
     cuts = certify_cut(design, row["certify"], certify_stopped, _certify_depth(design.workload),
                        REVIEW_CERTIFY_STATES)
     cuts += proof_cuts(design, protocols, proofs, bound)
@@ -268,9 +269,9 @@ def search_progress(progress: Progress | None, phase: str) -> Callable[[int, int
     return searching
 
 
-def _drawn_map(design, workers: int | None, deadline: Deadline, progress: Progress | None) -> dict | None:
+def _drawn_map(design: Design, workers: int | None, deadline: Deadline, progress: Progress | None) -> dict | None:
     """The design's ``map`` section (``fencesim map``), or None without one or time left."""
-    if getattr(design, "map", None) is None or deadline.expired():
+    if design.map is None or deadline.expired():
         return None
     from sim.search.lattice import design_map
 
@@ -287,7 +288,7 @@ def _drawn_map(design, workers: int | None, deadline: Deadline, progress: Progre
                       workers=workers or 1, deadline=deadline, base=base, progress=mapping).to_json()
 
 
-def _design_row(design, result: FuzzResult, examples: Sequence[ReviewedCounterexample], ranked, matrix, curves,
+def _design_row(design: Design, result: FuzzResult, examples: Sequence[ReviewedCounterexample], ranked, matrix, curves,
                 sections, drawn_map, certified, proofs) -> dict[str, Any]:
     """The design's ``results.json`` entry, before its budget cuts and contradictions."""
     family, workload, protocols, seeds = design.family, design.workload, design.protocols, design.seeds
@@ -327,9 +328,9 @@ def _with_classes(family: Family, workload: Workload, sections: list[dict]) -> l
     return sections[:1] + [classes_section(family, workload)] + sections[1:]
 
 
-def _certified(design, workload, deadline: Deadline, progress: Progress | None) -> dict | None:
+def _certified(design: Design, workload: Workload, deadline: Deadline, progress: Progress | None) -> dict | None:
     """The design's ``engine`` certificate (``fencesim certify``), or None without an engine or time left."""
-    if getattr(design, "engine", None) is None or deadline.expired():
+    if design.engine is None or deadline.expired():
         return None
     from sim.app.certifying import certify, depth_within
 
@@ -434,7 +435,7 @@ def _searched_rows(rows: list[dict[str, Any]], proofs: dict[str, Any]) -> list[d
     return rows
 
 
-def _distinct_protocols(design) -> None:
+def _distinct_protocols(design: Design) -> None:
     """A design compares distinct protocols: the same one spelled twice (``step-dedupe`` and
     ``fence=step,dedupe=journal``) would be reviewed twice and its findings doubled."""
     for position, protocol in enumerate(design.protocols):
@@ -446,7 +447,7 @@ def _distinct_protocols(design) -> None:
                                  "each protocol once")
 
 
-def run_review(designs, budget_s: float | None = None, workers: int | None = None,
+def run_review(designs: Sequence[Design], budget_s: float | None = None, workers: int | None = None,
                progress: Progress | None = None) -> ReviewResult:
     """Review every design within ``budget_s`` seconds of wall clock (None: no budget).
 

@@ -4,13 +4,15 @@ before the optional sections, and where the budget cut it the report says so whe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from types import SimpleNamespace
 
 import pytest
 
+import sim
 import sim.app.reviewing as reviewing
-from sim.app.designs import load_design
+from sim.app.designs import Design, MapRequest, load_design
 from sim.app.review_cuts import certify_cut, map_cut, proof_cuts, review_command, workload_argument
 from sim.report.folder import write_review
 from sim.search.budget import NO_DEADLINE
@@ -137,10 +139,18 @@ def test_an_inline_workload_is_completed_by_the_review_without_the_budget(tmp_pa
     assert proof_cuts(design, design.protocols, {}, 2)[0].command == command
 
 
+def _design(**changes) -> Design:
+    """An effects design read from ``d.toml`` whose workload is written inside it (no file of its own)."""
+    workload = dataclasses.replace(sim.load_workload("notify-after-create"), name="x", path=None)
+    design = Design(name="d", family=sim.family("effects"), workload=workload,
+                    protocols=(sim.parse_protocol("keyed", "effects"),), seeds=5, source="d.toml", engine="temporal",
+                    map=MapRequest(("reconcile",), 2, 0, None))
+    return dataclasses.replace(design, **changes)
+
+
 def test_only_what_the_budget_stopped_is_a_cut():
     """A complete Engine table or map, a map undecided by its state limit, a search that finished: no cut."""
-    design = SimpleNamespace(engine="temporal", source="d.toml", seeds=5, map=SimpleNamespace(
-        knobs=("reconcile",), max_events=2, seeds=0, base=None), workload=SimpleNamespace(name="x", path=None))
+    design = _design()
     assert certify_cut(design, {"complete": True}, False, 2) == []
     assert certify_cut(design, {"complete": False}, False, 2) == []  # stopped by its state limit, not the budget
     assert certify_cut(design, {"complete": False}, True, 2)[0].left_out.startswith("its search was stopped")
@@ -151,15 +161,14 @@ def test_only_what_the_budget_stopped_is_a_cut():
     assert map_cut(design, budget)[0].left_out.startswith("1 of 2 designs not decided")
     done = SimpleNamespace(complete=True, reason="bound_reached")
     assert proof_cuts(design, [SimpleNamespace(label="keyed")], {"keyed": done}, 2) == []
-    assert review_command(SimpleNamespace(source="default", seeds=7)) == "fencesim review --seeds 7"
+    assert review_command(_design(source="default", seeds=7)) == "fencesim review --seeds 7"
 
 
 
 def test_an_engine_table_certified_less_deep_than_asked_is_a_cut_with_the_whole_depth():
     """The review certifies one event less deep when the deeper search passes its state limit; Not covered
     says so and gives ``fencesim certify`` at the depth asked."""
-    design = SimpleNamespace(engine="temporal,idempotency=key", source="d.toml", seeds=5,
-                             workload=SimpleNamespace(name="x", path=None))
+    design = _design(engine="temporal,idempotency=key")
     cut = certify_cut(design, {"complete": True, "max_events": 2}, False, 3, 30_000)
     assert cut[0].left_out == ("certified within 2 events, not 3: a search 3 events deep passes the review's "
                                "limit of 30,000 distinct states")
@@ -175,7 +184,7 @@ def test_the_review_steps_the_engine_table_down_until_its_search_fits(monkeypatc
 
     monkeypatch.setattr(reviewing, "REVIEW_CERTIFY_STATES", 200)
     workload = sim.load_workload("effects-saga")
-    design = SimpleNamespace(engine="temporal", name="saga", workload=workload)
+    design = _design(name="saga", workload=workload)
     certified = reviewing._certified(design, workload, NO_DEADLINE, None)
     assert certified is not None and certified["complete"] and certified["max_events"] == 1
     assert all(t["within_events"] == 1 for t in certified["transitions"] if t["verdict"] == "exactly once")
