@@ -21,6 +21,7 @@ from typing import Any, Sequence
 from sim.app.designs import Design
 from sim.core.errors import ScenarioError
 from sim.core.workload import resolve_workload
+from sim.search.map_document import MapDocument
 
 #: The deadline's name a budget-stopped search records as its end (``Deadline(..., "--budget")``).
 BUDGET = "--budget"
@@ -157,13 +158,13 @@ def sections_cut(design: Design, family_name: str) -> list[Cut]:
                 "them", review_command(design))]
 
 
-def map_cut(design: Design, drawn: dict[str, Any] | None) -> list[Cut]:
+def map_cut(design: Design, drawn: MapDocument | None) -> list[Cut]:
     """The design map, when the budget left it out or left designs of it not decided."""
     request = design.map
     if request is None:
         return []
-    undecided = [p["protocol"] for p in (drawn or {}).get("protocols") or ()
-                 if p["status"] == "not decided" and p.get("end") == BUDGET]
+    undecided = [p.protocol for p in (drawn.protocols if drawn is not None else ())
+                 if p.status == "not decided" and p.end == BUDGET]
     if drawn is not None and not undecided:
         return []
     workload = workload_argument(design)
@@ -171,7 +172,7 @@ def map_cut(design: Design, drawn: dict[str, Any] | None) -> list[Cut]:
         f"fencesim map -w {workload} --knobs {','.join(request.knobs)} --max-events {request.max_events} "
         f"--seeds {request.seeds}" + (f" --base {shlex.quote(request.base)}" if request.base is not None else ""))
     left_out = ("not drawn: the budget ran out before it" if drawn is None else
-                f"{len(undecided)} of {len(drawn['protocols'])} designs not decided (the budget stopped their "
+                f"{len(undecided)} of {len(drawn.protocols)} designs not decided (the budget stopped their "
                 "search)")
     return [Cut("map", "the design map", left_out, command)]
 

@@ -71,6 +71,7 @@ from sim.report.triage import Rate, in_triage_order, sweep_rate, telemetry_rate,
 from sim.search.advice_proof import proof_bound
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.claims_evidence import proof_row, protocol_proofs, settle
+from sim.search.map_document import MapDocument
 from sim.search.options import SearchOptions
 from sim.search.oracle import evaluate
 from sim.search.pipeline import FuzzResult, fuzz, identical_groups
@@ -236,7 +237,7 @@ def cuts_of(design: Design, row: dict[str, Any], protocols: Sequence[Protocol], 
     cuts += proof_cuts(design, protocols, proofs, bound)
     cuts += interference_cut(design, row["interference"], INTERFERENCE_LEVELS, _interference_seeds(design.seeds))
     cuts += sections_cut(design, design.family.name) if sections_skipped else []
-    return cuts + map_cut(design, row["map"])
+    return cuts + map_cut(design, MapDocument.from_json(row["map"]) if row["map"] else None)
 
 
 def _has_sections(family: Family) -> bool:
@@ -269,7 +270,8 @@ def search_progress(progress: Progress | None, phase: str) -> Callable[[int, int
     return searching
 
 
-def _drawn_map(design: Design, workers: int | None, deadline: Deadline, progress: Progress | None) -> dict | None:
+def _drawn_map(design: Design, workers: int | None, deadline: Deadline,
+               progress: Progress | None) -> MapDocument | None:
     """The design's ``map`` section (``fencesim map``), or None without one or time left."""
     if design.map is None or deadline.expired():
         return None
@@ -285,7 +287,7 @@ def _drawn_map(design: Design, workers: int | None, deadline: Deadline, progress
     request, family = design.map, design.family
     base = family.parse_protocol(request.base) if request.base is not None else None
     return design_map(family, design.workload, request.knobs, request.max_events, seeds=request.seeds,
-                      workers=workers or 1, deadline=deadline, base=base, progress=mapping).to_json()
+                      workers=workers or 1, deadline=deadline, base=base, progress=mapping).document()
 
 
 def _design_row(design: Design, result: FuzzResult, examples: Sequence[ReviewedCounterexample], ranked, matrix, curves,
@@ -311,7 +313,7 @@ def _design_row(design: Design, result: FuzzResult, examples: Sequence[ReviewedC
         "coverage": coverage_rows(result),
         "saturation": [[seeds_run, dict(counts)] for seeds_run, counts in result.summary.saturation],
         "sections": sections,
-        "map": drawn_map,
+        "map": drawn_map.to_json() if drawn_map is not None else None,
         "certify": certified,
         "not_covered": not_covered(family, workload, protocols, seeds, result),
     }

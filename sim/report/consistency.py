@@ -43,6 +43,7 @@ import functools
 from typing import Any
 
 from sim.report.map_check import map_contradictions
+from sim.search.map_document import MapDocument, MapPoint
 
 #: Below this share of work done a design "applies nothing" (as the sweep's tally says it).
 APPLIES_NOTHING_BELOW = 0.01
@@ -56,8 +57,8 @@ def contradictions(design: dict[str, Any]) -> list[str]:
     out += _proofs(design)
     out += _exactly_once(design)
     out += _verdicts(design)
-    out += _map(design.get("map"))
-    out += map_contradictions(design.get("map"))
+    out += _map(_drawn(design))
+    out += map_contradictions(_drawn(design))
     out += _triage(design)
     return list(dict.fromkeys(out))
 
@@ -107,10 +108,10 @@ def _violations(design: dict[str, Any]) -> dict[tuple[str, str], str]:
         for found in section.get("violations") or ():
             shown.setdefault((found["protocol"], found["invariant"]),
                              f"section {section.get('title', '')!r} ({found['where']})")
-    for point in (design.get("map") or {}).get("protocols") or ():
-        for name, verdict in (point.get("invariants") or {}).items():
-            if verdict.get("status") == "violated":
-                shown.setdefault((point["protocol"], name), "the design map")
+    for point in _points(design):
+        for name, verdict in point.invariants.items():
+            if verdict.status == "violated":
+                shown.setdefault((point.protocol, name), "the design map")
     for row in design.get("protocols") or ():
         for name, counts in (row.get("by_invariant") or {}).items():
             if counts["violating_runs"]:
@@ -172,10 +173,10 @@ def _searched(design: dict[str, Any]) -> dict[tuple[str, str], tuple[int, str]]:
     for row in design.get("protocols") or ():
         for name, hit in ((row.get("exhaustive") or {}).get("violated") or {}).items():
             note(row["protocol"], name, hit.get("shortest_events"), "the protocol's exhaustive search")
-    for point in (design.get("map") or {}).get("protocols") or ():
-        for name, verdict in (point.get("invariants") or {}).items():
-            if verdict.get("status") == "violated":
-                note(point["protocol"], name, verdict.get("shortest_events"), "the design map")
+    for point in _points(design):
+        for name, verdict in point.invariants.items():
+            if verdict.status == "violated":
+                note(point.protocol, name, verdict.shortest_events, "the design map")
     for example, advice, proof in _advice_proofs(design):
         name = example["invariant"]
         if proof.get("status") == "disproved":
@@ -290,30 +291,39 @@ def _verdicts(design: dict[str, Any]) -> list[str]:
     return out
 
 
-def _map(drawn: dict[str, Any] | None) -> list[str]:
+def _drawn(design: dict[str, Any]) -> MapDocument | None:
+    return MapDocument.from_json(design["map"]) if design.get("map") else None
+
+
+def _points(design: dict[str, Any]) -> tuple[MapPoint, ...]:
+    drawn = _drawn(design)
+    return drawn.protocols if drawn is not None else ()
+
+
+def _map(drawn: MapDocument | None) -> list[str]:
     if not drawn:
         return []
     out = []
-    points = {p["protocol"]: p for p in drawn.get("protocols") or ()}
-    for label in drawn.get("minimal_safe") or ():
-        if points[label]["status"] != "safe":
-            out.append(f"the map lists {label} as a minimal safe design, but its status is {points[label]['status']}")
-    for label in [*(drawn.get("pareto_front") or ()), *(drawn.get("minimal_safe") or ())]:
-        if points[label].get("applies_nothing"):
+    points = {p.protocol: p for p in drawn.protocols}
+    for label in drawn.minimal_safe:
+        if points[label].status != "safe":
+            out.append(f"the map lists {label} as a minimal safe design, but its status is {points[label].status}")
+    for label in [*drawn.pareto_front, *drawn.minimal_safe]:
+        if points[label].applies_nothing:
             out.append(f"the map offers {label} as a safe design to choose, but it applies nothing")
-    for label in drawn.get("pareto_front") or ():
-        if points[label]["status"] != "safe":
+    for label in drawn.pareto_front:
+        if points[label].status != "safe":
             out.append(f"the map draws {label} on the Pareto front of safe designs, but its status is "
-                       f"{points[label]['status']}")
-    for certificate in drawn.get("certificates") or ():
-        name = certificate["invariant"]
+                       f"{points[label].status}")
+    for certificate in drawn.certificates:
+        name = certificate.invariant
         for point in points.values():
-            if (point.get("invariants") or {}).get(name, {}).get("status") != "violated":
+            found = point.invariants.get(name)
+            if found is None or found.status != "violated":
                 continue
-            for clause in certificate["clauses"]:
-                if all(_shown(point["knobs"].get(k)) in [_shown(v) for v in values]
-                       for k, values in clause["knobs"].items()):
-                    out.append(f"the certificate {certificate['words']!r} admits {point['protocol']}, which the "
+            for clause in certificate.clauses:
+                if all(_shown(point.knobs.get(k)) in [_shown(v) for v in values] for k, values in clause.knobs.items()):
+                    out.append(f"the certificate {certificate.words!r} admits {point.protocol}, which the "
                                f"map shows violating {name}")
     return out
 

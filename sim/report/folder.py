@@ -24,6 +24,7 @@ from sim.report.export import current_commit, export, fencesim_version, file_ste
 from sim.report.outputs import CACHES, check_output_dir
 from sim.report.render import markdown, to_html
 from sim.report.review import DesignReview, ReviewedCounterexample, ReviewResult
+from sim.search.map_document import MapDocument
 
 #: Fields of results.json that change from run to run by design (the reference check ignores them).
 VOLATILE_FIELDS = ("meta.generated_at", "meta.commit", "meta.fencesim_version", "meta.python", "meta.platform",
@@ -59,7 +60,7 @@ def draw(results: ReviewResult) -> tuple[dict[str, dict[str, str]], dict[str, An
             from sim.report.maps import pareto_figure
 
             names[key]["pareto"] = f"pareto_{stem}"
-            drawn[names[key]["pareto"]] = pareto_figure(design["map"])
+            drawn[names[key]["pareto"]] = pareto_figure(MapDocument.from_json(design["map"]))
         drawn[names[key]["saturation"]] = plots.saturation_curve(
             design.get("saturation", []), f"{key}: distinct behaviours against seeds (saturation)")
         for run in reviewed.counterexamples:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sim.search.map_document import MapDocument, MapPoint
+
 SHARE = "{value:.1%} [{low:.1%}, {high:.1%}]"
 
 
@@ -282,33 +284,38 @@ def coverage_table(design: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return columns, rows
 
 
-def map_findings_per_run(point: dict[str, Any]) -> str:
+def map_findings_per_run(point: MapPoint) -> str:
     """A map point's availability findings per run, or "-" when no run measured it (a budget stopped it)."""
-    if not point.get("runs"):
+    if not point.runs:
         return "-"
-    return f"{sum(point['availability_per_run'].values()):.2f}"
+    return f"{sum(point.availability_per_run.values()):.2f}"
 
 
-def map_rows(document: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def map_rows(document: MapDocument) -> tuple[list[str], list[list[str]]]:
     """One row per group of protocols that behave alike: its verdict within the bound, shortest violations,
     costs, and the protocols it stands for."""
     columns = ["protocol (and those alike)", "verdict", "shortest violations", "violating runs", "findings per run"]
     alike: dict[str, list[str]] = {}
-    for point in document["protocols"]:
-        alike.setdefault(point["same_as"], []).append(point["protocol"])
+    for point in document.protocols:
+        alike.setdefault(point.representative, []).append(point.protocol)
     rows = []
-    for point in document["protocols"]:
-        if point["same_as"] != point["protocol"]:
+    for point in document.protocols:
+        if point.representative != point.protocol:
             continue
-        shortest = ", ".join(f"{name} {v['shortest_events']}" for name, v in point["invariants"].items()
-                             if v["status"] == "violated") or "-"
-        share = point["violating_share"]
-        others = [p for p in alike[point["protocol"]] if p != point["protocol"]]
-        rows.append([point["protocol"] + (f" (and {len(others)} alike: {'; '.join(others[:3])}"
-                                          f"{'...' if len(others) > 3 else ''})" if others else ""),
-                     map_verdict(point), shortest, "-" if share is None else f"{share['value']:.0%}",
+        shortest = ", ".join(f"{name} {_events_or_unknown(v.shortest_events)}" for name, v in point.invariants.items()
+                             if v.status == "violated") or "-"
+        share = point.violating_share
+        others = [p for p in alike[point.protocol] if p != point.protocol]
+        rows.append([point.protocol + (f" (and {len(others)} alike: {'; '.join(others[:3])}"
+                                       f"{'...' if len(others) > 3 else ''})" if others else ""),
+                     map_verdict(point), shortest, "-" if share is None else f"{share.value:.0%}",
                      map_findings_per_run(point)])
     return columns, rows
+
+
+def _events_or_unknown(events: int | None) -> str:
+    """A shortest violation's length, or ``?`` where a partial document gives none."""
+    return "?" if events is None else str(events)
 
 
 #: What stopped a map's search of one design, in words (a design it left not decided).
@@ -316,50 +323,53 @@ MAP_ENDS = {"--budget": "the budget stopped its search", "state_limit": "the sta
             "memory_limit": "the memory limit stopped its search"}
 
 
-def map_verdict(point: dict[str, Any]) -> str:
+def map_verdict(point: MapPoint) -> str:
     """A map point's verdict within the bound, and for a design not decided what stopped its search."""
-    if point["status"] != "not decided":
-        return point["status"]
-    end = point.get("end") or ""
+    if point.status != "not decided":
+        return point.status
+    end = point.end or ""
     return f"not decided ({MAP_ENDS.get(end, f'its search ended: {end}')})"
 
 
-def map_not_decided(document: dict[str, Any]) -> list[str]:
+def map_not_decided(document: MapDocument) -> list[str]:
     """The map's designs not decided within the bound (older documents: the unsafe apart not violated)."""
-    if "not_decided" in document:
-        return list(document["not_decided"])
-    points = {p["protocol"]: p for p in document["protocols"]}
-    return [label for label in document.get("unsafe_apart") or () if points[label]["status"] == "not decided"]
+    if document.not_decided is not None:
+        return list(document.not_decided)
+    return [label for label in document.unsafe_apart if _status(document, label) == "not decided"]
 
 
-def map_violated(document: dict[str, Any]) -> list[str]:
+def map_violated(document: MapDocument) -> list[str]:
     """The map's designs (one per group) shown violating an invariant within the bound."""
-    if "violated_apart" in document:
-        return list(document["violated_apart"])
-    points = {p["protocol"]: p for p in document["protocols"]}
-    return [label for label in document.get("unsafe_apart") or () if points[label]["status"] == "violated"]
+    if document.violated_apart is not None:
+        return list(document.violated_apart)
+    return [label for label in document.unsafe_apart if _status(document, label) == "violated"]
 
 
-def map_lines(document: dict[str, Any]) -> list[str]:
+def _status(document: MapDocument, label: str) -> str | None:
+    point = document.point(label)
+    return None if point is None else point.status
+
+
+def map_lines(document: MapDocument) -> list[str]:
     """The map in sentences: minimal safe designs, the Pareto front, each certificate, each finding."""
-    lines = [f"Every combination of {', '.join(document['knobs'])} explored exhaustively within "
-             f"{document['max_events']} events.",
-             f"Minimal safe designs: {', '.join(document['minimal_safe']) or 'none'}.",
+    bound = "?" if document.max_events is None else document.max_events
+    lines = [f"Every combination of {', '.join(document.knobs)} explored exhaustively within {bound} events.",
+             f"Minimal safe designs: {', '.join(document.minimal_safe) or 'none'}.",
              f"Pareto front among the designs proved safe (cost: findings per run, work not done): "
-             f"{', '.join(document['pareto_front']) or 'none'}."]
+             f"{', '.join(document.pareto_front) or 'none'}."]
     violated, undecided = map_violated(document), map_not_decided(document)
     if violated:
         lines.append(f"Violated within the bound (drawn apart, never on the front): {', '.join(violated)}.")
     if undecided:
         lines.append("Not decided within the bound (a limit stopped the search; never called safe, never on the "
                      f"front): {', '.join(undecided)}.")
-    if document.get("held"):
+    if document.held:
         lines.append("Held fixed, not walked (every statement of the map assumes them): "
-                     + ", ".join(f"{k}={v}" for k, v in document["held"].items()) + ".")
+                     + ", ".join(f"{k}={v}" for k, v in document.held.items()) + ".")
     lines += [f"What if we drop this? {line}" for line in what_if_lines(document)]
-    lines += [f"Certificate: {c['words']}" for c in document["certificates"]]
-    lines += [f"Finding: {f['safe']} is safe for {f['invariant']} but the stronger {f['stronger_violates']} "
-              f"violates it: {' ; '.join(f['witness'])}" for f in document["monotonicity_findings"]]
+    lines += [f"Certificate: {c.words}" for c in document.certificates]
+    lines += [f"Finding: {f.safe} is safe for {f.invariant} but the stronger {f.stronger_violates} "
+              f"violates it: {' ; '.join(f.witness or ())}" for f in document.monotonicity_findings]
     return lines
 
 
@@ -398,15 +408,15 @@ def section_rows(section: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return ["metric", *protocols], rows
 
 
-def what_if_lines(document: dict[str, Any]) -> list[str]:
+def what_if_lines(document: MapDocument) -> list[str]:
     """"What if we drop this?": per minimal safe design, each one-knob change that breaks it, with the
     invariant and the length of its shortest witness order (or that no neighbour in the map breaks it)."""
     lines = []
-    for design, found in document.get("nearest_unsafe", {}).items():
+    for design, found in (document.nearest_unsafe or {}).items():
         if not found:
             lines.append(f"{design}: no one-knob neighbour in the map breaks it")
             continue
         for entry in found:
-            lines.append(f"{design}: {entry['knob']} {entry['from']} -> {entry['to']} ({entry['protocol']}) breaks "
-                         f"{entry['invariant']} in {entry['shortest_events']} events: {' '.join(entry['witness'])}")
+            lines.append(f"{design}: {entry.knob} {entry.before} -> {entry.to} ({entry.protocol}) breaks "
+                         f"{entry.invariant} in {entry.shortest_events} events: {' '.join(entry.witness)}")
     return lines

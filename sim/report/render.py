@@ -58,6 +58,7 @@ from sim.report.phrases import (
     sorted_claims,
 )
 from sim.report.triage import triage_table, triage_words
+from sim.search.map_document import MapDocument
 
 #: The review's title (its first heading, and the HTML page's title).
 TITLE = "fencesim design review"
@@ -123,8 +124,9 @@ def _design(design: dict[str, Any], figures: FigureNames) -> list[Block]:
     elif "interference" in cuts:
         blocks += _cut_section("Violations against interference", cuts["interference"])
     if design.get("map"):
-        blocks += [OneLine((Heading(3, ("Design map",)), _bullets(map_lines(design["map"])))),
-                   table(*map_rows(design["map"]), ident=f"map-{key}", wide=True),
+        drawn = MapDocument.from_json(design["map"])
+        blocks += [OneLine((Heading(3, ("Design map",)), _bullets(map_lines(drawn)))),
+                   table(*map_rows(drawn), ident=f"map-{key}", wide=True),
                    Figure(names["pareto"], "design map", "Safety against cost, Pareto front marked")]
     elif "map" in cuts:
         blocks += _cut_section("Design map", cuts["map"])

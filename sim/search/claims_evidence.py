@@ -29,6 +29,7 @@ from sim.core.family import Family
 from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.map_document import MapDocument
 
 
 def protocol_proofs(family: Family, workload: Workload, protocols: Sequence[Protocol], max_events: int,
@@ -48,7 +49,7 @@ def protocol_proofs(family: Family, workload: Workload, protocols: Sequence[Prot
 
 
 def settle(family: Family, claims: Sequence[dict], matrix: dict[str, Any] | None = None,
-           sections: Sequence[dict] = (), drawn_map: dict[str, Any] | None = None,
+           sections: Sequence[dict] = (), drawn_map: MapDocument | None = None,
            proofs: dict[str, Any] | None = None) -> list[dict]:
     """Each claim judged by every piece of evidence given (the module doc); new dicts, the same order."""
     return [_settled(family, dict(claim), matrix, sections, drawn_map, proofs or {}) for claim in claims]
@@ -68,13 +69,13 @@ def _settled(family: Family, claim: dict, matrix, sections, drawn_map, proofs) -
         found = [f"{f['invariant']} at {f['where']}" for f in section.get("violations") or ()
                  if f["invariant"] in invariants and _same(family, f["protocol"], protocol)]
         against += _grouped(section.get("title", "a section"), "finding", found)
-    for point in (drawn_map or {}).get("protocols") or ():
-        if not _same(family, point["protocol"], protocol):
+    for point in drawn_map.protocols if drawn_map is not None else ():
+        if not _same(family, point.protocol, protocol):
             continue
         for name in sorted(invariants):
-            verdict = (point.get("invariants") or {}).get(name) or {}
-            if verdict.get("status") == "violated":
-                against.append(f"the design map: {name} in {verdict.get('shortest_events')} events")
+            verdict = point.invariants.get(name)
+            if verdict is not None and verdict.status == "violated":
+                against.append(f"the design map: {name} in {verdict.shortest_events} events")
     proof = proofs.get(label)
     if proof is not None:
         for name in sorted(invariants & set(proof.minimal_orders)):

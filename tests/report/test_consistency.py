@@ -28,6 +28,10 @@ def test_no_statement_of_a_shipped_design_is_contradicted(path):
     assert row["contradictions"] == []
 
 
+def _clause(fence: str) -> dict:
+    return {"condition": f"fence={fence}", "knobs": {"fence": [fence]}, "proved_safe_example": fence}
+
+
 def _design() -> dict:
     """A small review, written by hand, every part of it agreeing."""
     return {
@@ -49,7 +53,7 @@ def _design() -> dict:
                                "invariants": {"lost_update": {"status": "safe"}}}],
                 "minimal_safe": ["q"], "pareto_front": ["q"],
                 "certificates": [{"invariant": "lost_update", "words": "no lost_update iff fence=plan",
-                                  "clauses": [{"knobs": {"fence": ["plan"]}}]}]},
+                                  "clauses": [_clause("plan")]}]},
     }
 
 
@@ -78,7 +82,7 @@ def _planted(change) -> list[str]:
     (lambda d: d["map"]["pareto_front"].append("p"), "Pareto front of safe designs"),
     (lambda d: d["counterexamples"][0]["advice"].update(safe_progress_share=0.0), "but it applies nothing"),
     (lambda d: d["map"]["protocols"][1].update(applies_nothing=True), "as a safe design to choose"),
-    (lambda d: d["map"]["certificates"][0]["clauses"].append({"knobs": {"fence": ["none"]}}), "admits p"),
+    (lambda d: d["map"]["certificates"][0]["clauses"].append(_clause("none")), "admits p"),
     (lambda d: d["triage"][0].update(counterexample="p_other"), "which is not a counterexample"),
     (lambda d: d["triage"].clear(), "ranked 0 times by the triage"),
     (lambda d: d["triage"][0].update(blast=4, score=1.2), "a blast radius of 4, but its ledger has 0 entries"),

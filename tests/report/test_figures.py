@@ -10,6 +10,7 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 from sim.report import figures
+from sim.search.map_document import MapDocument
 
 
 def _point(protocol: str, progress: float, violating: float) -> dict:
@@ -72,16 +73,20 @@ def test_protocols_on_one_spot_share_one_label():
     assert _legend_names(figure) == ["1  step, step-dedupe"]
 
 
+def _share(value: float) -> dict:
+    return {"value": value, "low": value, "high": value}
+
+
 def test_pareto_labels_never_overlap():
     """A front of eight protocols packed close together: numbered without overlap, named in the legend."""
     from sim.report.maps import pareto_figure
 
     names = [f"keyed-fingerprint-reconcile,key_retention={n}" for n in range(8)]
     protocols = [{"protocol": n, "same_as": n, "status": "violated" if i % 2 else "safe",
-                  "violating_share": {"value": 0.1 - 0.01 * i}, "availability_per_run": {"h": 0.2 + 0.01 * i}}
+                  "violating_share": _share(0.1 - 0.01 * i), "availability_per_run": {"h": 0.2 + 0.01 * i}}
                  for i, n in enumerate(names)]
     document = {"protocols": protocols, "pareto_front": names, "max_events": 6, "workload": "w", "knobs": ["k"]}
-    figure = pareto_figure(document)
+    figure = pareto_figure(MapDocument.from_json(document))
     boxes = _boxes(figure)
     assert sorted(int(text) for text, _ in boxes) == list(range(1, 9))
     for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
@@ -247,7 +252,7 @@ def test_every_red_point_of_the_pareto_figure_is_numbered_and_named():
 
     def row(name: str, status: str, share: float, findings: float, same_as: str = "") -> dict:
         return {"protocol": name, "same_as": same_as or name, "status": status,
-                "violating_share": {"value": share}, "availability_per_run": {"h": findings}}
+                "violating_share": _share(share), "availability_per_run": {"h": findings}}
 
     protocols = [row("plan", "safe", 0.0, 0.9), row("step-dedupe,drift_check=reject", "safe", 0.0, 0.3),
                  row("none", "violated", 0.62, 0.0), row("fence=step,stamp_at=apply", "violated", 0.62, 0.0, "none"),
@@ -255,7 +260,7 @@ def test_every_red_point_of_the_pareto_figure_is_numbered_and_named():
                  row("step-dedupe,journal_write=after_write", "violated", 0.35, 0.0)]
     document = {"protocols": protocols, "pareto_front": ["step-dedupe,drift_check=reject"], "max_events": 6,
                 "workload": "w", "knobs": ["k"]}
-    figure = pareto_figure(document)
+    figure = pareto_figure(MapDocument.from_json(document))
     FigureCanvasAgg(figure).draw()
     numbers = {text.get_text(): text.xy for text in figure.axes[0].texts}
     entries = [t.get_text().replace("\n", "") for legend in figure.legends for t in legend.get_texts()]
@@ -278,18 +283,18 @@ def test_designs_a_budget_left_not_decided_and_not_measured_have_no_point():
 
     def row(name: str, status: str, share: float | None) -> dict:
         return {"protocol": name, "same_as": name, "status": status, "availability_per_run": {},
-                "violating_share": None if share is None else {"value": share}}
+                "violating_share": None if share is None else _share(share)}
 
     document = {"protocols": [row("step-dedupe", "violated", 0.3), row("plan", "not decided", None),
                               row("step", "not decided", None)],
                 "pareto_front": [], "max_events": 6, "workload": "w", "knobs": ["k"]}
-    figure = pareto_figure(document)
+    figure = pareto_figure(MapDocument.from_json(document))
     FigureCanvasAgg(figure).draw()
     entries = [t.get_text().replace("\n", "") for legend in figure.legends for t in legend.get_texts()]
     assert [e.split("  ", 1)[1] for e in entries] == ["step-dedupe"]
     assert "2 not decided and not measured" in figure.legends[0].get_title().get_text()
     for point in document["protocols"]:
         point.update(status="not decided", violating_share=None)
-    figure = pareto_figure(document)
+    figure = pareto_figure(MapDocument.from_json(document))
     FigureCanvasAgg(figure).draw()
     assert any("no design measured: 3 not decided" in t.get_text() for t in figure.axes[0].texts)
