@@ -364,8 +364,8 @@ def _execute(run: Prepared) -> int:
                                                      options.seeds, result)
     exit_code = EXIT_VIOLATION if document["counterexamples"] else EXIT_OK
     if run.known is not None:
-        document["baseline"] = _compare(run, run.known, document)
-        exit_code = EXIT_VIOLATION if document["baseline"]["new"] else EXIT_OK
+        comparison = document["baseline"] = _compare(run, run.known, document)
+        exit_code = EXIT_VIOLATION if comparison["new"] else EXIT_OK
     print_summary(console, document)
     if options.json_out:
         emit_json(document)

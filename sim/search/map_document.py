@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 from sim.core.records import Record, json_field, optional
 from sim.core.stats import Share
+from sim.core.values import JsonScalar
 
 #: A knob's value as the map shows it (an integral number as an integer).
-Shown = str | int | float | bool | None
+Shown = JsonScalar
 
 SAFE = "safe"
 VIOLATED = "violated"

@@ -9,14 +9,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
+from sim.core.stats import Share
 from sim.report import figures
+from sim.report.results import DesignRow
 from sim.search.map_document import MapDocument
 
 
-def _point(protocol: str, progress: float, violating: float) -> dict:
-    return {"protocol": protocol,
-            "progress": {"value": progress, "low": progress - 0.01, "high": progress + 0.01},
-            "violating": {"value": violating, "low": max(0.0, violating - 0.02), "high": violating + 0.02}}
+def _point(protocol: str, progress: float, violating: float) -> figures.SafetyPoint:
+    return figures.SafetyPoint(protocol, Share(value=violating, low=max(0.0, violating - 0.02), high=violating + 0.02),
+                               Share(value=progress, low=progress - 0.01, high=progress + 0.01))
 
 
 def _boxes(figure) -> list[tuple[str, object]]:
@@ -46,7 +47,7 @@ def test_labels_of_crowded_protocols_do_not_overlap():
     assert sorted(text for text, _ in boxes) == ["1", "2", "3", "4", "5"]
     for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
         assert not box_a.overlaps(box_b), f"labels {a!r} and {b!r} overlap"
-    assert sorted(name.split("  ", 1)[1] for name in _legend_names(figure)) == sorted(p["protocol"] for p in points)
+    assert sorted(name.split("  ", 1)[1] for name in _legend_names(figure)) == sorted(p.protocol for p in points)
 
 
 def test_labels_are_whole_and_the_axis_is_a_share():
@@ -117,8 +118,8 @@ def test_exposure_bar_labels_are_whole_and_never_overlap():
 def test_no_figure_is_wider_than_the_page_nor_has_small_text():
     """A swimlane of a hundred events and a heatmap of twenty counterexamples stay within MAX_WIDTH_IN, with
     no text under MIN_FONT_PT."""
-    events = [{"actor": ["queue", "w1", "git"][i % 3], "label": f"event {i} with a rather long label " * 2,
-               "fault": i % 7 == 0, "marked": i == 50} for i in range(100)]
+    events = [figures.LaneEvent(["queue", "w1", "git"][i % 3], f"event {i} with a rather long label " * 2,
+                                i % 7 == 0, i == 50) for i in range(100)]
     columns = [f"counterexample_{i}" for i in range(20)]
     rows = ["none", "plan", "step", "step-dedupe", "step-dedupe,journal_write=after_write",
             "fence=step,stamp_at=apply", "fence=step,dedupe=memory", "step-dedupe,drift_check=reject"]
@@ -135,7 +136,8 @@ def test_no_figure_is_wider_than_the_page_nor_has_small_text():
 def _design_row(protocol: str, applied: float, safely: float) -> dict:
     share = {"value": applied, "low": applied - 0.02, "high": applied + 0.02}
     safe = {"value": safely, "low": safely - 0.02, "high": safely + 0.02}
-    return {"protocol": protocol, "violating_runs": {"share": {"value": 0.1, "low": 0.05, "high": 0.15}},
+    return {"protocol": protocol, "verdict": "violates safety",
+            "violating_runs": {"count": 1, "share": {"value": 0.1, "low": 0.05, "high": 0.15}},
             "progress": {"done": 0, "planned": 0, "share": share},
             "safe_progress": {"done": 0, "planned": 0, "share": safe}}
 
@@ -147,14 +149,14 @@ def test_the_work_done_figure_plots_applied_safely_and_says_so():
 
     design = {"name": "d", "seeds_done": 10, "matrix": {}, "progress_label": "steps applied / steps planned",
               "safe_progress_label": "steps applied safely / steps planned",
-              "protocols": [_design_row("step", 0.9, 0.6)]}
+              "protocols": [_design_row("step", 0.9, 0.6)]}  # an entry of a results.json, as written
     ax = sim.app.notebook_figures.safety_vs_availability(design).axes[0]
     assert "steps applied safely / steps planned" in ax.get_xlabel() and "not plain applied" in ax.get_xlabel()
     assert "work done safely" in ax.get_title()
     assert [round(x, 3) for x in ax.lines[0].get_xdata()] == [0.6]
-    points, label, safely = figures.work_done_points(
-        {**design, "protocols": [{k: v for k, v in _design_row("step", 0.9, 0.6).items() if k != "safe_progress"}]})
-    assert (points[0]["progress"]["value"], label, safely) == (0.9, "steps applied / steps planned", False)
+    points, label, safely = figures.work_done_points(DesignRow.from_json(
+        {**design, "protocols": [{k: v for k, v in _design_row("step", 0.9, 0.6).items() if k != "safe_progress"}]}))
+    assert (points[0].progress.value, label, safely) == (0.9, "steps applied / steps planned", False)
 
 
 def test_an_empty_verdict_matrix_says_so_without_a_warning():
@@ -196,14 +198,14 @@ def test_points_crowded_in_a_corner_spread_over_the_axes():
               _point("step-dedupe", 0.96, 0.012), _point("fence=step,stamp_at=apply", 0.99, 0.025)]
     figure = figures.safety_vs_availability(points, "corner", "steps applied / steps planned")
     FigureCanvasAgg(figure).draw()
-    drawn = [_in_axes(figure, p["progress"]["value"], p["violating"]["value"]) for p in points]
+    drawn = [_in_axes(figure, p.progress.value, p.violating.value) for p in points]
     xs, ys = [x for x, _ in drawn], [y for _, y in drawn]
     assert max(xs) - min(xs) >= 0.5 and max(ys) - min(ys) >= 0.5, drawn
     assert all(0.0 <= v <= 1.0 for v in xs + ys), drawn  # every point inside the axes
     ax = figure.axes[0]
     for p in points:  # and every interval
-        assert ax.get_xlim()[0] <= p["progress"]["low"] and p["progress"]["high"] <= ax.get_xlim()[1]
-        assert ax.get_ylim()[0] <= p["violating"]["low"] and p["violating"]["high"] <= ax.get_ylim()[1]
+        assert ax.get_xlim()[0] <= p.progress.low and p.progress.high <= ax.get_xlim()[1]
+        assert ax.get_ylim()[0] <= p.violating.low and p.violating.high <= ax.get_ylim()[1]
 
 
 def test_shares_spanning_orders_of_magnitude_are_drawn_on_a_log_scale():
@@ -214,7 +216,7 @@ def test_shares_spanning_orders_of_magnitude_are_drawn_on_a_log_scale():
     figure = figures.safety_vs_availability(spread, "log", "steps applied / steps planned")
     assert figure.axes[0].get_yscale() == "symlog" and figure.axes[0].get_xscale() == "linear"
     FigureCanvasAgg(figure).draw()
-    heights = sorted(_in_axes(figure, p["progress"]["value"], p["violating"]["value"])[1] for p in spread)
+    heights = sorted(_in_axes(figure, p.progress.value, p.violating.value)[1] for p in spread)
     assert min(b - a for a, b in zip(heights, heights[1:])) >= 0.1, heights
     close = figures.safety_vs_availability([_point("a", 0.5, 0.05), _point("b", 0.6, 0.3)], "linear", "work")
     assert close.axes[0].get_yscale() == "linear"
@@ -235,7 +237,7 @@ def test_numbers_never_cover_a_point_or_an_interval():
     marker = FigureCanvasAgg(figure).get_renderer().points_to_pixels(3.0)
     covered = []
     for p in points:
-        x, y = ax.transData.transform((p["progress"]["value"], p["violating"]["value"]))
+        x, y = ax.transData.transform((p.progress.value, p.violating.value))
         covered.append(Bbox.from_extents(x - marker, y - marker, x + marker, y + marker))
     for collection in (c for c in ax.collections if isinstance(c, LineCollection)):
         for segment in collection.get_segments():

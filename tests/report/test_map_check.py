@@ -3,12 +3,15 @@ them, and each planted mismatch between a sentence and a row -- the one the issu
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from sim.registry import FAMILIES
 from sim.report.consistency import contradictions
 from sim.report.map_check import map_contradictions
 from sim.report.phrases import map_lines
+from sim.report.results import DesignRow
 from sim.search.budget import Deadline
 from sim.search.lattice import DesignMap, design_map
 from sim.search.map_document import MapDocument
@@ -101,6 +104,6 @@ def test_a_row_standing_for_an_undecided_design_among_decided_ones_is_caught(sto
 def test_a_review_lists_the_map_mismatch_among_its_contradictions(stopped):
     planted = stopped.to_json()
     planted["violated_apart"].append(_undecided(stopped))
-    design = {"map": planted, "protocols": [], "counterexamples": [], "claims": []}
+    design = DesignRow(name="d", map=MapDocument.from_json(planted))
     assert any("the map's sentence" in line for line in contradictions(design))
-    assert contradictions({**design, "map": stopped.to_json()}) == []
+    assert contradictions(dataclasses.replace(design, map=stopped)) == []
