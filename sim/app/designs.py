@@ -29,7 +29,7 @@ from __future__ import annotations
 import glob
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from sim.core.errors import InputError, ProtocolError, ScenarioError
 from sim.core.family import Family
@@ -203,7 +203,7 @@ def default_designs(seeds: int | None = None) -> list[Design]:
 OTHER_KIND_KEYS = ("files", "plan", "events", "faults", "limits", "task", "workflow", "arguments", "expect")
 
 
-def _not_a_design(data: dict[str, Any], source: Source) -> ScenarioError | None:
+def _not_a_design(data: Mapping[str, object], source: Source) -> ScenarioError | None:
     """A workload or scenario given where a design is expected, named as such."""
     if "workload" in data or any(key in data for key in DESIGN_KEYS):
         return None

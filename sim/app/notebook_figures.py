@@ -106,7 +106,7 @@ def _result_design(result) -> DesignRow:
     from sim.report.results import DesignRow
     from sim.report.review import progress_label, protocol_rows, safe_progress_label
 
-    return DesignRow(name=result.workload.name, protocols=tuple(protocol_rows(result)),
+    return DesignRow(name=result.workload.name, protocols=tuple(protocol_rows(result)), counterexamples=(),
                      seeds_done=result.summary.seeds_done, progress_label=progress_label(result.family),
                      safe_progress_label=safe_progress_label(result.family))
 

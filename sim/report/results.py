@@ -15,10 +15,13 @@ What stays a document -- a family's own sections and its claims, whose shape the
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Self
 
 from sim.core.errors import InputError
+from sim.core.files import json_error_words, read_text
 from sim.core.records import Record, optional
 from sim.core.stats import Share
 from sim.core.values import JsonObject, JsonValue
@@ -372,7 +375,8 @@ class DesignRow(Record):
     safe_progress_label: str | None = None
     protocols: tuple[ProtocolRow, ...] = ()
     identical: tuple[tuple[str, ...], ...] = ()
-    counterexamples: tuple[CounterexampleRow, ...] = ()
+    #: Required: a design whose findings cannot be read is no review of it.
+    counterexamples: tuple[CounterexampleRow, ...]
     triage: tuple[Triage, ...] | None = optional()
     claims: tuple[JsonObject, ...] = ()
     matrix: VerdictMatrix = field(default_factory=VerdictMatrix)
@@ -420,3 +424,20 @@ class ReviewDocument(Record):
     designs: tuple[DesignRow, ...] = ()
     meta: ReportMeta | None = optional()
     files: tuple[str, ...] | None = optional()
+
+
+def read_results(path: str | Path) -> ReviewDocument:
+    """A review's ``results.json`` (or the report folder holding it), read into its typed values; a file that
+    is not one is one :class:`InputError` saying where."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.json"
+    text = read_text(path, "review's results.json")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise InputError(f"not a review's results.json (JSON): {json_error_words(error)}", str(path)) from None
+    try:
+        return ReviewDocument.from_json(data)
+    except InputError as error:
+        raise InputError(f"not a review's results.json fencesim can read: {error.message}", str(path)) from None

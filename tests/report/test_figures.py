@@ -147,7 +147,8 @@ def test_the_work_done_figure_plots_applied_safely_and_says_so():
     axis names applied safely and that it is not plain applied; a design without it keeps work done."""
     import sim.app.notebook_figures
 
-    design = {"name": "d", "seeds_done": 10, "matrix": {}, "progress_label": "steps applied / steps planned",
+    design = {"name": "d", "seeds_done": 10, "matrix": {}, "counterexamples": [],
+              "progress_label": "steps applied / steps planned",
               "safe_progress_label": "steps applied safely / steps planned",
               "protocols": [_design_row("step", 0.9, 0.6)]}  # an entry of a results.json, as written
     ax = sim.app.notebook_figures.safety_vs_availability(design).axes[0]

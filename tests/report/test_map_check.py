@@ -104,6 +104,6 @@ def test_a_row_standing_for_an_undecided_design_among_decided_ones_is_caught(sto
 def test_a_review_lists_the_map_mismatch_among_its_contradictions(stopped):
     planted = stopped.to_json()
     planted["violated_apart"].append(_undecided(stopped))
-    design = DesignRow(name="d", map=MapDocument.from_json(planted))
+    design = DesignRow(name="d", counterexamples=(), map=MapDocument.from_json(planted))
     assert any("the map's sentence" in line for line in contradictions(design))
     assert contradictions(dataclasses.replace(design, map=stopped)) == []

@@ -114,8 +114,8 @@ def test_counterexamples_follow_the_triage_order():
 
 
 def test_the_frame_has_one_row_per_finding_in_rank_order():
-    design = DesignRow(name="d", triage=tuple(t.triage([OFTEN, WIDE, BOTH], RATES)))
-    frame = t.triage_frame([design, DesignRow(name="clean", triage=())])
+    design = DesignRow(name="d", counterexamples=(), triage=tuple(t.triage([OFTEN, WIDE, BOTH], RATES)))
+    frame = t.triage_frame([design, DesignRow(name="clean", counterexamples=(), triage=())])
     assert list(frame["finding"]) == EXPECTED and list(frame["rank"]) == [1, 2, 3]
     assert set(frame["design"]) == {"d"} and list(frame["score"]) == pytest.approx([0.9, 0.5, 0.25])
 
