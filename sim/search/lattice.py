@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from sim.core.errors import InputError
 from sim.core.family import Family
@@ -171,7 +171,7 @@ class Certificate:
     excluded: list[Excluded]  # violated protocols at the boundary, each with its witness order
     undecided: list[str]
 
-    def words(self, workload: str, max_events: int, knobs: Sequence[Knob], held: dict[str, Any] | None = None
+    def words(self, workload: str, max_events: int, knobs: Sequence[Knob], held: Mapping[str, str] | None = None
               ) -> str:
         if not self.clauses:
             condition = "no design of this lattice"
@@ -197,7 +197,7 @@ class DesignMap:
     points: list[Point]
     stopped: str | None = None
     #: The knobs the map did not vary and the values they were held at (the base protocol's).
-    held: dict[str, Any] = field(default_factory=dict)
+    held: dict[str, str] = field(default_factory=dict)
     base: str | None = None
     _groups: list[list[Point]] | None = field(default=None, repr=False)
 
@@ -403,7 +403,7 @@ def lattice(family: Family, knob_names: Sequence[str] | None = None, base: Proto
     return knobs, protocols
 
 
-def held_knobs(family: Family, knobs: Sequence[Knob], base: Protocol | None) -> dict[str, Any]:
+def held_knobs(family: Family, knobs: Sequence[Knob], base: Protocol | None) -> dict[str, str]:
     """The knobs a map does not vary, each at the value it was held at (shown as its table shows it)."""
     return {k.name: k.show(base.knobs[k.name] if base is not None else k.default)
             for k in family.knobs.knobs if k not in knobs}
