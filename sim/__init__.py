@@ -164,10 +164,11 @@ def fuzz(workload, protocols, seeds: int = 1000, seed_start: int = 0, workers: i
 
 
 def review(designs=None, seeds: int | None = None, budget_s: float | None = None, workers: int | None = None):
-    """A design review (``ReviewResult``): ``designs``, one ``DesignReview`` each -- its ``row`` (its entry of
-    ``results.json``), the family and workload it ran on and its counterexamples' runs, which :mod:`sim.figures`
-    draws from; ``to_json()`` is what ``fencesim review`` writes as ``results.json`` (without the folder's
-    meta).  ``designs``: design files (default: the seeds' designs).
+    """A design review (``ReviewResult``): ``designs``, one ``DesignReview`` each -- its ``row`` (a typed
+    :class:`~sim.report.results.DesignRow`: ``row.protocols``, ``row.counterexamples``, ``row.matrix``...; its
+    ``to_json()`` is its entry of ``results.json``), the family and workload it ran on and its counterexamples'
+    runs, which :mod:`sim.figures` draws from; ``to_json()`` is what ``fencesim review`` writes as
+    ``results.json`` (without the folder's meta).  ``designs``: design files (default: the seeds' designs).
 
     >>> results = sim.review(seeds=200)                     # doctest: +SKIP
     >>> [d.name for d in results.designs]                   # doctest: +SKIP
@@ -190,15 +191,17 @@ def triage_frame(review):
 
     >>> sim.triage_frame(sim.review("scenarios/designs/usage-charge.toml", seeds=40))   # doctest: +SKIP
     """
-    import json
     from pathlib import Path
 
+    from sim.report.results import ReviewDocument, read_results
     from sim.report.triage import triage_frame as frame
 
     if isinstance(review, (str, Path)):
-        path = Path(review)
-        review = json.loads((path / "results.json" if path.is_dir() else path).read_text(encoding="utf-8"))
-    designs = review["designs"] if isinstance(review, dict) else [design.row for design in review.designs]
+        designs = read_results(review).designs
+    elif isinstance(review, dict):
+        designs = ReviewDocument.from_json(review, "the review").designs
+    else:
+        designs = tuple(design.row for design in review.designs)
     return frame(designs)
 
 

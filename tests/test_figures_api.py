@@ -61,7 +61,7 @@ def test_verdict_matrix_rows_name_each_finding_and_never_repeat():
     figure = figures.verdict_matrix(_found())
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
     assert len(labels) == len(set(labels)), labels
-    findings = [example.row["finding"] for example in counterexample_rows(_found(), "tiny")]
+    findings = [example.row.finding for example in counterexample_rows(_found(), "tiny")]
     assert len({f.split(" @ ")[0] for f in findings}) < len(findings)  # an invariant found at two places
     for label, finding in zip(labels, findings):
         assert " ".join(label.split()).startswith(finding), (label, finding)

@@ -35,9 +35,11 @@ from typing import Any, Callable
 
 from sim.core.checks import CheckResult, CheckSpec, Violation
 from sim.core.errors import InputError
+from sim.core.values import JsonObject
 from sim.families.effects import FAMILY as EFFECTS
 from sim.families.effects import checks as effects_checks
 from sim.families.effects.knobs import ENGINES, EffectsKnobs
+from sim.report.results import CertifyDocument, TransitionAnswer
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.exhaustive import MAX_STATES_DEFAULT, ExhaustiveResult, ExploreOptions, explore
 from sim.search.kept import Kept
@@ -77,23 +79,17 @@ class Answer:
         """Every invariant of certify this transition was seen to violate."""
         return [kind for kind in KINDS if getattr(self, kind) is not None]
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"transition": self.transition, "verdict": self.verdict,
-                               "within_events": self.within if self.within is not None else "all"}
-        if self.repeats is not None:
-            out["repeats"] = [str(e) for e in self.repeats]
-        if self.lost is not None:
-            out["lost"] = [str(e) for e in self.lost]
-        if self.violates:
-            out["violates"] = {kind: list(found) for kind, found in self.violates.items()}
-            out["shows"] = {kind: list(found) for kind, found in self.shows.items()}
-        if self.change is not None:
-            out["change"] = self.change
-            out["change_checked"] = self.change_checked
-            out["change_endpoint"] = self.change_endpoint
-        if self.exported:
-            out["exported"] = list(self.exported)
-        return out
+    def document(self) -> TransitionAnswer:
+        """The answer as the Engine table and ``fencesim certify --json`` give it."""
+        return TransitionAnswer(
+            transition=self.transition, verdict=self.verdict,
+            within_events=self.within if self.within is not None else "all",
+            repeats=None if self.repeats is None else tuple(str(e) for e in self.repeats),
+            lost=None if self.lost is None else tuple(str(e) for e in self.lost),
+            violates={kind: tuple(found) for kind, found in self.violates.items()} if self.violates else None,
+            shows={kind: tuple(found) for kind, found in self.shows.items()},
+            change=self.change, change_checked=self.change_checked, change_endpoint=self.change_endpoint,
+            exported=tuple(self.exported) or None)
 
 
 @dataclass
@@ -107,10 +103,14 @@ class Certificate:
     states: int
     reason: str = "bound_reached"  # why the engine's search ended (ExhaustiveResult.reason): "state_limit" when cut
 
-    def to_json(self) -> dict[str, Any]:
-        return {"engine": self.engine, "protocol": self.protocol.label, "knobs_after_engine": self.extra,
-                "max_events": self.max_events, "complete": self.complete, "distinct_states": self.states,
-                "transitions": [a.to_json() for a in self.answers]}
+    def document(self) -> CertifyDocument:
+        """The certificate as the review's Engine table and ``fencesim certify --json`` give it."""
+        return CertifyDocument(engine=self.engine, protocol=self.protocol.label, knobs_after_engine=self.extra,
+                               max_events=self.max_events, complete=self.complete, distinct_states=self.states,
+                               transitions=tuple(a.document() for a in self.answers))
+
+    def to_json(self) -> JsonObject:
+        return self.document().to_json()
 
 
 def engine_protocol(engine: str, extra: str = "") -> Any:

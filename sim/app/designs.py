@@ -27,9 +27,9 @@ the seed's presets and the weakened variants the seed discusses.
 from __future__ import annotations
 
 import glob
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from sim.core.errors import InputError, ProtocolError, ScenarioError
 from sim.core.family import Family
@@ -49,22 +49,30 @@ SEEDS_LIMIT = 1_000_000
 MAX_SCENARIOS = 1_000
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Design:
-    """One design under review."""
+    """One design under review: the family, the workload, the protocols compared (distinct), the scripted
+    scenarios of the verdict matrix, the seeds per protocol, where it was read from (``source``: its file, or
+    ``default`` for a family's review plan), and the optional sections it asks for -- a design map (``map``)
+    and an Engine table (``engine``)."""
 
     name: str
     family: Family
     workload: Workload
-    protocols: list[Protocol]
-    scenarios: list[Any] = field(default_factory=list)
+    protocols: tuple[Protocol, ...]
+    scenarios: tuple[Any, ...] = ()
     seeds: int = 1000
     description: str = ""
     source: str = "default"
-    map: "MapRequest | None" = None
+    map: MapRequest | None = None
     #: ``engine = "temporal"`` (or ``"temporal,idempotency=key"``: the engine's preset, then your knobs): the
     #: review certifies each transition under it (``fencesim certify``; effects designs only).
     engine: str | None = None
+
+    @property
+    def from_file(self) -> bool:
+        """Whether the design was read from a file of its own (not a family's review plan)."""
+        return self.source not in ("default", "")
 
 
 def _engine(raw: Any, family: Family, source: Source) -> str | None:
@@ -184,8 +192,8 @@ def default_designs(seeds: int | None = None) -> list[Design]:
         workload = FAMILIES.load_workload(str(resolve_workload(plan.workload)))
         designs.append(Design(
             name=plan.workload, family=family, workload=workload,
-            protocols=[family.parse_protocol(p) for p in plan.protocols],
-            scenarios=_scenarios(plan.scenarios, root, None), seeds=seeds or plan.seeds,
+            protocols=tuple(family.parse_protocol(p) for p in plan.protocols),
+            scenarios=tuple(_scenarios(plan.scenarios, root, None)), seeds=seeds or plan.seeds,
             description=plan.title, source="default",
         ))
     return designs
@@ -195,7 +203,7 @@ def default_designs(seeds: int | None = None) -> list[Design]:
 OTHER_KIND_KEYS = ("files", "plan", "events", "faults", "limits", "task", "workflow", "arguments", "expect")
 
 
-def _not_a_design(data: dict[str, Any], source: Source) -> ScenarioError | None:
+def _not_a_design(data: Mapping[str, object], source: Source) -> ScenarioError | None:
     """A workload or scenario given where a design is expected, named as such."""
     if "workload" in data or any(key in data for key in DESIGN_KEYS):
         return None
@@ -274,6 +282,6 @@ def load_design(path: str | Path, seeds: int | None = None) -> Design:
         if FAMILIES.family_for(scenario) is not family:
             raise source.error(f"scenario {scenario.name!r} belongs to another family than the design's "
                                f"({family.name})", "scenarios")
-    return Design(name=name, family=family, workload=workload, protocols=protocols, scenarios=scenarios,
+    return Design(name=name, family=family, workload=workload, protocols=tuple(protocols), scenarios=tuple(scenarios),
                   seeds=seeds or chosen_seeds, description=description, source=str(path),
                   map=_map_request(data.get("map"), family, source), engine=_engine(data.get("engine"), family, source))

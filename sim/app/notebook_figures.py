@@ -16,10 +16,18 @@ The figures are the report's own (:mod:`sim.report.figures`): the same sizes, la
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from sim.core import stats
 from sim.core.errors import InputError
+from sim.core.records import json_text
+from sim.core.values import JsonObject
+from sim.report.results import DesignRow, InterferencePoint
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from sim.report.figures import SafetyPoint
 
 __all__ = ["exposure", "interference", "review", "safety_vs_availability", "swimlane", "verdict_matrix"]
 
@@ -36,17 +44,22 @@ def _is_result(data: Any) -> bool:
 
 
 def _is_design(data: Any) -> bool:
-    """A review design: a ``DesignReview`` of :func:`sim.review`, or its entry of a ``results.json``."""
+    """A review design: a ``DesignReview`` of :func:`sim.review`, its row, or its entry of a ``results.json``."""
+    from sim.report.results import DesignRow
     from sim.report.review import DesignReview
 
-    return isinstance(data, DesignReview) or (isinstance(data, dict) and "protocols" in data and "matrix" in data)
+    return isinstance(data, (DesignReview, DesignRow)) or (isinstance(data, dict) and "protocols" in data
+                                                           and "matrix" in data)
 
 
-def _row(design: Any) -> dict[str, Any]:
-    """A review design's ``results.json`` entry."""
+def _row(design: Any) -> DesignRow:
+    """A review design's row (an entry of a ``results.json`` read, and refused with one line if it is not one)."""
+    from sim.report.results import DesignRow
     from sim.report.review import DesignReview
 
-    return design.row if isinstance(design, DesignReview) else design
+    if isinstance(design, DesignReview):
+        return design.row
+    return design if isinstance(design, DesignRow) else DesignRow.from_json(design, "the review design")
 
 
 def _family_of_frame(frame) -> Any:
@@ -65,9 +78,11 @@ def _kind_error(what: str, data: Any) -> InputError:
                       f"review design (sim.review().designs[i]), not {type(data).__name__}")
 
 
-def _frame_points(frame) -> tuple[list[dict], str, bool]:
+def _frame_points(frame) -> tuple[list[SafetyPoint], str, bool]:
     """Points, the x axis's measure, and whether it is work done safely (the family's ``safe_progress``
     when the frame has its columns, else its ``progress``)."""
+    from sim.report import figures
+
     family = _family_of_frame(frame)
     measure = family.progress
     safely = family.safe_progress is not None and all(name in frame.columns for name in family.safe_progress)
@@ -76,22 +91,24 @@ def _frame_points(frame) -> tuple[list[dict], str, bool]:
     points = []
     label = "work done"
     for protocol, runs in frame.groupby("protocol", sort=False):
-        violating = stats.share(int(runs["violated"].sum()), len(runs)).to_json()
-        progress = {"value": 0.0, "low": 0.0, "high": 0.0}
+        violating = stats.share(int(runs["violated"].sum()), len(runs)).rounded()
+        progress = stats.Share(value=0.0, low=0.0, high=0.0)
         if measure is not None:
             done, planned = measure
-            progress = stats.share(int(runs[done].sum()), int(runs[planned].sum())).to_json()
+            progress = stats.share(int(runs[done].sum()), int(runs[planned].sum())).rounded()
             label = f"{done.replace('_', ' ')} / {planned.replace('_', ' ')}"
-        points.append({"protocol": protocol, "violating": violating, "progress": progress})
+        points.append(figures.SafetyPoint(str(protocol), violating, progress))
     return points, label, safely
 
 
-def _result_design(result) -> dict[str, Any]:
+def _result_design(result) -> DesignRow:
     """What the review computes from a fuzz result: its protocol rows."""
+    from sim.report.results import DesignRow
     from sim.report.review import progress_label, protocol_rows, safe_progress_label
 
-    return {"name": result.workload.name, "protocols": protocol_rows(result), "seeds_done": result.summary.seeds_done,
-            "progress_label": progress_label(result.family), "safe_progress_label": safe_progress_label(result.family)}
+    return DesignRow(name=result.workload.name, protocols=tuple(protocol_rows(result)), counterexamples=(),
+                     seeds_done=result.summary.seeds_done, progress_label=progress_label(result.family),
+                     safe_progress_label=safe_progress_label(result.family))
 
 
 def safety_vs_availability(data: Any, title: str | None = None):
@@ -107,7 +124,7 @@ def safety_vs_availability(data: Any, title: str | None = None):
     elif _is_result(data) or _is_design(data):
         design = _result_design(data) if _is_result(data) else _row(data)
         points, label, safely = figures.work_done_points(design)
-        runs = design["seeds_done"]
+        runs = design.seeds_done
     else:
         raise _kind_error("safety_vs_availability", data)
     what = "work done safely" if safely else "work done"
@@ -130,11 +147,11 @@ def interference(data: Any, title: str | None = None, seeds: int | None = None):
         if column is None:
             raise InputError("this DataFrame has no per-run fault count column "
                              f"({', '.join(FAULT_COUNT_COLUMNS)}); draw from a fuzz result instead")
-        curves: dict[str, list[dict]] = {}
+        curves: dict[str, list[InterferencePoint]] = {}
         for (protocol, faults), runs in data.groupby(["protocol", column], sort=True):
-            curves.setdefault(protocol, []).append({
-                "faults_per_run": int(faults), "runs": len(runs), "violating_runs": int(runs["violated"].sum()),
-                "share": stats.share(int(runs["violated"].sum()), len(runs)).to_json()})
+            curves.setdefault(protocol, []).append(InterferencePoint(
+                faults_per_run=int(faults), runs=len(runs), violating_runs=int(runs["violated"].sum()),
+                share=stats.share(int(runs["violated"].sum()), len(runs)).rounded()))
         order = list(dict.fromkeys(data["protocol"]))
         return figures.interference_curves({p: curves[p] for p in order if p in curves},
                                            title or "violating runs by the faults each run drew",
@@ -143,14 +160,14 @@ def interference(data: Any, title: str | None = None, seeds: int | None = None):
         from sim.app.reviewing import interference as curves_of
         from sim.search.budget import NO_DEADLINE
 
-        curves = curves_of(data.family, data.workload, data.protocols, seeds or data.summary.seeds_done, 1,
-                           NO_DEADLINE)
-        return figures.interference_curves(curves, title or f"{data.workload.name}: violating runs as faults per "
+        drawn = curves_of(data.family, data.workload, data.protocols, seeds or data.summary.seeds_done, 1,
+                          NO_DEADLINE)
+        return figures.interference_curves(drawn, title or f"{data.workload.name}: violating runs as faults per "
                                            "run grow", data.workload.per_run_max)
     if _is_design(data):
         row = _row(data)
-        return figures.interference_curves(row["interference"], title or f"{row['name']}: violating runs as "
-                                           "faults per run grow", row["workload"]["per_run_max"])
+        return figures.interference_curves(row.interference, title or f"{row.name}: violating runs as "
+                                           "faults per run grow", row.workload.per_run_max)
     raise _kind_error("interference", data)
 
 
@@ -170,14 +187,13 @@ def verdict_matrix(data: Any, scenarios: Sequence[Any] = (), title: str | None =
         matrix = matrix_of(data.family, data.workload, data.protocols, list(scenarios),
                            counterexample_rows(data, name))
     elif _is_design(data):
-        matrix, name = _row(data)["matrix"], _row(data)["name"]
+        matrix, name = _row(data).matrix, _row(data).name
     else:
         raise _kind_error("verdict_matrix", data)
-    cells = {tuple(key.split("\t")): ("violated" if value["violated"] else "ok", value["text"])
-             for key, value in matrix["cells"].items()}
-    return figures.verdict_heatmap(matrix["rows"], matrix["columns"], cells,
+    cells = {key: ("violated" if value.violated else "ok", value.text) for key, value in matrix.cells.items()}
+    return figures.verdict_heatmap(matrix.rows, matrix.columns, cells,
                                    title or f"{name}: protocol x scenario (red: an invariant is violated)",
-                                   matrix.get("labels"))
+                                   matrix.labels or None)
 
 
 def swimlane(data: Any, which: int | str | tuple[str, str] = 0, title: str | None = None):
@@ -199,12 +215,8 @@ def swimlane(data: Any, which: int | str | tuple[str, str] = 0, title: str | Non
         raise InputError("swimlane draws from a fuzz result (sim.fuzz) or a design of sim.review(), not "
                          f"{type(data).__name__}")
     example = _pick(examples, which)
-    marked = set(example.row["violating_events"])
-    events = [{"actor": e.actor, "label": family.describe(e), "fault": family.is_fault(e), "marked": e.index in marked}
-              for e in example.history if not e.get("skipped") and e.actor != "script"]
-    return figures.swimlane(family.lanes, events,
-                            title or f"{example.row.get('finding', example.row['invariant'])} under "
-                                     f"{example.row['protocol']}")
+    events = figures.lane_events(family, example.history, example.row.violating_events)
+    return figures.swimlane(family.lanes, events, title or f"{example.row.shown_finding} under {example.row.protocol}")
 
 
 def _pick(runs: list[Any], which: int | str | tuple[str, str]) -> Any:
@@ -217,13 +229,13 @@ def _pick(runs: list[Any], which: int | str | tuple[str, str]) -> Any:
             raise InputError(f"counterexample {which} of {len(examples)}: give 0 to {len(examples) - 1}")
         return runs[which]
     for run, example in zip(runs, examples):
-        finding = example.get("finding", example["invariant"])
-        if which in (finding, (example["protocol"], finding)):
+        finding = example.shown_finding
+        if which in (finding, (example.protocol, finding)):
             return run
     for run, example in zip(runs, examples):
-        if which in (example["invariant"], (example["protocol"], example["invariant"])):
+        if which in (example.invariant, (example.protocol, example.invariant)):
             return run
-    known = ", ".join(f"{e.get('finding', e['invariant'])} under {e['protocol']}" for e in examples)
+    known = ", ".join(f"{e.shown_finding} under {e.protocol}" for e in examples)
     raise InputError(f"no counterexample {which!r}; there are: {known}")
 
 
@@ -236,10 +248,11 @@ def exposure(data: Any, seeds: int | None = None):
     """
     from sim.report import figures
 
+    sections: Sequence[JsonObject]
     if _is_result(data):
         sections = data.family.review_sections(data.workload, data.protocols, seeds or data.summary.seeds_done)
     elif _is_design(data):
-        sections = _row(data)["sections"]
+        sections = _row(data).sections
     elif isinstance(data, dict) and "metrics" in data:
         sections = [data]
     else:
@@ -247,11 +260,11 @@ def exposure(data: Any, seeds: int | None = None):
     section = next((s for s in sections if s.get("metrics")), None)
     if section is None:
         raise InputError("no exposure to draw: only the effects family simulates exposure")
-    tasks = int(section["unit"].split()[1].replace(",", ""))
-    return figures.exposure_bars(section["metrics"], section["analytic"], tasks)
+    tasks = int(json_text(section.get("unit")).split()[1].replace(",", ""))
+    return figures.exposure_bars(*figures.exposure_of(section), tasks)
 
 
-def review(results: Any) -> dict[str, Any]:
+def review(results: Any) -> dict[str, Figure]:
     """Every figure of a review (:func:`sim.review`), by the name of its file in a report folder.
 
     >>> figures = sim.figures.review(sim.review(seeds=200))       # doctest: +SKIP

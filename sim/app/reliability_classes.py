@@ -15,9 +15,13 @@ cannot disagree (:func:`disagreements` reads one against the other).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from sim.core.values import JsonObject
 from sim.families.effects.knobs import RELIABILITY_CLASSES
+
+if TYPE_CHECKING:
+    from sim.app.certifying import Answer
 
 #: The deepest bound of the table's searches: one search per class, and one per change proposed, each judging
 #: every transition (a bound of 1 is every single fault, as the cruel grid; the table is a section of every
@@ -45,7 +49,7 @@ class ClassFinding:
     change_checked: bool = False
     change_endpoint: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonObject:
         return {"transition": self.transition, "smallest_class": self.smallest, "within_events": self.within,
                 "violated": self.violated, "verdict": self.verdict, "example": self.example,
                 "change": self.change, "change_checked": self.change_checked,
@@ -53,7 +57,7 @@ class ClassFinding:
 
 
 def class_answers(workload: Any, classes: tuple[str, ...] = RELIABILITY_CLASSES,
-                  max_events: int | None = None) -> dict[str, dict[str, Any]]:
+                  max_events: int | None = None) -> dict[str, dict[str, Answer]]:
     """Class -> transition -> certify's answer under that class (:func:`sim.app.certifying.transition_answers`); a
     change is proposed under the largest class only (where no smaller class is clean, it is the table's)."""
     return _certify_answers(workload, classes, classes_depth(workload) if max_events is None else max_events)
@@ -114,7 +118,7 @@ def disagreements(findings: list[ClassFinding], workload: Any,
     return out
 
 
-def _certify_answers(workload: Any, classes: tuple[str, ...], depth: int) -> dict[str, dict[str, Any]]:
+def _certify_answers(workload: Any, classes: tuple[str, ...], depth: int) -> dict[str, dict[str, Answer]]:
     """What ``fencesim certify`` answers under each class (its searches are the ones the table read: kept)."""
     from sim.app.certifying import transition_answers
 
@@ -138,7 +142,7 @@ def _order_words(order: Any) -> str:
     return "; ".join(str(e) for e in order) if order else "with no fault"
 
 
-def classes_section(family: Any, workload: Any) -> dict:
+def classes_section(family: Any, workload: Any) -> JsonObject:
     """The review's section: one row per side-effecting transition, its declared class and the smallest class
     under which certify proves it exactly once."""
     findings = smallest_classes(family, workload)

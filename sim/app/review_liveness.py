@@ -11,12 +11,16 @@ with the command that completes it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from sim.app.designs import Design
 from sim.app.review_cuts import Cut, review_command, workload_argument
 from sim.core.family import Family
 from sim.core.knobs import Protocol
+from sim.core.values import JsonObject
 from sim.core.workload import Workload
+from sim.report.results import LivenessRow, LivenessVerdict
 from sim.search.budget import Deadline
 
 #: The faults a behaviour may have in the review's liveness check, and the states each protocol's graph may hold.
@@ -25,8 +29,26 @@ REVIEW_LIVENESS_STATES = 200_000
 TITLE = "Liveness under fairness"
 
 
+@dataclass(frozen=True, slots=True)
+class LivenessSection:
+    """The review's Liveness section: its text, its table's rows, and each protocol's verdicts."""
+
+    text: str
+    rows: tuple[tuple[str, str, str, str], ...]
+    results: tuple[LivenessRow, ...]
+
+    def to_json(self) -> JsonObject:
+        """The section as a family's section is written (title, text, table...), its results under
+        ``liveness``."""
+        return {"title": TITLE, "text": self.text,
+                "table": {"headers": ["protocol", "property", "answer", "lasso: prefix, then forever"],
+                          "rows": [list(row) for row in self.rows]},
+                "analytic": {}, "metrics": {}, "methods": {}, "unit": "", "not_simulated": [], "findings": [],
+                "violations": [], "liveness": [result.to_json() for result in self.results]}
+
+
 def liveness_section(family: Family, workload: Workload, protocols: Sequence[Protocol], deadline: Deadline,
-                     where: str | None, progress: Callable[[str], None] | None = None) -> dict[str, Any] | None:
+                     where: str | None, progress: Callable[[str], None] | None = None) -> LivenessSection | None:
     """The section (a family section's shape: title, text, table), or None where there is no liveness.
     ``where`` is what ``-w`` takes to name the workload (None: it is written inside the design file)."""
     from sim.search.liveness import check_liveness
@@ -39,10 +61,13 @@ def liveness_section(family: Family, workload: Workload, protocols: Sequence[Pro
             progress(p.label)
         result = check_liveness(family, workload, p, REVIEW_LIVENESS_FAULTS, max_states=REVIEW_LIVENESS_STATES,
                                 deadline=deadline)
-        results.append({"protocol": p.label, **result.to_json(),
-                        "properties": {name: v.to_json() for name, v in result.verdicts.items()}})
+        results.append(LivenessRow(
+            protocol=p.label, max_faults=result.max_faults, states=result.states, edges=result.edges,
+            complete=result.complete, exhausted=result.exhausted, end=result.reason, unfair=tuple(result.unfair),
+            faults_acted=tuple(result.acted),
+            properties={name: LivenessVerdict.from_json(v.to_json(), name) for name, v in result.verdicts.items()}))
         for name, verdict in result.verdicts.items():
-            rows.append([p.label, name, _status(verdict), _lasso(verdict)])
+            rows.append((p.label, name, _status(verdict), _lasso(verdict)))
     model = family.liveness(workload, protocols[0])
     assert model is not None
     assumptions = "; ".join(f"{name}: {sentence}" for name, sentence in sorted(model.assumptions.items()))
@@ -51,10 +76,7 @@ def liveness_section(family: Family, workload: Workload, protocols: Sequence[Pro
             f"and each property judged under fairness -- {assumptions}. A violation is a lasso: the events of the "
             "prefix, then what repeats forever (nothing, when no event the system must take is left)."
             + (f" `{_command(where, protocols)}` searches deeper." if where is not None else ""))
-    return {"title": TITLE, "text": text,
-            "table": {"headers": ["protocol", "property", "answer", "lasso: prefix, then forever"], "rows": rows},
-            "analytic": {}, "metrics": {}, "methods": {}, "unit": "", "not_simulated": [], "findings": [],
-            "violations": [], "liveness": results}
+    return LivenessSection(text, tuple(rows), tuple(results))
 
 
 def _status(verdict: Any) -> str:
@@ -76,14 +98,15 @@ def _command(where: str, protocols: Sequence[Protocol]) -> str:
             + " ".join(f"-p {p.label!r}" if "," in p.label else f"-p {p.label}" for p in protocols))
 
 
-def liveness_cut(design: Any, section: dict[str, Any] | None, budget_name: str) -> list[Cut]:
+def liveness_cut(design: Design, section: LivenessSection | None, budget_name: str) -> list[Cut]:
     """The section's protocols whose graph the budget cut (or the whole section, when it never ran)."""
     if section is None:
         return []
-    cut = [r["protocol"] for r in section["liveness"] if r["end"] == budget_name]
+    cut = [r.protocol for r in section.results if r.end == budget_name]
     if not cut:
         return []
     workload = workload_argument(design)
     command = review_command(design) if workload is None else _command(workload, design.protocols)
-    return [Cut("liveness", "the liveness section", f"{len(cut)} of {len(section['liveness'])} protocols not "
-                "decided (the budget stopped their search)", command)]
+    return [Cut(section="liveness", title="the liveness section", command=command,
+                left_out=f"{len(cut)} of {len(section.results)} protocols not decided (the budget stopped their "
+                         "search)")]

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from sim.app.designs import Design
 from sim.app.review_cuts import (
-    Cut,
     certify_cut,
     fuzz_cuts,
     interference_cut,
@@ -50,12 +50,22 @@ from sim.core import stats
 from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
+from sim.core.values import JsonObject
 from sim.core.workload import Workload
 from sim.report.baseline import workload_digest
 from sim.report.consistency import contradictions
 from sim.report.export import file_stem
+from sim.report.results import (
+    CertifyDocument,
+    Cut,
+    DesignRow,
+    InterferencePoint,
+    MatrixCell,
+    ProtocolRow,
+    VerdictMatrix,
+    WorkloadRow,
+)
 from sim.report.review import (
-    RESULTS_FORMAT,
     DesignReview,
     Progress,
     ReviewedCounterexample,
@@ -66,10 +76,11 @@ from sim.report.review import (
     protocol_rows,
     safe_progress_label,
 )
-from sim.report.triage import Rate, in_triage_order, sweep_rate, telemetry_rate, triage, unknown_rate
+from sim.report.triage import Rate, Triage, in_triage_order, sweep_rate, telemetry_rate, triage, unknown_rate
 from sim.search.advice_proof import proof_bound
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.claims_evidence import proof_row, protocol_proofs, settle
+from sim.search.map_document import MapDocument
 from sim.search.options import SearchOptions
 from sim.search.oracle import evaluate
 from sim.search.pipeline import FuzzResult, fuzz, identical_groups
@@ -81,7 +92,7 @@ INTERFERENCE_SEED_SHARE = 0.25
 
 
 def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Protocol], scenarios: Sequence[Any],
-                   examples: Sequence[ReviewedCounterexample]) -> dict[str, Any]:
+                   examples: Sequence[ReviewedCounterexample]) -> VerdictMatrix:
     """Every protocol against every scripted scenario and minimal counterexample.
 
     A scenario's cell is its outcome (the last verdict) and the invariants it
@@ -90,33 +101,33 @@ def verdict_matrix(family: Family, workload: Workload, protocols: Sequence[Proto
     """
     columns: list[str] = []
     labels: list[str] = []
-    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    cells: dict[tuple[str, str], MatrixCell] = {}
     for scenario in scenarios:
         columns.append(scenario.name)
         labels.append(scenario.name)
         for protocol in protocols:
             evaluation = evaluate(family, scenario, protocol, scenario.events)
             outcome = family.outcome(evaluation.replay) or "-"
-            cells[(protocol.label, scenario.name)] = {
-                "outcome": outcome, "violated": list(evaluation.violated),
-                "text": ", ".join(evaluation.violated) or (outcome if outcome != "-" else "ok")}
+            cells[(protocol.label, scenario.name)] = MatrixCell(
+                outcome=outcome, violated=tuple(evaluation.violated),
+                text=", ".join(evaluation.violated) or (outcome if outcome != "-" else "ok"))
     for example in examples:
         row = example.row
-        columns.append(row["name"])
-        labels.append(f"{row.get('finding', row['invariant'])} under {row['protocol']}")
+        columns.append(row.name)
+        labels.append(f"{row.shown_finding} under {row.protocol}")
         for protocol in protocols:
             evaluation = evaluate(family, workload.base, protocol, example.events)
-            cells[(protocol.label, row["name"])] = {
-                "outcome": family.outcome(evaluation.replay), "violated": list(evaluation.violated),
-                "text": ", ".join(evaluation.violated) or "ok"}
-    return {"rows": [p.label for p in protocols], "columns": columns, "labels": labels,
-            "cells": {f"{r}\t{c}": v for (r, c), v in cells.items()}}
+            cells[(protocol.label, row.name)] = MatrixCell(
+                outcome=family.outcome(evaluation.replay), violated=tuple(evaluation.violated),
+                text=", ".join(evaluation.violated) or "ok")
+    return VerdictMatrix(rows=tuple(p.label for p in protocols), columns=tuple(columns), labels=tuple(labels),
+                         cells=cells)
 
 
 def interference(family: Family, workload: Workload, protocols: Sequence[Protocol], seeds: int, workers: int | None,
-                 deadline: Deadline) -> dict[str, list[dict[str, Any]]]:
+                 deadline: Deadline) -> dict[str, tuple[InterferencePoint, ...]]:
     """Violating-run share per protocol as the faults per run grow (Wilson intervals)."""
-    curves: dict[str, list[dict[str, Any]]] = {p.label: [] for p in protocols}
+    curves: dict[str, list[InterferencePoint]] = {p.label: [] for p in protocols}
     per_level = _interference_seeds(seeds)
     for level in INTERFERENCE_LEVELS:
         if deadline.expired():
@@ -126,10 +137,10 @@ def interference(family: Family, workload: Workload, protocols: Sequence[Protoco
         summary, _ = sweep(family, levelled, list(protocols), per_level, workers=workers, deadline=deadline)
         for protocol in protocols:
             tally = summary.tallies[protocol.label]
-            curves[protocol.label].append({
-                "faults_per_run": level, "runs": tally.runs, "violating_runs": tally.violating_runs,
-                "share": stats.share(tally.violating_runs, tally.runs).to_json()})
-    return curves
+            curves[protocol.label].append(InterferencePoint(
+                faults_per_run=level, runs=tally.runs, violating_runs=tally.violating_runs,
+                share=stats.share(tally.violating_runs, tally.runs).rounded()))
+    return {label: tuple(points) for label, points in curves.items()}
 
 
 def _interference_seeds(seeds: int) -> int:
@@ -164,7 +175,7 @@ def not_covered(family: Family, workload: Workload, protocols: Sequence[Protocol
     return out
 
 
-def review_design(design, workers: int | None = None, deadline: Deadline = NO_DEADLINE,
+def review_design(design: Design, workers: int | None = None, deadline: Deadline = NO_DEADLINE,
                   progress: Progress | None = None) -> DesignReview:
     """The review of one design (see the module docstring).  Under a budget its parts run in the order they
     matter: the sweep (with shrinking and advice), the Engine table the design asks for, the exhaustive
@@ -183,16 +194,16 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
         if progress is not None:
             progress(f"{design.name}: shrinking and advice", 0, 1, f"{what}, {events} events")
 
-    bound = design.map.max_events if getattr(design, "map", None) is not None else None
+    bound = design.map.max_events if design.map is not None else None
     result = fuzz(family, workload, protocols, SearchOptions(seeds, workers=workers, deadline=deadline,
                                                              progress=sweep_progress, proof_depth=bound,
                                                              shrink_progress=shrink_progress))
     examples = counterexample_rows(result, design.name)
     telemetry_skipped = bool(examples and workload.telemetry and deadline.expired())
     ranked = triage([e.row for e in examples], triage_rates(result, examples, deadline))
-    examples = in_triage_order(examples, ranked, name=lambda e: e.row["name"])
+    examples = in_triage_order(examples, ranked, name=lambda e: e.row.name)
     certified = _certified(design, workload, deadline, progress)
-    certify_stopped = certified is not None and not certified["complete"] and deadline.expired()
+    certify_stopped = certified is not None and not certified.complete and deadline.expired()
     if progress is not None:
         progress(f"{design.name}: exhaustive search of each protocol", 0, 1)
     proofs = protocol_proofs(family, workload, protocols, proof_bound(workload, bound), deadline)
@@ -206,36 +217,37 @@ def review_design(design, workers: int | None = None, deadline: Deadline = NO_DE
     live = None if deadline.expired() else liveness_section(family, workload, protocols, deadline,
                                                             workload_argument(design),
                                                             _phase(progress, f"{design.name}: liveness"))
-    sections += [live] if live is not None else []
+    sections += [live.to_json()] if live is not None else []
     drawn_map = _drawn_map(design, workers, deadline, progress)
-    row = _design_row(design, result, examples, ranked, matrix, curves, sections, drawn_map, certified, proofs)
-    row["budget_stopped"] = list(deadline.hit)
+    row = dataclasses.replace(_design_row(design, result, examples, ranked, matrix, curves, sections, drawn_map,
+                                          certified, proofs), budget_stopped=tuple(deadline.hit))
     deadline.hit[:] = earlier + [phase for phase in deadline.hit if phase not in earlier]
     cuts = (fuzz_cuts(design, row) + telemetry_cut(design, telemetry_skipped)
             + cuts_of(design, row, result.protocols, proofs, certify_stopped, sections_skipped)
             + liveness_cut(design, live, deadline.name))
-    if row["budget_stopped"] and not cuts:  # a phase stopped that no cut names: say so, with the review's command
-        cuts.append(Cut("review", "the review", f"the phases {', '.join(row['budget_stopped'])} were stopped",
-                        review_command(design)))
-    row["budget_cuts"] = [cut.to_json() for cut in cuts]
-    row["not_covered"] += [cut.line() for cut in cuts]
+    if row.budget_stopped and not cuts:  # a phase stopped that no cut names: say so, with the review's command
+        cuts.append(Cut(section="review", title="the review", command=review_command(design),
+                        left_out=f"the phases {', '.join(row.budget_stopped)} were stopped"))
+    row = dataclasses.replace(row, budget_cuts=tuple(cuts), not_covered=row.not_covered + tuple(c.line() for c in cuts))
     # every statement of the review read back against every other (none is expected: each found is a bug)
-    row["contradictions"] = contradictions(row)
-    row["not_covered"] += [f"CONTRADICTION in this review: {line}" for line in row["contradictions"]]
-    return DesignReview(row, family, workload, examples, round(time.monotonic() - started, 1))
+    found = tuple(contradictions(row))
+    row = dataclasses.replace(row, contradictions=found, seconds=round(time.monotonic() - started, 1),
+                              not_covered=row.not_covered + tuple(f"CONTRADICTION in this review: {line}"
+                                                                  for line in found))
+    return DesignReview(row, family, workload, examples)
 
 
-def cuts_of(design, row: dict[str, Any], protocols: Sequence[Protocol], proofs: dict[str, Any],
+def cuts_of(design: Design, row: DesignRow, protocols: Sequence[Protocol], proofs: Mapping[str, Any],
             certify_stopped: bool, sections_skipped: bool) -> list[Cut]:
     """Each part of the design's review after the sweep that the budget stopped, in the order the review runs
     them: the Engine table, the protocols' searches, the interference curves, the family's sections, the map."""
-    bound = proof_bound(design.workload, design.map.max_events if getattr(design, "map", None) else None)
-    cuts = certify_cut(design, row["certify"], certify_stopped, _certify_depth(design.workload),
+    bound = proof_bound(design.workload, design.map.max_events if design.map is not None else None)
+    cuts = certify_cut(design, row.certify, certify_stopped, _certify_depth(design.workload),
                        REVIEW_CERTIFY_STATES)
     cuts += proof_cuts(design, protocols, proofs, bound)
-    cuts += interference_cut(design, row["interference"], INTERFERENCE_LEVELS, _interference_seeds(design.seeds))
+    cuts += interference_cut(design, row.interference, INTERFERENCE_LEVELS, _interference_seeds(design.seeds))
     cuts += sections_cut(design, design.family.name) if sections_skipped else []
-    return cuts + map_cut(design, row["map"])
+    return cuts + map_cut(design, row.map)
 
 
 def _has_sections(family: Family) -> bool:
@@ -268,9 +280,10 @@ def search_progress(progress: Progress | None, phase: str) -> Callable[[int, int
     return searching
 
 
-def _drawn_map(design, workers: int | None, deadline: Deadline, progress: Progress | None) -> dict | None:
+def _drawn_map(design: Design, workers: int | None, deadline: Deadline,
+               progress: Progress | None) -> MapDocument | None:
     """The design's ``map`` section (``fencesim map``), or None without one or time left."""
-    if getattr(design, "map", None) is None or deadline.expired():
+    if design.map is None or deadline.expired():
         return None
     from sim.search.lattice import design_map
 
@@ -284,39 +297,34 @@ def _drawn_map(design, workers: int | None, deadline: Deadline, progress: Progre
     request, family = design.map, design.family
     base = family.parse_protocol(request.base) if request.base is not None else None
     return design_map(family, design.workload, request.knobs, request.max_events, seeds=request.seeds,
-                      workers=workers or 1, deadline=deadline, base=base, progress=mapping).to_json()
+                      workers=workers or 1, deadline=deadline, base=base, progress=mapping).document()
 
 
-def _design_row(design, result: FuzzResult, examples: Sequence[ReviewedCounterexample], ranked, matrix, curves,
-                sections, drawn_map, certified, proofs) -> dict[str, Any]:
-    """The design's ``results.json`` entry, before its budget cuts and contradictions."""
+def _design_row(design: Design, result: FuzzResult, examples: Sequence[ReviewedCounterexample],
+                ranked: Sequence[Triage], matrix: VerdictMatrix, curves: dict[str, tuple[InterferencePoint, ...]],
+                sections: Sequence[JsonObject], drawn_map: MapDocument | None, certified: CertifyDocument | None,
+                proofs: Mapping[str, Any]) -> DesignRow:
+    """The design's review, before its budget cuts and contradictions."""
     family, workload, protocols, seeds = design.family, design.workload, design.protocols, design.seeds
-    return {
-        "name": design.name, "family": family.name, "family_title": family.title,
-        "description": design.description, "source": design.source,
-        "workload": {"name": workload.name, "classes": list(workload.classes), "per_run_max": workload.per_run_max,
-                     "max_events": workload.max_events, "swarm": workload.swarm},
-        "seeds": seeds, "seeds_done": result.summary.seeds_done,
-        "invariants": list(family.safety_invariants), "availability": list(family.availability_columns),
-        "progress_label": progress_label(family),
-        "safe_progress_label": safe_progress_label(family),
-        "protocols": _searched_rows(protocol_rows(result), proofs),
-        "identical": identical_groups(result),
-        "counterexamples": [example.row for example in examples],
-        "triage": [t.to_json() for t in ranked],
-        "claims": settle(family, result.claims, matrix, sections, drawn_map, proofs),
-        "matrix": matrix,
-        "interference": curves,
-        "coverage": coverage_rows(result),
-        "saturation": [[seeds_run, dict(counts)] for seeds_run, counts in result.summary.saturation],
-        "sections": sections,
-        "map": drawn_map,
-        "certify": certified,
-        "not_covered": not_covered(family, workload, protocols, seeds, result),
-    }
+    cells = {key: cell.violated for key, cell in matrix.cells.items()}
+    return DesignRow(
+        name=design.name, family=family.name, family_title=family.title, description=design.description,
+        source=design.source,
+        workload=WorkloadRow(name=workload.name, classes=tuple(workload.classes), per_run_max=workload.per_run_max,
+                             max_events=workload.max_events, swarm=workload.swarm),
+        seeds=seeds, seeds_done=result.summary.seeds_done, invariants=tuple(family.safety_invariants),
+        availability=tuple(family.availability_columns), progress_label=progress_label(family),
+        safe_progress_label=safe_progress_label(family), protocols=tuple(_searched_rows(protocol_rows(result), proofs)),
+        identical=tuple(tuple(group) for group in identical_groups(result)),
+        counterexamples=tuple(example.row for example in examples), triage=tuple(ranked),
+        claims=tuple(settle(family, result.claims, cells, sections, drawn_map, proofs)), matrix=matrix,
+        interference=curves, coverage=tuple(coverage_rows(result)),
+        saturation=tuple((seeds_run, dict(counts)) for seeds_run, counts in result.summary.saturation),
+        sections=tuple(sections), map=drawn_map, certify=certified,
+        not_covered=tuple(not_covered(family, workload, protocols, seeds, result)))
 
 
-def _with_classes(family: Family, workload: Workload, sections: list[dict]) -> list[dict]:
+def _with_classes(family: Family, workload: Workload, sections: list[JsonObject]) -> list[JsonObject]:
     """An effects design's sections with the smallest reliability class per transition after its own exposure:
     answered by certify's own function (:mod:`sim.app.reliability_classes`), so the table and certify cannot
     disagree."""
@@ -327,9 +335,10 @@ def _with_classes(family: Family, workload: Workload, sections: list[dict]) -> l
     return sections[:1] + [classes_section(family, workload)] + sections[1:]
 
 
-def _certified(design, workload, deadline: Deadline, progress: Progress | None) -> dict | None:
+def _certified(design: Design, workload: Workload, deadline: Deadline,
+               progress: Progress | None) -> CertifyDocument | None:
     """The design's ``engine`` certificate (``fencesim certify``), or None without an engine or time left."""
-    if getattr(design, "engine", None) is None or deadline.expired():
+    if design.engine is None or deadline.expired():
         return None
     from sim.app.certifying import certify, depth_within
 
@@ -339,7 +348,7 @@ def _certified(design, workload, deadline: Deadline, progress: Progress | None) 
         found = certify(workload, engine, extra, depth, deadline, max_states=REVIEW_CERTIFY_STATES,
                         progress=search_progress(progress, f"{design.name}: certify under {design.engine}"))
         if found.reason != "state_limit" or depth == 1 or deadline.expired():
-            return found.to_json()
+            return found.document()
         depth -= 1  # the deeper search passes the review's limit: certify every transition one event less deep
 
 
@@ -360,7 +369,7 @@ def _certify_depth(workload: Workload) -> int:
 #: Runs sampled per protocol when a review estimates its findings' incidents from telemetry (``fencesim
 #: incidents`` samples 10,000 or 2,000): enough to rank, cheap beside the sweep.
 TRIAGE_INCIDENT_SEEDS = 500
-_INCIDENTS_CACHE: dict[tuple[Any, ...], Any] = {}
+_INCIDENTS_CACHE: dict[tuple[Any, ...], tuple[Any, str]] = {}
 
 
 def triage_rates(result: FuzzResult, examples: Sequence[ReviewedCounterexample],
@@ -373,15 +382,15 @@ def triage_rates(result: FuzzResult, examples: Sequence[ReviewedCounterexample],
     tallies = result.summary.tallies
     rates = {}
     for row in rows:
-        tally = tallies.get(row["protocol"])
-        finding = row.get("finding") or row["invariant"]
+        tally = tallies.get(row.protocol)
+        finding = row.shown_finding
         if tally is not None:
-            rates[row["protocol"], finding] = sweep_rate(tally.by_finding.get(finding, 0), tally.runs)
+            rates[row.protocol, finding] = sweep_rate(tally.by_finding.get(finding, 0), tally.runs)
     if not rows or not workload.telemetry:
         return rates
     if deadline.expired():
         return _without_telemetry(rates, "the budget stopped the review before the telemetry estimate")
-    labels = {row["protocol"] for row in rows}
+    labels = {row.protocol for row in rows}
     protocols = [p for p in result.protocols if p.label in labels]
     estimate, reason = _incidents(family, workload, protocols)
     if estimate is None:
@@ -390,14 +399,14 @@ def triage_rates(result: FuzzResult, examples: Sequence[ReviewedCounterexample],
 
     for example in examples:
         row = example.row
-        key = (row["protocol"], row.get("finding") or row["invariant"])
+        key = (row.protocol, row.shown_finding)
         unrated = unrated_faults(family, workload, example.events)
         if unrated and key in rates:  # an estimate blind to a fault the order needs: unknown, not 0
             rates[key] = unknown_rate(rates[key], unrated, [telemetry_key(family, fault) for fault in unrated])
             continue
-        found = estimate.protocols.get(row["protocol"], {}).get(row["invariant"])
+        found = estimate.protocols.get(row.protocol, {}).get(row.invariant)
         if found is not None:
-            rates[key] = telemetry_rate(found.runs.to_json(), row["invariant"], estimate.period, estimate.unit,
+            rates[key] = telemetry_rate(found.runs.to_json(), row.invariant, estimate.period, estimate.unit,
                                         estimate.seeds)
     return rates
 
@@ -422,19 +431,22 @@ def _incidents(family: Family, workload: Workload, protocols: Sequence[Protocol]
     return _INCIDENTS_CACHE[key]
 
 
-def _searched_rows(rows: list[dict[str, Any]], proofs: dict[str, Any]) -> list[dict[str, Any]]:
+def _searched_rows(rows: list[ProtocolRow], proofs: Mapping[str, Any]) -> list[ProtocolRow]:
     """Each protocol's row with its exhaustive search; a violation only the search found is its verdict too."""
-    for protocol_row in rows:
-        searched = proofs.get(protocol_row["protocol"])
+    out = []
+    for row in rows:
+        searched = proofs.get(row.protocol)
         if searched is None:
+            out.append(row)
             continue
-        protocol_row["exhaustive"] = proof_row(searched)
-        if searched.minimal_orders and protocol_row["verdict"] != "violates safety":
-            protocol_row["verdict"] = "violates safety (exhaustive search; no sampled run)"
-    return rows
+        verdict = row.verdict
+        if searched.minimal_orders and verdict != "violates safety":
+            verdict = "violates safety (exhaustive search; no sampled run)"
+        out.append(dataclasses.replace(row, exhaustive=proof_row(searched), verdict=verdict))
+    return out
 
 
-def _distinct_protocols(design) -> None:
+def _distinct_protocols(design: Design) -> None:
     """A design compares distinct protocols: the same one spelled twice (``step-dedupe`` and
     ``fence=step,dedupe=journal``) would be reviewed twice and its findings doubled."""
     for position, protocol in enumerate(design.protocols):
@@ -446,7 +458,7 @@ def _distinct_protocols(design) -> None:
                                  "each protocol once")
 
 
-def run_review(designs, budget_s: float | None = None, workers: int | None = None,
+def run_review(designs: Sequence[Design], budget_s: float | None = None, workers: int | None = None,
                progress: Progress | None = None) -> ReviewResult:
     """Review every design within ``budget_s`` seconds of wall clock (None: no budget).
 
@@ -462,5 +474,4 @@ def run_review(designs, budget_s: float | None = None, workers: int | None = Non
         _distinct_protocols(design)
     deadline = Deadline(budget_s, "--budget")
     reviewed = [review_design(design, workers, deadline, progress) for design in designs]
-    return ReviewResult({"format": RESULTS_FORMAT, "budget_s": budget_s, "budget_stopped": list(deadline.hit),
-                         "statistics": dict(stats.METHODS)}, reviewed)
+    return ReviewResult(budget_s, tuple(deadline.hit), reviewed)

@@ -7,7 +7,6 @@ families only through the family contract.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -84,14 +83,16 @@ def review_sources(folder: str | Path) -> list[Source]:
 
 def _review_protocols(results: Path) -> dict[str, list[str]]:
     """The protocols each family's designs reviewed, from results.json (none if it is missing or unreadable)."""
+    from sim.report.results import read_results
+
     try:
-        document = json.loads(results.read_text(encoding="utf-8"))
-        out: dict[str, list[str]] = {}
-        for design in document.get("designs", []):
-            out.setdefault(design["family"], []).extend(row["protocol"] for row in design.get("protocols", []))
-        return out
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        document = read_results(results)
+    except InputError:
         return {}
+    out: dict[str, list[str]] = {}
+    for design in document.designs:
+        out.setdefault(design.family, []).extend(row.protocol for row in design.protocols)
+    return out
 
 
 def _own_first(family: Family, scenario: Any, others: Sequence[Any]) -> tuple[Any, ...]:

@@ -16,7 +16,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
@@ -37,6 +37,10 @@ from sim.cli.progress import Bar, progress_wanted
 from sim.core.errors import FencesimError, InputError
 from sim.core.files import write_atomically
 from sim.search.options import BACKENDS
+
+if TYPE_CHECKING:
+    from sim.core.values import JsonObject
+    from sim.report.baseline import Baseline
 
 DEFAULT_OUT = Path("counterexamples")
 
@@ -83,7 +87,7 @@ class Prepared:
     workload: Any
     protocols: list
     digest: str
-    known: dict | None = None
+    known: Baseline | None = None
     state: dict | None = None
     junit: Path | None = None
     write_baseline: Path | None = None
@@ -364,8 +368,8 @@ def _execute(run: Prepared) -> int:
                                                      options.seeds, result)
     exit_code = EXIT_VIOLATION if document["counterexamples"] else EXIT_OK
     if run.known is not None:
-        document["baseline"] = _compare(run, run.known, document)
-        exit_code = EXIT_VIOLATION if document["baseline"]["new"] else EXIT_OK
+        comparison = document["baseline"] = _compare(run, run.known, document)
+        exit_code = EXIT_VIOLATION if comparison["new"] else EXIT_OK
     print_summary(console, document)
     if options.json_out:
         emit_json(document)
@@ -394,7 +398,7 @@ def _print_resuming(console, run: Prepared, state: dict) -> None:
     console.print(line, markup=False)
 
 
-def _compare(run: Prepared, known: dict, document: dict) -> dict:
+def _compare(run: Prepared, known: Baseline, document: JsonObject) -> JsonObject:
     from sim.report.baseline import BASELINE_MAX_WORK, compare, normalised_protocol, prepare
     from sim.search.budget import work_of
     from sim.search.pipeline import replay_orders
@@ -415,7 +419,7 @@ def _compare(run: Prepared, known: dict, document: dict) -> dict:
     return compare(document, prepared, lambda label: labels.get(label) or label, replayer)
 
 
-def _previous_baseline(path: Path) -> dict | None:
+def _previous_baseline(path: Path) -> Baseline | None:
     """The baseline ``--write-baseline`` replaces, to carry its run history on (None: a new file, or one that
     does not read as a baseline -- the output check already refused any file that is not one)."""
     from sim.report.baseline import read_baseline
@@ -429,26 +433,24 @@ def _previous_baseline(path: Path) -> dict | None:
 
 
 def _write_baseline(run: Prepared, path: Path, document: dict, console) -> None:
-    from sim.core.findings import finding_id
     from sim.report.baseline import baseline_document
 
     previous = _previous_baseline(path)
     written = baseline_document(document, {p.label: p for p in run.protocols}, run.digest, previous)
-    write_atomically(path, json.dumps(written, indent=2) + "\n")
-    entries = written["entries"]
+    write_atomically(path, json.dumps(written.to_json(), indent=2) + "\n")
+    entries = written.entries
     drawn = len(document["counterexamples"])
     carried = len(entries) - drawn
     console.print(f"baseline written to {run.options.write_baseline}: {len(entries)} "
-                  f"entr{'y' if len(entries) == 1 else 'ies'} for workload {written['workload']}"
+                  f"entr{'y' if len(entries) == 1 else 'ies'} for workload {written.workload}"
                   + (f" ({carried} kept from the baseline it replaced: findings this run did not draw)"
                      if carried else "")
-                  + (f"; its history holds {len(written['runs'])} runs" if len(written["runs"]) > 1 else ""),
+                  + (f"; its history holds {len(written.runs)} runs" if len(written.runs) > 1 else ""),
                   markup=False)
     for entry in entries:
-        count = len(entry["events"])
-        console.print(f"  {finding_id(entry['invariant'], entry.get('where', ''))} under {entry.get('label', '?')} "
-                      f"({count} event{'' if count == 1 else 's'}{'' if entry['one_minimal'] else ', not shrunk'})",
-                      markup=False)
+        count = len(entry.events)
+        shown = f"{count} event{'' if count == 1 else 's'}{', not shrunk' if entry.one_minimal is False else ''}"
+        console.print(f"  {entry.finding} under {entry.label or '?'} ({shown})", markup=False)
 
 
 def _check_determinism(family, workload, protocols, seed_start: int, seeds: int, result) -> dict:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from sim.cli.app import print_whole_table, writes_a_log
 from sim.core.findings import finding_id
+from sim.report.advice import AdviceDocument
 from sim.report.explain import explanation_lines
 from sim.report.phrases import IDENTICAL_WORDS, advice_line, group_advice, group_heading
 
@@ -128,7 +129,7 @@ def _print_example(console, example: dict, availability: str) -> None:
     for line in explanation_lines(example.get("explanation", ())):
         console.print(f"  why: {line}", markup=False)
     if "advice" in example:
-        console.print("  " + advice_line(example["advice"], example["invariant"], availability), markup=False)
+        console.print("  " + advice_line(_advice(example), example["invariant"], availability), markup=False)
     for entry in example.get("ledger", [])[:4]:
         console.print(f"  blast radius: {entry['what']} -- {entry['who_acts']}", markup=False)
     console.print(f"  replay: {example['replay']}", markup=False)
@@ -175,7 +176,18 @@ def _other_advice(document: dict, example: dict, group: list[str]) -> list[str]:
     """The advice of the group's other members for the same counterexample: one line naming those whose advice
     makes the same changes, a full line for each that asks for other changes."""
     availability = " + ".join(name.replace("_", " ") for name in document["availability"])
-    same, differing = group_advice(document["counterexamples"], example, group[1:])
+    same, differing = group_advice(document["counterexamples"], example, group[1:], _advised)
     lines = [f"the same advice under: {', '.join(same)}"] if same and "advice" in example else []
-    return lines + [f"under {other['protocol']}: " + advice_line(other.get("advice"), other["invariant"], availability)
+    return lines + [f"under {other['protocol']}: " + advice_line(_advice(other), other["invariant"], availability)
                     for other in differing if "advice" in other]
+
+
+def _advice(example: dict) -> AdviceDocument | None:
+    """A counterexample's advice as the document holds it, read."""
+    advice = example.get("advice")
+    return None if advice is None else AdviceDocument.from_json(advice, "advice")
+
+
+def _advised(example: dict) -> tuple[str, str, AdviceDocument | None]:
+    """A counterexample of the document as :func:`~sim.report.phrases.group_advice` reads it."""
+    return example["protocol"], example.get("finding", example["invariant"]), _advice(example)

@@ -11,7 +11,7 @@ from sim.cli.app import EXIT_OK, JSON_HELP, app, emit_json, human_console
 from sim.core.errors import InputError
 
 if TYPE_CHECKING:
-    pass
+    from sim.search.map_document import MapDocument
 
 
 @app.command(name="map")
@@ -62,17 +62,17 @@ def map_command(
     with progress_for(json_out, {"protocols": "protocol"}) as bar:
         drawn = design_map(family, loaded, names, max_events, seeds=seeds, workers=workers, deadline=deadline,
                            progress=lambda done, total, label: bar("protocols", done, total, label), base=start)
-    document = drawn.to_json()
+    document = drawn.document()
     if out is not None:
-        _write(drawn, document, out)
+        _write(document, out)
     if json_out:
-        emit_json(document)
+        emit_json(document.to_json())
     else:
-        _print(human_console(False), drawn, document)
+        _print(human_console(False), document)
     return EXIT_OK
 
 
-def _write(drawn, document: dict, out: Path) -> None:
+def _write(document: MapDocument, out: Path) -> None:
     import json
 
     from sim.core.files import write_files_atomically
@@ -80,36 +80,36 @@ def _write(drawn, document: dict, out: Path) -> None:
     from sim.report.maps import pareto_figure
 
     figure = pareto_figure(document)
-    write_files_atomically({out / "map.json": json.dumps(document, indent=1, ensure_ascii=False) + "\n",
+    write_files_atomically({out / "map.json": json.dumps(document.to_json(), indent=1, ensure_ascii=False) + "\n",
                             out / "pareto.svg": to_svg(figure)})
     (out / "pareto.png").write_bytes(to_png(figure))
 
 
-def _print(console, drawn, document: dict) -> None:
+def _print(console, document: MapDocument) -> None:
     from rich.table import Table
-    table = Table(title=f"design map: {document['workload']} ({document['family']}), "
-                        f"{len(document['protocols'])} protocols, within {document['max_events']} events",
+    table = Table(title=f"design map: {document.workload} ({document.family}), "
+                        f"{len(document.protocols)} protocols, within {document.max_events} events",
                   header_style="bold")
     from sim.core.wrapping import name_cell, name_width, unbroken
     from sim.report.phrases import map_findings_per_run, map_verdict
 
-    labels = [name_cell(p["protocol"]) for p in document["protocols"]]
+    labels = [name_cell(p.protocol) for p in document.protocols]
     for column in ("protocol", "verdict", "shortest violations", "violating runs", "findings/run", "work done",
                    "same as"):
         # names are pre-broken after "," and "=" (never folded inside a word): a protocol cell keeps its width
         table.add_column(column, min_width=name_width(labels) if column in ("protocol", "same as") else None)
-    for point in document["protocols"]:
-        shortest = ", ".join(f"{name} {v['shortest_events']}" for name, v in point["invariants"].items()
-                             if v["status"] == "violated")
-        share = point["violating_share"]
-        work = point["progress_share"]
-        table.add_row(name_cell(point["protocol"]), map_verdict(point), shortest or "-",
-                      "-" if share is None else f"{share['value']:.0%}",
+    for point in document.protocols:
+        shortest = ", ".join(f"{name} {v.shortest_events}" for name, v in point.invariants.items()
+                             if v.status == "violated")
+        share = point.violating_share
+        work = point.progress_share
+        table.add_row(name_cell(point.protocol), map_verdict(point), shortest or "-",
+                      "-" if share is None else f"{share.value:.0%}",
                       map_findings_per_run(point),
                       "-" if work is None else f"{work:.0%}",
-                      "" if point["same_as"] == point["protocol"] else name_cell(point["same_as"]))
+                      "" if point.same_as == point.protocol else name_cell(point.same_as))
     console.print(unbroken(table))
-    console.print(f"minimal safe designs: {', '.join(document['minimal_safe']) or 'none'}")
+    console.print(f"minimal safe designs: {', '.join(document.minimal_safe) or 'none'}")
     from sim.report.phrases import what_if_lines
 
     what_if = what_if_lines(document)
@@ -118,7 +118,7 @@ def _print(console, drawn, document: dict) -> None:
         for line in what_if:
             console.print(f"  - {line}", markup=False)
     console.print(f"Pareto front among designs proved safe (violating runs, findings per run, work not done): "
-                  f"{', '.join(document['pareto_front']) or 'none'}")
+                  f"{', '.join(document.pareto_front) or 'none'}")
     from sim.report.phrases import map_not_decided, map_violated
 
     if map_violated(document):
@@ -126,17 +126,17 @@ def _print(console, drawn, document: dict) -> None:
     if map_not_decided(document):
         console.print(f"not decided within the bound (a limit stopped the search; never called safe): "
                       f"{', '.join(map_not_decided(document))}", markup=False)
-    if document.get("held"):
-        console.print("held fixed (not walked): " + ", ".join(f"{k}={v}" for k, v in document["held"].items()))
-    for certificate in document["certificates"]:
-        console.print(f"certificate: {certificate['words']}")
-        for clause in certificate["clauses"]:
-            console.print(f"  - {clause['condition']}: e.g. {clause['proved_safe_example']} proved safe")
-        for excluded in certificate["excluded"][:5]:
-            console.print(f"  x {excluded['protocol']} violates in {excluded['shortest_events']}: "
-                          f"{' ; '.join(excluded['witness'])}")
-    for finding in document["monotonicity_findings"]:
-        console.print(f"finding: {finding['safe']} is safe for {finding['invariant']} but the stronger "
-                      f"{finding['stronger_violates']} violates it: {' ; '.join(finding['witness'])}")
-    if document["stopped"]:
-        console.print(f"stopped by {document['stopped']}: the protocols it cut short are 'not decided'")
+    if document.held:
+        console.print("held fixed (not walked): " + ", ".join(f"{k}={v}" for k, v in document.held.items()))
+    for certificate in document.certificates:
+        console.print(f"certificate: {certificate.words}")
+        for clause in certificate.clauses:
+            console.print(f"  - {clause.condition}: e.g. {clause.proved_safe_example} proved safe")
+        for excluded in certificate.excluded[:5]:
+            console.print(f"  x {excluded.protocol} violates in {excluded.shortest_events}: "
+                          f"{' ; '.join(excluded.witness or ())}")
+    for finding in document.monotonicity_findings:
+        console.print(f"finding: {finding.safe} is safe for {finding.invariant} but the stronger "
+                      f"{finding.stronger_violates} violates it: {' ; '.join(finding.witness or ())}")
+    if document.stopped:
+        console.print(f"stopped by {document.stopped}: the protocols it cut short are 'not decided'")

@@ -15,6 +15,8 @@ from sim.core.errors import InputError
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from sim.report.results import DesignRow
+
 DEFAULT_OUT = Path("reports/latest")
 
 
@@ -60,14 +62,14 @@ def review(
                           "them):\n" + "\n".join(never), markup=False)
         for line in identical_lines(reviewed):
             console.print(line, markup=False)
-        for line in triage_lines(reviewed.get("triage") or []):
+        for line in triage_lines(reviewed.triage or ()):
             console.print(line, markup=False)
-        violated = violated or any(row["violating_runs"]["count"] > 0 for row in reviewed["protocols"])
-    cuts = [(d.row["name"], cut) for d in results.designs for cut in d.row.get("budget_cuts") or ()]
+        violated = violated or any(row.violates for row in reviewed.protocols)
+    cuts = [(d.row.name, cut) for d in results.designs for cut in d.row.budget_cuts or ()]
     for name, cut in cuts:
-        console.print(f"{name}: {cut['line']}", markup=False)
-    if results.row["budget_stopped"] and not cuts:
-        console.print(f"the budget stopped: {', '.join(results.row['budget_stopped'])} (see the report)",
+        console.print(f"{name}: {cut.line()}", markup=False)
+    if results.budget_stopped and not cuts:
+        console.print(f"the budget stopped: {', '.join(results.budget_stopped)} (see the report)",
                       markup=False)
     console.print(f"review written to {out}/ in {seconds:.0f} s: open {out}/report.html or read {out}/summary.md",
                   markup=False)
@@ -90,38 +92,37 @@ def _inputs(designs) -> list[tuple[str, Path]]:
     return found
 
 
-def _table(reviewed: dict) -> Table:
+def _table(reviewed: DesignRow) -> Table:
     """One row per protocol: verdict, violating runs, the minimal counterexamples, the availability findings
     (spurious rejections, human exceptions) per run and the share of work done."""
     from rich.table import Table
 
     from sim.core.wrapping import name_cell, name_width, unbroken
 
-    table = Table(title=f"{reviewed['name']} ({reviewed['family']} family, {reviewed['seeds_done']} seeds each)",
+    table = Table(title=f"{reviewed.name} ({reviewed.family} family, {reviewed.seeds_done} seeds each)",
                   header_style="bold")
-    availability = [name.replace("_", " ") for name in reviewed["availability"]]
-    safe = any("safe_progress" in row for row in reviewed["protocols"])
+    availability = [name.replace("_", " ") for name in reviewed.availability]
+    safe = any(row.safe_progress is not None for row in reviewed.protocols)
     for column in ("protocol", "verdict", "violating runs", "minimal counterexamples (length)",
-                   *(f"{name} per run" for name in availability), reviewed["progress_label"],
+                   *(f"{name} per run" for name in availability), reviewed.progress_label,
                    *(["applied safely / planned"] if safe else [])):
         # names are pre-broken after "," and "=" (never folded inside a word): a protocol cell keeps its width
         table.add_column(column, overflow="fold", min_width=name_width(
-            name_cell(r["protocol"]) for r in reviewed["protocols"]) if column == "protocol" else None)
-    for row in reviewed["protocols"]:
-        examples = [e for e in reviewed["counterexamples"] if e["protocol"] == row["protocol"]]
-        shown = ", ".join(f"{e.get('finding', e['invariant'])} ({len(e['events'])} "
-                          f"event{'s' if len(e['events']) != 1 else ''})" for e in examples) or "-"
-        share = row["violating_runs"]["share"]
-        progress = f"{row['progress']['share']['value']:.0%}" if row["progress"] else "n/a"
-        found = [f"{row['availability'][name]['per_run']:.2f} ({row['availability'][name]['count']})"
-                 for name in reviewed["availability"]]
-        safely = [f"{row['safe_progress']['share']['value']:.0%}" if "safe_progress" in row else "n/a"] if safe else []
-        table.add_row(name_cell(row["protocol"]), row["verdict"], f"{share['value']:.1%}", shown, *found, progress,
-                      *safely)
+            name_cell(r.protocol) for r in reviewed.protocols) if column == "protocol" else None)
+    for row in reviewed.protocols:
+        examples = [e for e in reviewed.counterexamples if e.protocol == row.protocol]
+        shown = ", ".join(f"{e.shown_finding} ({len(e.events)} event{'s' if len(e.events) != 1 else ''})"
+                          for e in examples) or "-"
+        share = f"{row.violating_runs.share.value:.1%}" if row.violating_runs is not None else "n/a"
+        progress = f"{row.progress.share.value:.0%}" if row.progress else "n/a"
+        found = [f"{row.availability[name].per_run:.2f} ({row.availability[name].count})"
+                 for name in reviewed.availability]
+        safely = [f"{row.safe_progress.share.value:.0%}" if row.safe_progress is not None else "n/a"] if safe else []
+        table.add_row(name_cell(row.protocol), row.verdict, share, shown, *found, progress, *safely)
     return unbroken(table)
 
 
-def _never_fired_lines(reviewed: dict) -> list[str]:
+def _never_fired_lines(reviewed: DesignRow) -> list[str]:
     """Each protocol's mechanisms that never acted on the design's workload (its numbers equal the design
     without them there)."""
-    return [f"  {row['protocol']}: {line}" for row in reviewed["protocols"] for line in row.get("never_fired", [])]
+    return [f"  {row.protocol}: {line}" for row in reviewed.protocols for line in row.never_fired or ()]

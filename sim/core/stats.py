@@ -22,6 +22,8 @@ import math
 from dataclasses import dataclass
 from types import ModuleType
 
+from sim.core.records import Record
+
 CONFIDENCE = 0.95
 METHODS = {
     "share": "Wilson score interval, 95% (scipy.stats.binomtest)",
@@ -37,6 +39,19 @@ class Interval:
 
     def to_json(self, digits: int = 6) -> dict[str, float]:
         return {"value": round(self.value, digits), "low": round(self.low, digits), "high": round(self.high, digits)}
+
+    def rounded(self, digits: int = 6) -> Share:
+        """The interval as documents give it (:meth:`to_json`'s numbers)."""
+        return Share(value=round(self.value, digits), low=round(self.low, digits), high=round(self.high, digits))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Share(Record):
+    """An interval as a document gives it: ``{value, low, high}``, rounded (NaN for a share of nothing)."""
+
+    value: float
+    low: float
+    high: float
 
 
 def _special() -> ModuleType:

@@ -21,6 +21,8 @@ from typing import Any, Mapping, Sequence, TypeAlias
 JsonValue: TypeAlias = "None | bool | int | float | str | Sequence[JsonValue] | Mapping[str, JsonValue]"
 #: A JSON object as a writer builds it (keys are names; values are :data:`JsonValue`).
 JsonObject: TypeAlias = "dict[str, JsonValue]"
+#: A JSON scalar: what a knob's value is in a document (a union at run time: a record's field may be one).
+JsonScalar: TypeAlias = None | bool | int | float | str
 
 #: Characters of a user's value quoted in one error (the rest is cut and counted).
 MAX_SHOWN_CHARS = 60

@@ -48,13 +48,15 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from sim.core.errors import FencesimError, InputError
 from sim.core.family import Family
 from sim.core.files import json_error_words, read_text, strict_json
 from sim.core.findings import finding_id
 from sim.core.knobs import Protocol
+from sim.core.records import Record, json_int, json_object, json_objects, json_text, json_texts, optional
+from sim.core.values import JsonObject
 from sim.core.workload import Workload, did_you_mean
 
 BASELINE_FORMAT = 1
@@ -74,6 +76,44 @@ BASELINE_MAX_WORK = 100_000
 #: ``replay(jobs, limited)``: for each (protocol, events) the safety invariants its order violates, or None
 #: for a job the replay limit left undone (only when ``limited``).
 Replayer = Callable[[Sequence[tuple[Protocol, tuple[Any, ...]]], bool], list[tuple[str, ...] | None]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BaselineEntry(Record):
+    """One known counterexample: its normalised protocol (and the label it was found under), its invariant,
+    where (for a finding), its order and whether that order was shrunk to a minimal one."""
+
+    protocol: str
+    label: str | None = optional()
+    invariant: str
+    events: tuple[str, ...]
+    one_minimal: bool | None = optional()
+    where: str | None = optional()
+
+    @property
+    def finding(self) -> str:
+        return finding_id(self.invariant, self.where or "")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BaselineRun(Record):
+    """One run written into a baseline: its seeds and the findings it drew (:func:`history_key`)."""
+
+    seed_start: int | None = optional()
+    seeds: int | None = optional()
+    findings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Baseline(Record):
+    """A baseline file (see the module docstring)."""
+
+    format: int = BASELINE_FORMAT
+    family: str
+    workload: str
+    workload_digest: str | None = None
+    entries: tuple[BaselineEntry, ...] = ()
+    runs: tuple[BaselineRun, ...] = ()
 
 
 def normalised_protocol(protocol: Protocol) -> str:
@@ -101,47 +141,50 @@ def history_key(protocol: str, finding: str) -> str:
     return f"{protocol} | {finding}"
 
 
-def baseline_document(document: dict[str, Any], protocols: dict[str, Protocol],
-                      digest: str | None, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+def baseline_document(document: JsonObject, protocols: Mapping[str, Protocol], digest: str | None,
+                      previous: Baseline | None = None) -> Baseline:
     """The baseline of a fuzz document: its counterexamples keyed by normalised protocol, sorted, and the
     workload they hold for.  ``protocols`` maps the document's labels to their protocols.  ``previous``: the
     baseline being replaced, for the same family and workload -- its run history goes on, with this run added."""
-    entries = [{"protocol": normalised_protocol(protocols[c["protocol"]]), "label": c["protocol"],
-                "invariant": c["invariant"], "events": list(c["events"]),
-                "one_minimal": c["shrink"]["one_minimal"], **({"where": c["where"]} if c.get("where") else {})}
-               for c in document["counterexamples"]]
-    entries.sort(key=lambda e: (e["protocol"], e["invariant"], e.get("where", ""), e["events"]))
-    this_run = {"seed_start": document.get("seed_start"), "seeds": document.get("seeds"),
-                "findings": sorted({history_key(e["protocol"], finding_id(e["invariant"], e.get("where", "")))
-                                    for e in entries})}
-    same = previous is not None and (previous.get("family"), previous.get("workload")) == (
-        document["family"], document["workload"])
-    runs = [*(previous.get("runs", []) if same and previous is not None else []), this_run][-MAX_HISTORY_RUNS:]
+    entries = [BaselineEntry(protocol=normalised_protocol(protocols[json_text(c.get("protocol"))]),
+                             label=json_text(c.get("protocol")), invariant=json_text(c.get("invariant")),
+                             events=tuple(json_texts(c.get("events"))),
+                             one_minimal=json_object(c.get("shrink")).get("one_minimal") is True,
+                             where=json_text(c.get("where")) or None)
+               for c in json_objects(document.get("counterexamples"))]
+    entries.sort(key=_order)
+    this_run = BaselineRun(seed_start=json_int(document.get("seed_start")), seeds=json_int(document.get("seeds")),
+                           findings=tuple(sorted({history_key(e.protocol, e.finding) for e in entries})))
+    same = previous is not None and (previous.family, previous.workload) == (document.get("family"),
+                                                                           document.get("workload"))
+    runs = [*(previous.runs if same and previous is not None else ()), this_run][-MAX_HISTORY_RUNS:]
     carried = carried_entries(previous, entries, digest) if same and previous is not None else []
-    entries = sorted(entries + carried, key=lambda e: (e["protocol"], e["invariant"], e.get("where", ""),
-                                                        e["events"]))
-    return {"format": BASELINE_FORMAT, "family": document["family"], "workload": document["workload"],
-            "workload_digest": digest, "entries": entries, "runs": runs}
+    return Baseline(family=json_text(document.get("family")), workload=json_text(document.get("workload")),
+                    workload_digest=digest, entries=tuple(sorted(entries + carried, key=_order)), runs=tuple(runs))
 
 
-def carried_entries(previous: dict[str, Any], entries: list[dict[str, Any]], digest: str | None
-                    ) -> list[dict[str, Any]]:
+def _order(entry: BaselineEntry) -> tuple[str, str, str, tuple[str, ...]]:
+    return entry.protocol, entry.invariant, entry.where or "", entry.events
+
+
+def carried_entries(previous: Baseline, entries: Sequence[BaselineEntry], digest: str | None
+                    ) -> list[BaselineEntry]:
     """The entries of the baseline being replaced whose finding this run did not draw (under their protocol):
     kept, so a finding seen in an earlier run stays known -- *rare* until a run with the baseline shows it
     fixed.  None when the workload changed since (an old entry would no longer be re-validated)."""
-    if previous.get("workload_digest") != digest:
+    if previous.workload_digest != digest:
         return []
-    drawn = {(e["protocol"], finding_id(e["invariant"], e.get("where", ""))) for e in entries}
+    drawn = {(e.protocol, e.finding) for e in entries}
     kept, seen = [], set()
-    for entry in previous.get("entries", []):
-        key = (entry["protocol"], finding_id(entry["invariant"], entry.get("where", "")))
+    for entry in previous.entries:
+        key = (entry.protocol, entry.finding)
         if key not in drawn and key not in seen:
             seen.add(key)
-            kept.append(dict(entry))
+            kept.append(entry)
     return kept
 
 
-def read_baseline(path: str | Path) -> dict[str, Any]:
+def read_baseline(path: str | Path) -> Baseline:
     """A baseline file, every field checked; one clear line (exit 4) on anything malformed."""
     text = read_text(path, "baseline file")
     try:
@@ -171,7 +214,10 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
     problem = _runs_problem(data.get("runs", []))
     if problem:
         raise InputError(f"a baseline's runs {problem}", str(path))
-    return data
+    try:
+        return Baseline.from_json(data)
+    except InputError as error:  # what the checks above let through but the record does not read
+        raise InputError(f"not a baseline: {error.message}", str(path)) from None
 
 
 def _runs_problem(runs: Any) -> str | None:
@@ -192,9 +238,9 @@ def _runs_problem(runs: Any) -> str | None:
     return None
 
 
-def seen_in(runs: Sequence[dict[str, Any]], key: str) -> dict[str, int]:
+def seen_in(runs: Sequence[BaselineRun], key: str) -> dict[str, int]:
     """In how many of a baseline's recorded runs a finding (:func:`history_key`) was seen."""
-    return {"seen_in": sum(key in run["findings"] for run in runs), "runs": len(runs)}
+    return {"seen_in": sum(key in run.findings for run in runs), "runs": len(runs)}
 
 
 
@@ -231,15 +277,14 @@ def _entry_problem(entry: Any) -> str | None:
 class Known:
     """One baseline entry, read: its normalised key and its parsed order."""
 
-    entry: dict[str, Any]
+    entry: BaselineEntry
     protocol: str  # normalised
     parsed: Protocol
     events: tuple[Any, ...]
 
     @property
     def key(self) -> tuple[str, str, tuple[str, ...]]:
-        return self.protocol, finding_id(self.entry["invariant"], self.entry.get("where", "")), tuple(
-            self.entry["events"])
+        return self.protocol, self.entry.finding, self.entry.events
 
 
 @dataclass
@@ -248,10 +293,10 @@ class Prepared:
     change settled (fixed) or left unreadable (``not_replayable``: entry and reason)."""
 
     path: str
-    runs: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[BaselineRun] = field(default_factory=list)
     known: list[Known] = field(default_factory=list)
-    fixed: list[dict[str, Any]] = field(default_factory=list)
-    not_replayable: list[dict[str, Any]] = field(default_factory=list)
+    fixed: list[BaselineEntry] = field(default_factory=list)
+    not_replayable: list[JsonObject] = field(default_factory=list)
     workload_changed: bool = False
     violated: dict[tuple[str, tuple[str, ...]], tuple[str, ...] | None] = field(default_factory=dict)
 
@@ -270,35 +315,35 @@ class Prepared:
     def status(self, item: Known) -> bool | None:
         """True if the entry's order still violates its invariant, False if not, None if not replayed."""
         violated = self.violated.get((item.protocol, item.key[2]))
-        return None if violated is None else item.entry["invariant"] in violated
+        return None if violated is None else item.entry.invariant in violated
 
 
-def prepare(known: dict[str, Any], family: Family, workload: Workload, path: str, digest: str,
+def prepare(known: Baseline, family: Family, workload: Workload, path: str, digest: str | None,
             run_protocols: set[str], replayer: Replayer) -> Prepared:
     """Read each entry against this workload (see the module docstring); refuse only another family's or
     another workload's baseline (exit 4).  ``run_protocols``: the normalised protocols this run fuzzes."""
-    for key, name in (("family", family.name), ("workload", workload.name)):
-        if known.get(key) != name:
-            raise InputError(f"--baseline {path} was written for {key} {known.get(key)!r}; this run fuzzes "
+    for key, written, name in (("family", known.family, family.name), ("workload", known.workload, workload.name)):
+        if written != name:
+            raise InputError(f"--baseline {path} was written for {key} {written!r}; this run fuzzes "
                              f"{name!r} (write one for it with --write-baseline)")
-    prepared = Prepared(path, list(known.get("runs", [])), workload_changed=known.get("workload_digest") != digest)
+    prepared = Prepared(path, list(known.runs), workload_changed=known.workload_digest != digest)
     protocols: dict[str, Protocol | str] = {}
-    for entry in known["entries"]:
+    for entry in known.entries:
         try:
-            if entry["protocol"] not in protocols:
+            if entry.protocol not in protocols:
                 try:
-                    protocols[entry["protocol"]] = family.parse_protocol(entry["protocol"])
+                    protocols[entry.protocol] = family.parse_protocol(entry.protocol)
                 except FencesimError as error:
-                    protocols[entry["protocol"]] = str(error)
-            parsed = protocols[entry["protocol"]]
+                    protocols[entry.protocol] = str(error)
+            parsed = protocols[entry.protocol]
             if isinstance(parsed, str):
                 raise InputError(parsed)
-            if entry["invariant"] not in family.safety_invariants:
-                raise InputError(f"unknown invariant {entry['invariant']!r}; invariants: "
+            if entry.invariant not in family.safety_invariants:
+                raise InputError(f"unknown invariant {entry.invariant!r}; invariants: "
                                  f"{', '.join(family.safety_invariants)}")
-            events = tuple(family.parse_event(workload.base, text) for text in entry["events"])
+            events = tuple(family.parse_event(workload.base, text) for text in entry.events)
         except (FencesimError, ValueError, KeyError, TypeError) as error:
-            prepared.not_replayable.append({**entry, "reason": str(error)[:300]})
+            prepared.not_replayable.append({**entry.to_json(), "reason": str(error)[:300]})
             continue
         prepared.known.append(Known(entry, normalised_protocol(parsed), parsed, events))
     if prepared.workload_changed:
@@ -310,8 +355,8 @@ def prepare(known: dict[str, Any], family: Family, workload: Workload, path: str
     return prepared
 
 
-def compare(document: dict[str, Any], prepared: Prepared, normalise: Callable[[str], str],
-            replayer: Replayer) -> dict[str, Any]:
+def compare(document: JsonObject, prepared: Prepared, normalise: Callable[[str], str],
+            replayer: Replayer) -> JsonObject:
     """Mark each counterexample known or new; sort the baseline entries no counterexample matched into fixed,
     rare (still violating, not drawn this time) and not run.  Every counterexample is known or new, and every
     entry is matched or in exactly one list.  ``normalise(label)`` gives a document label's normalised protocol."""
@@ -320,36 +365,41 @@ def compare(document: dict[str, Any], prepared: Prepared, normalise: Callable[[s
         by_pair.setdefault(item.key[:2], []).append(item)
     taken: set[int] = set()
 
-    def take(item: Known, how: str, example: dict[str, Any]) -> None:
+    def take(item: Known, how: str, example: JsonObject) -> None:
         taken.add(id(item))
         example["baseline"] = "known"
         example["baseline_match"] = how
 
-    for example in document["counterexamples"]:
-        key = (normalise(example["protocol"]), example.get("finding", example["invariant"]), tuple(example["events"]))
+    examples = json_objects(document.get("counterexamples"))
+    for example in examples:
+        finding = example.get("finding")
+        key = (normalise(json_text(example.get("protocol"))),
+               finding if isinstance(finding, str) else json_text(example.get("invariant")),
+               tuple(json_texts(example.get("events"))))
         if prepared.runs:
             example["baseline_history"] = seen_in(prepared.runs, history_key(*key[:2]))
         same_pair = [item for item in by_pair.get(key[:2], []) if id(item) not in taken]
         exact = next((item for item in same_pair if item.key == key), None)
-        loose = next((item for item in same_pair if not item.entry.get("one_minimal", True)), None)
+        loose = next((item for item in same_pair if item.entry.one_minimal is False), None)
+        shrink = json_object(example.get("shrink"))
         if exact is not None:
             take(exact, "order", example)
             continue
-        if same_pair and (not example["shrink"]["one_minimal"] or loose is not None):
+        if same_pair and (not shrink.get("one_minimal") or loose is not None):
             take(loose or same_pair[0], "protocol and invariant (an order not shrunk)", example)
             continue
         # equally short orders of one violation: which one the shrinker returns depends on where the sweep
         # first saw it, so a proved-shortest order as short as a baseline entry that still violates is that
         # known violation, not a new one (replayed only when it comes to this)
         as_short = [item for item in same_pair if len(item.events) == len(key[2])] \
-            if example["shrink"]["shortest_proved"] else []
+            if shrink.get("shortest_proved") else []
         prepared.replay(replayer, as_short, limited=False)
         match = next((item for item in as_short if prepared.status(item)), None)
         if match is not None:
             take(match, "protocol, invariant and length (another shortest order)", example)
         else:
             example["baseline"] = "new"
-    run = {normalise(label) for label in document["by_protocol"]}
+    run = {normalise(label) for label in json_object(document.get("by_protocol"))}
     unmatched = [item for item in prepared.known if id(item) not in taken]
     prepared.replay(replayer, [item for item in unmatched if item.protocol in run])
     fixed, still, not_run, unchecked = list(prepared.fixed), [], [], []
@@ -360,13 +410,12 @@ def compare(document: dict[str, Any], prepared: Prepared, normalise: Callable[[s
         elif status is None:
             unchecked.append(item.entry)
         elif status:
-            still.append({**item.entry, **(seen_in(prepared.runs, history_key(item.protocol, item.key[1]))
-                                           if prepared.runs else {})})
+            still.append({**item.entry.to_json(), **(seen_in(prepared.runs, history_key(item.protocol, item.key[1]))
+                                                     if prepared.runs else {})})
         else:
             fixed.append(item.entry)
-    return {"file": prepared.path, "known": sum(c["baseline"] == "known" for c in document["counterexamples"]),
-            "new": sum(c["baseline"] == "new" for c in document["counterexamples"]), "fixed": fixed,
-            "rare": still, "still_violating": still, "runs_recorded": len(prepared.runs), "not_run": not_run,
-            "not_replayable": prepared.not_replayable,
-            "unchecked": unchecked, "workload_changed": prepared.workload_changed}
-
+    return {"file": prepared.path, "known": sum(c.get("baseline") == "known" for c in examples),
+            "new": sum(c.get("baseline") == "new" for c in examples), "fixed": [e.to_json() for e in fixed],
+            "rare": still, "still_violating": still, "runs_recorded": len(prepared.runs),
+            "not_run": [e.to_json() for e in not_run], "not_replayable": prepared.not_replayable,
+            "unchecked": [e.to_json() for e in unchecked], "workload_changed": prepared.workload_changed}

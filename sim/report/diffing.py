@@ -16,11 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 from sim.core.errors import InputError
 from sim.core.files import read_text, strict_json
 from sim.core.findings import finding_id
+from sim.core.records import json_int, json_objects, json_text, json_texts
+from sim.core.values import JsonObject, JsonValue
+from sim.report.results import DesignRow, Lasso, LivenessRow, ReviewDocument
 
 #: How deep a document is searched for counterexamples, and how many it may hold (limits on everything).
 MAX_DEPTH = 12
@@ -48,7 +51,7 @@ class Finding:
         return f"{scope}{self.name} under {self.protocol} ({count} event{'' if count == 1 else 's'}: {events})"
 
 
-def _read(path: str | Path) -> dict[str, Any]:
+def _read(path: str | Path) -> JsonObject:
     """One run document, parsed; a file that is not such a document is an :class:`InputError`."""
     text = read_text(path, "run document")
     try:
@@ -60,71 +63,76 @@ def _read(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def _findings(data: dict[str, Any], path: str, judged: set[tuple[str, str]] | None = None) -> list[Finding]:
-    """The findings of one parsed document; ``judged`` gathers each (design, protocol) whose liveness it judged."""
-    found = list(_walk(data, "", 0, path, set() if judged is None else judged))
+def _findings(found: list[Finding], path: str) -> list[Finding]:
+    """The findings of one document, within the limit."""
     if len(found) > MAX_FINDINGS:
         raise InputError(f"{path}: more than {MAX_FINDINGS:,} findings")
     return found
 
 
-def _is_run(data: dict) -> bool:
+def _is_run(data: JsonObject) -> bool:
     return "counterexamples" in data or isinstance(data.get("designs"), list)
 
 
-def _walk(value: Any, scope: str, depth: int, path: str, judged: set[tuple[str, str]]) -> Iterator[Finding]:
+def _walk(value: JsonValue, scope: str, depth: int, path: str) -> Iterator[Finding]:
+    """The counterexamples of a ``fuzz --json`` document, wherever it nests them (its workload is their scope)."""
     if depth > MAX_DEPTH:
         return
     if isinstance(value, list):
         for item in value:
-            yield from _walk(item, scope, depth + 1, path, judged)
+            yield from _walk(item, scope, depth + 1, path)
         return
     if not isinstance(value, dict):
         return
     for key in ("design", "name", "workload"):
         if isinstance(value.get(key), str) and ("counterexamples" in value or key == "design"):
-            scope = value[key]
+            scope = json_text(value.get(key))
             break
     examples = value.get("counterexamples")
     if "counterexamples" in value and not isinstance(examples, list):  # findings unread would pass blind
         raise InputError(f"{path}: 'counterexamples' must be a list of counterexamples, not "
                          f"{type(examples).__name__}")
-    for position, example in enumerate(examples or ()):
+    for position, example in enumerate(examples if isinstance(examples, list) else ()):
         yield _finding(example, scope, f"{path}: counterexamples[{position}]")
-    for row in _liveness_rows(value):
-        judged.add((scope, row["protocol"]))
-        for name, verdict in row["properties"].items():
-            if isinstance(verdict, dict) and verdict.get("status") == "violated":
-                lasso: dict[str, Any] = verdict["lasso"] if isinstance(verdict.get("lasso"), dict) else {}
-                events = [str(e) for e in lasso.get("prefix") or ()] + [FOREVER] + [
-                    str(e) for e in lasso.get("cycle") or ()]
-                yield Finding(scope, row["protocol"], f"{name} (liveness)", tuple(events), exhaustive=True)
     for key, item in value.items():
         if key != "counterexamples" and isinstance(item, (dict, list)):
-            yield from _walk(item, scope, depth + 1, path, judged)
+            yield from _walk(item, scope, depth + 1, path)
 
 
-def _liveness_rows(value: dict) -> list[dict[str, Any]]:
-    """A review section's liveness results: one row per protocol judged (``sim.app.review_liveness``)."""
-    rows = value.get("liveness")
-    if not isinstance(rows, list):
-        return []
-    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("protocol"), str)
-            and isinstance(r.get("properties"), dict)]
-
-
-def _finding(example: Any, scope: str, where: str) -> Finding:
+def _finding(example: JsonValue, scope: str, where: str) -> Finding:
     if not isinstance(example, dict) or not isinstance(example.get("protocol"), str) \
             or not isinstance(example.get("invariant"), str):
         raise InputError(f"{where} must be an object with a protocol and an invariant")
     name = example.get("finding")
     if not isinstance(name, str):
-        place = example.get("where", "")
-        name = finding_id(example["invariant"], place if isinstance(place, str) else "")
+        name = finding_id(json_text(example.get("invariant")), json_text(example.get("where")))
     events = example.get("events", [])
     if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
         raise InputError(f"{where}.events must be a list of events (strings)")
-    return Finding(scope, example["protocol"], name, tuple(events))
+    return Finding(scope, json_text(example.get("protocol")), name, tuple(json_texts(events)))
+
+
+def _review_findings(review: ReviewDocument, judged: set[tuple[str, str]]) -> Iterator[Finding]:
+    """A review's findings: each design's counterexamples, then the lassos of its Liveness section (each
+    (design, protocol) whose liveness it judged gathered in ``judged``)."""
+    for design in review.designs:
+        for example in design.counterexamples:
+            yield Finding(design.name, example.protocol, example.finding or finding_id(example.invariant,
+                                                                                       example.where or ""),
+                          example.events)
+        for row in _liveness_rows(design):
+            judged.add((design.name, row.protocol))
+            for name, verdict in row.properties.items():
+                if verdict.status == "violated":
+                    lasso = verdict.lasso or Lasso()
+                    yield Finding(design.name, row.protocol, f"{name} (liveness)",
+                                  (*lasso.prefix, FOREVER, *lasso.cycle), exhaustive=True)
+
+
+def _liveness_rows(design: DesignRow) -> list[LivenessRow]:
+    """A review's liveness results: one row per protocol judged (``sim.app.review_liveness``)."""
+    return [LivenessRow.from_json(row, f"designs[{design.name}].sections.liveness[{position}]")
+            for section in design.sections for position, row in enumerate(json_objects(section.get("liveness")))]
 
 
 @dataclass
@@ -145,29 +153,27 @@ def read_run(path: str | Path) -> Run:
     type): a finding left unread would be compared as gone."""
     data = _read(path)
     swept: dict[tuple[str, str], tuple[int, int]] = {}
-    if isinstance(data.get("designs"), list):
-        kind = "review"
-        for position, design in enumerate(data["designs"]):
-            if not isinstance(design, dict) or not isinstance(design.get("counterexamples"), list):
-                raise InputError(f"{path}: designs[{position}] must be an object with its 'counterexamples' (a "
-                                 "list): a design whose findings cannot be read cannot be compared")
-            if isinstance(design.get("protocols"), list):
-                for row in design["protocols"]:
-                    if isinstance(row, dict) and isinstance(row.get("protocol"), str):
-                        swept[(str(design.get("name", "")), row["protocol"])] = (
-                            _int(design.get("seed_start")), _int(row.get("runs")))
-    else:
-        kind = "fuzz"
-        by_protocol = data.get("by_protocol")
-        for label, tally in (by_protocol.items() if isinstance(by_protocol, dict) else ()):
-            runs = tally.get("runs") if isinstance(tally, dict) else None
-            swept[(str(data.get("workload", "")), label)] = (_int(data.get("seed_start")), _int(runs))
     judged: set[tuple[str, str]] = set()
-    return Run(str(path), kind, _findings(data, str(path), judged), swept, judged)
+    if isinstance(data.get("designs"), list):
+        try:
+            review = ReviewDocument.from_json(data)
+            found = list(_review_findings(review, judged))
+        except InputError as error:
+            raise InputError(f"{path}: {error.message} (a review whose findings cannot all be read cannot be "
+                             "compared)") from None
+        for design in review.designs:
+            for row in design.protocols:
+                swept[(design.name, row.protocol)] = (0, row.runs)  # a review's sweeps start at seed 0
+        return Run(str(path), "review", _findings(found, str(path)), swept, judged)
+    by_protocol = data.get("by_protocol")
+    for label, tally in (by_protocol.items() if isinstance(by_protocol, dict) else ()):
+        runs = tally.get("runs") if isinstance(tally, dict) else None
+        swept[(json_text(data.get("workload")), label)] = (_int(data.get("seed_start")), _int(runs))
+    return Run(str(path), "fuzz", _findings(list(_walk(data, "", 0, str(path))), str(path)), swept, judged)
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _int(value: JsonValue) -> int:
+    return json_int(value) or 0
 
 
 @dataclass
@@ -178,8 +184,8 @@ class Comparison:
     not_drawn: list[Finding]
     not_run: list[Finding]
 
-    def to_json(self) -> dict[str, Any]:
-        def rows(found: list[Finding]) -> list[dict[str, Any]]:
+    def to_json(self) -> JsonObject:
+        def rows(found: list[Finding]) -> list[JsonObject]:
             return [{"scope": f.scope, "protocol": f.protocol, "finding": f.name, "events": list(f.events)}
                     for f in found]
 

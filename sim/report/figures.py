@@ -18,12 +18,18 @@ from __future__ import annotations
 import io
 import math
 import textwrap
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
 
 import matplotlib
 import matplotlib.patches
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
+
+from sim.core.records import json_number, json_object
+from sim.core.stats import Share
+from sim.core.values import JsonObject
+from sim.report.results import DesignRow, InterferencePoint
 
 #: Colours of verdicts in the heatmap, in order: holds, violated, no effect / not run.
 VERDICT_COLOURS = ("#4c9f70", "#c44e52", "#d9d9d9")
@@ -143,13 +149,13 @@ SHARE_MIN_SPAN = 0.02
 LOG_SPAN_RATIO = 100.0
 
 
-def share_axis(axis, shares: Sequence[dict[str, float]]) -> None:
-    """Zoom one axis of shares (``{value, low, high}``) to where they are, every interval whole, so points spread
-    over the axes instead of crowding one corner of [0, 1]; a log scale when they span orders of magnitude.
-    Never below 0 or above 1 by more than the margin (a narrow window near 0 or 1 is moved inside)."""
-    values = [s["value"] for s in shares]
-    low = min([s["low"] for s in shares] + values, default=0.0)
-    high = max([s["high"] for s in shares] + values, default=1.0)
+def share_axis(axis, shares: Sequence[Share]) -> None:
+    """Zoom one axis of shares to where they are, every interval whole, so points spread over the axes instead
+    of crowding one corner of [0, 1]; a log scale when they span orders of magnitude.  Never below 0 or above 1
+    by more than the margin (a narrow window near 0 or 1 is moved inside)."""
+    values = [s.value for s in shares]
+    low = min([s.low for s in shares] + values, default=0.0)
+    high = max([s.high for s in shares] + values, default=1.0)
     positive = [v for v in values if v > 0]
     limits = axis.axes.set_xlim if axis.axis_name == "x" else axis.axes.set_ylim
     scale = axis.axes.set_xscale if axis.axis_name == "x" else axis.axes.set_yscale
@@ -163,51 +169,60 @@ def share_axis(axis, shares: Sequence[dict[str, float]]) -> None:
     limits(start - SHARE_MARGIN * span, start + span + SHARE_MARGIN * span)
 
 
-def work_done_points(design: dict[str, Any]) -> tuple[list[dict[str, Any]], str, bool]:
+@dataclass(frozen=True, slots=True)
+class SafetyPoint:
+    """One protocol of :func:`safety_vs_availability`: its share of work done and of runs violating safety."""
+
+    protocol: str
+    violating: Share
+    progress: Share
+
+
+#: A share of nothing, for a protocol whose work done nobody measured.
+NOTHING = Share(value=0, low=0, high=0)
+
+
+def work_done_points(design: DesignRow) -> tuple[list[SafetyPoint], str, bool]:
     """The points of :func:`safety_vs_availability` for a review design: (points, the x axis's measure, whether
     it is work done *safely*).  A family that tells work done safely apart (its protocol rows hold
     ``safe_progress``) is plotted by it -- a write over content its author never saw is no work done --
     and the axis says so; other families by their work done (``progress``)."""
-    safe = bool(design["protocols"]) and all("safe_progress" in row for row in design["protocols"])
-    nothing = {"value": 0, "low": 0, "high": 0}
+    safe = bool(design.protocols) and all(row.safe_progress is not None for row in design.protocols)
     points = []
-    for row in design["protocols"]:
-        done = row["safe_progress"] if safe else row["progress"]
-        points.append({"protocol": row["protocol"], "violating": row["violating_runs"]["share"],
-                       "progress": done["share"] if done else nothing})
-    label = (design.get("safe_progress_label") or "applied safely / planned") if safe else design["progress_label"]
+    for row in design.protocols:
+        done = row.safe_progress if safe else row.progress
+        points.append(SafetyPoint(row.protocol, row.violating_runs.share if row.violating_runs else NOTHING,
+                                  done.share if done else NOTHING))
+    label = (design.safe_progress_label or "applied safely / planned") if safe else design.progress_label
     return points, label, safe
 
 
-def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progress_label: str,
+def safety_vs_availability(points: Sequence[SafetyPoint], title: str, progress_label: str,
                            safely: bool = False) -> Figure:
     """One point per protocol: share of work done (x) against share of runs violating safety (y), with
     Wilson intervals on both axes; protocols that land on the same spot share one labelled point.  Both axes
     zoom to the points (:func:`share_axis`: a log scale where shares span orders of magnitude), and each
     point's number stands clear of the other numbers, points and intervals (:mod:`sim.report.labels`).
-    ``points``: ``{"protocol", "progress": {value, low, high}, "violating": {value, low, high}}``.
     ``safely``: the x axis is work done safely (``progress_label`` names it), and the axis says it is not the
     plain work done."""
     from sim.report.labels import number_points
 
     figure = Figure(figsize=(10.0, 5.0), layout="constrained")
     ax = figure.subplots()
-    groups: dict[tuple[float, float], list[dict[str, Any]]] = {}
+    groups: dict[tuple[float, float], list[SafetyPoint]] = {}
     for point in points:
-        spot = (round(point["progress"]["value"], 3), round(point["violating"]["value"], 3))
+        spot = (round(point.progress.value, 3), round(point.violating.value, 3))
         groups.setdefault(spot, []).append(point)
     numbered = []
     for index, members in enumerate(groups.values()):
-        x, y = members[0]["progress"], members[0]["violating"]
-        drawn = ax.errorbar([x["value"]], [y["value"]],
-                            xerr=[[x["value"] - x["low"]], [x["high"] - x["value"]]],
-                            yerr=[[y["value"] - y["low"]], [y["high"] - y["value"]]],
-                            fmt="o", capsize=3, color=f"C{index % 10}")
+        x, y = members[0].progress, members[0].violating
+        drawn = ax.errorbar([x.value], [y.value], xerr=[[x.value - x.low], [x.high - x.value]],
+                            yerr=[[y.value - y.low], [y.high - y.value]], fmt="o", capsize=3, color=f"C{index % 10}")
         for artist in (drawn.lines[0], *drawn.lines[1], *drawn.lines[2]):
             artist.set_clip_on(False)  # a point at 0 or 1 is drawn whole on the axis's edge
-        numbered.append((x["value"], y["value"], ", ".join(m["protocol"] for m in members), f"C{index % 10}"))
-    share_axis(ax.xaxis, [p["progress"] for p in points])  # zoomed to the data: points spread, not in a corner
-    share_axis(ax.yaxis, [p["violating"] for p in points])
+        numbered.append((x.value, y.value, ", ".join(m.protocol for m in members), f"C{index % 10}"))
+    share_axis(ax.xaxis, [p.progress for p in points])  # zoomed to the data: points spread, not in a corner
+    share_axis(ax.yaxis, [p.violating for p in points])
     ax.tick_params(labelsize=MIN_FONT_PT + 1)
     ax.set_xlabel(f"{progress_label} (share, 95% Wilson interval)"
                   + ("\nwork done safely: applied once, over what its author expected (not plain applied)"
@@ -220,24 +235,22 @@ def safety_vs_availability(points: Sequence[dict[str, Any]], title: str, progres
     return figure
 
 
-def interference_curves(curves: dict[str, list[dict[str, Any]]], title: str, bound: int | None = None,
+def interference_curves(curves: Mapping[str, Sequence[InterferencePoint]], title: str, bound: int | None = None,
                         xlabel: str = "faults injected per run (at most; the curves go past the design's bound on "
                                       "purpose)") -> Figure:
     """Violating-run share against faults per run, one line per protocol, with 95% Wilson bands; protocols
-    with the same curve share one line.  ``bound``: the design's own faults per run, marked.
-
-    ``curves[protocol]``: ``[{"faults_per_run", "share": {value, low, high}}, ...]``."""
+    with the same curve share one line.  ``bound``: the design's own faults per run, marked."""
     merged: dict[tuple, list[str]] = {}
     for protocol, points in curves.items():
-        merged.setdefault(tuple((p["faults_per_run"], p["share"]["value"]) for p in points), []).append(protocol)
-    curves = {" | ".join(names): curves[names[0]] for names in merged.values()}
-    figure = Figure(figsize=(9.0, 5.0 + 0.16 * sum(len(k.split(" | ")) for k in curves)), layout="constrained")
+        merged.setdefault(tuple((p.faults_per_run, p.share.value) for p in points), []).append(protocol)
+    lines = {" | ".join(names): curves[names[0]] for names in merged.values()}
+    figure = Figure(figsize=(9.0, 5.0 + 0.16 * sum(len(k.split(" | ")) for k in lines)), layout="constrained")
     ax = figure.subplots()
-    for index, (protocol, points) in enumerate(curves.items()):
-        xs = [p["faults_per_run"] for p in points]
-        ys = [p["share"]["value"] for p in points]
+    for index, (protocol, points) in enumerate(lines.items()):
+        xs = [p.faults_per_run for p in points]
+        ys = [p.share.value for p in points]
         ax.plot(xs, ys, marker="o", color=f"C{index % 10}", label=protocol.replace(" | ", "\n"))
-        ax.fill_between(xs, [p["share"]["low"] for p in points], [p["share"]["high"] for p in points],
+        ax.fill_between(xs, [p.share.low for p in points], [p.share.high for p in points],
                         color=f"C{index % 10}", alpha=0.15)
     if bound is not None:
         ax.axvline(bound, color="#777777", linestyle="--", linewidth=0.8,
@@ -254,7 +267,7 @@ def interference_curves(curves: dict[str, list[dict[str, Any]]], title: str, bou
     return figure
 
 
-def saturation_curve(points: Sequence[Sequence[Any]], title: str) -> Figure:
+def saturation_curve(points: Sequence[tuple[int, Mapping[str, int]]], title: str) -> Figure:
     """Distinct run behaviours against seeds run, one line per protocol (protocols with the same curve share
     one): where a line flattens, more seeds stopped finding new behaviour.
 
@@ -287,8 +300,21 @@ EXPOSURE_PANELS = (("duplicate_effects", "already_committed", "arithmetic: alrea
 EXPOSURE_INFORMATIVE_WIDTH = 0.5
 
 
-def informative_panels(simulated: dict[str, dict[str, dict[str, float]]], analytic: dict[str, Any]
-                       ) -> tuple[list[str], list[str]]:
+#: A family section's simulated metrics: protocol -> metric -> ``{value, ci_low, ci_high}`` (None: not measured).
+Simulated = Mapping[str, Mapping[str, Mapping[str, float | None]]]
+
+
+def exposure_of(section: JsonObject) -> tuple[dict[str, dict[str, dict[str, float | None]]], dict[str, float]]:
+    """A family section's simulated metrics and its exact arithmetic (``analytic``), read as numbers."""
+    simulated = {protocol: {metric: {key: json_number(value) for key, value in json_object(cell).items()}
+                            for metric, cell in json_object(metrics).items()}
+                 for protocol, metrics in json_object(section.get("metrics")).items()}
+    analytic = {name: number for name, value in json_object(section.get("analytic")).items()
+                for number in [json_number(value)] if number is not None}
+    return simulated, analytic
+
+
+def informative_panels(simulated: Simulated, analytic: Mapping[str, float]) -> tuple[list[str], list[str]]:
     """Which exposure panels carry intervals narrow enough to read, and why each other one is left out."""
     kept, reasons = [], []
     for metric, reference, _ in EXPOSURE_PANELS:
@@ -305,8 +331,8 @@ def informative_panels(simulated: dict[str, dict[str, dict[str, float]]], analyt
     return kept, reasons
 
 
-def exposure_bars(simulated: dict[str, dict[str, dict[str, float]]], analytic: dict[str, Any],
-                  tasks: int, metrics: Sequence[str] | None = None) -> Figure:
+def exposure_bars(simulated: Simulated, analytic: Mapping[str, float], tasks: int,
+                  metrics: Sequence[str] | None = None) -> Figure:
     """Duplicate effects and human exceptions per ``tasks`` tasks for each protocol (exact Poisson
     intervals, never below zero), beside the worked example's arithmetic; ``metrics``: the panels to draw
     (default: those :func:`informative_panels` keeps, else both)."""
@@ -340,24 +366,39 @@ SWIMLANE_INDEX_IN = 0.5
 SWIMLANE_LINE_IN = 0.17
 
 
-def swimlane(lanes: Sequence[str], events: Iterable[dict[str, Any]], title: str,
-             marks: str = "the violating event") -> Figure:
-    """One column per actor, one row per event, top to bottom (the layout of the text timeline); faults in
-    orange, the violating event in red.  However many events, the figure is as wide as its lanes allow
-    (``MAX_WIDTH_IN`` at most) and grows downwards; every label is whole, wrapped to its lane.
+@dataclass(frozen=True, slots=True)
+class LaneEvent:
+    """One event of a swimlane: its actor (the lane), its label, and whether it is a fault or marked."""
 
-    ``events``: ``{"actor", "label", "fault": bool, "marked": bool}`` in history order.
-    """
+    actor: str
+    label: str
+    fault: bool = False
+    marked: bool = False
+
+
+def lane_events(family: Any, history: Iterable[Any], marked: Iterable[int]) -> list[LaneEvent]:
+    """A run's events as a swimlane shows them (``marked``: the indexes of the violating events); skipped
+    events and the script's are left out."""
+    chosen = set(marked)
+    return [LaneEvent(e.actor, family.describe(e), family.is_fault(e), e.index in chosen)
+            for e in history if not e.get("skipped") and e.actor != "script"]
+
+
+def swimlane(lanes: Sequence[str], events: Iterable[LaneEvent], title: str,
+             marks: str = "the violating event") -> Figure:
+    """One column per actor, one row per event (in history order), top to bottom (the layout of the text
+    timeline); faults in orange, the violating event in red.  However many events, the figure is as wide as its
+    lanes allow (``MAX_WIDTH_IN`` at most) and grows downwards; every label is whole, wrapped to its lane."""
     events = list(events)
-    lanes = [lane for lane in lanes if any(e["actor"] == lane for e in events)]
-    lanes += sorted({e["actor"] for e in events} - set(lanes))
+    lanes = [lane for lane in lanes if any(e.actor == lane for e in events)]
+    lanes += sorted({e.actor for e in events} - set(lanes))
     lane_in = min(2.6, (MAX_WIDTH_IN - SWIMLANE_INDEX_IN - 0.3) / max(1, len(lanes)))
     column = {lane: i for i, lane in enumerate(lanes)}
 
     def width(actor: str) -> int:  # one event per row: a label may run over the lanes to its right
         return max(10, int(((len(lanes) - column[actor]) * lane_in - 0.2) * 72 / (MIN_FONT_PT * 0.62)))
 
-    wrapped = [textwrap.fill(e["label"], width(e["actor"]), break_long_words=False, break_on_hyphens=False)
+    wrapped = [textwrap.fill(e.label, width(e.actor), break_long_words=False, break_on_hyphens=False)
                for e in events]
     heights = [SWIMLANE_LINE_IN * (text.count("\n") + 1) + 0.08 for text in wrapped]
     total = sum(heights)
@@ -368,12 +409,12 @@ def swimlane(lanes: Sequence[str], events: Iterable[dict[str, Any]], title: str,
     y = 0.0
     for number, (event, text, height) in enumerate(zip(events, wrapped, heights)):
         centre = y + height / 2
-        x = column[event["actor"]]
-        colour = MARK_COLOUR if event["marked"] else (FAULT_COLOUR if event["fault"] else EVENT_COLOUR)
-        ax.scatter([x], [centre], s=70 if event["marked"] else 30, color=colour, zorder=3,
-                   edgecolors="black" if event["marked"] else "none")
+        x = column[event.actor]
+        colour = MARK_COLOUR if event.marked else (FAULT_COLOUR if event.fault else EVENT_COLOUR)
+        ax.scatter([x], [centre], s=70 if event.marked else 30, color=colour, zorder=3,
+                   edgecolors="black" if event.marked else "none")
         ax.text(x + 0.06, centre, text, fontsize=MIN_FONT_PT, va="center", ha="left",
-                color=colour if event["marked"] else "black", fontweight="bold" if event["marked"] else "normal",
+                color=colour if event.marked else "black", fontweight="bold" if event.marked else "normal",
                 bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.3, "alpha": 0.85})
         ax.text(-0.5, centre, str(number), fontsize=MIN_FONT_PT, va="center", ha="right", color="#555555")
         y += height

@@ -14,74 +14,88 @@ import os
 import platform
 import shlex
 import shutil
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
+from matplotlib.figure import Figure
+
 from sim.core.errors import InputError
+from sim.core.records import json_text
+from sim.core.values import JsonObject
 from sim.report import figures as plots
 from sim.report.export import current_commit, export, fencesim_version, file_stem, timeline
 from sim.report.outputs import CACHES, check_output_dir
-from sim.report.render import markdown, to_html
-from sim.report.review import DesignReview, ReviewedCounterexample, ReviewResult
+from sim.report.render import FigureNames, markdown, to_html
+from sim.report.results import DesignRow, ExampleFiles, ReportMeta, ReviewDocument
+from sim.report.review import DesignReview, ReviewedCounterexample, ReviewResult, with_counterexamples
 
 #: Fields of results.json that change from run to run by design (the reference check ignores them).
 VOLATILE_FIELDS = ("meta.generated_at", "meta.commit", "meta.fencesim_version", "meta.python", "meta.platform",
                    "meta.seconds", "designs[].seconds")
 
 
-def draw(results: ReviewResult) -> tuple[dict[str, dict[str, str]], dict[str, Any]]:
-    """Every figure of the review: ``names[key][kind]`` (file stems) and the Figure objects by stem.  A family
-    section with a figure gets its file (``section["figure"]``, ``figures/<stem>.svg``)."""
-    names: dict[str, dict[str, str]] = {}
-    drawn: dict[str, Any] = {}
+def draw(results: ReviewResult) -> tuple[FigureNames, dict[str, Figure]]:
+    """Every figure of the review: ``names[key][kind]`` (file stems) and the Figure objects by stem."""
+    names: FigureNames = {}
+    drawn: dict[str, Figure] = {}
     for reviewed in results.designs:
         design, family = reviewed.row, reviewed.family
-        key = design["name"]
+        key = design.name
         stem = file_stem(key)
-        matrix = design["matrix"]
-        heat_cells = {tuple(k.split("\t")): ("violated" if v["violated"] else "ok", v["text"])
-                      for k, v in matrix["cells"].items()}
+        matrix = design.matrix
+        heat_cells = {cell: ("violated" if v.violated else "ok", v.text) for cell, v in matrix.cells.items()}
         names[key] = {"heatmap": f"verdict_matrix_{stem}", "safety": f"safety_vs_availability_{stem}",
                       "interference": f"interference_{stem}", "saturation": f"saturation_{stem}"}
         drawn[names[key]["heatmap"]] = plots.verdict_heatmap(
-            matrix["rows"], matrix["columns"], heat_cells,
-            f"{key}: protocol x scenario (red: an invariant is violated)", matrix["labels"])
+            matrix.rows, matrix.columns, heat_cells,
+            f"{key}: protocol x scenario (red: an invariant is violated)", matrix.labels)
         points, label, safely = plots.work_done_points(design)
         drawn[names[key]["safety"]] = plots.safety_vs_availability(
             points, f"{key}: safety against work done{' safely' if safely else ''} "
-            f"({design['seeds_done']} runs per protocol)", label, safely)
-        if any(design["interference"].values()):  # a budget may cut every level: no curve, no figure
+            f"({design.seeds_done} runs per protocol)", label, safely)
+        if any(design.interference.values()):  # a budget may cut every level: no curve, no figure
             drawn[names[key]["interference"]] = plots.interference_curves(
-                design["interference"], f"{key}: violating runs as faults per run grow",
-                design["workload"]["per_run_max"])
-        if design.get("map"):
+                design.interference, f"{key}: violating runs as faults per run grow", design.workload.per_run_max)
+        if design.map:
             from sim.report.maps import pareto_figure
 
             names[key]["pareto"] = f"pareto_{stem}"
-            drawn[names[key]["pareto"]] = pareto_figure(design["map"])
+            drawn[names[key]["pareto"]] = pareto_figure(design.map)
         drawn[names[key]["saturation"]] = plots.saturation_curve(
-            design.get("saturation", []), f"{key}: distinct behaviours against seeds (saturation)")
+            design.saturation, f"{key}: distinct behaviours against seeds (saturation)")
         for run in reviewed.counterexamples:
             example = run.row
-            marked = set(example["violating_events"])
-            events = [{"actor": e.actor, "label": family.describe(e), "fault": family.is_fault(e),
-                       "marked": e.index in marked}
-                      for e in run.history if not e.get("skipped") and e.actor != "script"]
-            names[example["name"]] = {"swimlane": f"swimlane_{file_stem(example['name'])}"}
-            drawn[names[example["name"]]["swimlane"]] = plots.swimlane(
-                family.lanes, events, f"{example['invariant']} under {example['protocol']}")
-        for index, section in enumerate(design["sections"]):
-            if not section["metrics"]:
-                continue
-            panels, reasons = plots.informative_panels(section["metrics"], section["analytic"])
-            section["figure_left_out"] = reasons  # an interval too wide to read is a table, not a bar
-            if panels:
-                section["figure"] = f"figures/section_{stem}_{index}.svg"
-                drawn[f"section_{stem}_{index}"] = plots.exposure_bars(
-                    section["metrics"], section["analytic"], int(section["unit"].split()[1].replace(",", "")),
-                    panels)
+            names[example.name] = {"swimlane": f"swimlane_{file_stem(example.name)}"}
+            drawn[names[example.name]["swimlane"]] = plots.swimlane(
+                family.lanes, plots.lane_events(family, run.history, example.violating_events),
+                f"{example.invariant} under {example.protocol}")
+        drawn.update(_sections(design, drawing=True)[1])
     return names, drawn
+
+
+def _sections(design: DesignRow, drawing: bool = False) -> tuple[tuple[JsonObject, ...], dict[str, Figure]]:
+    """The design's sections as the report writes them -- a section with simulated metrics gets its figure
+    (``figure``: ``figures/<stem>.svg``) and says what no figure shows (``figure_left_out``: an interval too
+    wide to read is a table, not a bar) -- and, ``drawing``, those figures by stem."""
+    stem = file_stem(design.name)
+    sections: list[JsonObject] = []
+    drawn: dict[str, Figure] = {}
+    for index, section in enumerate(design.sections):
+        simulated, analytic = plots.exposure_of(section)
+        if not simulated:
+            sections.append(section)
+            continue
+        panels, reasons = plots.informative_panels(simulated, analytic)
+        shown: JsonObject = {**section, "figure_left_out": list(reasons)}
+        if panels:
+            shown["figure"] = f"figures/section_{stem}_{index}.svg"
+        if panels and drawing:
+            tasks = int(json_text(section.get("unit")).split()[1].replace(",", ""))
+            drawn[f"section_{stem}_{index}"] = plots.exposure_bars(simulated, analytic, tasks, panels)
+        sections.append(shown)
+    return tuple(sections), drawn
 
 
 def check_report_dir(out_dir: str | Path, what: str = "--out", inputs: Sequence[tuple[str, Path]] = ()) -> Path:
@@ -139,29 +153,31 @@ def _written(path: Path) -> set[str] | None:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(document, dict) or "designs" not in document or not isinstance(document.get("meta"), dict) \
-            or "fencesim_version" not in document["meta"]:
+    meta = document.get("meta") if isinstance(document, dict) else None
+    if not isinstance(meta, dict) or "designs" not in document or "fencesim_version" not in meta:
         return None
-    if isinstance(document.get("files"), list):
-        return {str(name) for name in document["files"]}
-    return _derived_files(document)
+    files = document.get("files")
+    if isinstance(files, list):
+        return {str(name) for name in files}
+    try:
+        return _derived_files(ReviewDocument.from_json(document))
+    except InputError:  # a report too old, or too damaged, to name its files: the three it always has
+        return {"summary.md", "report.html", "results.json"}
 
 
-def _derived_files(document: dict) -> set[str]:
+def _derived_files(document: ReviewDocument) -> set[str]:
     """The files of a report written before results.json listed them: what its designs name."""
     names = {"summary.md", "report.html", "results.json"}
-    try:
-        for design in document["designs"]:
-            figures = list(design.get("figures", {}).values())
-            stem = file_stem(str(design["name"]))
-            figures += [f"figures/section_{stem}_{i}.svg" for i in range(len(design.get("sections", [])))]
-            for example in design.get("counterexamples", []):
-                figures.append(example["figure"])
-                names.update(example["files"].values())
-            for figure in figures:
-                names.update({figure, str(Path(figure).with_suffix(".png"))})
-    except (KeyError, TypeError, AttributeError):
-        return names
+    for design in document.designs:
+        figures = list((design.figures or {}).values())
+        stem = file_stem(design.name)
+        figures += [f"figures/section_{stem}_{i}.svg" for i in range(len(design.sections))]
+        for example in design.counterexamples:
+            figures += [example.figure] if example.figure else []
+            if example.files is not None:
+                names.update((example.files.scenario, example.files.timeline, example.files.pytest))
+        for figure in figures:
+            names.update({figure, str(Path(figure).with_suffix(".png"))})
     return names
 
 
@@ -194,52 +210,59 @@ def _swap(building: Path, out_dir: Path) -> None:
 
 
 def _build(results: ReviewResult, folder: Path, seconds: float) -> None:
+    """Every file of the report folder: each counterexample's files, the figures, then ``results.json``,
+    ``summary.md`` and ``report.html`` from one typed document -- the review's rows, completed with the files,
+    commands and figures the folder holds (``results``' rows are replaced by them)."""
     (folder / "figures").mkdir(parents=True)
-    cx_dir = folder / "counterexamples"
     for reviewed in results.designs:
-        family = reviewed.family
-        for run in reviewed.counterexamples:
-            example = run.row
-            marked = example["violating_events"]
-            example["timeline"] = timeline(family, run.history, marked)
-            scenario = _scenario(reviewed, run)
-            fix = example["advice"]["recommended"] if example["advice"] else None
-            paths = export(family, scenario, run.history, cx_dir, marked, fix)
-            relative = Path("counterexamples") / paths.scenario.name
-            example["files"] = {"scenario": str(relative), "timeline": str(relative.with_suffix(".timeline.txt")),
-                                "pytest": str(Path("counterexamples") / paths.pytest.name)}
-            example["replay"] = f"fencesim run {shlex.quote(str(relative))}"
-            example["serve"] = f"fencesim serve --scenario {shlex.quote(str(relative))}"
+        _export_counterexamples(reviewed, folder / "counterexamples")
     names, drawn = draw(results)
     svgs = {}
     for stem, figure in drawn.items():
         svgs[stem] = plots.to_svg(figure)
         (folder / "figures" / f"{stem}.svg").write_text(svgs[stem], encoding="utf-8")
         (folder / "figures" / f"{stem}.png").write_bytes(plots.to_png(figure))
-    meta = {
-        "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-        "fencesim_version": fencesim_version(), "commit": current_commit(),
-        "python": platform.python_version(), "platform": platform.platform(terse=True),
-        "seconds": round(seconds, 1),
-    }
+    meta = ReportMeta(generated_at=datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+                      fencesim_version=fencesim_version(), commit=current_commit(),
+                      python=platform.python_version(), platform=platform.platform(terse=True),
+                      seconds=round(seconds, 1))
     for reviewed in results.designs:
-        reviewed.row["figures"] = {kind: f"figures/{stem}.svg" for kind, stem in names[reviewed.name].items()}
-        for example in reviewed.row["counterexamples"]:
-            example["figure"] = f"figures/{names[example['name']]['swimlane']}.svg"
-    document = results.to_json()
-    document["meta"] = meta
-    document["files"] = sorted(set(_present(folder)) | {"summary.md", "report.html", "results.json"})
-    (folder / "results.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (folder / "summary.md").write_text(markdown(document, meta, names), encoding="utf-8")
-    (folder / "report.html").write_text(to_html(document, meta, names, svgs), encoding="utf-8")
+        for run in reviewed.counterexamples:
+            run.row = replace(run.row, figure=f"figures/{names[run.row.name]['swimlane']}.svg")
+        reviewed.row = replace(with_counterexamples(reviewed.row, reviewed.counterexamples),
+                               sections=_sections(reviewed.row)[0],
+                               figures={kind: f"figures/{stem}.svg" for kind, stem in names[reviewed.name].items()})
+    files = sorted(set(_present(folder)) | {"summary.md", "report.html", "results.json"})
+    document = replace(results.document(), meta=meta, files=tuple(files))
+    written = document.to_json()
+    (folder / "results.json").write_text(json.dumps(written, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (folder / "summary.md").write_text(markdown(document, names), encoding="utf-8")
+    (folder / "report.html").write_text(to_html(document, names, svgs), encoding="utf-8")
+
+
+def _export_counterexamples(reviewed: DesignReview, cx_dir: Path) -> None:
+    """Each counterexample of the design as its files (scenario, timeline, pytest) and the commands that replay
+    it; its row gains them."""
+    family = reviewed.family
+    for run in reviewed.counterexamples:
+        example = run.row
+        scenario = _scenario(reviewed, run)
+        fix = example.advice.recommended if example.advice is not None else None
+        paths = export(family, scenario, run.history, cx_dir, list(example.violating_events), fix)
+        relative = Path("counterexamples") / paths.scenario.name
+        files = ExampleFiles(scenario=str(relative), timeline=str(relative.with_suffix(".timeline.txt")),
+                             pytest=str(Path("counterexamples") / paths.pytest.name))
+        run.row = replace(example, timeline=timeline(family, run.history, list(example.violating_events)), files=files,
+                          replay=f"fencesim run {shlex.quote(str(relative))}",
+                          serve=f"fencesim serve --scenario {shlex.quote(str(relative))}")
 
 
 def _scenario(reviewed: DesignReview, run: ReviewedCounterexample) -> Any:
     """The counterexample as a scenario file of its family (replayable with no seed)."""
     family, design, example = reviewed.family, reviewed.row, run.row
-    meta = {"name": example["name"], "invariant": example["invariant"], "workload": design["workload"]["name"],
-            "minimal": example["one_minimal"], "seed": example["seed"], "commit": current_commit(),
-            "description": (f"Minimal order violating {example['invariant']} under {example['protocol']}, found "
-                            f"by the review of {design['name']} (seed {example['seed']}).")}
-    return family.counterexample(reviewed.workload, family.parse_protocol(example["protocol"]),
-                                 example["invariant"], run.events, meta)
+    meta = {"name": example.name, "invariant": example.invariant, "workload": design.workload.name,
+            "minimal": example.one_minimal, "seed": example.seed, "commit": current_commit(),
+            "description": (f"Minimal order violating {example.invariant} under {example.protocol}, found "
+                            f"by the review of {design.name} (seed {example.seed}).")}
+    return family.counterexample(reviewed.workload, family.parse_protocol(example.protocol),
+                                 example.invariant, run.events, meta)

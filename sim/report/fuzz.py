@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from sim.core import stats
+from sim.core.family import Family
+from sim.core.values import JsonObject
+from sim.report.advice import advice_document
 from sim.report.explain import explained, finding_violation
 from sim.report.export import counterexample_name, current_commit, export, fencesim_version, shown_path
-from sim.report.review import advice_document
 from sim.search.pipeline import FuzzResult, identical_groups
+from sim.search.tally import ProtocolTally
 
 
-def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
+def export_all(result: FuzzResult, out: Path) -> list[JsonObject]:
     """Export each counterexample (TOML, timeline, pytest) and describe it for the document."""
     family, workload = result.family, result.workload
     commit = current_commit()
@@ -29,11 +32,11 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
         replay = family.replay(scenario, example.protocol)
         report = family.check(replay.history, (invariant,))
         marked = sorted({v.event_index for v in report.safety_violations if v.event_index is not None})
-        shown = finding_violation(family, scenario, report.safety_violations, example.finding)
+        detail, facts = explained(finding_violation(family, scenario, report.safety_violations, example.finding))
         fix = example.advice.recommended if example.advice is not None else None
         paths = export(family, scenario, replay.history, out, marked, fix)
         shrunk = example.shrunk
-        entry = {
+        entry: JsonObject = {
             "protocol": label, "invariant": invariant, "where": example.where, "finding": example.finding,
             "events": [str(e) for e in example.events],
             "actors": [family.actor(e) for e in example.events],
@@ -44,17 +47,17 @@ def export_all(result: FuzzResult, out: Path) -> list[dict[str, Any]]:
                        "shortest_proved": shrunk.shortest_proved, "actor_switches": shrunk.switches,
                        "fewest_switches": shrunk.fewest_switches},
             "violating_events": marked,
-            **explained(shown),
+            "detail": detail, "explanation": [fact.to_json() for fact in facts],
             "replay": f"fencesim run {shlex.quote(shown_path(paths.scenario))}",
         }
         if example.advice is not None:
-            entry["advice"] = advice_document(example.advice)
+            entry["advice"] = advice_document(example.advice).to_json()
         entry["ledger"] = [e.to_json() for e in family.effect_ledger(replay.history)]
         examples.append(entry)
     return examples
 
 
-def protocol_document(family, tally) -> dict[str, Any]:
+def protocol_document(family: Family, tally: ProtocolTally) -> JsonObject:
     """One protocol's counts, with its liveness beside its safety (work done, and whether it did any)."""
     out = tally.to_json()
     if family.progress is not None:
@@ -65,14 +68,15 @@ def protocol_document(family, tally) -> dict[str, Any]:
     return out
 
 
-def safe_progress(family, tally) -> dict[str, Any]:
+def safe_progress(family: Family, tally: ProtocolTally) -> JsonObject:
     """Work done safely of one protocol's runs (``Family.safe_progress``), as ``progress`` gives work done."""
-    done, planned = (int(tally.measures.get(name, 0)) for name in family.safe_progress)
+    measured, planned_by = family.safe_progress or ("", "")
+    done, planned = (int(tally.measures.get(name, 0)) for name in (measured, planned_by))
     return {"done": done, "planned": planned, "share": stats.share(done, planned).to_json(),
-            "what": f"{family.safe_progress[0]} / {family.safe_progress[1]}"}
+            "what": f"{measured} / {planned_by}"}
 
 
-def mechanisms_document(result: FuzzResult) -> dict[str, Any]:
+def mechanisms_document(result: FuzzResult) -> JsonObject:
     """Per protocol, the non-default mechanisms that never acted on the workload, and the groups of
     protocols whose results are identical (:func:`sim.search.pipeline.identical_groups`: equal tallies and
     the same minimal counterexample per invariant; a report shows a group once)."""
@@ -84,7 +88,7 @@ def mechanisms_document(result: FuzzResult) -> dict[str, Any]:
             "identical": identical_groups(result)}
 
 
-def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[str, Any]:
+def fuzz_document(result: FuzzResult, examples: list[JsonObject]) -> JsonObject:
     """The ``fencesim fuzz --json`` document."""
     summary = result.summary
     return {
@@ -109,7 +113,7 @@ def fuzz_document(result: FuzzResult, examples: list[dict[str, Any]]) -> dict[st
     }
 
 
-def coverage_warnings(tallies: dict[str, Any]) -> list[str]:
+def coverage_warnings(tallies: Mapping[str, ProtocolTally]) -> list[str]:
     """One line per declared coverage goal a protocol's sweep never reached (a CI job warns on each)."""
     lines = []
     for label, tally in tallies.items():

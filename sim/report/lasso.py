@@ -20,6 +20,7 @@ from typing import Any, Sequence
 from sim.core.family import Family
 from sim.core.files import write_files_atomically
 from sim.core.knobs import Protocol
+from sim.core.values import JsonObject
 from sim.core.workload import Workload
 from sim.report.export import NAME_LIMIT, counterexample_name, scenario_toml, slug, timeline
 from sim.report.outputs import SWIMLANE_MARK, check_output_names
@@ -56,8 +57,8 @@ def export_lasso(family: Family, workload: Workload, protocol: Protocol, verdict
                    + (f"a cycle of {len(cycle)}, played twice here; it repeats forever." if cycle else
                       "a state where nothing the system must do is enabled: it stays there forever.")
                    + f" Found by: {command}")
-    lasso: dict[str, Any] = {"property": verdict.name, "prefix": len(prefix), "cycle": len(cycle),
-                             "workload": source or workload.name}
+    lasso: JsonObject = {"property": verdict.name, "prefix": len(prefix), "cycle": len(cycle),
+                         "workload": source or workload.name}
     if verdict.item is not None:
         lasso["item"] = str(verdict.item)
     if unfair:
@@ -77,10 +78,9 @@ def export_lasso(family: Family, workload: Workload, protocol: Protocol, verdict
 
 def _swimlane(family: Family, history: Any, cycle_at: set[int], verdict: Any, protocol: Protocol) -> str:
     """The replay drawn as the review draws a counterexample, the cycle's events (both turns) marked."""
-    from sim.report.figures import swimlane, to_svg
+    from sim.report.figures import lane_events, swimlane, to_svg
 
-    events = [{"actor": e.actor, "label": family.describe(e), "fault": family.is_fault(e),
-               "marked": e.index in cycle_at} for e in history if not e.get("skipped") and e.actor != "script"]
+    events = lane_events(family, history, cycle_at)
     title = (f"{verdict.name} under {protocol.label}: "
              + ("the marked events repeat forever" if cycle_at else "after the last event, nothing more happens"))
     svg = to_svg(swimlane(family.lanes, events, title, CYCLE))

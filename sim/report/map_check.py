@@ -15,9 +15,10 @@ mixes decided and undecided designs, and a design not decided is alike to nothin
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Callable
 
 from sim.report.phrases import map_lines, map_rows
+from sim.search.map_document import MapDocument
 
 SAFE, VIOLATED, UNDECIDED = "safe", "violated", "not decided"
 
@@ -31,13 +32,12 @@ FINDING = re.compile(r"^Finding: (?P<safe>\S+) is safe for (?P<invariant>\w+) bu
 CERTIFICATE = re.compile(r"^Certificate: on .*? no (?P<invariant>\w+) iff .*?(?: \(not decided: (?P<undecided>.*)\))?$")
 
 
-def map_contradictions(drawn: dict[str, Any] | None,
-                       sentences: Callable[[dict[str, Any]], list[str]] = map_lines) -> list[str]:
+def map_contradictions(drawn: MapDocument | None,
+                       sentences: Callable[[MapDocument], list[str]] = map_lines) -> list[str]:
     """Every sentence of the map (as ``sentences`` renders them) that its table contradicts, and every row
     whose designs do not share its verdict."""
-    if not drawn or not drawn.get("protocols"):
+    if drawn is None or not drawn.protocols:
         return []
-    drawn = _filled(drawn)
     table = _table(drawn)
     out = _groups(drawn, table)
     for line in sentences(drawn):
@@ -45,18 +45,7 @@ def map_contradictions(drawn: dict[str, Any] | None,
     return out
 
 
-def _filled(drawn: dict[str, Any]) -> dict[str, Any]:
-    """The map with what a partial document leaves out (a map written by hand, an older one) at its default:
-    each design alike to itself, not measured, the lists empty."""
-    points = [{"same_as": p["protocol"], "violating_share": None, "availability_per_run": {}, **p,
-               "invariants": {name: {"shortest_events": "?", **verdict}
-                              for name, verdict in (p.get("invariants") or {}).items()}}
-              for p in drawn["protocols"]]
-    return {"knobs": [], "max_events": "?", "minimal_safe": [], "pareto_front": [], "certificates": [],
-            "monotonicity_findings": [], **drawn, "protocols": points}
-
-
-def _table(drawn: dict[str, Any]) -> dict[str, tuple[str, dict[str, int | None]]]:
+def _table(drawn: MapDocument) -> dict[str, tuple[str, dict[str, int | None]]]:
     """Each design of the map -> the verdict and the shortest violations (invariant -> events, None where the
     row gives no number) of the row that stands for it (its own, or its group's)."""
     _, rows = map_rows(drawn)
@@ -67,22 +56,22 @@ def _table(drawn: dict[str, Any]) -> dict[str, tuple[str, dict[str, int | None]]
             name, _, events = part.rpartition(" ")
             shortest[name] = int(events) if events.isdigit() else None
         by_row[row[0].split(" (and ", 1)[0]] = (row[1], shortest)
-    return {p["protocol"]: by_row[p["same_as"]] for p in drawn["protocols"] if p["same_as"] in by_row}
+    return {p.protocol: by_row[p.representative] for p in drawn.protocols if p.representative in by_row}
 
 
-def _groups(drawn: dict[str, Any], table: dict[str, tuple[str, dict[str, int | None]]]) -> list[str]:
+def _groups(drawn: MapDocument, table: dict[str, tuple[str, dict[str, int | None]]]) -> list[str]:
     out = []
-    for point in drawn["protocols"]:
-        if point["protocol"] not in table:
-            out.append(f"the map's table has no row for {point['protocol']} (alike to {point['same_as']}, which "
+    for point in drawn.protocols:
+        if point.protocol not in table:
+            out.append(f"the map's table has no row for {point.protocol} (alike to {point.representative}, which "
                        "has no row of its own)")
             continue
-        verdict = table[point["protocol"]][0]
-        if not verdict.startswith(point["status"]):
-            out.append(f"the map's table shows {point['protocol']} as {verdict!r} (in the row of {point['same_as']}), "
-                       f"but its own search says {point['status']}")
-        if point["status"] == UNDECIDED and point["same_as"] != point["protocol"]:
-            out.append(f"the map's table groups {point['protocol']}, not decided, as alike to {point['same_as']}: "
+        verdict = table[point.protocol][0]
+        if not verdict.startswith(point.status):
+            out.append(f"the map's table shows {point.protocol} as {verdict!r} (in the row of "
+                       f"{point.representative}), but its own search says {point.status}")
+        if point.status == UNDECIDED and point.representative != point.protocol:
+            out.append(f"the map's table groups {point.protocol}, not decided, as alike to {point.representative}: "
                        "a design not decided is alike to nothing")
     return out
 

@@ -2,67 +2,89 @@
 
 The work of a review (sweeps, shrinking, the verdict matrix, interference
 curves) is :mod:`sim.app.reviewing`; this module only turns what that work
-returned into the rows ``results.json`` and the report show.
+returned into the typed rows (:mod:`sim.report.results`) ``results.json`` and the report show.
 """
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from sim.core import stats
 from sim.core.family import Family
+from sim.core.ledger import Entry
+from sim.core.values import JsonObject
+from sim.report.advice import advice_document
 from sim.report.explain import explained, finding_violation
 from sim.report.export import counterexample_name
+from sim.report.results import (
+    AvailabilityCount,
+    BlastRadius,
+    Counted,
+    CounterexampleRow,
+    CoverageRow,
+    DesignRow,
+    InvariantRuns,
+    LedgerEntry,
+    ProtocolRow,
+    ReviewDocument,
+    WorkDone,
+)
 from sim.search.pipeline import FuzzResult
-
-RESULTS_FORMAT = 1
 
 
 @dataclass
 class ReviewedCounterexample:
-    """One minimal counterexample of a review: ``row`` (its entry in ``results.json``, JSON values only), the
-    run its order replays to (``history``) and the order itself (``events``)."""
+    """One minimal counterexample of a review: ``row`` (its entry in ``results.json``), the run its order
+    replays to (``history``) and the order itself (``events``)."""
 
-    row: dict[str, Any]
+    row: CounterexampleRow
     history: Any
     events: tuple[Any, ...]
 
 
 @dataclass
 class DesignReview:
-    """One design's review: ``row`` (its entry in ``results.json``, JSON values only), the family and workload
-    it ran on, its counterexamples with their runs (``counterexamples[i].row is row["counterexamples"][i]``)
-    and the seconds it took."""
+    """One design's review: ``row`` (its entry in ``results.json``), the family and workload it ran on and its
+    counterexamples with their runs (``counterexamples[i].row is row.counterexamples[i]``)."""
 
-    row: dict[str, Any]
+    row: DesignRow
     family: Family
     workload: Any
     counterexamples: list[ReviewedCounterexample] = field(default_factory=list)
-    seconds: float = 0.0
 
     @property
     def name(self) -> str:
-        return str(self.row["name"])
+        return self.row.name
 
-    def to_json(self) -> dict[str, Any]:
-        """The design's entry of ``results.json`` (a copy), with its wall time."""
-        return {**copy.deepcopy(self.row), "seconds": self.seconds}
+    @property
+    def seconds(self) -> float:
+        """Wall-clock seconds the design's review took."""
+        return self.row.seconds or 0.0
+
+    def to_json(self) -> JsonObject:
+        """The design's entry of ``results.json``, with its wall time."""
+        return self.row.to_json()
 
 
 @dataclass
 class ReviewResult:
-    """What :func:`sim.app.reviewing.run_review` returns: the review's own fields (``row``: format, budget,
-    statistics) and one :class:`DesignReview` per design."""
+    """What :func:`sim.app.reviewing.run_review` returns: the review's budget (``budget_s``, None: none) and
+    the phases it stopped, and one :class:`DesignReview` per design."""
 
-    row: dict[str, Any]
+    budget_s: float | None
+    budget_stopped: tuple[str, ...]
     designs: list[DesignReview]
 
-    def to_json(self) -> dict[str, Any]:
+    def document(self) -> ReviewDocument:
+        """``results.json`` without the report folder's own fields (meta, files)."""
+        return ReviewDocument(budget_s=self.budget_s, budget_stopped=self.budget_stopped,
+                              statistics=dict(stats.METHODS), designs=tuple(d.row for d in self.designs))
+
+    def to_json(self) -> JsonObject:
         """``results.json`` without the report folder's own fields (meta, figures, files)."""
-        return {**copy.deepcopy(self.row), "designs": [design.to_json() for design in self.designs]}
-#: Below this share of work done, a protocol is flagged as doing (almost) nothing.
+        return self.document().to_json()
+
 
 #: ``progress(phase, done, total)``, or with a note of how far the item is (``progress(phase, 0, 1, note)``: the
 #: command line's bar and progress lines take both).
@@ -84,38 +106,13 @@ def safe_progress_label(family: Family) -> str | None:
     return f"{done.replace('_', ' ')} / {planned.replace('_', ' ')}"
 
 
-#: The advisor's answer as documents give it (``fencesim fuzz --json`` and ``results.json``).
-ADVICE_KEYS = ("recommended", "changes", "changes_needed", "fixes", "progress_share", "availability_per_run",
-               "seed_start", "seeds", "verified_seeds", "runs_violating_it", "runs_violating_it_before",
-               "violating_runs", "sample_violating_runs", "sample_seeds", "sample_runs_violating_it",
-               "sample_runs_violating_it_before", "stopped", "proof", "runner_up", "kept")
-
-
-def advice_document(advice) -> dict[str, Any]:
-    """The advisor's answer: its recommendation, whether it is a verified fix, and the counts behind it."""
-    out = {key: getattr(advice, key) for key in ADVICE_KEYS}
-    out["changes"] = {k: str(v) for k, v in advice.changes.items()}
-    if getattr(advice, "safe_progress_share", None) is not None:
-        out["safe_progress_share"] = advice.safe_progress_share  # the work done its cost is ranked by
-    if getattr(advice, "beyond_protocol", None):
-        out["beyond_protocol"] = advice.beyond_protocol
-    if getattr(advice, "where", ""):  # advice on one finding: what it counts, and its invariant's runs at any where
-        out.update(invariant=advice.invariant, where=advice.where,
-                   runs_violating_invariant=advice.runs_violating_invariant)
-    if getattr(advice, "order_still_shows", None):
-        out["order_still_shows"] = list(advice.order_still_shows)
-    return out
-
-
-def protocol_rows(result: FuzzResult) -> list[dict[str, Any]]:
+def protocol_rows(result: FuzzResult) -> list[ProtocolRow]:
     """Safety, availability and liveness of each protocol, with intervals."""
     family = result.family
     rows = []
     for protocol in result.protocols:
         tally = result.summary.tallies[protocol.label]
-        progress = tally.progress(family)
-        if progress is not None:
-            progress.pop("what")  # the review names it once, in its progress label
+        done = tally.progress(family)
         applies_nothing = tally.applies_nothing(family)
         violating = tally.violating_runs
         if violating:
@@ -124,39 +121,42 @@ def protocol_rows(result: FuzzResult) -> list[dict[str, Any]]:
             verdict = "applies nothing"
         else:
             verdict = "no safety violation found"
-        rows.append({
-            "protocol": protocol.label,
-            "knobs": protocol.describe(),
-            "runs": tally.runs,
-            "violating_runs": {"count": violating, "share": stats.share(violating, tally.runs).to_json()},
-            "by_invariant": {name: {"violating_runs": n, "share": stats.share(n, tally.runs).to_json()}
-                             for name, n in tally.by_invariant.items()},
-            "availability": {name: {"count": n, "per_run": round(n / max(1, tally.runs), 4)}
-                             for name, n in tally.counted.items()},
-            "progress": progress,
-            "applies_nothing": applies_nothing,
-            "verdict": verdict,
-        })
+        safe = None
         if family.safe_progress is not None:
-            done, planned = (int(tally.measures.get(n, 0)) for n in family.safe_progress)
-            rows[-1]["safe_progress"] = {"done": done, "planned": planned,
-                                         "share": stats.share(done, planned).to_json()}
+            safe_done, planned = (int(tally.measures.get(n, 0)) for n in family.safe_progress)
+            safe = WorkDone(done=safe_done, planned=planned, share=stats.share(safe_done, planned).rounded())
         never = [item["line"] for item in family.never_fired(result.workload, protocol, tally.measures)]
-        if never:
-            rows[-1]["never_fired"] = never
+        rows.append(ProtocolRow(
+            protocol=protocol.label, knobs=protocol.describe(), runs=tally.runs,
+            violating_runs=Counted(count=violating, share=stats.share(violating, tally.runs).rounded()),
+            by_invariant={name: InvariantRuns(violating_runs=n, share=stats.share(n, tally.runs).rounded())
+                          for name, n in tally.by_invariant.items()},
+            availability={name: AvailabilityCount(count=n, per_run=round(n / max(1, tally.runs), 4))
+                          for name, n in tally.counted.items()},
+            # the review names what is counted once, in its progress label
+            progress=None if done is None else WorkDone(done=done["done"], planned=done["planned"],
+                                                        share=stats.share(done["done"], done["planned"]).rounded()),
+            applies_nothing=applies_nothing, verdict=verdict, safe_progress=safe, never_fired=tuple(never) or None))
     return rows
 
 
-def coverage_rows(result: FuzzResult) -> list[dict[str, Any]]:
+def coverage_rows(result: FuzzResult) -> list[CoverageRow]:
     """Per protocol: the declared goals (runs reaching each, or never), distinct behaviours, and the blast radius
     (the effect ledgers of its violating runs, per kind, per 10,000 runs)."""
     rows = []
     for protocol in result.protocols:
         tally = result.summary.tallies[protocol.label]
-        coverage = tally.coverage.to_json()
-        rows.append({"protocol": protocol.label, "goals": coverage["goals"], "never": coverage["never"],
-                     "distinct_behaviours": coverage["distinct_behaviours"], "blast_radius": tally.ledger.to_json()})
+        rows.append(CoverageRow(protocol=protocol.label, goals=dict(tally.coverage.reached),
+                                never=tuple(tally.coverage.never()),
+                                distinct_behaviours=tally.coverage.sketch.count(),
+                                blast_radius=BlastRadius.from_json(tally.ledger.to_json(), "blast_radius")))
     return rows
+
+
+def ledger_row(entry: Entry) -> LedgerEntry:
+    """One ledger entry as a document gives it."""
+    return LedgerEntry(kind=entry.kind, object=entry.object, happened=entry.happened, who=entry.who,
+                       can_do=entry.can_do, what=entry.what, who_acts=entry.who_acts, event_index=entry.event_index)
 
 
 def counterexample_rows(result: FuzzResult, design_name: str) -> list[ReviewedCounterexample]:
@@ -168,17 +168,21 @@ def counterexample_rows(result: FuzzResult, design_name: str) -> list[ReviewedCo
         replay = family.replay(workload.base, example.protocol, example.events)
         report = family.check(replay.history, (example.invariant,))
         marked = sorted({v.event_index for v in report.safety_violations if v.event_index is not None})
+        detail, facts = explained(finding_violation(family, workload.base, report.safety_violations,
+                                                    example.finding))
         advice = example.advice
-        out.append(ReviewedCounterexample({
-            "name": name, "protocol": example.protocol.label, "invariant": example.invariant,
-            "where": example.where, "finding": example.finding,
-            "events": [str(e) for e in example.events], "seed": example.seed, "run": example.run,
-            "original_events": example.shrunk.original_length,
-            "one_minimal": example.shrunk.one_minimal, "shortest_proved": example.shrunk.shortest_proved,
-            "shrink_end": example.shrunk.reason,
-            "violating_events": marked,
-            **explained(finding_violation(family, workload.base, report.safety_violations, example.finding)),
-            "advice": None if advice is None else advice_document(advice),
-            "ledger": [e.to_json() for e in family.effect_ledger(replay.history)],
-        }, replay.history, tuple(example.events)))
+        row = CounterexampleRow(
+            name=name, protocol=example.protocol.label, invariant=example.invariant, where=example.where,
+            finding=example.finding, events=tuple(str(e) for e in example.events), seed=example.seed,
+            run=example.run, original_events=example.shrunk.original_length,
+            one_minimal=example.shrunk.one_minimal, shortest_proved=example.shrunk.shortest_proved,
+            shrink_end=example.shrunk.reason, violating_events=tuple(marked), detail=detail, explanation=facts,
+            advice=None if advice is None else advice_document(advice),
+            ledger=tuple(ledger_row(e) for e in family.effect_ledger(replay.history)))
+        out.append(ReviewedCounterexample(row, replay.history, tuple(example.events)))
     return out
+
+
+def with_counterexamples(row: DesignRow, examples: list[ReviewedCounterexample]) -> DesignRow:
+    """The design's row holding ``examples``' rows (in their order)."""
+    return replace(row, counterexamples=tuple(e.row for e in examples))

@@ -101,7 +101,7 @@ class Advice:
     #: The next best verified candidate, with its counts and proof (None: no other was verified).
     runner_up: dict | None = None
     #: Knobs the design set away from their defaults: the candidates keep them (never dropped or weakened).
-    kept: dict[str, Any] = field(default_factory=dict)
+    kept: dict[str, str] = field(default_factory=dict)
     #: Where the finding advised on happens ("" for an invariant as a whole): its runs are the ones counted.
     where: str = ""
     #: The other findings the exported order still shows under the recommendation (each has its own advice).

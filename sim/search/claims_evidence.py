@@ -22,13 +22,17 @@ exhaustive search" when the search finished, else "not found in N runs
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
 
 from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Protocol
+from sim.core.records import Record, json_objects, json_text, json_texts
+from sim.core.values import JsonObject
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.map_document import MapDocument
 
 
 def protocol_proofs(family: Family, workload: Workload, protocols: Sequence[Protocol], max_events: int,
@@ -47,34 +51,37 @@ def protocol_proofs(family: Family, workload: Workload, protocols: Sequence[Prot
     return out
 
 
-def settle(family: Family, claims: Sequence[dict], matrix: dict[str, Any] | None = None,
-           sections: Sequence[dict] = (), drawn_map: dict[str, Any] | None = None,
-           proofs: dict[str, Any] | None = None) -> list[dict]:
-    """Each claim judged by every piece of evidence given (the module doc); new dicts, the same order."""
-    return [_settled(family, dict(claim), matrix, sections, drawn_map, proofs or {}) for claim in claims]
+def settle(family: Family, claims: Sequence[JsonObject],
+           cells: Mapping[tuple[str, str], Sequence[str]] | None = None, sections: Sequence[JsonObject] = (),
+           drawn_map: MapDocument | None = None, proofs: Mapping[str, Any] | None = None) -> list[JsonObject]:
+    """Each claim judged by every piece of evidence given (the module doc); new objects, the same order.
+    ``cells``: the verdict matrix, ``(protocol, column)`` -> the invariants that cell violates."""
+    return [_settled(family, dict(claim), cells or {}, sections, drawn_map, proofs or {}) for claim in claims]
 
 
-def _settled(family: Family, claim: dict, matrix, sections, drawn_map, proofs) -> dict:
-    label, invariants = claim["protocol"], set(claim.get("invariants") or family.safety_invariants)
+def _settled(family: Family, claim: JsonObject, cells: Mapping[tuple[str, str], Sequence[str]],
+             sections: Sequence[JsonObject], drawn_map: MapDocument | None, proofs: Mapping[str, Any]) -> JsonObject:
+    label = json_text(claim.get("protocol"))
+    invariants = set(json_texts(claim.get("invariants")) or family.safety_invariants)
     protocol = family.parse_protocol(label)
     against: list[str] = []
     if claim.get("violating_runs"):
         against.append(f"{claim['violating_runs']} of {claim['runs']} runs of the sweep violate it")
-    cells = [f"{column} ({', '.join(hit)})" for key, cell in ((matrix or {}).get("cells") or {}).items()
-             for row, column in [key.split("\t", 1)]
-             for hit in [sorted(invariants & set(cell.get("violated") or ()))] if row == label and hit]
-    against += _grouped("the verdict matrix", "order", cells)
+    hits = [f"{column} ({', '.join(hit)})" for (row, column), violated in cells.items()
+            for hit in [sorted(invariants & set(violated))] if row == label and hit]
+    against += _grouped("the verdict matrix", "order", hits)
     for section in sections:
-        found = [f"{f['invariant']} at {f['where']}" for f in section.get("violations") or ()
-                 if f["invariant"] in invariants and _same(family, f["protocol"], protocol)]
-        against += _grouped(section.get("title", "a section"), "finding", found)
-    for point in (drawn_map or {}).get("protocols") or ():
-        if not _same(family, point["protocol"], protocol):
+        found = [f"{json_text(f.get('invariant'))} at {json_text(f.get('where'))}"
+                 for f in json_objects(section.get("violations"))
+                 if f.get("invariant") in invariants and _same(family, json_text(f.get("protocol")), protocol)]
+        against += _grouped(json_text(section.get("title"), "a section"), "finding", found)
+    for point in drawn_map.protocols if drawn_map is not None else ():
+        if not _same(family, point.protocol, protocol):
             continue
         for name in sorted(invariants):
-            verdict = (point.get("invariants") or {}).get(name) or {}
-            if verdict.get("status") == "violated":
-                against.append(f"the design map: {name} in {verdict.get('shortest_events')} events")
+            verdict = point.invariants.get(name)
+            if verdict is not None and verdict.status == "violated":
+                against.append(f"the design map: {name} in {verdict.shortest_events} events")
     proof = proofs.get(label)
     if proof is not None:
         for name in sorted(invariants & set(proof.minimal_orders)):
@@ -97,9 +104,9 @@ def _grouped(source: str, noun: str, items: list[str]) -> list[str]:
     return [f"{source}: {items[0]}{more}"]
 
 
-def _support(claim: dict, proof: Any) -> str:
+def _support(claim: JsonObject, proof: Any) -> str:
     runs = claim.get("runs")
-    sampled = claim["evidence"] if runs is None else f"not found in {runs} runs"
+    sampled = json_text(claim.get("evidence")) if runs is None else f"not found in {runs} runs"
     if proof is None:
         return sampled + " (sampling, not a proof)"
     if proof.complete:
@@ -117,13 +124,36 @@ def _same(family: Family, label: str, protocol: Protocol) -> bool:
         return False
 
 
-def proof_row(result: Any) -> dict[str, Any]:
-    """A protocol's exhaustive search as its review row shows it: the bound, whether it finished, what it
-    proved absent and each invariant it found violated with its shortest order."""
-    return {"max_events": result.max_events, "complete": result.complete, "end": result.reason,
-            "distinct_states": result.distinct_states,
-            "within_events": result.max_events if result.complete else max(0, len(result.states_per_depth) - 2),
-            "proved_absent": result.proved_absent,
-            "violated": {name: {"shortest_events": result.shortest[name],
-                                "order": [str(e) for e in result.minimal_orders[name][0]]}
-                         for name in sorted(result.minimal_orders)}}
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShortestOrder(Record):
+    """An invariant an exhaustive search found violated: the length of its shortest order, and the order."""
+
+    shortest_events: int
+    order: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExhaustiveRow(Record):
+    """A protocol's exhaustive search as its review row shows it: the bound, whether it finished (and what
+    ended it), the depth it cleared, what it proved absent and each invariant it found violated."""
+
+    max_events: int = 0
+    complete: bool = False
+    end: str = ""
+    distinct_states: int = 0
+    within_events: int = 0
+    proved_absent: tuple[str, ...] = ()
+    violated: dict[str, ShortestOrder] = field(default_factory=dict)
+
+
+def proof_row(result: Any) -> ExhaustiveRow:
+    """A protocol's exhaustive search (:class:`~sim.search.exhaustive.ExhaustiveResult`) as its review row
+    shows it."""
+    return ExhaustiveRow(
+        max_events=result.max_events, complete=result.complete, end=result.reason,
+        distinct_states=result.distinct_states,
+        within_events=result.max_events if result.complete else max(0, len(result.states_per_depth) - 2),
+        proved_absent=tuple(result.proved_absent),
+        violated={name: ShortestOrder(shortest_events=result.shortest[name],
+                                      order=tuple(str(e) for e in result.minimal_orders[name][0]))
+                  for name in sorted(result.minimal_orders)})

@@ -37,15 +37,30 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.knobs import Knob, Protocol
 from sim.core.stats import share as share_interval
+from sim.core.values import JsonObject
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.exhaustive import ExhaustiveResult, ExploreOptions, explore
+from sim.search.map_document import (
+    SAFE,
+    UNDECIDED,
+    VIOLATED,
+    Excluded,
+    MapCertificate,
+    MapClause,
+    MapDocument,
+    MapPoint,
+    MapVerdict,
+    MonotonicityFinding,
+    NearestUnsafe,
+    Shown,
+)
 from sim.search.sweep import sweep
 from sim.search.tally import APPLIES_NOTHING_BELOW
 
@@ -58,10 +73,6 @@ MAP_DEPTH_MAX = 12
 COST_SEEDS_DEFAULT = 300
 #: Distinct states exhaustive search may keep in all, per protocol of a map.
 MAP_STATES_MAX = 200_000
-
-SAFE = "safe"
-VIOLATED = "violated"
-UNDECIDED = "not decided"
 
 
 @dataclass
@@ -109,20 +120,18 @@ class Point:
         share = self.violating_runs / self.runs if self.runs else 0.0
         return (share, sum(self.availability.values()), 1.0 - (self.progress if self.progress is not None else 1.0))
 
-    def to_json(self) -> dict[str, Any]:
-        share = share_interval(self.violating_runs, self.runs).to_json() if self.runs else None
-        return {
-            "protocol": self.protocol.label, "knobs": {k: _shown(v) for k, v in self.values.items()},
-            "status": self.status(), "end": self.search.reason, "max_events": self.search.max_events,
-            "distinct_states": self.search.distinct_states,
-            "invariants": {name: {"status": self.status(name),
-                                  **({"shortest_events": self.search.shortest[name], "witness": self.witness(name)}
-                                     if name in self.search.shortest else {})}
-                           for name in self.search.invariants},
-            "runs": self.runs, "violating_runs": self.violating_runs,
-            "violating_share": share, "availability_per_run": dict(self.availability), "progress_share": self.progress,
-            "applies_nothing": self.applies_nothing,
-        }
+    def document(self, same_as: str) -> MapPoint:
+        """The point as the map's document shows it (``same_as``: the design whose row stands for it)."""
+        verdicts = {name: MapVerdict(status=self.status(name), shortest_events=self.search.shortest.get(name),
+                                     witness=_texts(self.witness(name)))
+                    for name in self.search.invariants}
+        return MapPoint(protocol=self.protocol.label, knobs={k: _shown(v) for k, v in self.values.items()},
+                        status=self.status(), end=self.search.reason, max_events=self.search.max_events,
+                        distinct_states=self.search.distinct_states, invariants=verdicts, runs=self.runs,
+                        violating_runs=self.violating_runs,
+                        violating_share=share_interval(self.violating_runs, self.runs).rounded() if self.runs else None,
+                        availability_per_run=dict(self.availability), progress_share=self.progress,
+                        applies_nothing=self.applies_nothing, same_as=same_as)
 
 
 @dataclass
@@ -144,12 +153,13 @@ class Clause:
             elif len(others) == 1:
                 parts.append(f"{knob.name} is not {_shown(others[0])}")
             else:
-                parts.append(f"{knob.name} in {{{', '.join(_shown(v) for v in values)}}}")
+                parts.append(f"{knob.name} in {{{', '.join(str(_shown(v)) for v in values)}}}")
         return " and ".join(parts) or "any design"
 
-    def to_json(self, knobs: Sequence[Knob]) -> dict[str, Any]:
-        return {"condition": self.words(knobs), "knobs": {k: [_shown(v) for v in vs] for k, vs in self.sets.items()},
-                "proved_safe_example": self.example}
+    def document(self, knobs: Sequence[Knob]) -> MapClause:
+        return MapClause(condition=self.words(knobs), knobs={k: tuple(_shown(v) for v in vs)
+                                                             for k, vs in self.sets.items()},
+                         proved_safe_example=self.example)
 
 
 @dataclass
@@ -158,10 +168,10 @@ class Certificate:
 
     invariant: str
     clauses: list[Clause]
-    excluded: list[dict[str, Any]]  # violated protocols at the boundary, each with its witness order
+    excluded: list[Excluded]  # violated protocols at the boundary, each with its witness order
     undecided: list[str]
 
-    def words(self, workload: str, max_events: int, knobs: Sequence[Knob], held: dict[str, Any] | None = None
+    def words(self, workload: str, max_events: int, knobs: Sequence[Knob], held: Mapping[str, str] | None = None
               ) -> str:
         if not self.clauses:
             condition = "no design of this lattice"
@@ -187,7 +197,7 @@ class DesignMap:
     points: list[Point]
     stopped: str | None = None
     #: The knobs the map did not vary and the values they were held at (the base protocol's).
-    held: dict[str, Any] = field(default_factory=dict)
+    held: dict[str, str] = field(default_factory=dict)
     base: str | None = None
     _groups: list[list[Point]] | None = field(default=None, repr=False)
 
@@ -224,7 +234,7 @@ class DesignMap:
                 out.append(group[0])
         return out
 
-    def nearest_unsafe(self, point: Point) -> list[dict[str, Any]]:
+    def nearest_unsafe(self, point: Point) -> list[NearestUnsafe]:
         """The designs one knob away from ``point`` (that knob moved to another value, the others held) that
         violate safety, each with the invariant it breaks and its shortest witness order; in knob order, then
         value rank.  Empty when every such neighbour is safe, undecided or outside the map."""
@@ -238,9 +248,9 @@ class DesignMap:
                     continue
                 name = min(broken, key=lambda n: (q.search.shortest[n], self.invariants.index(n)))
                 witness = q.witness(name) or []
-                out.append({"knob": knob.name, "from": _shown(point.values[knob.name]),
-                            "to": _shown(q.values[knob.name]), "protocol": q.protocol.label, "invariant": name,
-                            "witness": witness, "shortest_events": len(witness)})
+                out.append(NearestUnsafe(knob=knob.name, before=_shown(point.values[knob.name]),
+                                         to=_shown(q.values[knob.name]), protocol=q.protocol.label, invariant=name,
+                                         witness=tuple(witness), shortest_events=len(witness)))
         return out
 
     def weakenings(self, point: Point) -> list[Point]:
@@ -262,7 +272,7 @@ class DesignMap:
         return [p for p, c in costs
                 if not any(all(o <= m for o, m in zip(d, c, strict=True)) and d != c for _, d in costs)]
 
-    def monotonicity_findings(self) -> list[dict[str, Any]]:
+    def monotonicity_findings(self) -> list[MonotonicityFinding]:
         """Safe protocols whose one-knob strengthening violates an invariant (a stronger value that breaks
         safety: reported, never pruned away)."""
         found = []
@@ -272,9 +282,9 @@ class DesignMap:
                     continue
                 for name in self.invariants:
                     if weaker.status(name) == SAFE and stronger.status(name) == VIOLATED:
-                        found.append({"invariant": name, "safe": weaker.protocol.label,
-                                      "stronger_violates": stronger.protocol.label,
-                                      "witness": stronger.witness(name)})
+                        found.append(MonotonicityFinding(invariant=name, safe=weaker.protocol.label,
+                                                         stronger_violates=stronger.protocol.label,
+                                                         witness=_texts(stronger.witness(name))))
         return found
 
     def certificates(self) -> list[Certificate]:
@@ -293,37 +303,47 @@ class DesignMap:
         violated = [p for p in self.points if p.status(invariant) == VIOLATED]
         boundary = [p for p in violated if not any(q.status(invariant) == VIOLATED and self._one_step(p, q)
                                                    for q in self.points)]
-        excluded = [{"protocol": p.protocol.label, "shortest_events": p.search.shortest[invariant],
-                     "witness": p.witness(invariant)} for p in boundary]
+        excluded = [Excluded(protocol=p.protocol.label, shortest_events=p.search.shortest[invariant],
+                             witness=_texts(p.witness(invariant))) for p in boundary]
         undecided = [p.protocol.label for p in self.points if p.status(invariant) == UNDECIDED]
         return Certificate(invariant, clauses, excluded, undecided)
 
     def _coordinates(self, point: Point) -> tuple[Any, ...]:
         return tuple(point.values[k.name] for k in self.knobs)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "family": self.family.name, "workload": self.workload.name, "max_events": self.max_events,
-            "knobs": [k.name for k in self.knobs], "base": self.base, "held": dict(self.held),
-            "protocols": [dict(p.to_json(), same_as=self.representative(p).protocol.label) for p in self.points],
-            "minimal_safe": [p.protocol.label for p in self.minimal_safe()],
-            "nearest_unsafe": {p.protocol.label: self.nearest_unsafe(p) for p in self.minimal_safe()},
-            "pareto_front": [p.protocol.label for p in self.pareto()],
-            "unsafe_apart": [g[0].protocol.label for g in self.groups() if g[0].status() != SAFE],
-            "violated_apart": [g[0].protocol.label for g in self.groups() if g[0].status() == VIOLATED],
-            "not_decided": [g[0].protocol.label for g in self.groups() if g[0].status() == UNDECIDED],
-            "applies_nothing": [g[0].protocol.label for g in self.groups() if g[0].applies_nothing],
-            "certificates": [{"invariant": c.invariant,
-                              "words": c.words(self.workload.name, self.max_events, self.knobs, self.held),
-                              "clauses": [cl.to_json(self.knobs) for cl in c.clauses],
-                              "excluded": c.excluded, "undecided": c.undecided} for c in self.certificates()],
-            "monotonicity_findings": self.monotonicity_findings(),
-            "pruned": 0, "stopped": self.stopped,
-        }
+    def document(self) -> MapDocument:
+        """The map as a document (:mod:`sim.search.map_document`)."""
+        groups = self.groups()
+        return MapDocument(
+            family=self.family.name, workload=self.workload.name, max_events=self.max_events,
+            knobs=tuple(k.name for k in self.knobs), base=self.base, held=dict(self.held),
+            protocols=tuple(p.document(self.representative(p).protocol.label) for p in self.points),
+            minimal_safe=tuple(p.protocol.label for p in self.minimal_safe()),
+            nearest_unsafe={p.protocol.label: tuple(self.nearest_unsafe(p)) for p in self.minimal_safe()},
+            pareto_front=tuple(p.protocol.label for p in self.pareto()),
+            unsafe_apart=tuple(g[0].protocol.label for g in groups if g[0].status() != SAFE),
+            violated_apart=tuple(g[0].protocol.label for g in groups if g[0].status() == VIOLATED),
+            not_decided=tuple(g[0].protocol.label for g in groups if g[0].status() == UNDECIDED),
+            applies_nothing=tuple(g[0].protocol.label for g in groups if g[0].applies_nothing),
+            certificates=tuple(MapCertificate(invariant=c.invariant,
+                                              words=c.words(self.workload.name, self.max_events, self.knobs,
+                                                            self.held),
+                                              clauses=tuple(cl.document(self.knobs) for cl in c.clauses),
+                                              excluded=tuple(c.excluded), undecided=tuple(c.undecided))
+                               for c in self.certificates()),
+            monotonicity_findings=tuple(self.monotonicity_findings()), pruned=0, stopped=self.stopped)
+
+    def to_json(self) -> JsonObject:
+        """``fencesim map --json``: :meth:`document` written."""
+        return self.document().to_json()
 
 
-def _shown(value: Any) -> Any:
+def _shown(value: Any) -> Shown:
     return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _texts(events: list[str] | None) -> tuple[str, ...] | None:
+    return None if events is None else tuple(events)
 
 
 Box = tuple[tuple[Any, ...], ...]
@@ -383,7 +403,7 @@ def lattice(family: Family, knob_names: Sequence[str] | None = None, base: Proto
     return knobs, protocols
 
 
-def held_knobs(family: Family, knobs: Sequence[Knob], base: Protocol | None) -> dict[str, Any]:
+def held_knobs(family: Family, knobs: Sequence[Knob], base: Protocol | None) -> dict[str, str]:
     """The knobs a map does not vary, each at the value it was held at (shown as its table shows it)."""
     return {k.name: k.show(base.knobs[k.name] if base is not None else k.default)
             for k in family.knobs.knobs if k not in knobs}

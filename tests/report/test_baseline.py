@@ -10,7 +10,15 @@ import pytest
 
 import sim
 from sim.core.errors import InputError
-from sim.report.baseline import BASELINE_MAX_WORK, compare, normalised_protocol, prepare, read_baseline, workload_digest
+from sim.report.baseline import (
+    BASELINE_MAX_WORK,
+    Baseline,
+    compare,
+    normalised_protocol,
+    prepare,
+    read_baseline,
+    workload_digest,
+)
 from sim.search.budget import work_of
 from sim.search.pipeline import replay_orders
 
@@ -77,8 +85,8 @@ def test_a_33000_entry_baseline_is_compared_within_seconds():
     for seed in range(33_000):
         order = [str(e) for e in EFFECTS.generate(workload, seed % 11_000)]
         entries.append({"protocol": spellings[seed % 3], "invariant": "duplicate_effect", "events": order})
-    known = {"format": 1, "family": EFFECTS.name, "workload": workload.name, "workload_digest": "other",
-             "entries": entries}
+    known = Baseline.from_json({"format": 1, "family": EFFECTS.name, "workload": workload.name,
+                                "workload_digest": "other", "entries": entries})
     run = {normalised_protocol(EFFECTS.parse_protocol(p)) for p in spellings[:2]}
 
     spent = [0]
@@ -118,8 +126,8 @@ def test_entries_equal_but_spelled_differently_are_matched():
     """A counterexample under fence=step,dedupe=journal matches the entry written for step-dedupe."""
     workload = sim.load_workload("seed-fuzz")
     events = ["plan", "dispatch s1", "human_edit app.py", "deliver s1"]
-    known = {"format": 1, "family": "workspace", "workload": "seed-fuzz", "workload_digest": None,
-             "entries": [{"protocol": "step-dedupe", "invariant": "lost_update", "events": events}]}
+    known = Baseline.from_json({"format": 1, "family": "workspace", "workload": "seed-fuzz", "workload_digest": None,
+                                "entries": [{"protocol": "step-dedupe", "invariant": "lost_update", "events": events}]})
     label = "fence=step,dedupe=journal"
     key = normalised_protocol(WORKSPACE.parse_protocol(label))
     replayer = lambda jobs, limited=True: replay_orders(WORKSPACE, workload.base, jobs, 1)  # noqa: E731

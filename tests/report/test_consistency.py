@@ -11,12 +11,13 @@ import pytest
 
 import sim
 from sim.report.consistency import contradictions
+from sim.report.results import DesignRow
 
 DESIGNS = sorted((Path(__file__).parents[2] / "scenarios" / "designs").glob("*.toml"))
 
 
 @functools.cache
-def _reviewed(path: Path) -> dict:
+def _reviewed(path: Path) -> DesignRow:
     return sim.review([str(path)], seeds=40).designs[0].row
 
 
@@ -25,12 +26,22 @@ def _reviewed(path: Path) -> dict:
 def test_no_statement_of_a_shipped_design_is_contradicted(path):
     row = _reviewed(path)
     assert contradictions(row) == []
-    assert row["contradictions"] == []
+    assert row.contradictions == ()
+
+
+def _clause(fence: str) -> dict:
+    return {"condition": f"fence={fence}", "knobs": {"fence": [fence]}, "proved_safe_example": fence}
+
+
+def _entry(what: str) -> dict:
+    """A ledger entry: one thing a violating run left to clean up."""
+    return {"kind": "k", "object": what, "happened": "h", "who": "w", "can_do": "c", "what": what, "who_acts": "w"}
 
 
 def _design() -> dict:
-    """A small review, written by hand, every part of it agreeing."""
+    """A small review, written by hand (its results.json entry, the keys it needs), every part of it agreeing."""
     return {
+        "name": "d",
         "protocols": [{"protocol": "p", "verdict": "violates safety",
                        "by_invariant": {"lost_update": {"violating_runs": 3}, "journal_loss": {"violating_runs": 0}}},
                       {"protocol": "q", "verdict": "no safety violation found",
@@ -49,18 +60,18 @@ def _design() -> dict:
                                "invariants": {"lost_update": {"status": "safe"}}}],
                 "minimal_safe": ["q"], "pareto_front": ["q"],
                 "certificates": [{"invariant": "lost_update", "words": "no lost_update iff fence=plan",
-                                  "clauses": [{"knobs": {"fence": ["plan"]}}]}]},
+                                  "clauses": [_clause("plan")]}]},
     }
 
 
 def test_an_agreeing_review_has_no_contradiction():
-    assert contradictions(_design()) == []
+    assert contradictions(DesignRow.from_json(_design())) == []
 
 
 def _planted(change) -> list[str]:
     design = copy.deepcopy(_design())
     change(design)
-    return contradictions(design)
+    return contradictions(DesignRow.from_json(design))
 
 
 @pytest.mark.parametrize("plant, words", [
@@ -78,13 +89,13 @@ def _planted(change) -> list[str]:
     (lambda d: d["map"]["pareto_front"].append("p"), "Pareto front of safe designs"),
     (lambda d: d["counterexamples"][0]["advice"].update(safe_progress_share=0.0), "but it applies nothing"),
     (lambda d: d["map"]["protocols"][1].update(applies_nothing=True), "as a safe design to choose"),
-    (lambda d: d["map"]["certificates"][0]["clauses"].append({"knobs": {"fence": ["none"]}}), "admits p"),
+    (lambda d: d["map"]["certificates"][0]["clauses"].append(_clause("none")), "admits p"),
     (lambda d: d["triage"][0].update(counterexample="p_other"), "which is not a counterexample"),
     (lambda d: d["triage"].clear(), "ranked 0 times by the triage"),
     (lambda d: d["triage"][0].update(blast=4, score=1.2), "a blast radius of 4, but its ledger has 0 entries"),
     (lambda d: d["triage"][0].update(score=0.9), "is not its rate x blast"),
     (lambda d: (d["counterexamples"].append({"name": "p_journal", "protocol": "p", "invariant": "journal_loss",
-                                             "ledger": [{}, {}]}),
+                                             "ledger": [_entry("a"), _entry("b")]}),
                 d["triage"].append({"rank": 2, "finding": "journal_loss", "protocol": "p", "rate": 0.2,
                                     "counterexample": "p_journal", "blast": 2, "score": 0.4})),
      "(score 0.4) below lost_update under p (score 0.3)"),
@@ -109,7 +120,8 @@ def _planted(change) -> list[str]:
                                                      "shortest_events": 5}}}})),
      "but the advisor's search (p_other: lost_update @ checkpoint_restore) shows lost_update in 5 events"),
     # the reliability-class table against certify (the Engine table), under the same protocol and bound
-    (lambda d: (d.update(certify={"protocol": "standard", "transitions": [
+    (lambda d: (d.update(certify={"engine": "e", "protocol": "standard", "max_events": 1, "complete": True,
+                                  "transitions": [
                     {"transition": "charge", "verdict": "repeats", "within_events": 1,
                      "repeats": ["terminate charge after_dispatch"]}]}),
                 d["sections"].append({"title": "classes", "findings": [
@@ -117,7 +129,8 @@ def _planted(change) -> list[str]:
                      "example": {}}]})),
      "the reliability-class table says charge happens exactly once under standard within 1 events, but the "
      "Engine table repeats or loses it in 1 events"),
-    (lambda d: (d.update(certify={"protocol": "p", "transitions": [
+    (lambda d: (d.update(certify={"engine": "e", "protocol": "p", "max_events": 3, "complete": True,
+                                  "transitions": [
                     {"transition": "charge", "verdict": "exactly once", "within_events": 3}]}),
                 d["counterexamples"].append({"name": "p_dup", "protocol": "p", "invariant": "duplicate_effect",
                                              "where": "charge (charge)", "events": ["a", "b"]})),

@@ -8,7 +8,8 @@ from sim.report.diffing import compare, read_run
 
 
 def review(path, properties):
-    design = {"name": "d", "counterexamples": [], "protocols": [{"protocol": "step", "runs": 10}],
+    row = {"protocol": "step", "runs": 10, "verdict": "no safety violation found"}
+    design = {"name": "d", "counterexamples": [], "protocols": [row],
               "sections": [{"title": "Liveness under fairness",
                             "liveness": [{"protocol": "step", "properties": properties}]}]}
     path.write_text(json.dumps({"designs": [design]}), encoding="utf-8")

@@ -9,13 +9,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
+from sim.core.stats import Share
 from sim.report import figures
+from sim.report.results import DesignRow
+from sim.search.map_document import MapDocument
 
 
-def _point(protocol: str, progress: float, violating: float) -> dict:
-    return {"protocol": protocol,
-            "progress": {"value": progress, "low": progress - 0.01, "high": progress + 0.01},
-            "violating": {"value": violating, "low": max(0.0, violating - 0.02), "high": violating + 0.02}}
+def _point(protocol: str, progress: float, violating: float) -> figures.SafetyPoint:
+    return figures.SafetyPoint(protocol, Share(value=violating, low=max(0.0, violating - 0.02), high=violating + 0.02),
+                               Share(value=progress, low=progress - 0.01, high=progress + 0.01))
 
 
 def _boxes(figure) -> list[tuple[str, object]]:
@@ -45,7 +47,7 @@ def test_labels_of_crowded_protocols_do_not_overlap():
     assert sorted(text for text, _ in boxes) == ["1", "2", "3", "4", "5"]
     for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
         assert not box_a.overlaps(box_b), f"labels {a!r} and {b!r} overlap"
-    assert sorted(name.split("  ", 1)[1] for name in _legend_names(figure)) == sorted(p["protocol"] for p in points)
+    assert sorted(name.split("  ", 1)[1] for name in _legend_names(figure)) == sorted(p.protocol for p in points)
 
 
 def test_labels_are_whole_and_the_axis_is_a_share():
@@ -72,16 +74,20 @@ def test_protocols_on_one_spot_share_one_label():
     assert _legend_names(figure) == ["1  step, step-dedupe"]
 
 
+def _share(value: float) -> dict:
+    return {"value": value, "low": value, "high": value}
+
+
 def test_pareto_labels_never_overlap():
     """A front of eight protocols packed close together: numbered without overlap, named in the legend."""
     from sim.report.maps import pareto_figure
 
     names = [f"keyed-fingerprint-reconcile,key_retention={n}" for n in range(8)]
     protocols = [{"protocol": n, "same_as": n, "status": "violated" if i % 2 else "safe",
-                  "violating_share": {"value": 0.1 - 0.01 * i}, "availability_per_run": {"h": 0.2 + 0.01 * i}}
+                  "violating_share": _share(0.1 - 0.01 * i), "availability_per_run": {"h": 0.2 + 0.01 * i}}
                  for i, n in enumerate(names)]
     document = {"protocols": protocols, "pareto_front": names, "max_events": 6, "workload": "w", "knobs": ["k"]}
-    figure = pareto_figure(document)
+    figure = pareto_figure(MapDocument.from_json(document))
     boxes = _boxes(figure)
     assert sorted(int(text) for text, _ in boxes) == list(range(1, 9))
     for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
@@ -112,8 +118,8 @@ def test_exposure_bar_labels_are_whole_and_never_overlap():
 def test_no_figure_is_wider_than_the_page_nor_has_small_text():
     """A swimlane of a hundred events and a heatmap of twenty counterexamples stay within MAX_WIDTH_IN, with
     no text under MIN_FONT_PT."""
-    events = [{"actor": ["queue", "w1", "git"][i % 3], "label": f"event {i} with a rather long label " * 2,
-               "fault": i % 7 == 0, "marked": i == 50} for i in range(100)]
+    events = [figures.LaneEvent(["queue", "w1", "git"][i % 3], f"event {i} with a rather long label " * 2,
+                                i % 7 == 0, i == 50) for i in range(100)]
     columns = [f"counterexample_{i}" for i in range(20)]
     rows = ["none", "plan", "step", "step-dedupe", "step-dedupe,journal_write=after_write",
             "fence=step,stamp_at=apply", "fence=step,dedupe=memory", "step-dedupe,drift_check=reject"]
@@ -130,7 +136,8 @@ def test_no_figure_is_wider_than_the_page_nor_has_small_text():
 def _design_row(protocol: str, applied: float, safely: float) -> dict:
     share = {"value": applied, "low": applied - 0.02, "high": applied + 0.02}
     safe = {"value": safely, "low": safely - 0.02, "high": safely + 0.02}
-    return {"protocol": protocol, "violating_runs": {"share": {"value": 0.1, "low": 0.05, "high": 0.15}},
+    return {"protocol": protocol, "verdict": "violates safety",
+            "violating_runs": {"count": 1, "share": {"value": 0.1, "low": 0.05, "high": 0.15}},
             "progress": {"done": 0, "planned": 0, "share": share},
             "safe_progress": {"done": 0, "planned": 0, "share": safe}}
 
@@ -140,16 +147,17 @@ def test_the_work_done_figure_plots_applied_safely_and_says_so():
     axis names applied safely and that it is not plain applied; a design without it keeps work done."""
     import sim.app.notebook_figures
 
-    design = {"name": "d", "seeds_done": 10, "matrix": {}, "progress_label": "steps applied / steps planned",
+    design = {"name": "d", "seeds_done": 10, "matrix": {}, "counterexamples": [],
+              "progress_label": "steps applied / steps planned",
               "safe_progress_label": "steps applied safely / steps planned",
-              "protocols": [_design_row("step", 0.9, 0.6)]}
+              "protocols": [_design_row("step", 0.9, 0.6)]}  # an entry of a results.json, as written
     ax = sim.app.notebook_figures.safety_vs_availability(design).axes[0]
     assert "steps applied safely / steps planned" in ax.get_xlabel() and "not plain applied" in ax.get_xlabel()
     assert "work done safely" in ax.get_title()
     assert [round(x, 3) for x in ax.lines[0].get_xdata()] == [0.6]
-    points, label, safely = figures.work_done_points(
-        {**design, "protocols": [{k: v for k, v in _design_row("step", 0.9, 0.6).items() if k != "safe_progress"}]})
-    assert (points[0]["progress"]["value"], label, safely) == (0.9, "steps applied / steps planned", False)
+    points, label, safely = figures.work_done_points(DesignRow.from_json(
+        {**design, "protocols": [{k: v for k, v in _design_row("step", 0.9, 0.6).items() if k != "safe_progress"}]}))
+    assert (points[0].progress.value, label, safely) == (0.9, "steps applied / steps planned", False)
 
 
 def test_an_empty_verdict_matrix_says_so_without_a_warning():
@@ -191,14 +199,14 @@ def test_points_crowded_in_a_corner_spread_over_the_axes():
               _point("step-dedupe", 0.96, 0.012), _point("fence=step,stamp_at=apply", 0.99, 0.025)]
     figure = figures.safety_vs_availability(points, "corner", "steps applied / steps planned")
     FigureCanvasAgg(figure).draw()
-    drawn = [_in_axes(figure, p["progress"]["value"], p["violating"]["value"]) for p in points]
+    drawn = [_in_axes(figure, p.progress.value, p.violating.value) for p in points]
     xs, ys = [x for x, _ in drawn], [y for _, y in drawn]
     assert max(xs) - min(xs) >= 0.5 and max(ys) - min(ys) >= 0.5, drawn
     assert all(0.0 <= v <= 1.0 for v in xs + ys), drawn  # every point inside the axes
     ax = figure.axes[0]
     for p in points:  # and every interval
-        assert ax.get_xlim()[0] <= p["progress"]["low"] and p["progress"]["high"] <= ax.get_xlim()[1]
-        assert ax.get_ylim()[0] <= p["violating"]["low"] and p["violating"]["high"] <= ax.get_ylim()[1]
+        assert ax.get_xlim()[0] <= p.progress.low and p.progress.high <= ax.get_xlim()[1]
+        assert ax.get_ylim()[0] <= p.violating.low and p.violating.high <= ax.get_ylim()[1]
 
 
 def test_shares_spanning_orders_of_magnitude_are_drawn_on_a_log_scale():
@@ -209,7 +217,7 @@ def test_shares_spanning_orders_of_magnitude_are_drawn_on_a_log_scale():
     figure = figures.safety_vs_availability(spread, "log", "steps applied / steps planned")
     assert figure.axes[0].get_yscale() == "symlog" and figure.axes[0].get_xscale() == "linear"
     FigureCanvasAgg(figure).draw()
-    heights = sorted(_in_axes(figure, p["progress"]["value"], p["violating"]["value"])[1] for p in spread)
+    heights = sorted(_in_axes(figure, p.progress.value, p.violating.value)[1] for p in spread)
     assert min(b - a for a, b in zip(heights, heights[1:])) >= 0.1, heights
     close = figures.safety_vs_availability([_point("a", 0.5, 0.05), _point("b", 0.6, 0.3)], "linear", "work")
     assert close.axes[0].get_yscale() == "linear"
@@ -230,7 +238,7 @@ def test_numbers_never_cover_a_point_or_an_interval():
     marker = FigureCanvasAgg(figure).get_renderer().points_to_pixels(3.0)
     covered = []
     for p in points:
-        x, y = ax.transData.transform((p["progress"]["value"], p["violating"]["value"]))
+        x, y = ax.transData.transform((p.progress.value, p.violating.value))
         covered.append(Bbox.from_extents(x - marker, y - marker, x + marker, y + marker))
     for collection in (c for c in ax.collections if isinstance(c, LineCollection)):
         for segment in collection.get_segments():
@@ -247,7 +255,7 @@ def test_every_red_point_of_the_pareto_figure_is_numbered_and_named():
 
     def row(name: str, status: str, share: float, findings: float, same_as: str = "") -> dict:
         return {"protocol": name, "same_as": same_as or name, "status": status,
-                "violating_share": {"value": share}, "availability_per_run": {"h": findings}}
+                "violating_share": _share(share), "availability_per_run": {"h": findings}}
 
     protocols = [row("plan", "safe", 0.0, 0.9), row("step-dedupe,drift_check=reject", "safe", 0.0, 0.3),
                  row("none", "violated", 0.62, 0.0), row("fence=step,stamp_at=apply", "violated", 0.62, 0.0, "none"),
@@ -255,7 +263,7 @@ def test_every_red_point_of_the_pareto_figure_is_numbered_and_named():
                  row("step-dedupe,journal_write=after_write", "violated", 0.35, 0.0)]
     document = {"protocols": protocols, "pareto_front": ["step-dedupe,drift_check=reject"], "max_events": 6,
                 "workload": "w", "knobs": ["k"]}
-    figure = pareto_figure(document)
+    figure = pareto_figure(MapDocument.from_json(document))
     FigureCanvasAgg(figure).draw()
     numbers = {text.get_text(): text.xy for text in figure.axes[0].texts}
     entries = [t.get_text().replace("\n", "") for legend in figure.legends for t in legend.get_texts()]
@@ -278,18 +286,18 @@ def test_designs_a_budget_left_not_decided_and_not_measured_have_no_point():
 
     def row(name: str, status: str, share: float | None) -> dict:
         return {"protocol": name, "same_as": name, "status": status, "availability_per_run": {},
-                "violating_share": None if share is None else {"value": share}}
+                "violating_share": None if share is None else _share(share)}
 
     document = {"protocols": [row("step-dedupe", "violated", 0.3), row("plan", "not decided", None),
                               row("step", "not decided", None)],
                 "pareto_front": [], "max_events": 6, "workload": "w", "knobs": ["k"]}
-    figure = pareto_figure(document)
+    figure = pareto_figure(MapDocument.from_json(document))
     FigureCanvasAgg(figure).draw()
     entries = [t.get_text().replace("\n", "") for legend in figure.legends for t in legend.get_texts()]
     assert [e.split("  ", 1)[1] for e in entries] == ["step-dedupe"]
     assert "2 not decided and not measured" in figure.legends[0].get_title().get_text()
     for point in document["protocols"]:
         point.update(status="not decided", violating_share=None)
-    figure = pareto_figure(document)
+    figure = pareto_figure(MapDocument.from_json(document))
     FigureCanvasAgg(figure).draw()
     assert any("no design measured: 3 not decided" in t.get_text() for t in figure.axes[0].texts)

@@ -11,6 +11,7 @@ import pytest
 
 from sim.families.workspace import FAMILY
 from sim.report.phrases import matrix_rows, shown_examples
+from sim.report.results import DesignRow
 from sim.search.options import SearchOptions
 from sim.search.pipeline import fuzz, identical_groups
 from tests.conftest import WEIGHED_WORKLOAD
@@ -66,9 +67,9 @@ def test_unequal_tallies_are_not_identical(result):
     assert identical_groups(dataclasses.replace(result, summary=summary)) == []
 
 
-def _design(examples, identical):
-    return {"counterexamples": examples, "identical": identical,
-            "matrix": {"rows": [], "columns": [e["name"] for e in examples], "cells": {}}}
+def _design(examples, identical) -> DesignRow:
+    return DesignRow.from_json({"name": "d", "counterexamples": examples, "identical": identical,
+                                "matrix": {"rows": [], "columns": [e["name"] for e in examples], "cells": {}}})
 
 
 def test_a_group_shows_its_first_protocols_counterexamples_once():
@@ -77,7 +78,7 @@ def test_a_group_shows_its_first_protocols_counterexamples_once():
     examples = [{"name": f"x_{p}", "protocol": p, "invariant": "lost_update", "events": ["plan"]}
                 for p in [*GROUP, "none"]]
     design = _design(examples, [GROUP])
-    assert [(e["protocol"], others) for e, others in shown_examples(design)] == [
+    assert [(e.protocol, others) for e, others in shown_examples(design)] == [
         (GROUP[0], GROUP[1:]), ("none", [])]
     _, rows, _ = matrix_rows(design)
     assert [row[0] for row in rows] == [f"minimal order: lost_update under {', '.join(GROUP)}",

@@ -9,25 +9,27 @@ from pathlib import Path
 import pytest
 
 from sim.report import triage as t
+from sim.report.results import CounterexampleRow, DesignRow, LedgerEntry
 
 REPO = Path(__file__).resolve().parents[2]
 DESIGN = REPO / "scenarios" / "designs" / "usage-charge.toml"
 
 
-def example(name, protocol="p", ledger=1, invariant=None):
+def example(name, protocol="p", ledger=1, invariant=None) -> CounterexampleRow:
     """A counterexample row as the review gives it: ``ledger`` entries (a number of them)."""
     invariant = invariant or name.partition(" @ ")[0]
-    return {"name": f"cx-{name}-{protocol}", "protocol": protocol, "invariant": invariant, "finding": name,
-            "ledger": [{"kind": "k", "what": "w", "who_acts": "h"}] * ledger}
+    entry = LedgerEntry(kind="k", object="o", happened="h", who="w", can_do="c", what="w", who_acts="h")
+    return CounterexampleRow(name=f"cx-{name}-{protocol}", protocol=protocol, invariant=invariant, finding=name,
+                             ledger=(entry,) * ledger)
 
 
 #: Rate alone, blast alone and the score each order these three differently.
 OFTEN = example("lost_update @ s1 (a.py)", ledger=1)       # 0.50 x 1 = 0.5
 WIDE = example("duplicate_effect @ s2 (b.py)", ledger=5)   # 0.05 x 5 = 0.25
 BOTH = example("stale_accept @ s1 (a.py)", ledger=3)       # 0.30 x 3 = 0.9
-RATES = {("p", OFTEN["finding"]): t.sweep_rate(50, 100), ("p", WIDE["finding"]): t.sweep_rate(5, 100),
-         ("p", BOTH["finding"]): t.sweep_rate(30, 100)}
-EXPECTED = [BOTH["finding"], OFTEN["finding"], WIDE["finding"]]
+RATES = {("p", OFTEN.shown_finding): t.sweep_rate(50, 100), ("p", WIDE.shown_finding): t.sweep_rate(5, 100),
+         ("p", BOTH.shown_finding): t.sweep_rate(30, 100)}
+EXPECTED = [BOTH.shown_finding, OFTEN.shown_finding, WIDE.shown_finding]
 
 
 def ranked_findings(rank=t.rank):
@@ -57,27 +59,27 @@ def test_the_ordering_check_fails_on_a_rate_only_ranking():
 
 def test_the_inputs_of_the_rank_are_shown():
     first = t.triage([OFTEN, WIDE, BOTH], RATES)[0].to_json()
-    assert first == {"rank": 1, "finding": BOTH["finding"], "protocol": "p", "counterexample": BOTH["name"],
+    assert first == {"rank": 1, "finding": BOTH.finding, "protocol": "p", "counterexample": BOTH.name,
                      "rate": 0.3, "rate_source": t.SWEEP_SOURCE, "rate_detail": "30 of 100 runs", "blast": 3,
                      "blast_source": t.BLAST_LEDGER, "score": 0.9}
-    columns, rows = t.triage_table([x.to_json() for x in t.triage([OFTEN, WIDE, BOTH], RATES)])
+    columns, rows = t.triage_table(t.triage([OFTEN, WIDE, BOTH], RATES))
     assert columns == ["rank", "finding", "protocol", "expected incidents", "source", "blast radius", "score"]
-    assert rows[0] == ["1", BOTH["finding"], "p", "0.3 per run (30 of 100 runs)", t.SWEEP_SOURCE, "3", "0.9"]
+    assert rows[0] == ["1", BOTH.finding, "p", "0.3 per run (30 of 100 runs)", t.SWEEP_SOURCE, "3", "0.9"]
     assert "not production" in t.SWEEP_SOURCE
 
 
 def test_a_tie_is_broken_by_finding_name_then_protocol():
     a, b = example("b_invariant @ x", ledger=2), example("a_invariant @ y", ledger=1)
     c = example("a_invariant @ y", protocol="o", ledger=1)
-    rates = {("p", a["finding"]): t.sweep_rate(1, 10), ("p", b["finding"]): t.sweep_rate(2, 10),
-             ("o", c["finding"]): t.sweep_rate(2, 10)}
+    rates = {("p", a.shown_finding): t.sweep_rate(1, 10), ("p", b.shown_finding): t.sweep_rate(2, 10),
+             ("o", c.shown_finding): t.sweep_rate(2, 10)}
     ranked = t.triage([a, b, c], rates)
     assert [x.score for x in ranked] == pytest.approx([0.2, 0.2, 0.2])
     assert [(x.finding, x.protocol) for x in ranked] == [("a_invariant @ y", "o"), ("a_invariant @ y", "p"),
                                                          ("b_invariant @ x", "p")]
     assert [x.finding for x in t.triage([c, b, a], rates)] == [x.finding for x in ranked]  # input order is moot
     three = example("c_invariant", ledger=3)  # 0.1 x 3 is 0.30000000000000004 in floating point: still a tie
-    rates = {("p", three["finding"]): t.sweep_rate(1, 10), ("p", "a_invariant @ y"): t.sweep_rate(3, 10)}
+    rates = {("p", three.shown_finding): t.sweep_rate(1, 10), ("p", "a_invariant @ y"): t.sweep_rate(3, 10)}
     assert [x.finding for x in t.triage([three, b], rates)] == ["a_invariant @ y", "c_invariant"]
 
 
@@ -85,7 +87,7 @@ def test_an_empty_ledger_counts_as_one_and_says_so():
     bare = example("journal_loss", ledger=0)
     (only,) = t.triage([bare], {("p", "journal_loss"): t.sweep_rate(4, 10)})
     assert (only.blast, only.blast_source, only.score) == (1, t.BLAST_EMPTY, pytest.approx(0.4))
-    assert t.triage_table([only.to_json()])[1][0][5] == "1 (ledger empty)"
+    assert t.triage_table([only])[1][0][5] == "1 (ledger empty)"
 
 
 def test_a_finding_without_a_rate_scores_zero_and_says_so():
@@ -101,19 +103,19 @@ def test_telemetry_rates_name_their_source_and_interval():
     unbounded = t.telemetry_rate({"value": 1.0, "low": 0.0, "high": None}, "x", 10_000, "tasks", 500)
     assert "unbounded" in unbounded.detail
     (row,) = t.triage_table([t.Triage("x", "p", 1.0, "telemetry", 2, t.BLAST_LEDGER, 2.0, unbounded.detail,
-                                      rank=1).to_json()])[1]
+                                      rank=1)])[1]
     assert row[3] == unbounded.detail and row[4] == "telemetry"
 
 
 def test_counterexamples_follow_the_triage_order():
     rows = [OFTEN, WIDE, BOTH, example("unranked")]
     ranked = t.triage(rows[:3], RATES)
-    assert [r["finding"] for r in t.in_triage_order(rows, ranked)] == [*EXPECTED, "unranked"]
+    assert [r.finding for r in t.in_triage_order(rows, ranked, lambda r: r.name)] == [*EXPECTED, "unranked"]
 
 
 def test_the_frame_has_one_row_per_finding_in_rank_order():
-    design = {"name": "d", "triage": [x.to_json() for x in t.triage([OFTEN, WIDE, BOTH], RATES)]}
-    frame = t.triage_frame([design, {"name": "clean", "triage": []}])
+    design = DesignRow(name="d", counterexamples=(), triage=tuple(t.triage([OFTEN, WIDE, BOTH], RATES)))
+    frame = t.triage_frame([design, DesignRow(name="clean", counterexamples=(), triage=())])
     assert list(frame["finding"]) == EXPECTED and list(frame["rank"]) == [1, 2, 3]
     assert set(frame["design"]) == {"d"} and list(frame["score"]) == pytest.approx([0.9, 0.5, 0.25])
 
@@ -153,16 +155,16 @@ def test_a_design_with_telemetry_ranks_by_expected_incidents(tmp_path):
     path = tmp_path / "design.toml"
     path.write_text(text + "\n[telemetry]\nambiguous_share = 0.2\ncommitted_share = 0.6\n")
     review = sim.review(path, seeds=40, workers=1)
-    ranked = review.designs[0].row["triage"]
-    assert ranked and {row["rate_source"] for row in ranked} <= {"telemetry", t.UNKNOWN_SOURCE}
-    rated = [row for row in ranked if row["rate_source"] == "telemetry"]
-    assert rated and all("a month" in row["rate_detail"] for row in rated)
-    examples = {e["name"]: e for e in review.designs[0].row["counterexamples"]}
+    ranked = review.designs[0].row.triage
+    assert ranked and {row.rate_source for row in ranked} <= {"telemetry", t.UNKNOWN_SOURCE}
+    rated = [row for row in ranked if row.rate_source == "telemetry"]
+    assert rated and all("a month" in row.rate_detail for row in rated)
+    examples = {e.name: e for e in review.designs[0].row.counterexamples}
     for row in ranked:  # an unknown rate is an order needing a fault the telemetry has no rate for (duplicate)
-        if row["rate_source"] == t.UNKNOWN_SOURCE:
-            assert "no rate for duplicate" in row["rate_detail"]
-            assert any(e.startswith("duplicate ") for e in examples[row["counterexample"]]["events"])
-    scores = [row["score"] for row in ranked]
+        if row.rate_source == t.UNKNOWN_SOURCE:
+            assert "no rate for duplicate" in row.rate_detail
+            assert any(e.startswith("duplicate ") for e in examples[row.counterexample].events)
+    scores = [row.score for row in ranked]
     assert scores == sorted(scores, reverse=True)
 
 
@@ -173,8 +175,7 @@ def _sweep(telemetry):
     tally = NS(by_finding={"lost_update @ s1": 3, "lost_update @ s2": 3}, runs=10)
     result = NS(family=None, workload=NS(telemetry=telemetry), summary=NS(tallies={"p": tally}),
                 protocols=[NS(label="p")])
-    examples = [NS(row={"protocol": "p", "finding": f"lost_update @ {step}", "invariant": "lost_update"}, events=())
-                for step in ("s1", "s2")]
+    examples = [NS(row=example(f"lost_update @ {step}"), events=()) for step in ("s1", "s2")]
     return result, examples
 
 
@@ -241,7 +242,7 @@ def test_an_order_needing_a_fault_the_telemetry_has_no_rate_for_has_an_unknown_r
     rate = t.unknown_rate(t.sweep_rate(2, 200), ["tests_fail"])
     assert rate.source == t.UNKNOWN_SOURCE and rate.value == 0.01 and "no rate for tests_fail" in rate.detail
     (line,) = t.triage_lines([t.Triage("f", "p", rate.value, rate.source, 1, t.BLAST_LEDGER, rate.value,
-                                       rate.detail, rank=1).to_json()])[1:]
+                                       rate.detail, rank=1)])[1:]
     assert "rate unknown" in line and "tests_fail" in line
 
 

@@ -145,8 +145,8 @@ def test_dominated_means_beaten_on_every_count():
 def test_the_fix_is_proved_not_beaten_on_every_count_and_its_runner_up_is_shown():
     import sim
     from sim.families.workspace.scenario import parse_action
+    from sim.report.advice import advice_document
     from sim.report.phrases import advice_line
-    from sim.report.review import advice_document
 
     workload = sim.load_workload("seed-fuzz")
     base = workload.base
@@ -211,12 +211,13 @@ def test_a_proof_for_one_finding_never_hides_another_of_its_invariant(workload):
     remains = proof["remains"]
     assert remains["finding"] == "lost_update @ checkpoint_restore" and remains["order"][-1].startswith("tests_fail")
     assert prove(FAMILY, workload, fixed, "lost_update @ checkpoint_restore", 6)["status"] == "disproved"
+    from sim.report.advice import AdviceDocument
     from sim.report.phrases import advice_line
 
-    line = advice_line({"recommended": fixed.label, "changes": {"drift_check": "reject"}, "fixes": False,
-                        "invariant": "lost_update", "where": "stale_plan", "runs_violating_it": 0,
-                        "runs_violating_invariant": 2, "verified_seeds": 10, "seeds": 10,
-                        "availability_per_run": 0.1, "proof": proof}, "lost_update", "rejections")
+    line = advice_line(AdviceDocument.from_json(
+        {"recommended": fixed.label, "changes": {"drift_check": "reject"}, "fixes": False, "invariant": "lost_update",
+         "where": "stale_plan", "runs_violating_it": 0, "runs_violating_invariant": 2, "verified_seeds": 10,
+         "seeds": 10, "availability_per_run": 0.1, "proof": proof}), "lost_update", "rejections")
     assert line.startswith("removes this finding, not the invariant") and "proved" not in line
     assert "lost_update @ stale_plan in 0 of 10 runs" in line and "2 runs violating lost_update at any where" in line
 

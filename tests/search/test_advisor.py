@@ -223,10 +223,10 @@ def test_a_fix_is_offered_only_when_no_run_of_the_sweep_violates_it():
     one = advise(EFFECTS, result.workload, example.protocol, "duplicate_effect", example.events, max_changes=1,
                  seeds=300, tallies=None)
     assert one.recommended and one.fixes is False and one.runs_violating_it > 0
+    from sim.report.advice import advice_document
     from sim.report.phrases import advice_line
 
-    line = advice_line({**one.to_json(), "changes": {k: str(v) for k, v in one.changes.items()}},
-                       "duplicate_effect", "human exceptions")
+    line = advice_line(advice_document(one), "duplicate_effect", "human exceptions")
     assert line.startswith("partial improvement, not a fix")
     assert f"duplicate_effect in {one.runs_violating_it} of 300 runs (was " in line
     two = advise(EFFECTS, result.workload, example.protocol, "duplicate_effect", example.events, seeds=300)

@@ -4,8 +4,8 @@ writes replace what their authors expected wins over one that applies more steps
 from __future__ import annotations
 
 from sim.families.workspace import FAMILY
+from sim.report.advice import advice_document
 from sim.report.phrases import advice_sentence
-from sim.report.review import advice_document
 from sim.search.advisor import ADVISOR_LIMIT_NAME, Advice, _price, _recommend
 from sim.search.budget import WorkLimit
 from sim.search.tally import ProtocolTally
@@ -55,7 +55,7 @@ def test_the_recommendation_states_both_shares():
     _recommend(advice, 1, [p["protocol"] for p in priced], priced[0])
     assert (advice.progress_share, advice.safe_progress_share) == (0.8, 0.8)
     document = advice_document(advice)
-    assert document["progress_share"] == 0.8 and document["safe_progress_share"] == 0.8
+    assert document.progress_share == 0.8 and document.safe_progress_share == 0.8
     assert "work done 80%, applied safely 80%" in advice_sentence(document, "lost_update")
 
 
@@ -64,4 +64,5 @@ def test_a_family_without_applied_safely_is_priced_by_work_done():
     from sim.families.effects import FAMILY as EFFECTS
 
     assert EFFECTS.safe_progress is None and EFFECTS.safe_progress_share({"tasks_completed": 1}) is None
-    assert "safe_progress_share" not in advice_document(Advice("keyed", "duplicate_effect", [], None, [], None))
+    document = advice_document(Advice("keyed", "duplicate_effect", [], None, [], None))
+    assert "safe_progress_share" not in document.to_json()

@@ -63,7 +63,7 @@ def test_a_stronger_value_that_breaks_safety_is_a_finding():
     findings = drawn.monotonicity_findings()
     assert {"invariant": "duplicate_effect", "safe": "none,stamp_at=apply,dedupe=journal",
             "stronger_violates": "step-dedupe,stamp_at=apply"} in [
-        {k: f[k] for k in ("invariant", "safe", "stronger_violates")} for f in findings]
+        {"invariant": f.invariant, "safe": f.safe, "stronger_violates": f.stronger_violates} for f in findings]
     assert drawn.to_json()["pruned"] == 0
 
 

@@ -38,10 +38,10 @@ def test_a_design_not_decided_is_alike_to_nothing(stopped):
     "(and 4 alike)" row."""
     undecided = [g for g in stopped.groups() if g[0].status() == UNDECIDED]
     assert [len(g) for g in undecided] == [1] * (9 - DECIDED)
-    document = stopped.to_json()
-    for point in document["protocols"]:
-        if point["status"] == UNDECIDED:
-            assert point["same_as"] == point["protocol"]
+    document = stopped.document()
+    for point in document.protocols:
+        if point.status == UNDECIDED:
+            assert point.same_as == point.protocol
     _, rows = map_rows(document)
     assert not any("alike" in row[0] and row[1].startswith(UNDECIDED) for row in rows)
     assert [row[1] for row in rows if row[1].startswith(UNDECIDED)] == [
@@ -59,26 +59,25 @@ def test_decided_designs_that_behave_alike_are_still_one_group():
 def test_the_sentences_say_violated_and_not_decided_apart(stopped):
     """"Not safe within the bound" named violated and undecided designs alike; the sentences now list each
     with the verdict its row gives it, and the check finds nothing to contradict."""
-    document = stopped.to_json()
+    document = stopped.document()
     lines = map_lines(document)
-    violated = [p["protocol"] for p in document["protocols"] if p["status"] == VIOLATED
-                and p["same_as"] == p["protocol"]]
-    undecided = [p["protocol"] for p in document["protocols"] if p["status"] == UNDECIDED]
+    violated = [p.protocol for p in document.protocols if p.status == VIOLATED and p.same_as == p.protocol]
+    undecided = [p.protocol for p in document.protocols if p.status == UNDECIDED]
     assert f"Violated within the bound (drawn apart, never on the front): {', '.join(violated)}." in lines
     assert any(line.startswith("Not decided within the bound") and line.endswith(f": {', '.join(undecided)}.")
                for line in lines)
     assert not any("Not safe" in line for line in lines)
-    assert document["not_decided"] == undecided and document["violated_apart"] == violated
+    assert document.not_decided == tuple(undecided) and document.violated_apart == tuple(violated)
     assert map_contradictions(document) == []
 
 
 def test_a_design_nobody_measured_has_no_cost_and_a_certificate_speaks_of_the_decided_only(stopped):
     """A design the budget never ran shows "-" for its findings per run (not 0.00); a certificate drawn from the
     decided designs says so before its "iff"."""
-    document = stopped.to_json()
+    document = stopped.document()
     _, rows = map_rows(document)
     never = [row for row in rows if row[1].startswith(UNDECIDED)]
     assert never and all(row[4] == "-" for row in never)
-    words = [c["words"] for c in document.get("certificates") or ()]
+    words = [c.words for c in document.certificates]
     assert words and all("among the designs the search decided" in w for w in words if "not decided" in w)
     assert map_contradictions(document) == []
