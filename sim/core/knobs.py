@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeAlias
 
 from sim.core.errors import ProtocolError
 from sim.core.footprint import NOTHING, Access, FootprintError
@@ -31,6 +31,9 @@ from sim.core.workload import did_you_mean
 #: A numeric knob's unit, in the docs' words.
 UNIT_WORDS = {"s": "seconds"}
 
+
+#: A knob's value as a protocol holds it: a choice (a string), a number or a flag.
+KnobValue: TypeAlias = "str | int | float | bool | None"
 
 @dataclass(frozen=True)
 class Knob:
@@ -221,9 +224,9 @@ class KnobTable:
     def names(self) -> tuple[str, ...]:
         return tuple(k.name for k in self.knobs)
 
-    def resolve(self, given: Mapping[str, Any]) -> dict[str, Any]:
+    def resolve(self, given: Mapping[str, Any]) -> dict[str, KnobValue]:
         """Every knob's value: the given ones, then followed knobs, then defaults."""
-        out: dict[str, Any] = {}
+        out: dict[str, KnobValue] = {}
         for knob in self.knobs:
             if knob.name in given:
                 out[knob.name] = given[knob.name]
@@ -251,7 +254,7 @@ class KnobTable:
         if any(not part for part in parts):
             raise ProtocolError(f"empty part in protocol {shown(raw)}; separate presets and knobs by single commas")
         label = ",".join(parts)
-        given: dict[str, Any] = {}
+        given: dict[str, KnobValue] = {}
         preset: str | None = None
         for part in parts:
             if "=" in part:
@@ -329,12 +332,13 @@ class Protocol:
 
     table: KnobTable
     label: str
-    knobs: dict[str, Any]
+    knobs: dict[str, KnobValue]
     explicit: frozenset[str]
     typed: Any  # the family's Knobs value, built on first use (Knobs.of)
     accesses: dict[str, Access]  # event kind -> its access under this protocol (KnobTable.access)
 
-    def __init__(self, table: KnobTable, label: str, knobs: dict[str, Any], explicit: frozenset[str] = frozenset()):
+    def __init__(self, table: KnobTable, label: str, knobs: dict[str, KnobValue],
+                 explicit: frozenset[str] = frozenset()):
         object.__setattr__(self, "table", table)
         object.__setattr__(self, "label", label)
         object.__setattr__(self, "knobs", dict(knobs))
@@ -367,7 +371,7 @@ class Protocol:
         extra = [f"{k}={self.table.knob(k).show(v)}" for k, v in knobs.items()]
         return Protocol(self.table, ",".join(kept + extra), self.table.resolve(given), frozenset(given))
 
-    def changes_from(self, other: "Protocol") -> dict[str, Any]:
+    def changes_from(self, other: "Protocol") -> dict[str, KnobValue]:
         """Knobs whose value differs from ``other``'s, with this protocol's value."""
         return {k.name: self.knobs[k.name] for k in self.table.knobs if self.knobs[k.name] != other.knobs[k.name]}
 

@@ -68,8 +68,8 @@ class Seen:
 
     def __init__(self) -> None:
         self.order: list[str] = []
-        self.dispatch_rev: dict[str, Any] = {}
-        self.dispatch_workspace_rev: dict[str, Any] = {}
+        self.dispatch_rev: dict[str, int | None] = {}  # step -> the revision it was dispatched with (None: not stamped)
+        self.dispatch_workspace_rev: dict[str, int | None] = {}
         self.verdicts: set[str] = set()
 
     def feed(self, event: Any) -> None:
