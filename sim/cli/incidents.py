@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from sim.cli.app import EXIT_OK, JSON_HELP, app, emit_json, human_console
 from sim.core.errors import InputError
+from sim.core.values import JsonObject
 
 if TYPE_CHECKING:
     pass
@@ -21,7 +22,7 @@ SEED_FIGURES = (
 )
 
 
-def seed_arithmetic(workload, result) -> dict[str, Any]:
+def seed_arithmetic(workload, result) -> JsonObject:
     """For an effects workload: the seed's exposure arithmetic at the telemetry's rates and period, counted
     with the workflow's semantics (reads apart, unqueryable endpoints to a human), and each simulated figure
     that estimates one of its quantities, with whether the interval holds it and, when not, why."""

@@ -11,9 +11,10 @@ too).  A sweep's ledgers aggregate into rates per 10,000 plans or tasks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Iterable
 
 from sim.core import stats
+from sim.core.values import JsonObject
 
 #: Runs the rates of a review are scaled to.
 PER_RUNS = 10_000
@@ -39,8 +40,8 @@ class Entry:
     def who_acts(self) -> str:
         return f"{self.who}: {self.can_do}"
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "object": self.object, "happened": self.happened,
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"kind": self.kind, "object": self.object, "happened": self.happened,
                                "who": self.who, "can_do": self.can_do, "what": self.what, "who_acts": self.who_acts}
         if self.event_index is not None:
             out["event_index"] = self.event_index
@@ -62,7 +63,7 @@ class LedgerTally:
         for entry in entries:
             self.counts[entry.kind] = self.counts.get(entry.kind, 0) + 1
 
-    def to_json(self, per: int = PER_RUNS) -> dict[str, Any]:
+    def to_json(self, per: int = PER_RUNS) -> JsonObject:
         return {"runs": self.runs, "per_runs": per,
                 "kinds": {kind: {"count": count, "rate": stats.count(count, self.runs, per).to_json(3)}
                           for kind, count in sorted(self.counts.items())},

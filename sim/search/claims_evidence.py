@@ -23,7 +23,7 @@ exhaustive search" when the search finished, else "not found in N runs
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from sim.core.errors import InputError
 from sim.core.family import Family
@@ -34,14 +34,17 @@ from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.map_document import MapDocument
 
+if TYPE_CHECKING:
+    from sim.search.exhaustive import ExhaustiveResult
+
 
 def protocol_proofs(family: Family, workload: Workload, protocols: Sequence[Protocol], max_events: int,
-                    deadline: Deadline = NO_DEADLINE) -> dict[str, Any]:
+                    deadline: Deadline = NO_DEADLINE) -> dict[str, ExhaustiveResult]:
     """One exhaustive search per protocol within ``max_events`` events (none once ``deadline`` has passed)."""
     from sim.search.advice_proof import by_invariant, proof_states, shared_search
     from sim.search.exhaustive import ExploreOptions, explore
 
-    out: dict[str, Any] = {}
+    out: dict[str, ExhaustiveResult] = {}
     for protocol in protocols:
         if not deadline.expired():
             states = proof_states(family, workload, protocol)

@@ -251,12 +251,12 @@ class AutoRun:
         self.humans_started.add(key)
         self.spawn(Proc("human", HUMAN, None, task, name, op, value=False))
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         """A run pickles without its weak link (exhaustive search spills a layer of states to disk)."""
         state = {name: getattr(self, name) for name in vars(self) if name != "env"}
         return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: dict[str, object]) -> None:
         vars(self).update(state)
         self.env = _Link(self)
         self._hook(self.rt)

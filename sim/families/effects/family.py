@@ -76,7 +76,7 @@ class EffectsFamily(Family):
     def load_scenario(self, data: JsonObject, source) -> RuntimeScenario:
         return load_runtime_scenario(data, source)
 
-    def dump_scenario(self, scenario: RuntimeScenario) -> dict[str, Any]:
+    def dump_scenario(self, scenario: RuntimeScenario) -> JsonObject:
         return dump_scenario(scenario)
 
     def load_workload(self, data: JsonObject, source) -> Workload:
@@ -250,7 +250,7 @@ class EffectsFamily(Family):
         return event.event in FAULT_EVENTS
 
     def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Any],
-                       meta: dict[str, Any]) -> RuntimeScenario:
+                       meta: JsonObject) -> RuntimeScenario:
         scenario = workload.base.with_events(list(events))
         scenario.name = meta.get("name", scenario.name)
         scenario.description = meta.get("description", "")

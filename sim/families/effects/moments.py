@@ -67,7 +67,7 @@ def dispatch(rt: RuntimeBase, worker: str, task: str, name: str, changed: bool =
     rt.last_dispatch_s[(task, name)] = rt.env.now
     request = Request(request_id=request_id, worker=worker, task=task, transition=name, logical=transition.logical,
                       kind=transition.object_kind, generation=view.generation, key=view.key, fingerprint=fingerprint,
-                      head=arguments["head"], attempt=view.attempts, effect_class=transition.effect_class,
+                      head=str(arguments["head"]), attempt=view.attempts, effect_class=transition.effect_class,
                       honours_keys=rt.honours_keys(transition), read_versions=acts_on,
                       key_retention_s=transition.key_retention_s,
                       compares_fingerprints=transition.compares_fingerprints)

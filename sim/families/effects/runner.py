@@ -17,6 +17,7 @@ from typing import Any, Iterable
 from sim.core.family import Replay
 from sim.core.kernel import RunEnd
 from sim.core.knobs import Protocol
+from sim.core.values import JsonObject
 from sim.families.effects.agenda import Agenda
 from sim.families.effects.autorun import AutoRun
 from sim.families.effects.driver import LIVENESS_BUDGET_S
@@ -141,7 +142,7 @@ def run_autonomous(
     workflow: Workflow,
     tasks: list[str],
     schedule: FaultSchedule | None = None,
-    arguments: dict[str, dict[str, Any]] | None = None,
+    arguments: dict[str, JsonObject] | None = None,
     tenant: str = "acme",
     next_number: int = 1,
     runtime: type[Runtime] = Runtime,

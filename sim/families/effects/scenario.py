@@ -108,13 +108,13 @@ class RuntimeScenario:
     task: str = "task_1"
     tenant: str = "acme"
     workflow: Workflow = field(default_factory=saga)
-    arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    arguments: dict[str, JsonObject] = field(default_factory=dict)
     next_number: int = 1
     ops: list[ScriptOp] = field(default_factory=list)
     faults: list[FaultEvent] | None = None
     recover: bool = True
     description: str = ""
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JsonObject = field(default_factory=dict)
     family: str = FAMILY_NAME
 
     @property
@@ -326,7 +326,7 @@ def _common(data: dict, source: Source) -> RuntimeScenario:
     )
 
 
-def _arguments(raw: Any, workflow: Workflow, source: Source) -> dict[str, dict[str, Any]]:
+def _arguments(raw: Any, workflow: Workflow, source: Source) -> dict[str, JsonObject]:
     """``[arguments.T]``: per transition of the workflow, a table of plain values (they enter the
     transition's fingerprint as canonical JSON)."""
     if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):

@@ -18,8 +18,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from sim.core.values import JsonObject
 
-def fingerprint_of(arguments: dict[str, Any]) -> str:
+
+def fingerprint_of(arguments: JsonObject) -> str:
     """``request_fingerprint = hash(canonical arguments)``: sha256 of sorted compact JSON, 12 hex digits."""
     canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from sim.core.history import History
 from sim.core.knobs import Protocol
 from sim.core.machine import Skipped
+from sim.core.values import JsonObject
 from sim.families.effects import transition_fields
 from sim.families.effects.external import ExternalSystem, Observation, Request
 from sim.families.effects.knobs import EffectsKnobs
@@ -56,7 +57,7 @@ class RuntimeBase:
         env,
         protocol: Protocol,
         workflow: Workflow,
-        arguments: dict[str, dict[str, Any]] | None = None,
+        arguments: dict[str, JsonObject] | None = None,
         tenant: str = "acme",
         next_number: int = 1,
     ):
@@ -89,7 +90,7 @@ class RuntimeBase:
         self.on_fault_fired: Callable[[Any], None] | None = None
 
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         """Pickled without the driver's hooks (the driver that unpickles the run sets them again)."""
         hooks = ("on_dispatch", "on_human_record", "on_fault_fired")
         return {name: None if name in hooks else value for name, value in vars(self).items()}
@@ -177,10 +178,10 @@ class RuntimeBase:
         assert transition is not None, f"{name} is in neither workflow version"
         return transition
 
-    def arguments(self, task: str, transition: Transition) -> dict[str, Any]:
+    def arguments(self, task: str, transition: Transition) -> JsonObject:
         """The durable arguments of a transition: the scenario's, plus the task marker and head."""
         given = self.arguments_by_transition.get(transition.logical, {})
-        out = {"task": task, "transition": transition.logical, "head": default_head(task)}
+        out: JsonObject = {"task": task, "transition": transition.logical, "head": default_head(task)}
         out.update(given)
         return out
 
@@ -198,13 +199,13 @@ class RuntimeBase:
         evaluated on the task's durable arguments)."""
         return transition.approval_needed(self.arguments(task, transition))
 
-    def endpoint_record(self, task: str, transition: Transition) -> dict[str, Any]:
+    def endpoint_record(self, task: str, transition: Transition) -> JsonObject:
         """What a committed effect records of its endpoint, for the checks and the blast radius, where it
         differs from what its class implies (so a history of a workflow that declares nothing is unchanged):
         ``approval_required`` (whether its approval was due; the class default is: irreversible ones),
         and ``reconcile_by`` (what it can be queried by; default ``key``).  Whether it can be deleted is its
         ``compensation``, recorded beside."""
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         due = self.approval_due(task, transition)
         if due != transition_fields.default("approval", bool, transition.effect_class):
             out["approval_required"] = due

@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, TypeVar
 
+from sim.core.values import JsonObject
 from sim.families.effects import conditions
 
 T = TypeVar("T")
@@ -69,7 +70,7 @@ class FollowsKnob:
         chosen = knobs.get(self.knob)
         return dict(self.values).get(chosen, self.otherwise) if isinstance(chosen, str) else self.otherwise
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"knob": self.knob, "values": dict(self.values), "otherwise": self.otherwise}
 
 
@@ -151,9 +152,9 @@ class TransitionField:
             return '`true`, `false`, or a condition `"ARGUMENT OP NUMBER"`'
         return ", ".join(f"`{v}`" for v in self.values)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The field as the schema the real harness reads writes it."""
-        out: dict[str, Any] = {"name": self.name, "kind": self.kind, "required": self.required,
+        out: JsonObject = {"name": self.name, "kind": self.kind, "required": self.required,
                                "default": self.default, "doc": self.doc}
         if self.values:
             out["values"] = list(self.values)

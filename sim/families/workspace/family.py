@@ -62,7 +62,7 @@ class WorkspaceFamily(Family):
         self.machine_class = machine
         self._machines: dict[tuple, WorkspaceMachine] = {}
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         return dict(self.__dict__, _machines={})  # a worker process builds its own
 
     # -- files ----------------------------------------------------------------------
@@ -70,7 +70,7 @@ class WorkspaceFamily(Family):
     def load_scenario(self, data: JsonObject, source) -> WorkspaceScenario:
         return build_scenario(data, source)
 
-    def dump_scenario(self, scenario: WorkspaceScenario) -> dict[str, Any]:
+    def dump_scenario(self, scenario: WorkspaceScenario) -> JsonObject:
         return scenario_to_dict(scenario)
 
     def load_workload(self, data: JsonObject, source) -> Workload:
@@ -237,7 +237,7 @@ class WorkspaceFamily(Family):
         return event.event in FAULT_KINDS
 
     def counterexample(self, workload: Workload, protocol: Protocol, invariant: str, events: Sequence[Action],
-                       meta: dict[str, Any]) -> WorkspaceScenario:
+                       meta: JsonObject) -> WorkspaceScenario:
         scenario = workload.base.with_events(list(events))
         scenario.name = meta.get("name", scenario.name)
         scenario.description = meta.get("description", "")

@@ -88,7 +88,7 @@ class WorkspaceScenario:
     protocol: str | None = None
     expect: dict[str, Expectation] = field(default_factory=dict)
     path: Path | None = None
-    meta: dict[str, Any] = field(default_factory=dict)  # invariant, seed, commit of exports
+    meta: JsonObject = field(default_factory=dict)  # invariant, seed, commit of exports
     family: str = "workspace"
 
     def step_ids(self) -> list[str]:
@@ -347,13 +347,13 @@ def build_scenario(data: JsonObject, source: Source | str = "<scenario>") -> Wor
     )
 
 
-def scenario_to_dict(scenario: WorkspaceScenario) -> dict[str, Any]:
+def scenario_to_dict(scenario: WorkspaceScenario) -> JsonObject:
     """The TOML table of a scenario (for export); always writes ``format``."""
 
     def hunks_out(hunks: Hunks):
         return hunks[WHOLE_FILE_HUNK] if list(hunks) == [WHOLE_FILE_HUNK] else dict(hunks)
 
-    out: dict[str, Any] = {"format": 1, "family": "workspace", "name": scenario.name}
+    out: JsonObject = {"format": 1, "family": "workspace", "name": scenario.name}
     if scenario.description:
         out["description"] = scenario.description
     if scenario.protocol:
