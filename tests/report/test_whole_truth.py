@@ -56,12 +56,15 @@ def reviewed(tmp_path_factory):
 
 
 def _proofs(row):
-    for example in row["counterexamples"]:
-        advice = example.get("advice") or {}
-        for given in (advice, advice.get("runner_up") or {}):
-            label = given.get("recommended") or given.get("protocol")
-            if label and (given.get("proof") or {}).get("status") == "proved":
-                yield example, label, given["proof"]
+    """Each proof the advisor gave (its recommendation's and its runner-up's): counterexample, protocol, proof."""
+    for example in row.counterexamples:
+        advice = example.advice
+        if advice is None:
+            continue
+        for label, proof in ((advice.recommended, advice.proof),
+                             *([(advice.runner_up.protocol, advice.runner_up.proof)] if advice.runner_up else [])):
+            if label and proof is not None and proof.status == "proved":
+                yield example, label, proof
 
 
 @pytest.mark.slow
@@ -70,24 +73,24 @@ def test_no_advice_is_proved_where_explore_breaks_its_invariant(reviewed):
     checked = 0
     for example, label, proof in _proofs(row):
         again = explore(FAMILY, workload, FAMILY.parse_protocol(label),
-                        ExploreOptions(max_events=proof["within_events"], only=example["invariant"]))
-        assert example["invariant"] not in again.minimal_orders, (
-            f"{label} is proved free of {example['invariant']} within {proof['within_events']} events, but explore "
-            f"finds {[str(e) for e in again.minimal_orders[example['invariant']][0]]}")
+                        ExploreOptions(max_events=proof.within_events, only=example.invariant))
+        assert example.invariant not in again.minimal_orders, (
+            f"{label} is proved free of {example.invariant} within {proof.within_events} events, but explore "
+            f"finds {[str(e) for e in again.minimal_orders[example.invariant][0]]}")
         checked += 1
     assert checked, "the review proved nothing: the test would check nothing"
-    assert row["contradictions"] == []
+    assert row.contradictions == ()
 
 
 @pytest.mark.slow
 def test_the_restore_bug_is_a_finding_with_its_order_and_triage_row(reviewed):
     row = reviewed.row
-    restores = [e for e in row["counterexamples"] if e.get("finding") == "lost_update @ checkpoint_restore"]
-    assert restores and all(e["protocol"] == "step-dedupe,checkpoint=per_step" for e in restores)
-    assert all("tests_fail" in " ".join(e["events"]) for e in restores)
-    ranked = {(t["finding"], t["protocol"]) for t in row["triage"]}
+    restores = [e for e in row.counterexamples if e.finding == "lost_update @ checkpoint_restore"]
+    assert restores and all(e.protocol == "step-dedupe,checkpoint=per_step" for e in restores)
+    assert all("tests_fail" in " ".join(e.events) for e in restores)
+    ranked = {(t.finding, t.protocol) for t in row.triage}
     assert ("lost_update @ checkpoint_restore", "step-dedupe,checkpoint=per_step") in ranked
-    assert not [e for e in row["counterexamples"] if e.get("finding") == "lost_update @ replan_drift"]
-    stale = next(e for e in row["counterexamples"] if e.get("finding") == "lost_update @ stale_plan"
-                 and e["protocol"] == "step-dedupe,checkpoint=per_step")
-    assert stale["advice"]["proof"]["status"] != "proved"  # the restore's lost update remains under any fence
+    assert not [e for e in row.counterexamples if e.finding == "lost_update @ replan_drift"]
+    stale = next(e for e in row.counterexamples if e.finding == "lost_update @ stale_plan"
+                 and e.protocol == "step-dedupe,checkpoint=per_step")
+    assert stale.advice.proof.status != "proved"  # the restore's lost update remains under any fence

@@ -78,8 +78,8 @@ def test_no_claim_of_its_review_says_duplicate_effect_holds_under_the_strongest_
                       f'seeds = 20\n\n[workload]\n{workload}'.replace("[faults]", "[workload.faults]"),
                       encoding="utf-8")
     row = sim.review([str(design)]).designs[0].row
-    duplicate = [c for c in row["claims"] if c["protocol"] == KFR and "duplicate_effect" in c["invariants"]]
+    duplicate = [c for c in row.claims if c["protocol"] == KFR and "duplicate_effect" in c["invariants"]]
     assert duplicate and not any(c["holds"] for c in duplicate)
     assert any("send_email" in line for c in duplicate for line in c["refuted_by"])
-    assert not any("unapproved_irreversible" in e["invariant"] for e in row["counterexamples"])
+    assert not any("unapproved_irreversible" in e.invariant for e in row.counterexamples)
     assert contradictions(row) == []
