@@ -155,6 +155,6 @@ class Executor(WorkspaceCore):
                 changes["answers"] = state.answers + (Answer(step_id, verdict, message.round),)
         state = state._replace(**changes) if changes else state
         records: list[Record] = [("executor", "deliver", fields)]
-        if self.knobs.on_reject == "replan" and verdict is not None and state.held:
+        if state.held and verdict is not None and self.knobs.on_reject == "replan":
             state = self.release(state, records)
         return state, records

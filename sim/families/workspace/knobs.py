@@ -28,7 +28,6 @@ re-plan name) and ``[step]`` the event's step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, Literal
 
 from sim.core.footprint import access
@@ -301,16 +300,17 @@ class WorkspaceKnobs(Knobs):
                    "session_end": {"ack": access("journal memory session refused", "journal memory session")}},
         fired=_journal_gc_fired, silent=_journal_gc_silent)
 
-    # What two knobs decide together, said once here (the machine reads the knobs themselves otherwise); each
-    # computed on first use and then read as a plain attribute (the search reads them on every ack and delivery).
+    # What two knobs decide together, said once here (the machine reads the knobs themselves otherwise).  Plain
+    # properties, not cached ones: caching would give each value a __dict__, and every knob read on the search's
+    # hot path would then cost twice as much.
 
-    @cached_property
+    @property
     def acks_react(self) -> bool:
         """An answer reaching the client makes it act: it re-plans a rejection (on_reject=replan) or lets the
         executor drop keys (a journal_gc other than never)."""
         return self.on_reject == "replan" or self.journal_gc != "never"
 
-    @cached_property
+    @property
     def checkpoints_dedupe(self) -> bool:
         """The executor's dedupe lookup also reads the keys the checkpoints prove (checkpoint=per_step with
         journal_gc=after_checkpoint)."""
