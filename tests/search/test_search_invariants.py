@@ -41,9 +41,9 @@ class _FromTheRoot(array):
 
 
 class _Rooted(Visited):
-    def __init__(self, exact=False):
-        super().__init__(exact)
-        self.parent = _FromTheRoot("q")
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.parent = _FromTheRoot("i")
 
 
 class _LongerThanItsCount(Layer):
