@@ -8,14 +8,17 @@ their states share are written once a chunk) into one growing buffer, and
 decodes a chunk at a time when the next depth expands them.  The entries
 read back equal the ones appended, in the same order, so the search finds
 the same.  Measured (``benchmarks/bench_checker.py --only memory``): an
-entry of tiny / plan takes about 110 bytes encoded against about 640 as
-objects, one of three-files / step-dedupe about 150 against 690; encoding
-and decoding cost about 5 microseconds an entry, some 8% of a search whose
-layers are all encoded, which is why small layers are not.  When the
-process's memory passes the search's spill mark, a layer encodes every
-entry and writes the encoded chunks to a temporary file, reading them back,
-in order, when the next depth expands them -- so a wide layer costs disk,
-not memory, and the result is the same.
+entry of tiny / plan takes 114 bytes encoded against about 640 as objects,
+one of three-files / step-dedupe 150 against about 750; one of the effects
+family, a paused run, about 3,200 against 11,800.  Encoding and decoding
+cost about 6 to 9 microseconds an entry of the workspace family: 11 to 14%
+more time for three-files / step-dedupe to depth 8 with every layer
+encoded (and 0.64x the peak memory), which is why a layer stays objects up
+to 131,072 entries (about 90 MB of them).  When the process's memory passes
+the search's spill mark, a layer encodes every entry and writes the encoded
+chunks to a temporary file, reading them back, in order, when the next
+depth expands them -- so a wide layer costs disk, not memory, and the
+result is the same.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from array import array
 from typing import Any, BinaryIO, Iterator
 
 #: Entries a layer keeps as objects before it encodes them, and entries pickled together once it does.
-ENCODE_PAST = 1 << 16
+ENCODE_PAST = 1 << 17
 ENCODE_CHUNK = 128
 #: Encoded bytes a spilling layer holds before it writes them out, and how often (entries) the memory is read.
 SPILL_BYTES = 1 << 20

@@ -12,11 +12,12 @@ The fingerprints are kept in one table of 64-bit slots, a C extension
 grown by half when three quarters full, so 10.7 to 16 bytes a state, and one
 call per successor (``add`` says whether the fingerprint was new).  Where
 the extension did not compile, a Python set of the same fingerprints stands
-in, with the same results: about 80 bytes a state (its slots and the
+in, with the same results: about 83 bytes a state (its slots and the
 integers).  The trace takes 5 bytes a state (a 32-bit parent, an 8-bit
 event; 6 with an alphabet over 127 events).  Measured on tiny / plan to
 depth 10 (240,060 states, ``benchmarks/bench_checker.py --only memory``):
-12.4 bytes a state in the table against 79 in the Python set.
+15.5 bytes a state in the table, just after a growth, against 82.9 in the
+Python set; 20.5 and 87.9 with the trace (16 bytes before it was narrowed).
 
 Two different states with one fingerprint would be taken for one, and the
 second never expanded: :func:`collision_probability` is TLC's optimistic

@@ -46,12 +46,24 @@ def test_a_layer_that_encodes_its_entries_reads_them_back_equal_and_in_order(cou
     assert list(layer) == entries and list(layer) == []
 
 
-def test_a_search_whose_layers_are_encoded_finds_the_same(monkeypatch):
-    """Keeping every layer encoded changes where its states wait, not what the search finds."""
-    plain = explore(FAMILY, _tiny(), FAMILY.parse_protocol("plan"), ExploreOptions(max_events=7)).to_json()
+@pytest.mark.parametrize("family, workload, label, options", [
+    ("workspace", "tiny", "plan", {"max_events": 7}),
+    ("workspace", "tiny", "none", {"max_events": 6, "reduce": True}),
+    ("workspace", "three-files", "step-dedupe", {"max_events": 5}),
+    ("effects", "effects-saga", "keyed-fingerprint-reconcile", {"max_events": 2, "max_states": 400}),
+])
+def test_a_search_whose_layers_are_encoded_finds_the_same(monkeypatch, family, workload, label, options):
+    """Keeping every layer encoded changes where its states wait, not what the search finds: the same counts,
+    depths, shortest lengths and orders (the effects family's states, paused runs, included)."""
+    searched = sim.family(family)
+
+    def run():
+        return explore(searched, sim.load_workload(workload), searched.parse_protocol(label),
+                       ExploreOptions(**options)).to_json()
+
+    plain = run()
     monkeypatch.setattr(layers, "ENCODE_PAST", 0)
-    encoded = explore(FAMILY, _tiny(), FAMILY.parse_protocol("plan"), ExploreOptions(max_events=7)).to_json()
-    assert encoded == plain
+    assert run() == plain
 
 
 def test_a_search_whose_layers_spill_finds_the_same(monkeypatch):
