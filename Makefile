@@ -17,7 +17,7 @@ PYTEST := $(BIN)/python -m pytest -q -n $(JOBS) --dist loadgroup
 
 .PHONY: run test check lint setup real reference clean restate
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py sim/search/_fingerprints.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
@@ -66,4 +66,4 @@ restate: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,restate]'
 
 clean:
-	rm -rf $(VENV) build *.egg-info .restate
+	rm -rf $(VENV) build *.egg-info .restate sim/search/_fingerprints.*.so

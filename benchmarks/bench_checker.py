@@ -16,9 +16,18 @@ Parts (``--only PART``, repeatable; all by default):
 * ``deep`` -- wall time and peak memory (VmHWM, each search in a process of
   its own) of tiny / plan to depth 12, three-files / step-dedupe to depth 10
   (every invariant decided within 10 events) and a six-step design to depth
-  8, each with the state and memory limits given.
-* ``memory`` -- bytes per visited state on the workspace family: the visited
-  set and trace as the search holds them.
+  8 (``--deep WORKLOAD:PROTOCOL:DEPTH``, repeatable, for others), each with
+  the state and memory limits given; with the bytes per visited state and
+  per entry of the widest layer kept, and each search again as it was kept
+  before (a Python set of fingerprints, every layer's entries as objects),
+  the ratios printed.
+* ``memory`` -- bytes per visited state on the workspace family (tiny / plan
+  to depth 10): the C table of fingerprints and the trace against the Python
+  set that stands in without it, searched in the same run; and bytes per
+  entry of the widest layer kept, as objects and encoded (pickled in
+  chunks), with what encoding and decoding cost per entry, for tiny / plan
+  to depth 10, three-files / step-dedupe to depth 8 and the effects family
+  (effects-saga / keyed-fingerprint-reconcile to depth 2).
 
 Numbers are printed, never asserted; read the ratios.
 """
@@ -26,6 +35,7 @@ Numbers are printed, never asserted; read the ratios.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -34,6 +44,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -198,7 +209,20 @@ print(time.perf_counter() - t, len(seen), generated)
 DEEP = r'''
 import json, sys, time
 from sim.registry import FAMILIES
+from sim.search import exhaustive, layers, visited
 from sim.search.exhaustive import ExploreOptions, explore
+if {before!r}:  # as the search kept its states before: a Python set of fingerprints, layers as objects
+    visited.TABLE, layers.ENCODE_PAST = None, 1 << 62
+widest, seen = [], []
+class Watched(layers.Layer):
+    def check(self):
+        super().check()
+        widest.append((self.count, self.encoded, self.encoded_bytes()))
+class Kept(visited.Visited):
+    def __init__(self, *args):
+        super().__init__(*args)
+        seen.append(self)
+exhaustive.Layer, exhaustive.Visited = Watched, Kept
 family = FAMILIES.get("workspace")
 workload = FAMILIES.load_workload({workload!r})
 t = time.perf_counter()
@@ -207,8 +231,11 @@ r = explore(family, workload, family.parse_protocol({protocol!r}),
 seconds = time.perf_counter() - t
 peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
 found = {{k: v["shortest_events"] for k, v in r.to_json()["violations"].items()}}
+count, encoded, encoded_bytes = max(widest, default=(0, 0, 0))
 print(json.dumps({{"seconds": seconds, "states": r.distinct_states, "generated": r.states_generated,
-                  "end": r.reason, "proved_absent": r.proved_absent, "found": found, "peak_mb": peak // 1024}}))
+                  "end": r.reason, "proved_absent": r.proved_absent, "found": found, "peak_mb": peak // 1024,
+                  "per_depth": r.states_per_depth, "visited_bytes": seen[0].bytes_per_state(),
+                  "layer": count, "encoded": encoded, "encoded_bytes": encoded_bytes / max(1, encoded)}}))
 '''
 
 SIX_STEPS = """format = 1
@@ -305,46 +332,151 @@ def initial_states(repeats: int) -> None:
                  and name in shown else ""))
 
 
-def deep(state_limit: int, memory_gb: float) -> None:
-    print(f"\ndeep searches (state limit {state_limit:,}, memory limit {memory_gb} GB)")
+def deep(state_limit: int, memory_gb: float, searches: list[tuple[str, str, int]] | None) -> None:
+    print(f"\ndeep searches (state limit {state_limit:,}, memory limit {memory_gb} GB); each again as kept before "
+          "(a Python set of fingerprints, layers as objects)")
     memory = int(memory_gb * 1e9)
     with tempfile.TemporaryDirectory() as folder:
         six = Path(folder) / "six-steps.toml"
         six.write_text(SIX_STEPS, encoding="utf-8")
-        for workload, protocol, depth in (("tiny", "plan", 12), ("three-files", "step-dedupe", 10),
-                                          (str(six), "step-dedupe", 8)):
-            started = time.perf_counter()
-            data = json.loads(run(DEEP.format(workload=workload, protocol=protocol, depth=depth,
-                                              states=state_limit, memory=memory)))
+        for workload, protocol, depth in searches or (("tiny", "plan", 12), ("three-files", "step-dedupe", 10),
+                                                      (str(six), "step-dedupe", 8)):
             name = Path(workload).stem
-            print(f"  {name} / {protocol} to depth {depth}: {data['seconds']:.1f} s "
-                  f"({time.perf_counter() - started:.1f} s with start-up), {data['states']:,} states, "
-                  f"{data['generated']:,} generated, peak {data['peak_mb']:,} MB, end {data['end']}, "
-                  f"found {data['found'] or '-'}, proved absent {', '.join(data['proved_absent']) or '-'}")
+            runs = {}
+            for before in (False, True):
+                started = time.perf_counter()
+                data = runs[before] = json.loads(run(DEEP.format(workload=workload, protocol=protocol, depth=depth,
+                                                                 states=state_limit, memory=memory, before=before)))
+                label = "as before" if before else "now"
+                print(f"  {name} / {protocol} to depth {depth}, {label}: {data['seconds']:.1f} s "
+                      f"({time.perf_counter() - started:.1f} s with start-up), {data['states']:,} states, "
+                      f"{data['generated']:,} generated, peak {data['peak_mb']:,} MB, end {data['end']}, "
+                      f"found {data['found'] or '-'}, proved absent {', '.join(data['proved_absent']) or '-'}; "
+                      f"{data['visited_bytes']:.1f} bytes a visited state; widest layer kept {data['layer']:,} "
+                      f"entries" + (f", {data['encoded']:,} encoded at {data['encoded_bytes']:.0f} bytes each"
+                                    if data["encoded"] else ", none encoded"))
+            now, was = runs[False], runs[True]
+            same = all(now[k] == was[k] for k in ("states", "generated", "per_depth", "found", "proved_absent"))
+            print(f"    now / before: {now['seconds'] / was['seconds']:.2f}x the time, "
+                  f"{now['peak_mb'] / max(1, was['peak_mb']):.2f}x the peak memory, "
+                  f"{now['visited_bytes'] / was['visited_bytes']:.2f}x the bytes a visited state; "
+                  f"the same counts and findings: {same}")
 
 
 def memory_part() -> None:
-    from sim.registry import FAMILIES
-    from sim.search.exhaustive import ExploreOptions, explore
-    from sim.search.visited import Visited
+    from sim.search import visited
 
     print("\nbytes per visited state (workspace family, tiny / plan to depth 10)")
-    family = FAMILIES.get("workspace")
-    workload = FAMILIES.load_workload("tiny")
-    captured: list[Visited] = []
-    original = Visited.__init__
-
-    def keep(self: Visited, exact: bool = False) -> None:
-        original(self, exact)
-        captured.append(self)
-
-    Visited.__init__ = keep  # type: ignore[method-assign]
+    compact = _visited_after("tiny", "plan", 10)
+    table, visited.TABLE = visited.TABLE, None
     try:
-        result = explore(family, workload, family.parse_protocol("plan"), ExploreOptions(max_events=10))
+        plain = _visited_after("tiny", "plan", 10)
     finally:
-        Visited.__init__ = original  # type: ignore[method-assign]
-    print(f"  {result.distinct_states:,} states: {captured[0].bytes_per_state():.0f} bytes each "
-          "(the fingerprint set and the trace)")
+        visited.TABLE = table
+    for name, seen in (("the C table", compact), ("the Python set", plain)):
+        print(f"  {name:<15} {len(seen):,} states: {seen.bytes_per_state():5.1f} bytes each "
+              f"({seen.set_bytes_per_state():.1f} the fingerprints, {seen.parent.itemsize + seen.event.itemsize} "
+              "the trace)" + (" -- not built here" if seen is compact and not seen.compact else ""))
+    print(f"  the table / the Python set: {compact.set_bytes_per_state() / plain.set_bytes_per_state():.2f}x the "
+          f"fingerprints' bytes, {compact.bytes_per_state() / plain.bytes_per_state():.2f}x with the trace")
+    print("\nbytes per entry of the widest layer kept, as objects and encoded (pickled in chunks)")
+    for family, workload, protocol, depth in (("workspace", "tiny", "plan", 10),
+                                              ("workspace", "three-files", "step-dedupe", 8),
+                                              ("effects", "effects-saga", "keyed-fingerprint-reconcile", 2)):
+        _frontier(family, workload, protocol, depth)
+
+
+def _visited_after(workload: str, protocol: str, depth: int) -> Any:
+    from sim.registry import FAMILIES
+    from sim.search import exhaustive, visited
+    from sim.search.exhaustive import ExploreOptions, explore
+
+    family = FAMILIES.get("workspace")
+    captured: list[Any] = []
+
+    class Kept(visited.Visited):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            captured.append(self)
+
+    exhaustive.Visited = Kept  # type: ignore[misc]
+    try:
+        explore(family, FAMILIES.load_workload(workload), family.parse_protocol(protocol),
+                ExploreOptions(max_events=depth))
+    finally:
+        exhaustive.Visited = visited.Visited  # type: ignore[misc]
+    return captured[0]
+
+
+def _frontier(family_name: str, workload: str, protocol: str, depth: int) -> None:
+    """The entries of the widest layer a search kept: the bytes of the objects they reach (each object once: what
+    the layer keeps alive, at most), and of the same entries in an encoded layer, with the time to encode and
+    decode them."""
+    from sim.registry import FAMILIES
+    from sim.search import exhaustive, layers
+    from sim.search.exhaustive import ExploreOptions, explore
+
+    family = FAMILIES.get(family_name)
+    appended: list[list[Any]] = []
+
+    class Watched(layers.Layer):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            appended.append([])
+
+        def append(self, entry: Any) -> None:
+            appended[-1].append(entry)
+            super().append(entry)
+
+    exhaustive.Layer = Watched  # type: ignore[misc]
+    try:
+        explore(family, FAMILIES.load_workload(workload), family.parse_protocol(protocol),
+                ExploreOptions(max_events=depth))
+    finally:
+        exhaustive.Layer = layers.Layer  # type: ignore[misc]
+    entries = max(appended, key=len)
+    count = len(entries)
+    live = _reached_bytes(entries) / count
+    gc.disable()  # as in a search of a machine's states (sim.search.exhaustive._no_cyclic_gc)
+    try:
+        started = time.perf_counter()
+        layer = layers.Layer(encode_past=0)
+        for entry in entries:
+            layer.append(entry)
+        encoding = time.perf_counter() - started
+        encoded = (layer.encoded_bytes() + _reached_bytes(layer.kept)) / count
+        started = time.perf_counter()
+        back = list(layer)
+        decoding = time.perf_counter() - started
+    finally:
+        gc.enable()
+    assert len(back) == count  # equal where the states define equality (tests/search/test_checker_limits.py)
+    print(f"  {workload} / {protocol} to depth {depth}, {count:,} entries: {live:.0f} bytes each as objects, "
+          f"{encoded:.0f} encoded ({encoded / live:.2f}x); encoding {encoding / count * 1e6:.1f} us an entry, "
+          f"decoding {decoding / count * 1e6:.1f} us")
+
+
+def _reached_bytes(roots: list[Any]) -> int:
+    """The bytes of every object the roots reach, each counted once (None, booleans and small integers, which
+    the interpreter shares, left out)."""
+    seen: set[int] = set()
+    total, stack = 0, list(roots)
+    while stack:
+        item = stack.pop()
+        if item is None or isinstance(item, bool) or (type(item) is int and -5 <= item <= 256) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        total += sys.getsizeof(item)
+        if isinstance(item, (tuple, list, frozenset, set)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif hasattr(item, "__slots__"):
+            stack.extend(getattr(item, slot, None) for slot in item.__slots__)
+        elif hasattr(item, "__dict__"):
+            stack.append(vars(item))
+    return total + sys.getsizeof(roots)
 
 
 def main() -> None:
@@ -353,6 +485,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--state-limit", type=int, default=100_000_000)
     parser.add_argument("--memory-limit", type=float, default=20.0, help="GB")
+    parser.add_argument("--deep", action="append", type=_search, metavar="WORKLOAD:PROTOCOL:DEPTH",
+                        help="a search of the deep part instead of its three (repeatable)")
     args = parser.parse_args()
     parts = args.only or PARTS
     print(f"bench_checker: {', '.join(parts)}; {os.cpu_count()} cores")
@@ -363,7 +497,12 @@ def main() -> None:
     if "memory" in parts:
         memory_part()
     if "deep" in parts:
-        deep(args.state_limit, args.memory_limit)
+        deep(args.state_limit, args.memory_limit, args.deep)
+
+
+def _search(text: str) -> tuple[str, str, int]:
+    workload, protocol, depth = text.rsplit(":", 2)
+    return workload, protocol, int(depth)
 
 
 if __name__ == "__main__":

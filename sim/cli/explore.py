@@ -49,9 +49,9 @@ def explore(
     budget: Optional[float] = typer.Option(None, "--budget", help="Seconds of wall clock; a search the budget "
                                            "stops proves nothing and says so."),
     state_limit: int = typer.Option(MAX_STATES_DEFAULT, "--state-limit",
-                                    help="Distinct states in all (the visited set keeps a fingerprint of each, about "
-                                    "70 bytes; each depth's new states are kept whole until expanded); a search that "
-                                    "reaches it stops and proves nothing."),
+                                    help="Distinct states in all (the visited set keeps about 21 bytes of each; each "
+                                    "depth's new states are kept until expanded, encoded past 131,072); a search "
+                                    "that reaches it stops and proves nothing."),
     memory_limit: Optional[float] = typer.Option(None, "--memory-limit", help="GB of memory the search may use "
                                                  "(default: three quarters of the machine's); past half of it a "
                                                  "layer spills to disk; at it the search stops and proves nothing."),

@@ -226,7 +226,8 @@ class _Search:
 
     def __init__(self, expansion: Expansion, result: ExhaustiveResult, options: ExploreOptions, *,
                  memory_limit: int | None, only: str | None, sleeping: bool):
-        self.expansion, self.result, self.visited = expansion, result, Visited(options.exact)
+        self.expansion, self.result = expansion, result
+        self.visited = Visited(options.exact, len(expansion.events))
         self.max_states, self.memory_limit, self.deadline = options.max_states, memory_limit, options.deadline
         self.only = only  # options.only, or its invariant where the states' predicates name no finding
         self.independence = expansion.independence if sleeping and expansion.independence.any else None
@@ -351,18 +352,20 @@ class _Search:
         judged = self.expansion.mode == "states"  # violations are the states' own: judged once, on new states
         independent = self.independence.independent if self.independence is not None else None
         seen, parents, events, exact = visited.seen, visited.parent, visited.event, visited.exact
+        table = seen.add if visited.compact else None  # the C table's add says whether a fingerprint was new
         tried, generated = 0, len(successors)
         for position, (event, shown, key, node, _) in enumerate(successors):
             if not judged and shown is not found:
                 self._violating(number, event, shown - found, found_here)
             merged = key if judged else (key, shown)
             mark = merged if exact else hash(merged)
-            if mark in seen:
+            if (not table(mark)) if table is not None else mark in seen:
                 if keep and independent is not None and mark in self.positions:  # met again in this layer
                     self.asleep[self.positions[mark]] &= (asleep | tried) & independent[event]
                 tried |= 1 << event
                 continue
-            seen.add(mark)
+            if table is None:
+                seen.add(mark)
             child = len(parents)
             parents.append(number)
             events.append(event)

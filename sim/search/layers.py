@@ -1,11 +1,24 @@
 """One layer of breadth-first search: the states found at one depth, waiting to be expanded.
 
 The visited set keeps fingerprints only; the states themselves are kept for
-one layer, the one being built, while the one before it is expanded.  When
-the process's memory passes the search's spill mark, a layer writes its
-entries to a temporary file in chunks (pickled, in the order found) and
-reads them back, in that order, when the next depth expands them -- so a
-wide layer costs disk, not memory, and the result is the same.
+one layer, the one being built, while the one before it is expanded.  A
+layer keeps its first :data:`ENCODE_PAST` entries as they are; past them it
+keeps them encoded, :data:`ENCODE_CHUNK` entries pickled together (the parts
+their states share are written once a chunk) into one growing buffer, and
+decodes a chunk at a time when the next depth expands them.  The entries
+read back equal the ones appended, in the same order, so the search finds
+the same.  Measured (``benchmarks/bench_checker.py --only memory``): an
+entry of tiny / plan takes 114 bytes encoded against about 640 as objects,
+one of three-files / step-dedupe 150 against about 750; one of the effects
+family, a paused run, about 3,200 against 11,800.  Encoding and decoding
+cost about 6 to 9 microseconds an entry of the workspace family: 11 to 14%
+more time for three-files / step-dedupe to depth 8 with every layer
+encoded (and 0.64x the peak memory), which is why a layer stays objects up
+to 131,072 entries (about 90 MB of them).  When the process's memory passes
+the search's spill mark, a layer encodes every entry and writes the encoded
+chunks to a temporary file, reading them back, in order, when the next
+depth expands them -- so a wide layer costs disk, not memory, and the
+result is the same.
 """
 
 from __future__ import annotations
@@ -13,10 +26,14 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
+from array import array
 from typing import Any, BinaryIO, Iterator
 
-#: Entries written to disk at a time once a layer spills, and how often (entries) the memory is read.
-SPILL_CHUNK = 4096
+#: Entries a layer keeps as objects before it encodes them, and entries pickled together once it does.
+ENCODE_PAST = 1 << 17
+ENCODE_CHUNK = 128
+#: Encoded bytes a spilling layer holds before it writes them out, and how often (entries) the memory is read.
+SPILL_BYTES = 1 << 20
 MEMORY_CHECK_EVERY = 4096
 
 
@@ -37,14 +54,27 @@ def physical_bytes() -> int:
         return 0
 
 
-class Layer:
-    """The entries of one depth, in the order found; in memory, or partly on disk past the spill mark."""
+def _decoded(blob: Any, entries: int) -> list[Any]:
+    chunk = pickle.loads(blob)
+    assert len(chunk) == entries, f"an encoded chunk of {entries} entries read back {len(chunk)}"
+    return chunk
 
-    def __init__(self, spill_bytes: int | None = None, folder: str | None = None):
+
+class Layer:
+    """The entries of one depth, in the order found: as objects, encoded in memory past :data:`ENCODE_PAST`
+    (``encode_past``), or encoded on disk past the spill mark."""
+
+    def __init__(self, spill_bytes: int | None = None, folder: str | None = None, encode_past: int | None = None):
         self.spill_bytes, self.folder = spill_bytes, folder
-        self.kept: list[Any] = []
+        self.kept: list[Any] = []  # the entries after the encoded ones, as objects
         self.count = 0
+        #: entries kept as objects before the next encoding
+        self.batch = max(ENCODE_PAST if encode_past is None else encode_past, ENCODE_CHUNK)
+        self.data = bytearray()  # the chunks encoded and still in memory, one after the other
+        self.ends = array("q")  # where each of them ends in data
+        self.sizes = array("i")  # the entries of each of them
         self.written: list[int] = []  # the entries of each chunk written, in order
+        self.written_bytes: list[int] = []  # and its bytes
         self._file: BinaryIO | None = None
 
     def __len__(self) -> int:
@@ -54,47 +84,90 @@ class Layer:
     def spilled_chunks(self) -> int:
         return len(self.written)
 
+    @property
+    def encoded(self) -> int:
+        """The entries kept encoded in memory."""
+        return sum(self.sizes)
+
+    def encoded_bytes(self) -> int:
+        """What the entries encoded in memory take: their bytes and where each chunk ends and how many it holds."""
+        return len(self.data) + (self.ends.itemsize + self.sizes.itemsize) * len(self.ends)
+
     def append(self, entry: Any) -> None:
         self.kept.append(entry)
         self.count += 1
-        if self.spill_bytes is None or len(self.kept) < SPILL_CHUNK:
-            return
-        if self._file is None and (self.count % MEMORY_CHECK_EVERY or resident_bytes() < self.spill_bytes):
-            return
-        self._spill()
+        if len(self.kept) >= self.batch or (self.spill_bytes is not None and not self.count % MEMORY_CHECK_EVERY):
+            self._settle()
 
-    def _spill(self) -> None:
-        if self._file is None:
+    def _settle(self) -> None:
+        """Encode the entries kept as objects once there are enough of them (every one past the spill mark),
+        and past it write what is encoded to disk."""
+        if self._file is None and self.spill_bytes is not None and not self.count % MEMORY_CHECK_EVERY \
+                and resident_bytes() >= self.spill_bytes:
             self._file = tempfile.TemporaryFile(prefix="fencesim-layer-", dir=self.folder)
-        pickle.dump(self.kept, self._file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.written.append(len(self.kept))
-        self.kept = []
+            self.batch = ENCODE_CHUNK
+        if len(self.kept) >= self.batch:
+            self._encode()
+        if self._file is not None and len(self.data) >= SPILL_BYTES:
+            self._write()
+
+    def _encode(self) -> None:
+        """The entries kept as objects, encoded :data:`ENCODE_CHUNK` at a time (fewer left wait for more)."""
+        kept, data = self.kept, self.data
+        whole = len(kept) - len(kept) % ENCODE_CHUNK
+        for start in range(0, whole, ENCODE_CHUNK):
+            data += pickle.dumps(kept[start:start + ENCODE_CHUNK], protocol=pickle.HIGHEST_PROTOCOL)
+            self.ends.append(len(data))
+            self.sizes.append(ENCODE_CHUNK)
+        self.kept = kept[whole:]
+        self.batch = ENCODE_CHUNK
+
+    def _write(self) -> None:
+        assert self._file is not None
+        self._file.write(self.data)
+        start = 0
+        for end, size in zip(self.ends, self.sizes):
+            self.written.append(size)
+            self.written_bytes.append(end - start)
+            start = end
+        self.data, self.ends, self.sizes = bytearray(), array("q"), array("i")
 
     def check(self) -> None:
-        """Every entry counted is kept, in memory or on disk (checked once the layer is built)."""
-        assert self.count == len(self.kept) + sum(self.written), (
-            f"a layer counted {self.count} entries but holds {len(self.kept)} and wrote {sum(self.written)}")
+        """Every entry counted is kept, as an object, encoded or on disk (checked once the layer is built)."""
+        held = len(self.kept) + self.encoded + sum(self.written)
+        assert self.count == held, (f"a layer counted {self.count} entries but holds {len(self.kept)}, encoded "
+                                    f"{self.encoded} and wrote {sum(self.written)}")
 
     def sample(self) -> list[Any]:
         """The first and the last entry still in memory (none when all were written out): what a check of the
         states' own consistency looks at, once per layer."""
-        return [self.kept[0], self.kept[-1]] if self.kept else []
+        first = _decoded(self.data[:self.ends[0]], self.sizes[0])[0] if self.ends else None
+        if self.kept:
+            return [self.kept[0] if first is None else first, self.kept[-1]]
+        if self.ends:
+            start = self.ends[-2] if len(self.ends) > 1 else 0
+            return [first, _decoded(self.data[start:], self.sizes[-1])[-1]]
+        return []
 
     def __iter__(self) -> Iterator[Any]:
-        """The entries in the order they were appended (the spilled ones read back first), each once."""
+        """The entries in the order they were appended (the spilled ones read back first, then the encoded
+        ones, a chunk at a time), each once."""
         if self._file is not None:
             self._file.seek(0)
-            for written in self.written:
-                chunk = pickle.load(self._file)
-                assert len(chunk) == written, f"a spilled chunk of {written} entries read back {len(chunk)}"
-                yield from chunk
+            for size, length in zip(self.written, self.written_bytes):
+                yield from _decoded(self._file.read(length), size)
             self._file.close()
             self._file = None
-        kept, self.kept = self.kept, []
+        data, ends, sizes, kept = self.data, self.ends, self.sizes, self.kept
+        self.data, self.ends, self.sizes, self.kept = bytearray(), array("q"), array("i"), []
+        start = 0
+        for end, size in zip(ends, sizes):
+            yield from _decoded(data[start:end], size)
+            start = end
         yield from kept
 
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
-        self.kept = []
+        self.kept, self.data, self.ends, self.sizes = [], bytearray(), array("q"), array("i")

@@ -6,8 +6,18 @@ As TLC keeps it: the visited set holds a 64-bit *fingerprint* of each state
 order found, the number of the state it was first reached from and the
 event that led there.  A counterexample's order is read back by walking the
 trace from its last state to the initial one, so no state holds its order.
-What this costs per state: the set's slot and the fingerprint's integer
-(about 60 bytes in CPython) and 8 bytes of trace.
+
+The fingerprints are kept in one table of 64-bit slots, a C extension
+(``sim/search/_fingerprints.c``, built by ``pip install``): open addressing,
+grown by half when three quarters full, so 10.7 to 16 bytes a state, and one
+call per successor (``add`` says whether the fingerprint was new).  Where
+the extension did not compile, a Python set of the same fingerprints stands
+in, with the same results: about 83 bytes a state (its slots and the
+integers).  The trace takes 5 bytes a state (a 32-bit parent, an 8-bit
+event; 6 with an alphabet over 127 events).  Measured on tiny / plan to
+depth 10 (240,060 states, ``benchmarks/bench_checker.py --only memory``):
+15.5 bytes a state in the table, just after a growth, against 82.9 in the
+Python set; 20.5 and 87.9 with the trace (16 bytes before it was narrowed).
 
 Two different states with one fingerprint would be taken for one, and the
 second never expanded: :func:`collision_probability` is TLC's optimistic
@@ -15,26 +25,47 @@ estimate of that chance, reported beside every result.  The fingerprint is
 the interpreter's hash of the key, so it changes with ``PYTHONHASHSEED``;
 every count and order is the same in every process unless a collision
 happened, which the estimate bounds.  ``exact=True`` keeps the keys
-themselves instead (no collision possible, several hundred bytes a state).
+themselves, in a Python set (no collision possible, several hundred bytes
+a state).
 """
 
 from __future__ import annotations
 
+import sys
 from array import array
-from typing import Any, Hashable, Sequence
+from typing import Any, Callable, Hashable, Sequence
+
+try:
+    from sim.search._fingerprints import FingerprintSet
+except ImportError:  # not compiled on this machine: a Python set stands in
+    TABLE: Callable[[], Any] | None = None
+else:
+    TABLE = FingerprintSet
 
 #: The fingerprint's width, in bits (what the collision estimate divides by).
 FINGERPRINT_BITS = 64
+#: States a trace can number (its parents are 32-bit); the search's state limit stays below it.
+TRACE_STATES_MAX = 2 ** 31 - 1
+#: Bytes of a 64-bit integer object in a Python set of fingerprints (36, as the allocator rounds it).
+INTEGER_BYTES = 48
+
+
+def event_type(alphabet: int) -> str:
+    """The array type of a trace's events: the smallest signed one that holds every position of the
+    alphabet, and -1 (the initial state's)."""
+    return "b" if alphabet <= 127 else "h" if alphabet <= 32767 else "l"
 
 
 class Visited:
     """Every state found: its fingerprint (or key), and the trace that leads back to the start."""
 
-    def __init__(self, exact: bool = False):
+    def __init__(self, exact: bool = False, alphabet: int = 1 << 31):
         self.exact = exact
-        self.seen: set[Any] = set()
-        self.parent = array("q")  # state number -> the state it was first reached from (-1: the initial state)
-        self.event = array("l")  # state number -> the alphabet position of the event that reached it
+        #: Whether the fingerprints are in the C table, whose ``add`` says whether one was new.
+        self.compact = not exact and TABLE is not None
+        self.seen: Any = TABLE() if self.compact and TABLE is not None else set()
+        self.parent = array("i")  # state number -> the state it was first reached from (-1: the initial state)
+        self.event = array(event_type(alphabet))  # state number -> the position of the event that reached it
 
     def __len__(self) -> int:
         return len(self.parent)
@@ -45,10 +76,14 @@ class Visited:
 
     def add(self, mark: Any, parent: int, event: int) -> int | None:
         """The number of a state not seen before (recorded as reached from ``parent`` by ``event``), or None."""
-        before = len(self.seen)
-        self.seen.add(mark)
-        if len(self.seen) == before:
-            return None
+        if self.compact:
+            if not self.seen.add(mark):
+                return None
+        else:
+            before = len(self.seen)
+            self.seen.add(mark)
+            if len(self.seen) == before:
+                return None
         self.parent.append(parent)
         self.event.append(event)
         return len(self.parent) - 1
@@ -86,12 +121,17 @@ class Visited:
         assert 0 <= low and high < alphabet, f"a state was reached by event {low if low < 0 else high}, " \
                                               f"outside the alphabet's {alphabet}"
 
+    def set_bytes_per_state(self) -> float:
+        """What the visited set takes per state: the C table's slots, as allocated; or the Python set's table and
+        its integers (:data:`INTEGER_BYTES` each; with ``exact``, the set's table only)."""
+        count = max(1, len(self.seen))
+        if self.compact:
+            return self.seen.table_bytes / count
+        return (sys.getsizeof(self.seen) + (0 if self.exact else INTEGER_BYTES * len(self.seen))) / count
+
     def bytes_per_state(self) -> float:
-        """What the visited set and the trace take per state, estimated (the set's table and its integers)."""
-        count = max(1, len(self.parent))
-        table = self.seen.__sizeof__()
-        integers = 0 if self.exact else 32 * count
-        return (table + integers + self.parent.itemsize * count + self.event.itemsize * count) / count
+        """What the visited set and the trace take per state."""
+        return self.set_bytes_per_state() + self.parent.itemsize + self.event.itemsize
 
 
 def check_counts(distinct: int, per_depth: Sequence[int], visited: int, uncounted: int) -> None:

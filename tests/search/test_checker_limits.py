@@ -20,23 +20,64 @@ def _tiny():
     return sim.load_workload("tiny")
 
 
-def test_a_layer_that_spills_reads_back_its_entries_in_order():
+def test_a_layer_that_spills_reads_back_its_entries_in_order(monkeypatch):
     """Past the spill mark a layer writes its entries to disk in chunks and yields them back, each once."""
+    monkeypatch.setattr(layers, "SPILL_BYTES", 10_000)
     layer = Layer(spill_bytes=1)
-    entries = [(i, ("state", i), frozenset({"x"} if i % 7 else ())) for i in range(3 * layers.SPILL_CHUNK + 5)]
+    entries = [(i, ("state", i), frozenset({"x"} if i % 7 else ())) for i in range(3 * layers.MEMORY_CHECK_EVERY + 5)]
     for entry in entries:
         layer.append(entry)
     assert layer.spilled_chunks >= 2 and len(layer) == len(entries)
+    layer.check()
     assert list(layer) == entries
 
 
+@pytest.mark.parametrize("count", [0, 1, layers.ENCODE_CHUNK - 1, layers.ENCODE_CHUNK, 3 * layers.ENCODE_CHUNK + 5])
+def test_a_layer_that_encodes_its_entries_reads_them_back_equal_and_in_order(count):
+    """Past ``encode_past`` entries a layer keeps them pickled, a chunk at a time: it yields back entries equal
+    to the ones appended, in order, and counts them all; its sample is its first and its last entry."""
+    layer = Layer(encode_past=0)
+    entries = [(i, ("state", i, None, frozenset({i % 3})), frozenset({"x"} if i % 7 else ())) for i in range(count)]
+    for entry in entries:
+        layer.append(entry)
+    layer.check()
+    assert layer.encoded == count - count % layers.ENCODE_CHUNK and len(layer.kept) == count % layers.ENCODE_CHUNK
+    assert layer.sample() == ([entries[0], entries[-1]] if entries else [])
+    assert list(layer) == entries and list(layer) == []
+
+
+@pytest.mark.parametrize("family, workload, label, options", [
+    ("workspace", "tiny", "plan", {"max_events": 7}),
+    ("workspace", "tiny", "none", {"max_events": 6, "reduce": True}),
+    ("workspace", "three-files", "step-dedupe", {"max_events": 5}),
+    ("effects", "effects-saga", "keyed-fingerprint-reconcile", {"max_events": 2, "max_states": 400}),
+])
+def test_a_search_whose_layers_are_encoded_finds_the_same(monkeypatch, family, workload, label, options):
+    """Keeping every layer encoded changes where its states wait, not what the search finds: the same counts,
+    depths, shortest lengths and orders (the effects family's states, paused runs, included)."""
+    searched = sim.family(family)
+
+    def run():
+        return explore(searched, sim.load_workload(workload), searched.parse_protocol(label),
+                       ExploreOptions(**options)).to_json()
+
+    plain = run()
+    monkeypatch.setattr(layers, "ENCODE_PAST", 0)
+    assert run() == plain
+
+
 def test_a_search_whose_layers_spill_finds_the_same(monkeypatch):
+    write = Layer._write
     """Spilling changes where a layer waits, not what the search finds."""
     plain = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"), ExploreOptions(max_events=7)).to_json()
     monkeypatch.setattr(layers, "resident_bytes", lambda: 1 << 62)  # every layer past its mark
+    monkeypatch.setattr(layers, "SPILL_BYTES", 1)  # every chunk encoded written out, the memory read often
+    monkeypatch.setattr(layers, "MEMORY_CHECK_EVERY", 64)
+    written = []
+    monkeypatch.setattr(Layer, "_write", lambda self: written.append(1) or write(self))
     spilled = explore(FAMILY, _tiny(), FAMILY.parse_protocol("none"),
                       ExploreOptions(max_events=7, memory_limit=1 << 63)).to_json()
-    assert spilled == plain
+    assert spilled == plain and written
 
 
 def test_the_memory_limit_stops_a_search_that_then_proves_nothing():

@@ -41,9 +41,9 @@ class _FromTheRoot(array):
 
 
 class _Rooted(Visited):
-    def __init__(self, exact=False):
-        super().__init__(exact)
-        self.parent = _FromTheRoot("q")
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.parent = _FromTheRoot("i")
 
 
 class _LongerThanItsCount(Layer):
@@ -100,16 +100,29 @@ def test_a_trace_parent_numbered_after_its_state_stops_the_order_walk():
 def test_a_spilled_chunk_that_reads_back_short_stops_the_layer(monkeypatch):
     """A spilled layer reads back, chunk by chunk, the count it wrote: an entry lost on disk is never skipped
     silently."""
-    dump = pickle.dump
-    monkeypatch.setattr(layers.pickle, "dump", lambda kept, file, protocol: dump(kept[:-1], file, protocol=protocol))
+    dumps = pickle.dumps
+    monkeypatch.setattr(layers.pickle, "dumps", lambda kept, protocol: dumps(kept[:-1], protocol=protocol))
+    monkeypatch.setattr(layers, "SPILL_BYTES", 1)
     layer = Layer(spill_bytes=1)
-    for number in range(layers.SPILL_CHUNK + 3):
+    for number in range(layers.MEMORY_CHECK_EVERY + 3):
         layer.append((number, None, frozenset()))
-    assert layer.spilled_chunks == 1
+    assert layer.spilled_chunks == layers.MEMORY_CHECK_EVERY // layers.ENCODE_CHUNK
     layer.check()  # what was handed to the disk is all counted
     with pytest.raises(AssertionError, match="read back"):
         list(layer)
     layer.close()
+
+
+def test_an_encoded_chunk_that_reads_back_short_stops_the_layer(monkeypatch):
+    """The same for a chunk encoded in memory."""
+    dumps = pickle.dumps
+    monkeypatch.setattr(layers.pickle, "dumps", lambda kept, protocol: dumps(kept[:-1], protocol=protocol))
+    layer = Layer(encode_past=0)
+    for number in range(layers.ENCODE_CHUNK):
+        layer.append((number, None, frozenset()))
+    layer.check()
+    with pytest.raises(AssertionError, match="read back"):
+        list(layer)
 
 
 def test_a_layer_whose_count_is_not_what_it_holds_fails_its_check():
@@ -118,7 +131,7 @@ def test_a_layer_whose_count_is_not_what_it_holds_fails_its_check():
     layer.append((1, None, frozenset()))
     layer.check()
     layer.count += 1
-    with pytest.raises(AssertionError, match="counted 2 entries but holds 1"):
+    with pytest.raises(AssertionError, match="counted 2 entries but holds 1, encoded 0"):
         layer.check()
 
 
