@@ -156,15 +156,40 @@ def pytest_configure(config):
                             f"unless {REAL_FULL_VARIABLE}=1 (make real)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``real_full`` are skipped, with one line saying how to run them, unless FENCESIM_REAL_FULL
-    is set: the real subset stays short, and nothing leaves it silently."""
-    if os.environ.get(REAL_FULL_VARIABLE):
-        return
-    skip = pytest.mark.skip(reason=REAL_FULL_REASON)
+    is set: the real subset stays short, and nothing leaves it silently.  Then the order the test processes
+    take tests in (``make test``: ``--dist loadgroup``): see :func:`_schedule`."""
+    if not os.environ.get(REAL_FULL_VARIABLE):
+        skip = pytest.mark.skip(reason=REAL_FULL_REASON)
+        for item in items:
+            if item.get_closest_marker("real_full") is not None:
+                item.add_marker(skip)
+    _schedule(items)
+
+
+#: Fixture scopes computed once per module (or class): every process that runs one of the tests using it
+#: computes it again.
+_SHARED_SCOPES = {"module", "class", "package"}
+
+
+def _schedule(items: list) -> None:
+    """How the suite shares 2 test processes (``-n 2 --dist loadgroup``).
+
+    * The tests of a module that share a module- or class-scoped fixture form one group (one process runs
+      them, so the fixture is computed once), unless a test is in a group already.
+    * Tests marked ``slow`` come first, in their order: the long ones start while the other process still
+      has short ones to take, instead of one long test running alone at the end.
+    """
     for item in items:
-        if item.get_closest_marker("real_full") is not None:
-            item.add_marker(skip)
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        scopes = {d.scope for defs in (info.name2fixturedefs.values() if info else ()) for d in defs}
+        if scopes & _SHARED_SCOPES:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -28,10 +28,11 @@ def test_every_recorded_output_has_a_command():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("pinned")  # one after another, as recorded: their sweeps have a shrink clock each
 @pytest.mark.parametrize("key", PINNED)
 def test_every_pinned_result_is_unchanged(key):
-    """Each command's normalised output holds every recorded value (one test per command, so the commands
-    share the test processes)."""
+    """Each command's normalised output holds every recorded value (one test per command, so a change names
+    the commands it changed)."""
     recorded = capture.recorded()[key]
     results = capture.run_all({key})
     assert sorted(results) == [key]
