@@ -66,6 +66,9 @@ class Visited:
         self.seen: Any = TABLE() if self.compact and TABLE is not None else set()
         self.parent = array("i")  # state number -> the state it was first reached from (-1: the initial state)
         self.event = array(event_type(alphabet))  # state number -> the position of the event that reached it
+        #: ``fresh(pairs)``: for the ``(position, state)`` successors of one state, each state's mark held, in
+        #: order; the pairs whose mark was new (the C table does it in one call; a Python loop stands in).
+        self.fresh: Callable[[list], list] = getattr(self.seen, "add_new", None) or _fresh_in(self.seen, exact)
 
     def __len__(self) -> int:
         return len(self.parent)
@@ -132,6 +135,26 @@ class Visited:
     def bytes_per_state(self) -> float:
         """What the visited set and the trace take per state."""
         return self.set_bytes_per_state() + self.parent.itemsize + self.event.itemsize
+
+
+def _fresh_in(seen: Any, exact: bool) -> Callable[[list], list]:
+    """:attr:`Visited.fresh` for a Python set of fingerprints, or (``exact``) of keys, or a table whose ``add``
+    says whether a fingerprint was new."""
+    says = not isinstance(seen, set)
+
+    def fresh(pairs: list) -> list:
+        out = []
+        for pair in pairs:
+            mark = pair[1] if exact else hash(pair[1])
+            if says:
+                if seen.add(mark):
+                    out.append(pair)
+            elif mark not in seen:
+                seen.add(mark)
+                out.append(pair)
+        return out
+
+    return fresh
 
 
 def check_counts(distinct: int, per_depth: Sequence[int], visited: int, uncounted: int) -> None:
