@@ -5,25 +5,26 @@ predicates (or by the machine itself), the state is its own key, no orbit is
 asked for, no persistent set is followed and the layer is expanded in this
 process (:attr:`sim.search.expansion.Expansion.fusable`).  Then one entry
 costs one call of the machine's ``successors`` (TLA+'s ``Next`` in one call;
-where it has none, its ``enabled`` and an ``advance`` per event), one call of the visited set's ``fresh`` (the C table
-fingerprints and holds every successor of the entry in one call, and gives
-back the new ones), and, for the new states alone, the predicates mapped over
-them and their trace and layer entries appended in bulk: a successor already
-seen costs no Python code, and no per-successor tuple is built.  With sleep
-sets (the family declares footprints) a successor still costs a few Python
-operations: whether it was tried, and where it meets a state found earlier
-in the same layer.
+where it has none, its ``enabled`` and an ``advance`` per event) and one call
+of the visited set's ``fresh`` (the C table fingerprints and holds every
+successor of the entry at once, and gives back the new ones): a successor
+already seen costs no Python code, and no per-successor tuple is built.  The
+new states are judged, traced and kept :data:`FLUSH_STATES` at a time, each
+state predicate mapped over them.  With sleep sets (the family declares
+footprints) a successor still costs a few Python operations: whether it was
+tried, and where it meets a state found earlier in the same layer.
 
 The result is the one :meth:`sim.search.exhaustive._Search._add` gives,
 successor for successor: the same states numbered in the same order, the
 same trace, sleep sets and violations.  Where an entry could reach the state
 limit or a memory reading (every :data:`~sim.search.layers.MEMORY_CHECK_EVERY`
-states), it goes through ``_add`` itself, which stops at the exact successor.
+states), the states pending are kept and the entry goes through ``_add``
+itself, which stops at the exact successor.
 """
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any, Iterable
 
 from sim.search.expansion import NONE_FOUND
@@ -32,8 +33,9 @@ from sim.search.layers import MEMORY_CHECK_EVERY
 if TYPE_CHECKING:
     from sim.search.exhaustive import _Search
 
-#: Entries expanded between two looks at the clock for a progress call.
+#: Entries expanded between two looks at the clock for a progress call, and new states judged and kept at once.
 PROGRESS_ENTRIES = 256
+FLUSH_STATES = 1024
 
 Entry = tuple[int, Any, frozenset[str]]
 
@@ -65,7 +67,8 @@ def _expand_plain(search: "_Search", layer: Iterable[Entry], built: Any, keep: b
     successors_of, events, fresh = expansion.successors_function(), expansion.events, search.visited.fresh
     expired, watched = search.deadline.expired, search.progress is not None
     distinct, generated = result.distinct_states, result.states_generated
-    stop = _stop(search, distinct)
+    stop, parents = _stop(search, distinct), search.visited.parent
+    pending: list[tuple[int, Any]] = []  # new states not yet judged nor kept, in the order numbered
     for done, (number, state, found) in enumerate(layer):
         if expired() and search._stopped():
             break
@@ -73,6 +76,7 @@ def _expand_plain(search: "_Search", layer: Iterable[Entry], built: Any, keep: b
             search._progress_within(depth)
         pairs = successors_of(state, events)
         if distinct + len(pairs) >= stop:  # a limit may be looked at within this entry: successor by successor
+            _flush(search, pending, built, keep, found_here)
             result.distinct_states, result.states_generated = distinct, generated
             search._add(number, found, [(p, found, s, s, False) for p, s in pairs], 0, built, keep, found_here,
                         depth)
@@ -84,29 +88,35 @@ def _expand_plain(search: "_Search", layer: Iterable[Entry], built: Any, keep: b
         generated += len(pairs)
         new = fresh(pairs if type(pairs) is list else list(pairs))
         if new:
-            _keep(search, number, new, built, keep, found_here)
+            parents.extend([number] * len(new))
+            pending += new
             distinct += len(new)
+            if len(pending) >= FLUSH_STATES:
+                _flush(search, pending, built, keep, found_here)
+    _flush(search, pending, built, keep, found_here)
     result.distinct_states, result.states_generated = distinct, generated
 
 
-def _keep(search: "_Search", number: int, new: list[tuple[int, Any]], built: Any, keep: bool,
-          found_here: dict[str, list[tuple[Any, ...]]]) -> None:
-    """The states first reached from state ``number`` (``(position, state)`` pairs, in order): their trace, their
-    judgement (the violations they show first recorded) and their layer entries."""
+def _flush(search: "_Search", pending: list[tuple[int, Any]], built: Any, keep: bool,
+           found_here: dict[str, list[tuple[Any, ...]]]) -> None:
+    """The states found since the last flush (``(position, state)`` pairs, in the order numbered, their parents
+    already traced), then none: their events traced, their judgement (the violations they show first recorded,
+    in order) and their layer entries."""
+    if not pending:
+        return
     visited = search.visited
-    first = len(visited.parent)
-    positions, states = zip(*new)
-    visited.parent.extend([number] * len(new))
+    first = len(visited.event)
+    positions, states = zip(*pending)
+    pending.clear()
     visited.event.extend(positions)
     verdicts = search.expansion.judge_all(states)
     if verdicts is not None:
-        for event, shown in zip(positions, verdicts):
-            if shown:
-                search._violating(number, event, shown, found_here)
+        for child in compress(range(first, first + len(states)), verdicts):
+            search._violating(visited.parent[child], visited.event[child], verdicts[child - first], found_here)
     if keep:
-        built.extend(zip(range(first, first + len(new)), states, verdicts or repeat(NONE_FOUND)))
+        built.extend(zip(range(first, first + len(states)), states, verdicts or repeat(NONE_FOUND)))
     else:
-        built.count += len(new)
+        built.count += len(states)
 
 
 def _expand_sleeping(search: "_Search", layer: Iterable[Entry], built: Any, keep: bool, asleep: dict[int, int],
@@ -123,7 +133,8 @@ def _expand_sleeping(search: "_Search", layer: Iterable[Entry], built: Any, keep
     expired, watched = search.deadline.expired, search.progress is not None
     sleeps, positions = search.asleep, search.positions
     distinct, generated = result.distinct_states, result.states_generated
-    stop = _stop(search, distinct)
+    stop, parents = _stop(search, distinct), search.visited.parent
+    pending: list[tuple[int, Any]] = []  # new states not yet judged nor kept, in the order numbered
     for done, (number, state, found) in enumerate(layer):
         if expired() and search._stopped():
             break
@@ -138,6 +149,7 @@ def _expand_sleeping(search: "_Search", layer: Iterable[Entry], built: Any, keep
             pairs = [(i, advance(state, events[i])) for i in enabled_of(state) if not mask >> i & 1]
         result.pruned += mask.bit_count()
         if distinct + len(pairs) >= stop:  # a limit may be looked at within this entry: successor by successor
+            _flush(search, pending, built, keep, found_here)
             result.distinct_states, result.states_generated = distinct, generated
             search._add(number, found, [(p, found, s, s, False) for p, s in pairs], mask, built, keep, found_here,
                         depth)
@@ -147,7 +159,7 @@ def _expand_sleeping(search: "_Search", layer: Iterable[Entry], built: Any, keep
             stop = _stop(search, distinct)
             continue
         generated += len(pairs)
-        tried, first = 0, len(visited.parent)
+        tried, first = 0, len(parents)
         new: list[tuple[int, Any]] = []
         for pair in pairs:
             event = pair[0]
@@ -162,6 +174,10 @@ def _expand_sleeping(search: "_Search", layer: Iterable[Entry], built: Any, keep
                 sleeps[positions[mark]] &= (mask | tried) & independent[event]
             tried |= 1 << event
         if new:
-            _keep(search, number, new, built, keep, found_here)
+            parents.extend([number] * len(new))
+            pending += new
             distinct += len(new)
+            if len(pending) >= FLUSH_STATES:
+                _flush(search, pending, built, keep, found_here)
+    _flush(search, pending, built, keep, found_here)
     result.distinct_states, result.states_generated = distinct, generated
