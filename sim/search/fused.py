@@ -50,6 +50,11 @@ def expand_fused(search: "_Search", layer: Iterable[Entry], built: Any, keep: bo
         _expand_plain(search, layer, built, keep, found_here, depth)
 
 
+def _timed(search: "_Search") -> bool:
+    """Whether the search's deadline can pass (one that never does is not asked per entry)."""
+    return getattr(search.deadline, "end", 0) is not None
+
+
 def _stop(search: "_Search", distinct: int) -> int:
     """The first count of distinct states at which ``_add`` would look at a limit: the state limit passed, or
     the next memory reading."""
@@ -65,12 +70,12 @@ def _expand_plain(search: "_Search", layer: Iterable[Entry], built: Any, keep: b
     result, expansion = search.result, search.expansion
     assert expansion.machine is not None
     successors_of, events, fresh = expansion.successors_function(), expansion.events, search.visited.fresh
-    expired, watched = search.deadline.expired, search.progress is not None
+    expired, watched, timed = search.deadline.expired, search.progress is not None, _timed(search)
     distinct, generated = result.distinct_states, result.states_generated
     stop, parents = _stop(search, distinct), search.visited.parent
     pending: list[tuple[int, Any]] = []  # new states not yet judged nor kept, in the order numbered
     for done, (number, state, found) in enumerate(layer):
-        if expired() and search._stopped():
+        if timed and expired() and search._stopped():
             break
         if watched and not done % PROGRESS_ENTRIES:
             search._progress_within(depth)
@@ -130,13 +135,13 @@ def _expand_sleeping(search: "_Search", layer: Iterable[Entry], built: Any, keep
     own, enabled_of, advance = expansion.own_successors, expansion.enabled_of, expansion.machine.advance
     exact, seen = visited.exact, visited.seen
     add = seen.add if visited.compact else None
-    expired, watched = search.deadline.expired, search.progress is not None
+    expired, watched, timed = search.deadline.expired, search.progress is not None, _timed(search)
     sleeps, positions = search.asleep, search.positions
     distinct, generated = result.distinct_states, result.states_generated
     stop, parents = _stop(search, distinct), search.visited.parent
     pending: list[tuple[int, Any]] = []  # new states not yet judged nor kept, in the order numbered
     for done, (number, state, found) in enumerate(layer):
-        if expired() and search._stopped():
+        if timed and expired() and search._stopped():
             break
         if watched and not done % PROGRESS_ENTRIES:
             search._progress_within(depth)
