@@ -10,7 +10,9 @@ trace from its last state to the initial one, so no state holds its order.
 The fingerprints are kept in one table of 64-bit slots, a C extension
 (``sim/search/_fingerprints.c``, built by ``pip install``): open addressing,
 grown by half when three quarters full, so 10.7 to 16 bytes a state, and one
-call per successor (``add`` says whether the fingerprint was new).  Where
+call per successor (``add`` says whether the fingerprint was new), or one per
+expanded state (``add_new`` takes all its successors and gives back the new
+ones: :attr:`Visited.fresh`, what :mod:`sim.search.fused` asks).  Where
 the extension did not compile, a Python set of the same fingerprints stands
 in, with the same results: about 83 bytes a state (its slots and the
 integers).  The trace takes 5 bytes a state (a 32-bit parent, an 8-bit
