@@ -50,6 +50,7 @@ from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.expansion import Expansion, Successor
+from sim.search.fused import expand_fused
 from sim.search.layers import MEMORY_CHECK_EVERY, Layer, physical_bytes, resident_bytes
 from sim.search.pool import Expander
 from sim.search.reduction import bits
@@ -310,17 +311,18 @@ class _Search:
         built = Layer(spill) if keep else _Counted()
         asleep, self.asleep, self.positions = self.asleep, {}, {}
         found_here: dict[str, list[tuple[Any, ...]]] = {}
-        for (number, node, found), (successors, slept) in expander.map(layer, depth, asleep):
-            if self._stopped():
-                break
-            if self.progress is not None and time.monotonic() - self.progress_at >= PROGRESS_EVERY_S:
-                self.progress_at = time.monotonic()
-                self.progress(depth - 1, self.result.max_events or 0, self.result.distinct_states)
-            self.result.pruned += slept
-            chosen = self._chosen(successors, found, node) if self.reducing else successors
-            self._add(number, found, chosen, asleep.get(number, 0), built, keep, found_here, depth)
-            if not self.result.complete:
-                break
+        if self.expansion.fusable and expander.pool is None and (self.independence or not any(asleep.values())):
+            expand_fused(self, layer, built, keep, asleep, found_here, depth)  # the common case (sim.search.fused)
+        else:
+            for (number, node, found), (successors, slept) in expander.map(layer, depth, asleep):
+                if self._stopped():
+                    break
+                self._progress_within(depth)
+                self.result.pruned += slept
+                chosen = self._chosen(successors, found, node) if self.reducing else successors
+                self._add(number, found, chosen, asleep.get(number, 0), built, keep, found_here, depth)
+                if not self.result.complete:
+                    break
         length = depth if shortest is None else shortest  # and the event choosing the initial state, if one did
         for invariant, orders in found_here.items():
             assert all(len(order) == length + self.uncounted for order in orders), f"an order of {invariant} " \
@@ -328,6 +330,12 @@ class _Search:
             self.result.shortest[invariant] = length
             self.result.minimal_orders[invariant] = orders
         return built
+
+    def _progress_within(self, depth: int) -> None:
+        """A progress call within the depth being built, if :data:`PROGRESS_EVERY_S` passed since the last."""
+        if self.progress is not None and time.monotonic() - self.progress_at >= PROGRESS_EVERY_S:
+            self.progress_at = time.monotonic()
+            self.progress(depth - 1, self.result.max_events or 0, self.result.distinct_states)
 
     def _check(self, built: Any) -> None:
         """A layer just built, checked against the visited set and the counts the result reports

@@ -23,7 +23,8 @@ and the invariants already violated on the way to it.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from itertools import compress
+from typing import Any, Callable, Sequence
 
 from sim.core.family import Family
 from sim.core.findings import findings_of
@@ -119,6 +120,26 @@ class Expansion:
             carries = tuple(fed)
         return (state, carries, length), found
 
+    @property
+    def fusable(self) -> bool:
+        """Whether a layer may be expanded by :mod:`sim.search.fused`: states judged by themselves, the state its
+        own key, no persistent set followed, in the search's process."""
+        return self.mode == "states" and self.plain_key and not self.watching and not self.prejudge
+
+    def successors_function(self) -> Callable[[Any, Sequence[Any]], list[tuple[int, Any]]]:
+        """``successors(state, events)``: the machine's own, or its enabled events (:meth:`enabled_of`: the
+        guards in one call where it offers ``enabled``) each advanced."""
+        machine = self.machine
+        assert machine is not None
+        if self.own_successors:
+            return machine.successors
+        enabled_of, advance = self.enabled_of, machine.advance
+
+        def successors(state: Any, events: Sequence[Any]) -> list[tuple[int, Any]]:
+            return [(i, advance(state, events[i])) for i in enabled_of(state)]
+
+        return successors
+
     def root(self) -> Any:
         return self._root
 
@@ -196,6 +217,23 @@ class Expansion:
             return self.machine.judge(state, self.by_finding) or NONE_FOUND
         bad = [name for name, violated in self.predicates if violated(state)]
         return frozenset(bad) if bad else NONE_FOUND
+
+    def judge_all(self, states: Sequence[Any]) -> list[frozenset[str]] | None:
+        """:meth:`judge` of each state, in order, or None when none violates anything: each state predicate
+        mapped over the states at once (no list or set is built for a state that violates nothing)."""
+        if self.judges:
+            verdicts = [self.judge(state) for state in states]
+            return verdicts if any(verdicts) else None
+        out: list[frozenset[str]] | None = None
+        for name, violated in self.predicates:
+            hits = list(map(violated, states))
+            if not any(hits):
+                continue
+            if out is None:
+                out = [NONE_FOUND] * len(states)
+            for i in compress(range(len(states)), hits):
+                out[i] = out[i] | {name}
+        return out
 
     def enabled_of(self, state: Any) -> list[int]:
         machine = self.machine
