@@ -364,7 +364,7 @@ class _Search:
         table = seen.add if visited.compact else None  # the C table's add says whether a fingerprint was new
         tried, generated = 0, len(successors)
         for position, (event, shown, key, node, _) in enumerate(successors):
-            if not judged and shown is not found:
+            if shown is not found:  # the order through this step first violates something (or the step does)
                 self._violating(number, event, shown - found, found_here)
             merged = key if judged else (key, shown)
             mark = merged if exact else hash(merged)
