@@ -116,6 +116,7 @@ def _flush(search: "_Search", pending: list[tuple[int, Any]], built: Any, keep: 
     visited.event.extend(positions)
     verdicts = search.expansion.judge_all(states)
     if verdicts is not None:
+        search.result.violating_states += sum(1 for verdict in verdicts if verdict)
         for child in compress(range(first, first + len(states)), verdicts):
             search._violating(visited.parent[child], visited.event[child], verdicts[child - first], found_here)
     if keep:
