@@ -56,64 +56,83 @@ def _number(value: float) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
-def _bounds() -> dict[tuple[str, str], Bound]:
-    from sim.app.designs import SEEDS_LIMIT
-    from sim.families.effects.workflow import MAX_TRANSITIONS
+_WORKERS, _BUDGET, _SEED_START = Bound(1, WORKERS_MAX), Bound(0, BUDGET_MAX_S, above_low=True), Bound(0, SEED_START_MAX)
+
+
+def _conform() -> dict[str, Bound]:
     from sim.real.conform import CONFORM_SHRINK_SECONDS_MAX
-    from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX, STATE_LIMIT_MAX
-    from sim.search.incidents import SEEDS_MAX as INCIDENT_SEEDS_MAX
-    from sim.search.lattice import MAP_DEPTH_MAX
+
+    return {"--seeds": Bound(1, CONFORM_SEEDS_MAX), "--seed-start": _SEED_START, "--workers": _WORKERS,
+            "--shrink-seconds": Bound(0, CONFORM_SHRINK_SECONDS_MAX, above_low=True)}
+
+
+def _exposure() -> dict[str, Bound]:
+    from sim.families.effects.workflow import MAX_TRANSITIONS
+
+    return {"--tasks": Bound(1, EXPOSURE_TASKS_MAX), "--transitions": Bound(1, MAX_TRANSITIONS),
+            "--seeds": Bound(2, EXPOSURE_SIMULATED_TASKS_MAX), "--seed": _SEED_START}
+
+
+def _explore() -> dict[str, Bound]:
+    from sim.search.exhaustive import STATE_LIMIT_MAX
     from sim.search.liveness import MAX_FAULTS_MAX
+
+    return {"--workers": _WORKERS, "--budget": _BUDGET, "--state-limit": Bound(1, STATE_LIMIT_MAX),
+            "--memory-limit": Bound(0.05, 4096.0), "--max-faults": Bound(0, MAX_FAULTS_MAX)}
+
+
+def _fuzz() -> dict[str, Bound]:
+    from sim.search.exhaustive import EXHAUSTIVE_DEPTH_MAX
     from sim.search.sweep import MAX_SEEDS
 
-    workers, budget = Bound(1, WORKERS_MAX), Bound(0, BUDGET_MAX_S, above_low=True)
-    seed_start = Bound(0, SEED_START_MAX)
-    return {
-        ("conform", "--seeds"): Bound(1, CONFORM_SEEDS_MAX),
-        ("conform", "--seed-start"): seed_start,
-        ("conform", "--workers"): workers,
-        ("conform", "--shrink-seconds"): Bound(0, CONFORM_SHRINK_SECONDS_MAX, above_low=True),
-        ("cruel", "--budget"): budget,
-        ("exposure", "--tasks"): Bound(1, EXPOSURE_TASKS_MAX),
-        ("exposure", "--transitions"): Bound(1, MAX_TRANSITIONS),
-        ("exposure", "--seeds"): Bound(2, EXPOSURE_SIMULATED_TASKS_MAX),
-        ("exposure", "--seed"): seed_start,
-        ("explore", "--workers"): workers,
-        ("explore", "--budget"): budget,
-        ("explore", "--state-limit"): Bound(1, STATE_LIMIT_MAX),
-        ("explore", "--memory-limit"): Bound(0.05, 4096.0),
-        ("explore", "--max-faults"): Bound(0, MAX_FAULTS_MAX),
-        ("fuzz", "--seeds"): Bound(1, MAX_SEEDS),
-        ("fuzz", "--seed-start"): seed_start,
-        ("fuzz", "--workers"): workers,
-        ("fuzz", "--budget"): budget,
-        ("fuzz", "--shrink-seconds"): budget,
-        ("fuzz", "--max-events"): Bound(1, EXHAUSTIVE_DEPTH_MAX),
-        ("incidents", "--plans"): Bound(1, EXPOSURE_SIMULATED_TASKS_MAX),
-        ("incidents", "--seeds"): Bound(1, INCIDENT_SEEDS_MAX),
-        ("incidents", "--seed-start"): seed_start,
-        ("review", "--budget"): budget,
-        ("review", "--seeds"): Bound(1, SEEDS_LIMIT),
-        ("review", "--workers"): workers,
-        ("map", "--max-events"): Bound(1, MAP_DEPTH_MAX),
-        ("map", "--seeds"): Bound(0, SEEDS_LIMIT),
-        ("map", "--workers"): workers,
-        ("map", "--budget"): budget,
-        ("certify", "--max-events"): Bound(1, CERTIFY_DEPTH_MAX),
-        ("certify", "--budget"): budget,
-        ("serve", "--port"): Bound(0, 65535),
-    }
+    return {"--seeds": Bound(1, MAX_SEEDS), "--seed-start": _SEED_START, "--workers": _WORKERS, "--budget": _BUDGET,
+            "--shrink-seconds": _BUDGET, "--max-events": Bound(1, EXHAUSTIVE_DEPTH_MAX)}
 
 
-_TABLE: dict[tuple[str, str], Bound] | None = None
+def _incidents() -> dict[str, Bound]:
+    from sim.search.incidents import SEEDS_MAX as INCIDENT_SEEDS_MAX
+
+    return {"--plans": Bound(1, EXPOSURE_SIMULATED_TASKS_MAX), "--seeds": Bound(1, INCIDENT_SEEDS_MAX),
+            "--seed-start": _SEED_START}
+
+
+def _review() -> dict[str, Bound]:
+    from sim.app.designs import SEEDS_LIMIT
+
+    return {"--budget": _BUDGET, "--seeds": Bound(1, SEEDS_LIMIT), "--workers": _WORKERS}
+
+
+def _map() -> dict[str, Bound]:
+    from sim.app.designs import SEEDS_LIMIT
+    from sim.search.lattice import MAP_DEPTH_MAX
+
+    return {"--max-events": Bound(1, MAP_DEPTH_MAX), "--seeds": Bound(0, SEEDS_LIMIT), "--workers": _WORKERS,
+            "--budget": _BUDGET}
+
+
+#: command -> the bounds of its options, built on first use from the limits the search modules name (a command
+#: imports the modules of its own limits only).
+_BY_COMMAND: dict[str, Callable[[], dict[str, Bound]]] = {
+    "conform": _conform, "cruel": lambda: {"--budget": _BUDGET}, "exposure": _exposure, "explore": _explore,
+    "fuzz": _fuzz, "incidents": _incidents, "review": _review, "map": _map,
+    "certify": lambda: {"--max-events": Bound(1, CERTIFY_DEPTH_MAX), "--budget": _BUDGET},
+    "serve": lambda: {"--port": Bound(0, 65535)},
+}
+_TABLES: dict[str, dict[str, Bound]] = {}
+
+
+def _of_command(command: str) -> dict[str, Bound]:
+    table = _TABLES.get(command)
+    if table is None:
+        builder = _BY_COMMAND.get(command)
+        table = _TABLES[command] = builder() if builder is not None else {}
+    return table
 
 
 def bounds() -> dict[tuple[str, str], Bound]:
-    """``(command, option) -> Bound`` for every numeric option (built once: it imports the search's limits)."""
-    global _TABLE
-    if _TABLE is None:
-        _TABLE = _bounds()
-    return _TABLE
+    """``(command, option) -> Bound`` for every numeric option (each command's built once: it imports the
+    search's limits)."""
+    return {(command, option): bound for command in _BY_COMMAND for option, bound in _of_command(command).items()}
 
 
 def numeric(param: Any) -> bool:
@@ -123,8 +142,9 @@ def numeric(param: Any) -> bool:
 
 def bound_of(command: str, param: Any) -> Bound | None:
     """The bound of one option of one command (its longest name, as the table keys it)."""
+    table = _of_command(command)
     for name in getattr(param, "opts", ()):
-        found = bounds().get((command, name))
+        found = table.get(name)
         if found is not None:
             return found
     return None

@@ -262,6 +262,9 @@ def result_lines(result: Any, request: ExploreRequest) -> list[str]:
     lines = [f"{result.protocol}: {result.distinct_states:,} distinct states ({initial}), "
              f"{result.states_generated:,} states generated, diameter {result.diameter} ({how})",
              "  new states per depth: " + ", ".join(f"{n:,}" for n in result.states_per_depth)]
+    if result.violating_states:
+        lines.append(f"  {result.violating_states:,} of the distinct states show a violation (counted above, as "
+                     "TLC would; TLC stops at the first)")
     if result.pruned:
         lines.append(f"  {result.pruned:,} events not tried: asleep (independent of the events before them, "
                      "their order tried elsewhere)")

@@ -172,6 +172,11 @@ class CheckSpec:
     as a TLA+ invariant is written: when every safety check has one, exhaustive search judges states by them
     and reads no history record.  The law suite's ``state_invariants`` checks that the predicate and the
     history check agree on every state within its depth.
+
+    ``transition`` is an invariant of steps instead: a predicate on (the state before, the state after) of one
+    event, True where that step violates it, as a TLA+ action property ``[][A]_vars`` is written.  Exhaustive
+    search asks it of every step it takes, into a new state or one already seen, and still reads no history
+    record; ``state_invariants`` holds it, too, to its history check.
     """
 
     name: str
@@ -182,6 +187,7 @@ class CheckSpec:
     count_as: str | None = None
     exempt: Mapping[str, Callable[[Any], bool]] = field(default_factory=dict)
     state: Callable[[Any], bool] | None = None
+    transition: Callable[[Any, Any], bool] | None = None
     #: More of a violation's explanation, read from the whole history: ``explain(events, violation)`` returns
     #: the facts of other events (the edit a write overwrote), added after those the check gave.  Run only on
     #: violations found, never by exhaustive search's folds.

@@ -3,7 +3,9 @@
  * Open addressing, linear probing, one uint64 a slot: 0 marks an empty slot, and the fingerprint 0 is kept
  * by a flag of its own, so every 64-bit value is held exactly as a Python set of ints would hold it.  The
  * table grows by half when more than three quarters of its slots are full, so it takes from 10.7 to 16
- * bytes a fingerprint.  add() says whether the value was new: one call per successor.
+ * bytes a fingerprint.  add() says whether the value was new: one call per successor; add_new() takes the
+ * successors of one state at once, as (position, state) pairs, and fingerprints each state itself (its Python
+ * hash, as hash() gives it), so a successor already seen costs no Python code at all.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -86,24 +88,67 @@ fingerprint_of(PyObject *arg, uint64_t *out)
     return 0;
 }
 
+/* Hold one fingerprint: 1 if it was new, 0 if it was held, -1 with an error set. */
+static int
+hold(FingerprintSet *self, uint64_t value)
+{
+    if (value == 0) {
+        int added = !self->zero;
+        self->zero = 1;
+        return added;
+    }
+    if ((self->filled + 1) * 4 > self->capacity * 3) {
+        if (resize(self, self->capacity + self->capacity / 2) < 0)
+            return -1;
+    }
+    int added = place(self->slots, self->capacity, value);
+    self->filled += added;
+    return added;
+}
+
 static PyObject *
 FingerprintSet_add(FingerprintSet *self, PyObject *arg)
 {
     uint64_t value;
     if (fingerprint_of(arg, &value) < 0)
         return NULL;
-    if (value == 0) {
-        int added = !self->zero;
-        self->zero = 1;
-        return PyBool_FromLong(added);
-    }
-    if ((self->filled + 1) * 4 > self->capacity * 3) {
-        if (resize(self, self->capacity + self->capacity / 2) < 0)
-            return NULL;
-    }
-    int added = place(self->slots, self->capacity, value);
-    self->filled += added;
+    int added = hold(self, value);
+    if (added < 0)
+        return NULL;
     return PyBool_FromLong(added);
+}
+
+/* add_new(pairs): each pair's second item fingerprinted (its hash) and held, in order; the pairs whose
+ * fingerprint was new, in order. */
+static PyObject *
+FingerprintSet_add_new(FingerprintSet *self, PyObject *pairs)
+{
+    if (!PyList_Check(pairs)) {
+        PyErr_SetString(PyExc_TypeError, "add_new takes a list of (position, state) pairs");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pairs); i++) {
+        PyObject *pair = PyList_GET_ITEM(pairs, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) < 2) {
+            PyErr_SetString(PyExc_TypeError, "add_new takes a list of (position, state) pairs");
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_hash_t hash = PyObject_Hash(PyTuple_GET_ITEM(pair, 1));
+        if (hash == -1 && PyErr_Occurred()) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        int added = hold(self, (uint64_t)hash);
+        if (added < 0 || (added && PyList_Append(out, pair) < 0)) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    return out;
 }
 
 static int
@@ -178,6 +223,9 @@ FingerprintSet_get_table_bytes(FingerprintSet *self, void *Py_UNUSED(closure))
 static PyMethodDef FingerprintSet_methods[] = {
     {"add", (PyCFunction)FingerprintSet_add, METH_O,
      "add(fingerprint) -> bool\n\nHold a 64-bit signed integer; True if it was not held before."},
+    {"add_new", (PyCFunction)FingerprintSet_add_new, METH_O,
+     "add_new(pairs) -> list\n\nHold hash(state) of each (position, state) pair of a list, in order; the pairs "
+     "whose fingerprint was not held before."},
     {"__sizeof__", (PyCFunction)FingerprintSet_sizeof, METH_NOARGS, "The object's bytes and its table's."},
     {NULL, NULL, 0, NULL},
 };

@@ -50,6 +50,7 @@ from sim.core.knobs import Protocol
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.expansion import Expansion, Successor
+from sim.search.fused import expand_fused
 from sim.search.layers import MEMORY_CHECK_EVERY, Layer, physical_bytes, resident_bytes
 from sim.search.pool import Expander
 from sim.search.reduction import bits
@@ -73,6 +74,7 @@ class ExhaustiveResult:
     invariants: tuple[str, ...]
     distinct_states: int = 0
     states_generated: int = 0
+    violating_states: int = 0  # of distinct_states, those that show a violation (counted with them, as TLC does)
     states_per_depth: list[int] = field(default_factory=list)
     pruned: int = 0  # events not tried because they were asleep (their order was tried elsewhere)
     complete: bool = True
@@ -109,7 +111,8 @@ class ExhaustiveResult:
     def to_json(self) -> dict:
         out: dict[str, Any] = {
             "protocol": self.protocol, "max_events": self.max_events if self.max_events is not None else "max",
-            "distinct_states": self.distinct_states, "states_generated": self.states_generated,
+            "distinct_states": self.distinct_states, "violating_states": self.violating_states,
+            "states_generated": self.states_generated,
             "states_per_depth": list(self.states_per_depth), "diameter": self.diameter,
             "exhausted": self.exhausted, "pruned_commuting": self.pruned, "complete": self.complete,
             "end": self.reason, "proved_absent": self.proved_absent,
@@ -248,10 +251,9 @@ class _Search:
         root = expansion.key(_root_key(expansion))
         number = self.visited.add(self.visited.mark(root if expansion.mode == "states" else (root, found)), -1, -1)
         assert number == 0
-        result.states_generated = result.distinct_states = 1
-        result.states_per_depth = [1]
+        result.states_generated, result.distinct_states, result.states_per_depth = 1, 1, [1]
         starts = bool(expansion.starting) and not expansion.prefix  # several initial states (_initial_states)
-        self.uncounted = int(starts)
+        self.uncounted, result.violating_states = int(starts), int(bool(found) and not starts)
         for invariant in sorted(found if not starts else ()):
             result.shortest[invariant], result.minimal_orders[invariant] = 0, [()]
         layer = Layer()
@@ -310,17 +312,18 @@ class _Search:
         built = Layer(spill) if keep else _Counted()
         asleep, self.asleep, self.positions = self.asleep, {}, {}
         found_here: dict[str, list[tuple[Any, ...]]] = {}
-        for (number, node, found), (successors, slept) in expander.map(layer, depth, asleep):
-            if self._stopped():
-                break
-            if self.progress is not None and time.monotonic() - self.progress_at >= PROGRESS_EVERY_S:
-                self.progress_at = time.monotonic()
-                self.progress(depth - 1, self.result.max_events or 0, self.result.distinct_states)
-            self.result.pruned += slept
-            chosen = self._chosen(successors, found, node) if self.reducing else successors
-            self._add(number, found, chosen, asleep.get(number, 0), built, keep, found_here, depth)
-            if not self.result.complete:
-                break
+        if self.expansion.fusable and expander.pool is None and (self.independence or not any(asleep.values())):
+            expand_fused(self, layer, built, keep, asleep, found_here, depth)  # the common case (sim.search.fused)
+        else:
+            for (number, node, found), (successors, slept) in expander.map(layer, depth, asleep):
+                if self._stopped():
+                    break
+                self._progress_within(depth)
+                self.result.pruned += slept
+                chosen = self._chosen(successors, found, node) if self.reducing else successors
+                self._add(number, found, chosen, asleep.get(number, 0), built, keep, found_here, depth)
+                if not self.result.complete:
+                    break
         length = depth if shortest is None else shortest  # and the event choosing the initial state, if one did
         for invariant, orders in found_here.items():
             assert all(len(order) == length + self.uncounted for order in orders), f"an order of {invariant} " \
@@ -328,6 +331,12 @@ class _Search:
             self.result.shortest[invariant] = length
             self.result.minimal_orders[invariant] = orders
         return built
+
+    def _progress_within(self, depth: int) -> None:
+        """A progress call within the depth being built, if :data:`PROGRESS_EVERY_S` passed since the last."""
+        if self.progress is not None and time.monotonic() - self.progress_at >= PROGRESS_EVERY_S:
+            self.progress_at = time.monotonic()
+            self.progress(depth - 1, self.result.max_events or 0, self.result.distinct_states)
 
     def _check(self, built: Any) -> None:
         """A layer just built, checked against the visited set and the counts the result reports
@@ -355,7 +364,7 @@ class _Search:
         table = seen.add if visited.compact else None  # the C table's add says whether a fingerprint was new
         tried, generated = 0, len(successors)
         for position, (event, shown, key, node, _) in enumerate(successors):
-            if not judged and shown is not found:
+            if shown is not found:  # the order through this step first violates something (or the step does)
                 self._violating(number, event, shown - found, found_here)
             merged = key if judged else (key, shown)
             mark = merged if exact else hash(merged)
@@ -373,6 +382,7 @@ class _Search:
                 shown = self.expansion.judge(node)
                 if shown:
                     self._violating(number, event, shown, found_here)
+            result.violating_states += bool(shown)
             if keep:
                 built.append((child, node, shown))
                 if independent is not None:
@@ -383,13 +393,11 @@ class _Search:
             tried |= 1 << event
             result.distinct_states += 1
             if result.distinct_states > self.max_states:
-                result.complete, result.reason = False, "state_limit"
-                generated = position + 1
+                result.complete, result.reason, generated = False, "state_limit", position + 1
                 break
             if self.memory_limit and result.distinct_states % MEMORY_CHECK_EVERY == 0 and \
                     resident_bytes() > self.memory_limit:
-                result.complete, result.reason = False, "memory_limit"
-                generated = position + 1
+                result.complete, result.reason, generated = False, "memory_limit", position + 1
                 break
         result.states_generated += generated
 

@@ -23,7 +23,8 @@ and the invariants already violated on the way to it.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from itertools import compress
+from typing import Any, Callable, Sequence
 
 from sim.core.family import Family
 from sim.core.findings import findings_of
@@ -56,10 +57,13 @@ class Expansion:
         safety = [spec for spec in family.checks if spec.safety]
         machine = family.machine(workload.base, protocol) if accelerate else None
         self.predicates = [(spec.name, spec.state) for spec in safety if spec.state is not None]
+        #: The checks' predicates on steps (before, after), asked of every successor (states mode).
+        self.transitions = [(spec.name, spec.transition) for spec in safety if spec.transition is not None]
+        predicated = sum(1 for spec in safety if spec.state is not None or spec.transition is not None)
         folds = [spec.fold for spec in safety]
         #: The machine judges its states itself (:meth:`~sim.core.machine.Machine.judge`), by invariant or finding.
         self.judges = machine is not None and type(machine).judge is not Machine.judge
-        if machine is not None and safety and (self.judges or len(self.predicates) == len(safety)):
+        if machine is not None and safety and (self.judges or predicated == len(safety)):
             self.mode = "states"
         elif machine is not None and all(f is not None for f in folds):
             self.mode = "folds"
@@ -99,8 +103,15 @@ class Expansion:
         machine = self.machine
         assert machine is not None
         if self.mode == "states":
-            state = machine.state_after(self.prefix)
-            return state, self.judge(state)
+            if not self.transitions:
+                state = machine.state_after(self.prefix)
+                return state, self.judge(state)
+            state, stepped = machine.initial(), NONE_FOUND
+            for action in self.prefix:  # the steps of the prefix are judged too
+                if machine.why_not(state, action) is None:
+                    after = machine.advance(state, action)
+                    stepped, state = self.stepped(state, after, stepped), after
+            return state, self.judge(state) | stepped
         state = machine.initial()
         carries, length, found = tuple(fold.start for fold in self.folds), 0, NONE_FOUND
         for depth, action in enumerate(self.prefix):
@@ -118,6 +129,27 @@ class Expansion:
                         found = found | (self.names(violations) if self.by_finding else {invariant})
             carries = tuple(fed)
         return (state, carries, length), found
+
+    @property
+    def fusable(self) -> bool:
+        """Whether a layer may be expanded by :mod:`sim.search.fused`: states judged by themselves, the state its
+        own key, no persistent set followed, in the search's process."""
+        return (self.mode == "states" and self.plain_key and not self.watching and not self.prejudge
+                and not self.transitions)
+
+    def successors_function(self) -> Callable[[Any, Sequence[Any]], list[tuple[int, Any]]]:
+        """``successors(state, events)``: the machine's own, or its enabled events (:meth:`enabled_of`: the
+        guards in one call where it offers ``enabled``) each advanced."""
+        machine = self.machine
+        assert machine is not None
+        if self.own_successors:
+            return machine.successors
+        enabled_of, advance = self.enabled_of, machine.advance
+
+        def successors(state: Any, events: Sequence[Any]) -> list[tuple[int, Any]]:
+            return [(i, advance(state, events[i])) for i in enabled_of(state)]
+
+        return successors
 
     def root(self) -> Any:
         return self._root
@@ -164,6 +196,8 @@ class Expansion:
                     machine.judge(after, self.by_finding)  # kept on the state, which goes back to the parent with it
                 out.append((position, found, after if plain else key_of(machine_key(after)), after, False))
         slept = bin(asleep).count("1")
+        if self.transitions:  # a step's own violations, beside the state's: the search records them as it takes it
+            out = [(p, self.stepped(state, n, f), k, n, v) for p, f, k, n, v in out]
         if self.watching:  # the persistent-set condition asks which successors change a predicate's value
             before = self.judge(state)
             out = [(p, f, k, n, self.judge(n) != before) for p, f, k, n, _ in out]
@@ -196,6 +230,29 @@ class Expansion:
             return self.machine.judge(state, self.by_finding) or NONE_FOUND
         bad = [name for name, violated in self.predicates if violated(state)]
         return frozenset(bad) if bad else NONE_FOUND
+
+    def stepped(self, before: Any, after: Any, found: frozenset[str]) -> frozenset[str]:
+        """``found`` and the invariants the step from ``before`` to ``after`` violates by the checks' transition
+        predicates (``found`` itself, the same object, when it violates none)."""
+        bad = [name for name, violated in self.transitions if violated(before, after)]
+        return found | frozenset(bad) if bad else found
+
+    def judge_all(self, states: Sequence[Any]) -> list[frozenset[str]] | None:
+        """:meth:`judge` of each state, in order, or None when none violates anything: each state predicate
+        mapped over the states at once (no list or set is built for a state that violates nothing)."""
+        if self.judges:
+            verdicts = [self.judge(state) for state in states]
+            return verdicts if any(verdicts) else None
+        out: list[frozenset[str]] | None = None
+        for name, violated in self.predicates:
+            hits = list(map(violated, states))
+            if not any(hits):
+                continue
+            if out is None:
+                out = [NONE_FOUND] * len(states)
+            for i in compress(range(len(states)), hits):
+                out[i] = out[i] | {name}
+        return out
 
     def enabled_of(self, state: Any) -> list[int]:
         machine = self.machine

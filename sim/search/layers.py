@@ -27,7 +27,7 @@ import os
 import pickle
 import tempfile
 from array import array
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 #: Entries a layer keeps as objects before it encodes them, and entries pickled together once it does.
 ENCODE_PAST = 1 << 17
@@ -97,12 +97,23 @@ class Layer:
         self.kept.append(entry)
         self.count += 1
         if len(self.kept) >= self.batch or (self.spill_bytes is not None and not self.count % MEMORY_CHECK_EVERY):
-            self._settle()
+            self._settle(not self.count % MEMORY_CHECK_EVERY)
 
-    def _settle(self) -> None:
+    def extend(self, entries: Iterable[Any]) -> None:
+        """Several entries, in order: as :meth:`append` of each, the memory read once whenever the count passes
+        a multiple of :data:`MEMORY_CHECK_EVERY` (the chunks encoded are the same)."""
+        kept, before = self.kept, self.count
+        held = len(kept)
+        kept.extend(entries)
+        self.count += len(kept) - held
+        due = self.count // MEMORY_CHECK_EVERY != before // MEMORY_CHECK_EVERY
+        if len(kept) >= self.batch or (self.spill_bytes is not None and due):
+            self._settle(due)
+
+    def _settle(self, memory_due: bool) -> None:
         """Encode the entries kept as objects once there are enough of them (every one past the spill mark),
-        and past it write what is encoded to disk."""
-        if self._file is None and self.spill_bytes is not None and not self.count % MEMORY_CHECK_EVERY \
+        and past it (the memory read when ``memory_due``) write what is encoded to disk."""
+        if self._file is None and self.spill_bytes is not None and memory_due \
                 and resident_bytes() >= self.spill_bytes:
             self._file = tempfile.TemporaryFile(prefix="fencesim-layer-", dir=self.folder)
             self.batch = ENCODE_CHUNK

@@ -10,7 +10,9 @@ trace from its last state to the initial one, so no state holds its order.
 The fingerprints are kept in one table of 64-bit slots, a C extension
 (``sim/search/_fingerprints.c``, built by ``pip install``): open addressing,
 grown by half when three quarters full, so 10.7 to 16 bytes a state, and one
-call per successor (``add`` says whether the fingerprint was new).  Where
+call per successor (``add`` says whether the fingerprint was new), or one per
+expanded state (``add_new`` takes all its successors and gives back the new
+ones: :attr:`Visited.fresh`, what :mod:`sim.search.fused` asks).  Where
 the extension did not compile, a Python set of the same fingerprints stands
 in, with the same results: about 83 bytes a state (its slots and the
 integers).  The trace takes 5 bytes a state (a 32-bit parent, an 8-bit
@@ -66,6 +68,9 @@ class Visited:
         self.seen: Any = TABLE() if self.compact and TABLE is not None else set()
         self.parent = array("i")  # state number -> the state it was first reached from (-1: the initial state)
         self.event = array(event_type(alphabet))  # state number -> the position of the event that reached it
+        #: ``fresh(pairs)``: for the ``(position, state)`` successors of one state, each state's mark held, in
+        #: order; the pairs whose mark was new (the C table does it in one call; a Python loop stands in).
+        self.fresh: Callable[[list], list] = getattr(self.seen, "add_new", None) or _fresh_in(self.seen, exact)
 
     def __len__(self) -> int:
         return len(self.parent)
@@ -132,6 +137,26 @@ class Visited:
     def bytes_per_state(self) -> float:
         """What the visited set and the trace take per state."""
         return self.set_bytes_per_state() + self.parent.itemsize + self.event.itemsize
+
+
+def _fresh_in(seen: Any, exact: bool) -> Callable[[list], list]:
+    """:attr:`Visited.fresh` for a Python set of fingerprints, or (``exact``) of keys, or a table whose ``add``
+    says whether a fingerprint was new."""
+    says = not isinstance(seen, set)
+
+    def fresh(pairs: list) -> list:
+        out = []
+        for pair in pairs:
+            mark = pair[1] if exact else hash(pair[1])
+            if says:
+                if seen.add(mark):
+                    out.append(pair)
+            elif mark not in seen:
+                seen.add(mark)
+                out.append(pair)
+        return out
+
+    return fresh
 
 
 def check_counts(distinct: int, per_depth: Sequence[int], visited: int, uncounted: int) -> None:

@@ -32,9 +32,10 @@ naming the law, the protocol and the smallest orders that show it:
    neither enable nor disable each other and reach the same state key and
    violations in either order, on every state within the depth (exhaustive
    search tries one order);
-7. ``state_invariants`` -- for safety checks with a state predicate: the
-   predicate and the history check agree along every order within the depth
-   (exhaustive search judges states by the predicates);
+7. ``state_invariants`` -- for safety checks with a state predicate (or a
+   predicate on steps, ``transition``): the predicate and the history check
+   agree along every order within the depth (exhaustive search judges states
+   and steps by the predicates);
 8. ``equal_keys_equal_futures`` -- orders with the same state key (found by
    a bounded walk that keeps several orders per key) answer every next
    event alike -- the same skip, records, verdicts and new violations --
@@ -101,7 +102,8 @@ def check_family(family: Family, workload: Workload, protocols: Sequence[str | P
         if law in ("footprint", "independent_commute") and not declares:
             outcome[law] = "not applicable: the family declares no footprints (no two of its events are independent)"
             continue
-        if law == "state_invariants" and not any(spec.state for spec in family.checks if spec.safety):
+        if law == "state_invariants" and not any(spec.state or spec.transition for spec in family.checks
+                                                 if spec.safety):
             outcome[law] = "not applicable: no safety check has a state predicate"
             continue
         for protocol in chosen:

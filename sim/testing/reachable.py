@@ -78,6 +78,8 @@ class Reachable:
         self.ctx, self.machine, self.depth = ctx, machine, depth
         start = machine.initial()
         self.predicates = [(spec.name, spec.state) for spec in ctx.family.checks if spec.safety and spec.state]
+        self.transitions = [(spec.name, spec.transition) for spec in ctx.family.checks
+                            if spec.safety and spec.transition]
         self.nodes = [_Reached((), start, machine.key(start), machine.parts(start), History(),
                                judged=self.judge(start))]
         seen = {self.nodes[0].key}
@@ -95,7 +97,8 @@ class Reachable:
                     event = ctx.alphabet[position]
                     child = _Reached(node.order + (event,), answer.state, answer.key, answer.parts,
                                      _extended(node.history, len(node.order), answer.records),
-                                     judged=node.judged | self.judge(answer.state))
+                                     judged=node.judged | self.judge(answer.state)
+                                     | self.judge_step(node.state, answer.state))
                     layer.append(child)
             if len(self.nodes) + len(layer) > REACHED_STATES_MAX:
                 raise LawBroken("footprint", ctx.protocol.label,
@@ -106,6 +109,9 @@ class Reachable:
 
     def judge(self, state: Any) -> frozenset[str]:
         return frozenset(name for name, violated in self.predicates if violated(state))
+
+    def judge_step(self, before: Any, after: Any) -> frozenset[str]:
+        return frozenset(name for name, violated in self.transitions if violated(before, after))
 
     def _answer_all(self, node: _Reached) -> None:
         machine = self.machine
@@ -335,9 +341,10 @@ def _commutes(ctx: LawContext, graph: Reachable, node: _Reached, i: int, j: int,
 
 
 def state_law(ctx: LawContext, graph: Reachable) -> None:
-    """Each safety check's state predicate and its history check agree: along every order to a state within the
-    depth, the predicate holds in some state the order passes exactly when the history check finds a violation."""
-    names = {name for name, _ in graph.predicates}
+    """Each safety check's state (or step) predicate and its history check agree: along every order to a state
+    within the depth, the predicate holds in some state (or step) the order passes exactly when the history check
+    finds a violation."""
+    names = {name for name, _ in (*graph.predicates, *graph.transitions)}
     for node in graph.nodes:
         by_history = ctx.violated_in(node.history) & names
         if by_history != node.judged:
@@ -345,3 +352,17 @@ def state_law(ctx: LawContext, graph: Reachable) -> None:
             raise ctx.broken("state_invariants", f"after {_text(node.order)} the history checks find "
                              f"{', '.join(more) or 'nothing more'} and the state predicates "
                              f"{', '.join(fewer) or 'nothing more'}: a predicate and its check disagree")
+    steps = {name for name, _ in graph.transitions}
+    for node in graph.nodes if steps else ():  # every step out of every state, into a state seen or not
+        before = ctx.violated_in(node.history) & steps
+        for position, answer in node.answers.items():
+            if answer is None:
+                continue
+            after = _extended(node.history, len(node.order), answer.records)
+            by_history = (ctx.violated_in(after) & steps) - before
+            by_step = graph.judge_step(node.state, answer.state) - before
+            if by_history != by_step:
+                raise ctx.broken("state_invariants", f"the step {ctx.alphabet[position]} after {_text(node.order)}: "
+                                 f"the history checks find {', '.join(sorted(by_history)) or 'nothing'} and the "
+                                 f"step predicates {', '.join(sorted(by_step)) or 'nothing'}: a predicate and its "
+                                 "check disagree")

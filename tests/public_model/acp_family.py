@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Iterable, Literal, NamedTuple, Sequence
 
 from sim.core.checks import CheckSpec, Fold, Violation
@@ -88,6 +89,13 @@ def ac2_violated(state: AcpState) -> bool:
         p.vote != "yes" for p in state.participants)
 
 
+#: The state's tuples built from their fields with no Python call (a NamedTuple's constructor and ``_replace``
+#: are Python functions): what ``successors`` builds each next state with.
+_state = partial(tuple.__new__, AcpState)
+_coordinator = partial(tuple.__new__, Coordinator)
+_participant = partial(tuple.__new__, Participant)
+
+
 def _set(items: tuple, i: int, value: Any) -> tuple:
     return items[:i] + (value,) + items[i + 1:]
 
@@ -106,45 +114,52 @@ class AcpMachine(Machine):
         return None if self._enabled(state, event) else f"{event} is not enabled"
 
     def successors(self, state: AcpState, events: Sequence[Action]) -> list[tuple[int, AcpState]]:
-        """``Next`` in one function, each action's shared conditions computed once (the fast path of
-        docs/adding-a-family.md): positions of the alphabet (``AcpFamily.alphabet``: the Init events, the
-        coordinator's two, then nine per participant), with the state after each."""
+        """``Next`` in one function, each action's shared conditions computed once and each next state built
+        with tuple operations (the fast path of docs/adding-a-family.md): positions of the alphabet
+        (``AcpFamily.alphabet``: the Init events, the coordinator's two, then nine per participant), with the
+        state after each."""
         c, ps, n = state.coordinator, state.participants, self.n
         if c is None:
             return [(i, self.advance(state, events[i])) for i in range(2 ** n)]
         base, out = 2 ** n, []
+        add = out.append
         request, votes, broadcast, decision, alive = c
         undecided = decision == "undecided"
         if alive and undecided and "waiting" not in votes:
             commit = ("yes" in votes) if self.any_yes else all(v == "yes" for v in votes)
-            out.append((base, AcpState(ps, c._replace(decision="commit" if commit else "abort"))))
+            add((base, _state((ps, _coordinator((request, votes, broadcast, "commit" if commit else "abort",
+                                                  alive))))))
         if alive:
-            out.append((base + 1, AcpState(ps, c._replace(alive=False))))
+            add((base + 1, _state((ps, _coordinator((request, votes, broadcast, decision, False))))))
         asked = all(request)
         for i, p in enumerate(ps):
             at = base + 2 + 9 * i
             vote, p_alive, p_decision, sent = p
             if alive and not request[i]:
-                out.append((at, AcpState(ps, c._replace(request=_set(request, i, True)))))
+                requested = request[:i] + (True,) + request[i + 1:]
+                add((at, _state((ps, _coordinator((requested, votes, broadcast, decision, alive))))))
             if alive and undecided and asked and votes[i] == "waiting":
                 if sent:
-                    out.append((at + 1, AcpState(ps, c._replace(vote=_set(votes, i, vote)))))
+                    got = votes[:i] + (vote,) + votes[i + 1:]
+                    add((at + 1, _state((ps, _coordinator((request, got, broadcast, decision, alive))))))
                 elif not p_alive:
-                    out.append((at + 2, AcpState(ps, c._replace(decision="abort"))))
+                    add((at + 2, _state((ps, _coordinator((request, votes, broadcast, "abort", alive))))))
             if alive and not undecided and broadcast[i] == "notsent":
-                out.append((at + 3, AcpState(ps, c._replace(broadcast=_set(broadcast, i, decision)))))
+                sent_now = broadcast[:i] + (decision,) + broadcast[i + 1:]
+                add((at + 3, _state((ps, _coordinator((request, votes, sent_now, decision, alive))))))
             if not p_alive:
                 continue
+            before, after = ps[:i], ps[i + 1:]
             if request[i]:
-                out.append((at + 4, AcpState(_set(ps, i, Participant(vote, True, p_decision, True)), c)))
+                add((at + 4, _state((before + (_participant((vote, True, p_decision, True)),) + after, c))))
             if p_decision == "undecided":
                 if sent and vote == "no":
-                    out.append((at + 5, AcpState(_set(ps, i, Participant(vote, True, "abort", sent)), c)))
+                    add((at + 5, _state((before + (_participant((vote, True, "abort", sent)),) + after, c))))
                 if not alive and not request[i]:
-                    out.append((at + 6, AcpState(_set(ps, i, Participant(vote, True, "abort", sent)), c)))
+                    add((at + 6, _state((before + (_participant((vote, True, "abort", sent)),) + after, c))))
                 if broadcast[i] != "notsent":
-                    out.append((at + 7, AcpState(_set(ps, i, Participant(vote, True, broadcast[i], sent)), c)))
-            out.append((at + 8, AcpState(_set(ps, i, Participant(vote, False, p_decision, sent)), c)))
+                    add((at + 7, _state((before + (_participant((vote, True, broadcast[i], sent)),) + after, c))))
+            add((at + 8, _state((before + (_participant((vote, False, p_decision, sent)),) + after, c))))
         return out
 
     def enabled(self, state: AcpState, events: Sequence[Action]) -> list[int]:

@@ -13,9 +13,10 @@ from sim.core.errors import InputError
 from sim.core.registry import Registry
 from sim.registry import SHIPPED
 from sim.search.exhaustive import ExploreOptions, explore
+from sim.search.expansion import Expansion
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from acp_family import FAMILY, AcpFamily, AcpMachine, ac2_violated, workload_text  # noqa: E402
+from acp_family import FAMILY, AcpFamily, AcpMachine, ac1_violated, ac2_violated, workload_text  # noqa: E402
 
 #: tlaplus/Examples, specifications/acp/manifest.json, ACP_SB_TLC.cfg (participants = {p0, p1, p2}):
 #: distinctStates and stateDepth (the levels of the search, the initial states' included).  Its totalStates
@@ -134,3 +135,33 @@ def test_a_spec_with_no_knob_and_no_fault_needs_neither(tmp_path):
     (result,) = json.loads(done.stdout)["protocols"]
     assert result["end"] == "exhausted" and sorted(result["proved_absent"]) == ["ac1", "ac2"]
     assert "its 4 initial states included" in done.stderr
+
+
+def _violating_by_hand(participants: int, bugged: bool) -> tuple[int, int]:
+    """(distinct states, those violating AC1 or AC2) by a plain breadth-first search of the machine's own
+    ``successors``, the initial states those of the starting events."""
+    machine = AcpMachine(participants, bugged)
+    alphabet = FAMILY.alphabet(type("W", (), {"base": type("S", (), {"participants": participants})})())
+    seen = {state for _, state in machine.successors(machine.initial(), alphabet)}
+    frontier = list(seen)
+    while frontier:
+        found = [after for state in frontier for _, after in machine.successors(state, alphabet)]
+        frontier = [after for after in dict.fromkeys(found) if after not in seen]
+        seen.update(frontier)
+    return len(seen), sum(1 for state in seen if ac1_violated(state) or ac2_violated(state))
+
+
+@pytest.mark.slow  # over 3 s: outside the fast lane
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "per-successor"])
+def test_violating_states_are_counted_with_the_rest_and_reported_apart(workload, monkeypatch, fused):
+    """With the planted bug, the states that violate an invariant are among the distinct states (TLC counts
+    them too, stopping at the first) and are reported apart: as many as a plain search of the spec counts."""
+    if not fused:  # every layer expanded through the per-successor loop
+        monkeypatch.setattr(Expansion, "fusable", property(lambda self: False))
+    protocol = FAMILY.parse_protocol("spec,decide=any_yes")
+    result = explore(FAMILY, workload, protocol, ExploreOptions(max_events=None))
+    distinct, violating = _violating_by_hand(3, True)
+    assert (result.distinct_states, result.violating_states) == (distinct, violating)
+    assert 0 < violating < distinct and result.to_json()["violating_states"] == violating
+    clean = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), ExploreOptions(max_events=None))
+    assert clean.violating_states == 0 and clean.distinct_states == MANIFEST["distinctStates"]
