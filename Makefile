@@ -13,7 +13,9 @@ STAMP := $(VENV)/.installed
 
 #: Parallel test processes (pytest-xdist); 0 runs the tests in this process.
 JOBS ?= 2
-PYTEST := $(BIN)/python -m pytest -q -n $(JOBS) --dist loadgroup
+#: The tests start hundreds of Python processes (the command line, workers, real runs): each reads the package's
+#: compiled modules from the bytecode cache, whatever the environment says (PYTHONDONTWRITEBYTECODE empty).
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(JOBS) --dist loadgroup
 
 .PHONY: run test check lint setup real reference clean restate
 

@@ -7,9 +7,12 @@ unique basename.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -50,27 +53,95 @@ def make_scenario():
     return make
 
 
+#: What a command run in this process cannot give as a subprocess does: a hash seed, a family module imported
+#: from another path (the registry would keep it for later tests), a planted kill.
+_NEEDS_A_PROCESS = ("PYTHONHASHSEED", "FENCESIM_FAMILIES", "PYTHONPATH", "KILL_")
+
+#: The interpreter's warning filters, read before pytest turns warnings into errors: a command run in this
+#: process warns as it would in its own.
+_PROCESS_WARNINGS = list(warnings.filters)
+
+
 @pytest.fixture
 def cli():
-    """Run ``fencesim ARGS...`` in a subprocess (default: from the repo root); returns CompletedProcess.
+    """Run ``fencesim ARGS...`` (default: from the repo root); returns a CompletedProcess.
 
-    ``prelude`` is Python run before the command (to plant a fault); ``env_extra`` adds variables.
+    The command runs in this process, as ``fencesim`` would run it (its exit code, its stdout and stderr,
+    ``NO_COLOR`` set, no ``COLUMNS``, warnings as a process shows them), unless it needs a process of its own:
+    ``prelude`` (Python run before the command, to plant a fault), a variable only a new process reads
+    (``PYTHONHASHSEED``, ``FENCESIM_FAMILIES``, ``PYTHONPATH``), or ``process=True``.  An in-process call
+    costs no interpreter start and no import of the package, which most of the suite's command tests did.
     GITHUB_STEP_SUMMARY is removed unless given, so a CI runner's summary is never written to.
     """
 
-    def run(*args, cwd=None, env_extra=None, prelude="", timeout=180):
+    def run(*args, cwd=None, env_extra=None, prelude="", timeout=180, process=False):
         env = dict(os.environ)
         env["NO_COLOR"] = "1"
         env.pop("COLUMNS", None)  # a command's output is a log here (LOG_WIDTH), whatever launched the tests
         env.pop("GITHUB_STEP_SUMMARY", None)
         env.update(env_extra or {})
+        argv = [str(a) for a in args]
+        own = process or prelude or any(k.startswith(_NEEDS_A_PROCESS) for k in env_extra or {})
+        if not own:
+            return _in_process(argv, Path(cwd or REPO_ROOT), env)
         code = f"{prelude}\nfrom sim.cli import main; main()" if prelude else "from sim.cli import main; main()"
         return subprocess.run(
-            [sys.executable, "-c", code, *[str(a) for a in args]],
+            [sys.executable, "-c", code, *argv],
             cwd=str(cwd or REPO_ROOT), env=env, capture_output=True, text=True, timeout=timeout, check=False,
         )
 
     return run
+
+
+def _in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """``fencesim ARGV`` called in this process with ``env`` as its environment and ``cwd`` as its folder;
+    everything it changed of them put back."""
+    from sim.cli import main
+
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    sys.argv = ["fencesim", *argv]
+    code: int | str | None = 0
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            warnings.filters[:] = _PROCESS_WARNINGS
+            try:
+                main(argv)
+            except SystemExit as stop:
+                code = stop.code
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+        sys.argv = saved_argv
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # sys.exit("message"): printed, exit 1, as the interpreter does
+        err.write(f"{code}\n")
+        code = 1
+    return subprocess.CompletedProcess(["fencesim", *argv], code, out.getvalue(), err.getvalue())
+
+
+#: The shipped design several test files read a review of, and the xdist group that keeps their tests in one
+#: process, so the review (about a minute) is run once in the suite.
+THREE_FILES_DESIGN = "scenarios/designs/three-files.toml"
+THREE_FILES_GROUP = "three-files-review"
+
+
+@pytest.fixture(scope="session")
+def three_files_review(tmp_path_factory):
+    """``fencesim review --design scenarios/designs/three-files.toml --seeds 300 --json``, run once in a
+    process of its own: (the finished process, its report folder).  Mark a test that reads it with
+    ``pytest.mark.xdist_group(THREE_FILES_GROUP)``."""
+    out = tmp_path_factory.mktemp("review") / "three"
+    done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "review", "--design",
+                           THREE_FILES_DESIGN, "--out", str(out), "--seeds", "300", "--json"], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "400"})
+    return done, out
 
 
 # -- the real subset and its long tests -----------------------------------------------------------
@@ -85,15 +156,40 @@ def pytest_configure(config):
                             f"unless {REAL_FULL_VARIABLE}=1 (make real)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``real_full`` are skipped, with one line saying how to run them, unless FENCESIM_REAL_FULL
-    is set: the real subset stays short, and nothing leaves it silently."""
-    if os.environ.get(REAL_FULL_VARIABLE):
-        return
-    skip = pytest.mark.skip(reason=REAL_FULL_REASON)
+    is set: the real subset stays short, and nothing leaves it silently.  Then the order the test processes
+    take tests in (``make test``: ``--dist loadgroup``): see :func:`_schedule`."""
+    if not os.environ.get(REAL_FULL_VARIABLE):
+        skip = pytest.mark.skip(reason=REAL_FULL_REASON)
+        for item in items:
+            if item.get_closest_marker("real_full") is not None:
+                item.add_marker(skip)
+    _schedule(items)
+
+
+#: Fixture scopes computed once per module (or class): every process that runs one of the tests using it
+#: computes it again.
+_SHARED_SCOPES = {"module", "class", "package"}
+
+
+def _schedule(items: list) -> None:
+    """How the suite shares 2 test processes (``-n 2 --dist loadgroup``).
+
+    * The tests of a module that share a module- or class-scoped fixture form one group (one process runs
+      them, so the fixture is computed once), unless a test is in a group already.
+    * Tests marked ``slow`` come first, in their order: the long ones start while the other process still
+      has short ones to take, instead of one long test running alone at the end.
+    """
     for item in items:
-        if item.get_closest_marker("real_full") is not None:
-            item.add_marker(skip)
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        scopes = {d.scope for defs in (info.name2fixturedefs.values() if info else ()) for d in defs}
+        if scopes & _SHARED_SCOPES:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

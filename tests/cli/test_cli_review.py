@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -12,19 +11,17 @@ from pathlib import Path
 import pytest
 
 DESIGN = "scenarios/designs/three-files.toml"
+SHARED = pytest.mark.xdist_group("three-files-review")  # the tests reading the one review (conftest)
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def reviewed(tmp_path_factory):
-    out = tmp_path_factory.mktemp("review") / "three"
-    done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "review", "--design", DESIGN,
-                           "--out", str(out), "--seeds", "300", "--json"], cwd=REPO, capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "400"})
-    return done, out
+@pytest.fixture
+def reviewed(three_files_review):
+    return three_files_review
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
+@SHARED
 def test_design_review_names_its_minimal_counterexample(reviewed):
     """A weakened protocol's minimal order is named in summary.md and results.json, with its replay command."""
     done, out = reviewed
@@ -39,6 +36,8 @@ def test_design_review_names_its_minimal_counterexample(reviewed):
     assert "journal_write" in journal["advice"]["changes"]
 
 
+@pytest.mark.slow  # reads a review of about a minute: outside the fast lane
+@SHARED
 def test_report_folder_has_every_listed_file(reviewed):
     """summary.md, report.html, results.json, figures (PNG and SVG) and counterexamples are all written."""
     _, out = reviewed
@@ -53,6 +52,7 @@ def test_report_folder_has_every_listed_file(reviewed):
 
 
 @pytest.mark.slow  # over 3 s: outside the fast lane
+@SHARED
 def test_exported_counterexample_replays_from_the_report_folder(reviewed):
     """The replay command printed in the report works from the report folder and exits 1."""
     _, out = reviewed
@@ -222,6 +222,8 @@ def test_one_protocol_spelled_two_ways_is_refused(cli, tmp_path):
     assert "design.toml:2" in done.stderr and not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # reads a review of about a minute: outside the fast lane
+@SHARED
 def test_the_terminal_table_gives_availability_and_work_done(reviewed):
     """The cost question comes first: spurious rejections per run and the share of steps applied."""
     done, _ = reviewed

@@ -113,6 +113,12 @@ def commands(tmp: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
     }
 
 
+def names() -> list[str]:
+    """The pinned commands' names, in order."""
+    with tempfile.TemporaryDirectory(prefix="fencesim-pins-") as name:
+        return sorted(commands(Path(name)))
+
+
 def _normalise(value, tmp: str):
     if isinstance(value, dict):
         return {k: _normalise(v, tmp) for k, v in value.items() if k != "meta"}
