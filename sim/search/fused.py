@@ -25,13 +25,14 @@ itself, which stops at the exact successor.
 from __future__ import annotations
 
 from itertools import compress, repeat
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from sim.search.expansion import NONE_FOUND
 from sim.search.layers import MEMORY_CHECK_EVERY
 
-if TYPE_CHECKING:
-    from sim.search.exhaustive import _Search
+#: The search whose layer is expanded (:class:`sim.search.exhaustive._Search`, which calls this module: named,
+#: not imported, so that no import goes back to it).
+Search = Any
 
 #: Entries expanded between two looks at the clock for a progress call, and new states judged and kept at once.
 PROGRESS_ENTRIES = 256
@@ -40,7 +41,7 @@ FLUSH_STATES = 1024
 Entry = tuple[int, Any, frozenset[str]]
 
 
-def expand_fused(search: "_Search", layer: Iterable[Entry], built: Any, keep: bool, asleep: dict[int, int],
+def expand_fused(search: Search, layer: Iterable[Entry], built: Any, keep: bool, asleep: dict[int, int],
                  found_here: dict[str, list[tuple[Any, ...]]], depth: int) -> None:
     """Expand every entry of ``layer`` into ``built``, as ``_Search._next`` does entry by entry (the module doc):
     sleep sets where the search keeps them, else the loop with nothing per seen successor."""
@@ -50,12 +51,12 @@ def expand_fused(search: "_Search", layer: Iterable[Entry], built: Any, keep: bo
         _expand_plain(search, layer, built, keep, found_here, depth)
 
 
-def _timed(search: "_Search") -> bool:
+def _timed(search: Search) -> bool:
     """Whether the search's deadline can pass (one that never does is not asked per entry)."""
     return getattr(search.deadline, "end", 0) is not None
 
 
-def _stop(search: "_Search", distinct: int) -> int:
+def _stop(search: Search, distinct: int) -> int:
     """The first count of distinct states at which ``_add`` would look at a limit: the state limit passed, or
     the next memory reading."""
     stop = search.max_states + 1
@@ -64,7 +65,7 @@ def _stop(search: "_Search", distinct: int) -> int:
     return stop
 
 
-def _expand_plain(search: "_Search", layer: Iterable[Entry], built: Any, keep: bool,
+def _expand_plain(search: Search, layer: Iterable[Entry], built: Any, keep: bool,
                   found_here: dict[str, list[tuple[Any, ...]]], depth: int) -> None:
     """No sleep sets: each entry's successors handed to the visited set whole, its new states kept in bulk."""
     result, expansion = search.result, search.expansion
@@ -102,7 +103,7 @@ def _expand_plain(search: "_Search", layer: Iterable[Entry], built: Any, keep: b
     result.distinct_states, result.states_generated = distinct, generated
 
 
-def _flush(search: "_Search", pending: list[tuple[int, Any]], built: Any, keep: bool,
+def _flush(search: Search, pending: list[tuple[int, Any]], built: Any, keep: bool,
            found_here: dict[str, list[tuple[Any, ...]]]) -> None:
     """The states found since the last flush (``(position, state)`` pairs, in the order numbered, their parents
     already traced), then none: their events traced, their judgement (the violations they show first recorded,
@@ -125,7 +126,7 @@ def _flush(search: "_Search", pending: list[tuple[int, Any]], built: Any, keep: 
         built.count += len(states)
 
 
-def _expand_sleeping(search: "_Search", layer: Iterable[Entry], built: Any, keep: bool, asleep: dict[int, int],
+def _expand_sleeping(search: Search, layer: Iterable[Entry], built: Any, keep: bool, asleep: dict[int, int],
                      found_here: dict[str, list[tuple[Any, ...]]], depth: int) -> None:
     """Sleep sets: each successor's fingerprint held in turn, the events tried so far noted, and a state met
     again in the layer being built given the sleep set its arrivals agree on."""
