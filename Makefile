@@ -2,7 +2,7 @@
 #   make run        - set up, then review the seeds' designs into reports/latest/ (fencesim review)
 #   make test       - set up, then lint, type-check and run the whole test suite
 # and for maintainers:
-#   make check      - the fast lane: lint, types and the tests not marked slow, real or quality (about 1.5 minutes)
+#   make check      - the fast lane: lint, types and the tests not marked slow, real or quality (under a minute)
 #   make real       - every real test: the real subset `make test` runs, and the long ones (FENCESIM_REAL_FULL=1)
 #   make reference  - regenerate the committed reference review in reports/reference/
 #   make restate    - install Restate (the server from npm into .restate/, restate-sdk into the venv)
