@@ -57,17 +57,13 @@ def make_scenario():
 #: from another path (the registry would keep it for later tests), a planted kill.
 _NEEDS_A_PROCESS = ("PYTHONHASHSEED", "FENCESIM_FAMILIES", "PYTHONPATH", "KILL_")
 
-#: The interpreter's warning filters, read before pytest turns warnings into errors: a command run in this
-#: process warns as it would in its own.
-_PROCESS_WARNINGS = list(warnings.filters)
-
-
 @pytest.fixture
 def cli():
     """Run ``fencesim ARGS...`` (default: from the repo root); returns a CompletedProcess.
 
     The command runs in this process, as ``fencesim`` would run it (its exit code, its stdout and stderr,
-    ``NO_COLOR`` set, no ``COLUMNS``, warnings as a process shows them), unless it needs a process of its own:
+    ``NO_COLOR`` set, no ``COLUMNS``; a warning is an error, as everywhere in the suite, where a process of its own
+    would print it), unless it needs a process of its own:
     ``prelude`` (Python run before the command, to plant a fault), a variable only a new process reads
     (``PYTHONHASHSEED``, ``FENCESIM_FAMILIES``, ``PYTHONPATH``), or ``process=True``.  An in-process call
     costs no interpreter start and no import of the package, which most of the suite's command tests did.
@@ -107,7 +103,6 @@ def _in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.C
     code: int | str | None = 0
     try:
         with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            warnings.filters[:] = _PROCESS_WARNINGS
             try:
                 main(argv)
             except SystemExit as stop:
