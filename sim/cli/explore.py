@@ -263,8 +263,9 @@ def result_lines(result: Any, request: ExploreRequest) -> list[str]:
              f"{result.states_generated:,} states generated, diameter {result.diameter} ({how})",
              "  new states per depth: " + ", ".join(f"{n:,}" for n in result.states_per_depth)]
     if result.violating_states:
-        lines.append(f"  {result.violating_states:,} of the distinct states show a violation (counted above, as "
-                     "TLC would; TLC stops at the first)")
+        shows = "state shows" if result.violating_states == 1 else "states show"
+        lines.append(f"  {result.violating_states:,} of the distinct {shows} a violation (counted above, as TLC "
+                     "counts them; TLC stops at the first)")
     if result.pruned:
         lines.append(f"  {result.pruned:,} events not tried: asleep (independent of the events before them, "
                      "their order tried elsewhere)")

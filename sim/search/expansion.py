@@ -23,9 +23,11 @@ and the invariants already violated on the way to it.
 
 from __future__ import annotations
 
+import inspect
 from itertools import compress
 from typing import Any, Callable, Sequence
 
+from sim.core.errors import InputError
 from sim.core.family import Family
 from sim.core.findings import findings_of
 from sim.core.history import Event, plain_time
@@ -60,6 +62,9 @@ class Expansion:
         #: The checks' predicates on steps (before, after), asked of every successor (states mode).
         self.transitions = [(spec.name, spec.transition) for spec in safety if spec.transition is not None]
         predicated = sum(1 for spec in safety if spec.state is not None or spec.transition is not None)
+        for spec in safety:
+            _takes(spec.name, "state", spec.state, ("state",))
+            _takes(spec.name, "transition", spec.transition, ("before", "after"))
         folds = [spec.fold for spec in safety]
         #: The machine judges its states itself (:meth:`~sim.core.machine.Machine.judge`), by invariant or finding.
         self.judges = machine is not None and type(machine).judge is not Machine.judge
@@ -76,7 +81,10 @@ class Expansion:
         self.folds = [f for f in folds if f is not None] if self.mode == "folds" else []
         self.readers = _Readers(self.folds)
         self.resolved = [(a, *machine.resolve(a)) for a in events] if machine is not None else []
-        prints = [family.footprint(workload, protocol, a) for a in events] if accelerate else [None] * len(events)
+        # A step predicate reads the whole step, which no footprint declares: with one, every step is taken (no
+        # sleep set or persistent set skips the step of an event independent of the one before it).
+        reads = accelerate and not self.transitions
+        prints = [family.footprint(workload, protocol, a) for a in events] if reads else [None] * len(events)
         self.independence = Independence(prints)
         self.own_enabled = machine is not None and type(machine).enabled is not Machine.enabled
         self.own_successors = machine is not None and type(machine).successors is not Machine.successors
@@ -311,6 +319,20 @@ class Expansion:
             violated = self.names(family.check(replay.history).safety_violations)
             out.append((position, violated, self.key(family.state_key(replay)), order + (action,), True))
         return out, slept
+
+
+def _takes(check: str, name: str, predicate: Callable[..., bool] | None, parameters: tuple[str, ...]) -> None:
+    """A check's predicate can be called as the search calls it, or one line saying what it must take."""
+    if predicate is None:
+        return
+    try:
+        inspect.signature(predicate).bind(*parameters)
+    except TypeError:
+        raise InputError(f"check {check!r}: {name}= must take ({', '.join(parameters)}), but "
+                         f"{getattr(predicate, '__qualname__', predicate)!s} takes "
+                         f"{inspect.signature(predicate)}") from None
+    except ValueError:  # no signature to read (a builtin): called as it is
+        return
 
 
 class _Readers(dict):

@@ -350,7 +350,7 @@ def state_law(ctx: LawContext, graph: Reachable) -> None:
         if by_history != node.judged:
             more, fewer = sorted(by_history - node.judged), sorted(node.judged - by_history)
             raise ctx.broken("state_invariants", f"after {_text(node.order)} the history checks find "
-                             f"{', '.join(more) or 'nothing more'} and the state predicates "
+                             f"{', '.join(more) or 'nothing more'} and the state and step predicates "
                              f"{', '.join(fewer) or 'nothing more'}: a predicate and its check disagree")
     steps = {name for name, _ in graph.transitions}
     for node in graph.nodes if steps else ():  # every step out of every state, into a state seen or not

@@ -130,3 +130,36 @@ def test_the_law_holds_a_step_predicate_to_its_history_check(tmp_path):
         check_family(Forgetful(), workload, ["spec,commit=any"], laws=["state_invariants"], examples=10,
                            footprint_depth=4)
 
+
+
+@pytest.mark.parametrize("options", [{}, {"reduce": True}, {"sleep": False}],
+                         ids=["sleep-sets", "persistent-sets", "every-order"])
+def test_a_step_of_an_independent_event_is_taken_and_judged(tmp_path, options):
+    """Dec and Freeze are independent by their footprints, and the step invariant is broken by Dec after
+    Freeze: every way of searching finds it in 3 events (a sleep set would skip that step, and prove the
+    invariant absent), and the search says it was not reduced."""
+    from freeze_counter_family import FAMILY as COUNTER
+    from freeze_counter_family import WORKLOAD
+
+    path = tmp_path / "counter.toml"
+    path.write_text(WORKLOAD, encoding="utf-8")
+    workload = Registry((*SHIPPED, COUNTER)).load_workload(str(path))
+    result = explore(COUNTER, workload, COUNTER.parse_protocol("spec,dec=on"),
+                     ExploreOptions(max_events=None, **options))
+    assert result.shortest == {"frozen_monotone": 3} and not result.reduced
+    assert [str(e) for e in result.minimal_orders["frozen_monotone"][0]] == ["Inc", "Freeze", "Dec"]
+    assert explore(COUNTER, workload, COUNTER.parse_protocol("spec"), ExploreOptions(max_events=None)).proved_absent \
+        == ["frozen_monotone"]
+
+
+class OneParameter(SteadyFamily):
+    checks = (*TwoPhaseFamily.checks,
+              CheckSpec("steady", Fold("steady", None, _steady_feed), True, "a decided RM stays decided",
+                        transition=lambda after: False))
+
+
+def test_a_step_predicate_that_takes_one_state_is_refused_in_one_line(tmp_path):
+    from sim.core.errors import InputError
+
+    with pytest.raises(InputError, match=r"check 'steady': transition= must take \(before, after\)"):
+        explore(OneParameter(), _workload(tmp_path, 2), FAMILY.parse_protocol("spec"), ExploreOptions(max_events=2))
