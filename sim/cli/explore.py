@@ -254,7 +254,8 @@ def result_lines(result: Any, request: ExploreRequest) -> list[str]:
     """A search's result in words: what it counted, what it proved, what stopped it, what it found."""
     data = result.to_json()
     bound = f"within {result.max_events} events" if result.max_events is not None else "at any depth"
-    how = ("every reachable state seen" if result.exhausted
+    how = ("every state the persistent sets keep seen" if result.exhausted and result.reduced
+           else "every reachable state seen" if result.exhausted
            else f"complete {bound}: the bound, not the end of the state space" if result.complete
            else "stopped by " + result.reason)
     starts = result.states_per_depth[0] if result.states_per_depth else 1

@@ -150,6 +150,8 @@ class KnobTable:
         event kinds, a default outside the values, a knob following an unknown one."""
         names = self.names()
         for preset, given in self.presets.items():
+            if preset in names:  # a protocol's text could not say which is meant: explore refuses it as a knob
+                raise ValueError(f"preset {preset!r} has the name of a knob; name the preset otherwise")
             for name, value in given.items():
                 knob = self.knob(name)
                 if knob.values is not None and value not in knob.values:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+from typing import Literal
 
 import pytest
 
@@ -279,3 +280,16 @@ def test_an_unknown_expect_label_names_its_own_line_not_a_line_that_contains_its
     with pytest.raises(ScenarioError) as raised:
         sim.load_scenario(path)
     assert f"{path}:10" in str(raised.value) and "step-dedup" in str(raised.value)
+
+
+def test_a_preset_named_like_a_knob_is_refused_when_the_table_is_declared():
+    """`-p dec` could never reach such a preset (it reads as the knob), so the table itself is refused."""
+    from sim.core.mechanisms import Knobs, knob, knob_table
+
+    @dataclasses.dataclass(frozen=True)
+    class Two(Knobs):
+        dec: Literal["off", "on"] = knob("off", "whether Dec is an action")
+
+    with pytest.raises(ValueError, match="preset 'dec' has the name of a knob"):
+        knob_table(Two, family="two", presets={"dec": {"dec": "on"}})
+    assert knob_table(Two, family="two", presets={"decrementing": {"dec": "on"}}).presets
