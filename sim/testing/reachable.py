@@ -332,9 +332,12 @@ def _commutes(ctx: LawContext, graph: Reachable, node: _Reached, i: int, j: int,
     start = len(node.order)
     forward = _extended(_extended(node.history, start, one.records), start + 1, then.records)
     backward = _extended(_extended(node.history, start, alone.records), start + 1, back.records)
-    if ctx.violated_in(forward) != ctx.violated_in(backward):
-        raise ctx.broken("independent_commute", f"{where}, {first} and {second} (independent by their footprints) "
-                         "violate other invariants in the two orders")
+    ahead, behind = ctx.violated_in(forward), ctx.violated_in(backward)
+    if ahead != behind:
+        raise ctx.broken("independent_commute", f"{where}, {first} ; {second} violates "
+                         f"{', '.join(sorted(ahead)) or 'nothing'} and {second} ; {first} "
+                         f"{', '.join(sorted(behind)) or 'nothing'}, though their footprints make them independent: "
+                         f"declare what those checks read of a step among the reads of {first} and {second}")
 
 
 # -- the law ``state_invariants`` --------------------------------------------------------------------------------

@@ -163,3 +163,18 @@ def test_a_step_predicate_that_takes_one_state_is_refused_in_one_line(tmp_path):
 
     with pytest.raises(InputError, match=r"check 'steady': transition= must take \(before, after\)"):
         explore(OneParameter(), _workload(tmp_path, 2), FAMILY.parse_protocol("spec"), ExploreOptions(max_events=2))
+
+
+def test_the_law_names_the_invariant_two_independent_events_disagree_on(tmp_path):
+    """The freeze counter's footprints make Dec and Freeze independent, but the step invariant tells their
+    orders apart: the law says which order violates what, and what to declare."""
+    from freeze_counter_family import FAMILY as COUNTER
+    from freeze_counter_family import WORKLOAD
+
+    from sim.testing import LawBroken, check_family
+
+    path = tmp_path / "counter.toml"
+    path.write_text(WORKLOAD, encoding="utf-8")
+    workload = Registry((*SHIPPED, COUNTER)).load_workload(str(path))
+    with pytest.raises(LawBroken, match=r"Dec ; Freeze violates nothing and Freeze ; Dec frozen_monotone.*declare"):
+        check_family(COUNTER, workload, ["spec,dec=on"], laws=["independent_commute"], examples=10)
