@@ -82,11 +82,8 @@ def _expand_plain(search: Search, layer: Iterable[Entry], built: Any, keep: bool
             search._progress_within(depth)
         pairs = successors_of(state, events)
         if distinct + len(pairs) >= stop:  # a limit may be looked at within this entry: successor by successor
-            _flush(search, pending, built, keep, found_here)
-            result.distinct_states, result.states_generated = distinct, generated
-            search._add(number, found, [(p, found, s, s, False) for p, s in pairs], 0, built, keep, found_here,
-                        depth)
-            distinct, generated = result.distinct_states, result.states_generated
+            distinct, generated = _one_by_one(search, (number, state, found), pairs, 0, built, keep, found_here,
+                                              depth, pending, (distinct, generated))
             if not result.complete:
                 break
             stop = _stop(search, distinct)
@@ -101,6 +98,20 @@ def _expand_plain(search: Search, layer: Iterable[Entry], built: Any, keep: bool
                 _flush(search, pending, built, keep, found_here)
     _flush(search, pending, built, keep, found_here)
     result.distinct_states, result.states_generated = distinct, generated
+
+
+def _one_by_one(search: Search, entry: Entry, pairs: list[tuple[int, Any]], mask: int, built: Any, keep: bool,
+                found_here: dict[str, list[tuple[Any, ...]]], depth: int, pending: list[tuple[int, Any]],
+                counts: tuple[int, int]) -> tuple[int, int]:
+    """An entry whose successors may reach a limit: the states pending kept, then the entry given to
+    ``_Search._add`` successor by successor (it stops at the exact one); the counts of distinct and generated
+    states after it."""
+    number, _, found = entry
+    result = search.result
+    _flush(search, pending, built, keep, found_here)
+    result.distinct_states, result.states_generated = counts
+    search._add(number, found, [(p, found, s, s, False) for p, s in pairs], mask, built, keep, found_here, depth)
+    return result.distinct_states, result.states_generated
 
 
 def _flush(search: Search, pending: list[tuple[int, Any]], built: Any, keep: bool,
@@ -156,11 +167,8 @@ def _expand_sleeping(search: Search, layer: Iterable[Entry], built: Any, keep: b
             pairs = [(i, advance(state, events[i])) for i in enabled_of(state) if not mask >> i & 1]
         result.pruned += mask.bit_count()
         if distinct + len(pairs) >= stop:  # a limit may be looked at within this entry: successor by successor
-            _flush(search, pending, built, keep, found_here)
-            result.distinct_states, result.states_generated = distinct, generated
-            search._add(number, found, [(p, found, s, s, False) for p, s in pairs], mask, built, keep, found_here,
-                        depth)
-            distinct, generated = result.distinct_states, result.states_generated
+            distinct, generated = _one_by_one(search, (number, state, found), pairs, mask, built, keep, found_here,
+                                              depth, pending, (distinct, generated))
             if not result.complete:
                 break
             stop = _stop(search, distinct)
