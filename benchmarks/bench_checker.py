@@ -388,8 +388,7 @@ def memory_part() -> None:
 
 def _visited_after(workload: str, protocol: str, depth: int) -> Any:
     from sim.registry import FAMILIES
-    from sim.search import exhaustive, visited
-    from sim.search.exhaustive import ExploreOptions, explore
+    from sim.search import visited
 
     family = FAMILIES.get("workspace")
     captured: list[Any] = []
@@ -399,13 +398,24 @@ def _visited_after(workload: str, protocol: str, depth: int) -> Any:
             super().__init__(*args)
             captured.append(self)
 
-    exhaustive.Visited = Kept  # type: ignore[misc]
+    _explore_with("Visited", Kept, family, workload, protocol, depth)
+    return captured[0]
+
+
+def _explore_with(name: str, stand_in: Any, family: Any, workload: str, protocol: str, depth: int) -> None:
+    """One search with the class ``name`` of ``sim.search.exhaustive`` replaced by ``stand_in`` (a subclass that
+    records what the search made of it), put back afterwards."""
+    from sim.registry import FAMILIES
+    from sim.search import exhaustive
+    from sim.search.exhaustive import ExploreOptions, explore
+
+    original = getattr(exhaustive, name)
+    setattr(exhaustive, name, stand_in)
     try:
         explore(family, FAMILIES.load_workload(workload), family.parse_protocol(protocol),
                 ExploreOptions(max_events=depth))
     finally:
-        exhaustive.Visited = visited.Visited  # type: ignore[misc]
-    return captured[0]
+        setattr(exhaustive, name, original)
 
 
 def _frontier(family_name: str, workload: str, protocol: str, depth: int) -> None:
@@ -413,8 +423,7 @@ def _frontier(family_name: str, workload: str, protocol: str, depth: int) -> Non
     the layer keeps alive, at most), and of the same entries in an encoded layer, with the time to encode and
     decode them."""
     from sim.registry import FAMILIES
-    from sim.search import exhaustive, layers
-    from sim.search.exhaustive import ExploreOptions, explore
+    from sim.search import layers
 
     family = FAMILIES.get(family_name)
     appended: list[list[Any]] = []
@@ -428,12 +437,7 @@ def _frontier(family_name: str, workload: str, protocol: str, depth: int) -> Non
             appended[-1].append(entry)
             super().append(entry)
 
-    exhaustive.Layer = Watched  # type: ignore[misc]
-    try:
-        explore(family, FAMILIES.load_workload(workload), family.parse_protocol(protocol),
-                ExploreOptions(max_events=depth))
-    finally:
-        exhaustive.Layer = layers.Layer  # type: ignore[misc]
+    _explore_with("Layer", Watched, family, workload, protocol, depth)
     entries = max(appended, key=len)
     count = len(entries)
     live = _reached_bytes(entries) / count
