@@ -437,6 +437,11 @@ def _frontier(family_name: str, workload: str, protocol: str, depth: int) -> Non
             appended[-1].append(entry)
             super().append(entry)
 
+        def extend(self, entries: Any) -> None:  # the fused loop keeps new states in bulk
+            entries = list(entries)
+            appended[-1].extend(entries)
+            super().extend(entries)
+
     _explore_with("Layer", Watched, family, workload, protocol, depth)
     entries = max(appended, key=len)
     count = len(entries)
