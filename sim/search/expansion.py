@@ -140,9 +140,9 @@ class Expansion:
 
     @property
     def fusable(self) -> bool:
-        """Whether a layer may be expanded by :mod:`sim.search.fused`: states judged by themselves, the state its
-        own key, no persistent set followed, in the search's process."""
-        return (self.mode == "states" and self.plain_key and not self.watching and not self.prejudge
+        """Whether a layer may be expanded by :mod:`sim.search.fused`: states judged by themselves or by the checks'
+        folds, the state its own key, no persistent set followed, in the search's process."""
+        return (self.mode != "replay" and self.plain_key and not self.watching and not self.prejudge
                 and not self.transitions)
 
     def successors_function(self) -> Callable[[Any, Sequence[Any]], list[tuple[int, Any]]]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from itertools import compress, repeat
 from typing import Any, Iterable
 
+from sim.core.history import Event, plain_time
 from sim.search.expansion import NONE_FOUND
 from sim.search.layers import MEMORY_CHECK_EVERY
 
@@ -44,8 +45,11 @@ Entry = tuple[int, Any, frozenset[str]]
 def expand_fused(search: Search, layer: Iterable[Entry], built: Any, keep: bool, asleep: dict[int, int],
                  found_here: dict[str, list[tuple[Any, ...]]], depth: int) -> None:
     """Expand every entry of ``layer`` into ``built``, as ``_Search._next`` does entry by entry (the module doc):
-    sleep sets where the search keeps them, else the loop with nothing per seen successor."""
-    if search.independence is not None:
+    sleep sets where the search keeps them, else the loop with nothing per seen successor; where the checks are
+    folds, :func:`expand_folded`."""
+    if search.expansion.mode == "folds":
+        expand_folded(search, layer, built, keep, asleep, found_here, depth)
+    elif search.independence is not None:
         _expand_sleeping(search, layer, built, keep, asleep, found_here, depth)
     else:
         _expand_plain(search, layer, built, keep, found_here, depth)
@@ -196,3 +200,91 @@ def _expand_sleeping(search: Search, layer: Iterable[Entry], built: Any, keep: b
                 _flush(search, pending, built, keep, found_here)
     _flush(search, pending, built, keep, found_here)
     result.distinct_states, result.states_generated = distinct, generated
+
+
+def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool, asleep: dict[int, int],
+                  found_here: dict[str, list[tuple[Any, ...]]], depth: int) -> None:
+    """Expand every entry of ``layer`` into ``built`` where the checks are folds (``folds`` mode): what
+    :meth:`~sim.search.expansion.Expansion._by_folds` and ``_Search._add`` do, in one loop with no successor tuple
+    built.  A step whose records no fold reads (most of them) costs its guard, the step, one lookup per record and
+    the visited set's ``add``; a record a fold reads is fed to it as an event, as ``_by_folds`` does."""
+    result, expansion, visited = search.result, search.expansion, search.visited
+    machine = expansion.machine
+    assert machine is not None
+    resolved, readers_of, by_finding, names = expansion.resolved, expansion.readers, expansion.by_finding, \
+        expansion.names
+    independent = search.independence.independent if search.independence is not None else None
+    exact, seen, parents, events = visited.exact, visited.seen, visited.parent, visited.event
+    add = seen.add if visited.compact else None
+    expired, watched, timed = search.deadline.expired, search.progress is not None, _timed(search)
+    sleeps, positions = search.asleep, search.positions
+    time = plain_time(depth - 1 + len(expansion.prefix))
+    stop = _stop(search, result.distinct_states)
+    violating = search._violating
+    for done, (number, node, found) in enumerate(layer):
+        if timed and expired() and search._stopped():
+            break
+        if watched and not done % PROGRESS_ENTRIES:
+            search._progress_within(depth)
+        mask = asleep.get(number, 0)
+        if result.distinct_states + len(resolved) >= stop:  # a limit may be looked at within this entry
+            successors, slept = expansion.expand(node, found, depth, mask)
+            result.pruned += slept
+            search._add(number, found, successors, mask, built, keep, found_here, depth)
+            if not result.complete:
+                break
+            stop = _stop(search, result.distinct_states)
+            continue
+        state, carries, length = node
+        tried = generated = 0
+        for position, (action, why_not, step) in enumerate(resolved):
+            if mask >> position & 1:
+                result.pruned += 1
+                continue
+            if why_not(state, action) is not None:
+                continue
+            generated += 1
+            after, records = step(state, action)
+            fed, shown, index = carries, found, length
+            for actor, event_name, fields in records:
+                index += 1
+                readers = readers_of[event_name]
+                if not readers:
+                    continue
+                if None in fields.values():
+                    fields = {k: v for k, v in fields.items() if v is not None}
+                event = Event(index - 1, time, actor, event_name, fields)
+                fed = list(fed)
+                for slot, invariant, feed in readers:
+                    fed[slot], violations = feed(fed[slot], event)
+                    if not violations:
+                        continue
+                    if by_finding:
+                        shown = shown | names(violations)
+                    elif invariant not in shown:
+                        shown = shown | {invariant}
+            if shown is not found:  # the order through this step first violates something
+                violating(number, position, shown - found, found_here)
+            merged = (after, shown)
+            mark = merged if exact else hash(merged)
+            if (not add(mark)) if add is not None else mark in seen:
+                if keep and independent is not None and mark in positions:  # met again in this layer
+                    sleeps[positions[mark]] &= (mask | tried) & independent[position]
+                tried |= 1 << position
+                continue
+            if add is None:
+                seen.add(mark)
+            child = len(parents)
+            parents.append(number)
+            events.append(position)
+            result.violating_states += bool(shown)
+            if keep:
+                built.append((child, (after, fed if type(fed) is tuple else tuple(fed), index), shown))
+                if independent is not None:
+                    sleeps[child] = (mask | tried) & independent[position]
+                    positions[mark] = child
+            else:
+                built.count += 1
+            tried |= 1 << position
+            result.distinct_states += 1
+        result.states_generated += generated

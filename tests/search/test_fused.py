@@ -72,3 +72,29 @@ def test_fingerprints_in_a_python_set_and_exact_keys_find_the_same(monkeypatch, 
     assert _both(monkeypatch, family, workload, "spec") == (compact, compact)
     exact = _both(monkeypatch, family, workload, "spec", exact=True)
     assert exact[0] == exact[1] and exact[0]["distinct_states"] == compact["distinct_states"]
+
+
+def _workspace(name: str):
+    from sim.registry import FAMILIES
+
+    return FAMILIES.get("workspace"), FAMILIES.load_workload(name)
+
+
+@pytest.mark.parametrize(("workload", "protocol", "options"), [
+    ("tiny", "none", {"max_events": 7}),
+    ("tiny", "step-dedupe,journal_write=after_write", {"max_events": 7}),
+    ("tiny", "plan", {"max_events": 8, "max_states": 3_000}),
+    ("tiny", "step", {"max_events": 6, "sleep": False}),
+    ("tiny", "fence=none,dedupe=memory", {"max_events": 7, "findings": True}),
+    ("three-files", "step-dedupe,checkpoint=per_step", {"max_events": 5}),
+], ids=["violations", "journal-loss", "state-limit", "no-sleep", "findings", "checkpoints"])
+def test_the_folded_loop_finds_what_the_loop_per_successor_finds(monkeypatch, workload, protocol, options):
+    """The workspace family's checks are folds over the records of each step: the fused loop feeds them as
+    ``_by_folds`` does, with the same violations, orders, sleep sets and counts."""
+    family, loaded = _workspace(workload)
+    fused, unfused = _both(monkeypatch, family, loaded, protocol, **options)
+    assert fused == unfused
+    if "max_states" in options:
+        assert fused["end"] == "state_limit"
+    if protocol in ("none", "fence=none,dedupe=memory"):
+        assert fused["violations"], "a protocol known to break shows nothing: the comparison proves little"
