@@ -309,7 +309,7 @@ class _Search:
         """Expand every entry of a layer; the states found new, in the order found (a counted-only layer when
         it is the last).  Violations found there are ``shortest`` events long (default: ``depth``)."""
         spill = self.memory_limit // 2 if self.memory_limit else None
-        built = Layer(spill) if keep else _Counted()
+        built = Layer(spill, encode_bytes=spill // 2 if spill else None) if keep else _Counted()
         asleep, self.asleep, self.positions = self.asleep, {}, {}
         found_here: dict[str, list[tuple[Any, ...]]] = {}
         if self.expansion.fusable and expander.pool is None and (self.independence or not any(asleep.values())):

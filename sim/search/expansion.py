@@ -274,13 +274,11 @@ class Expansion:
         machine, readers_of, key_of = self.machine, self.readers, self.key
         assert machine is not None
         time = plain_time(depth - 1 + len(self.prefix))
-        slept, out = 0, []
-        for position, (action, why_not, step) in enumerate(self.resolved):
+        out, resolved = [], self.resolved
+        for position in self.enabled_of(state):
             if asleep >> position & 1:
-                slept += 1
                 continue
-            if why_not(state, action) is not None:
-                continue
+            action, _, step = resolved[position]
             after, records = step(state, action)
             fed, shown, index, visible = carries, found, length, False
             for actor, event_name, fields in records:
@@ -302,7 +300,7 @@ class Expansion:
                     elif invariant not in shown:
                         shown = shown | {invariant}
             out.append((position, shown, key_of(machine.key(after)), (after, tuple(fed), index), visible))
-        return out, slept
+        return out, asleep.bit_count()
 
     def _by_replay(self, order: tuple, asleep: int) -> tuple[list[Successor], int]:
         family, protocol, base, expired = self.family, self.protocol, self.workload.base, self.deadline.expired

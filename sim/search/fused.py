@@ -213,6 +213,7 @@ def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool
     assert machine is not None
     resolved, readers_of, by_finding, names = expansion.resolved, expansion.readers, expansion.by_finding, \
         expansion.names
+    own, enabled, enabled_of, alphabet = expansion.own_enabled, machine.enabled, expansion.enabled_of, expansion.events
     independent = search.independence.independent if search.independence is not None else None
     exact, seen, parents, events = visited.exact, visited.seen, visited.parent, visited.event
     add = seen.add if visited.compact else None
@@ -237,13 +238,12 @@ def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool
             continue
         state, carries, length = node
         tried = generated = 0
-        for position, (action, why_not, step) in enumerate(resolved):
+        result.pruned += mask.bit_count()
+        for position in enabled(state, alphabet) if own else enabled_of(state):
             if mask >> position & 1:
-                result.pruned += 1
-                continue
-            if why_not(state, action) is not None:
                 continue
             generated += 1
+            action, _, step = resolved[position]
             after, records = step(state, action)
             fed, shown, index = carries, found, length
             for actor, event_name, fields in records:

@@ -14,7 +14,11 @@ family, a paused run, about 3,200 against 11,800.  Encoding and decoding
 cost about 6 to 9 microseconds an entry of the workspace family: 11 to 14%
 more time for three-files / step-dedupe to depth 8 with every layer
 encoded (and 0.64x the peak memory), which is why a layer stays objects up
-to 131,072 entries (about 90 MB of them).  When the process's memory passes
+to 131,072 entries (about 90 MB of them) -- or, in a search with a memory
+limit (every search on a machine that says how much memory it has), until
+the process holds the search's encode mark (a quarter of the limit): a
+search that fits in memory pays nothing for encoding, and one that does not
+encodes every entry from there on.  When the process's memory passes
 the search's spill mark, a layer encodes every entry and writes the encoded
 chunks to a temporary file, reading them back, in order, when the next
 depth expands them -- so a wide layer costs disk, not memory, and the
@@ -32,6 +36,8 @@ from typing import Any, BinaryIO, Iterable, Iterator
 #: Entries a layer keeps as objects before it encodes them, and entries pickled together once it does.
 ENCODE_PAST = 1 << 17
 ENCODE_CHUNK = 128
+#: A batch no layer reaches: entries stay objects until the memory says otherwise.
+UNENCODED = 1 << 62
 #: Encoded bytes a spilling layer holds before it writes them out, and how often (entries) the memory is read.
 SPILL_BYTES = 1 << 20
 MEMORY_CHECK_EVERY = 4096
@@ -64,12 +70,18 @@ class Layer:
     """The entries of one depth, in the order found: as objects, encoded in memory past :data:`ENCODE_PAST`
     (``encode_past``), or encoded on disk past the spill mark."""
 
-    def __init__(self, spill_bytes: int | None = None, folder: str | None = None, encode_past: int | None = None):
+    def __init__(self, spill_bytes: int | None = None, folder: str | None = None, encode_past: int | None = None,
+                 encode_bytes: int | None = None):
         self.spill_bytes, self.folder = spill_bytes, folder
+        #: the resident memory past which the layer encodes what it keeps (None: past :data:`ENCODE_PAST` entries)
+        self.encode_bytes = encode_bytes if spill_bytes is not None and encode_past is None else None
         self.kept: list[Any] = []  # the entries after the encoded ones, as objects
         self.count = 0
         #: entries kept as objects before the next encoding
-        self.batch = max(ENCODE_PAST if encode_past is None else encode_past, ENCODE_CHUNK)
+        if self.encode_bytes is not None:
+            self.batch = UNENCODED
+        else:
+            self.batch = max(ENCODE_PAST if encode_past is None else encode_past, ENCODE_CHUNK)
         self.data = bytearray()  # the chunks encoded and still in memory, one after the other
         self.ends = array("q")  # where each of them ends in data
         self.sizes = array("i")  # the entries of each of them
@@ -113,10 +125,13 @@ class Layer:
     def _settle(self, memory_due: bool) -> None:
         """Encode the entries kept as objects once there are enough of them (every one past the spill mark),
         and past it (the memory read when ``memory_due``) write what is encoded to disk."""
-        if self._file is None and self.spill_bytes is not None and memory_due \
-                and resident_bytes() >= self.spill_bytes:
-            self._file = tempfile.TemporaryFile(prefix="fencesim-layer-", dir=self.folder)
-            self.batch = ENCODE_CHUNK
+        if self._file is None and self.spill_bytes is not None and memory_due:
+            resident = resident_bytes()
+            if resident >= self.spill_bytes:
+                self._file = tempfile.TemporaryFile(prefix="fencesim-layer-", dir=self.folder)
+                self.batch = ENCODE_CHUNK
+            elif self.encode_bytes is not None and resident >= self.encode_bytes:
+                self.batch = ENCODE_CHUNK
         if len(self.kept) >= self.batch:
             self._encode()
         if self._file is not None and len(self.data) >= SPILL_BYTES:

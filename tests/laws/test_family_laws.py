@@ -124,6 +124,39 @@ class GuardedOnlyInSearch(WorkspaceFamily):
         return replaying.replay(scenario, protocol, events, machine=WorkspaceMachine(scenario, protocol))
 
 
+class NoDuplicateOfRetries(WorkspaceMachine):
+    """Planted in one guard: a retried message is never duplicated."""
+
+    def why_not_duplicate(self, state, event):
+        if any(m.origin == "retry" for m in state.requests):
+            return "planted: no duplicates of retries"
+        return super().why_not_duplicate(state, event)
+
+
+def _states(machine, events, depth):
+    layer, seen = [machine.initial()], []
+    for _ in range(depth):
+        layer = [machine.step(state, events[i])[0] for state in layer for i in machine.enabled(state, events)]
+        seen += layer
+    return seen
+
+
+def test_enabled_decides_by_kind_only_where_the_guards_are_the_modules_own():
+    """``enabled()`` decides each kind of event from the state at once; a subclass overriding a guard (a planted
+    bug) has each guard asked instead, so the search sees what that guard says, not what the module's would."""
+    loaded, family = FAMILIES.load_workload("tiny"), FAMILIES.get("workspace")
+    events, protocol = list(family.alphabet(loaded)), family.parse_protocol("none")
+    told_apart = 0
+    for kind in (WorkspaceMachine, NoDuplicateOfRetries):
+        machine = kind(loaded.base, protocol)
+        for state in _states(machine, events, 5):
+            guards = [i for i, event in enumerate(events) if machine.why_not(state, event) is None]
+            assert machine.enabled(state, events) == guards
+            told_apart += kind is NoDuplicateOfRetries and machine.enabled(state, events) != \
+                WorkspaceMachine.enabled(WorkspaceMachine(loaded.base, protocol), state, events)
+    assert told_apart, "no state where the planted guard refuses a duplicate: the test shows nothing"
+
+
 def test_an_unsound_state_key_is_caught():
     """A key without the armed preemption merges states whose futures differ: the law names it."""
     family = WorkspaceFamily(machine=ForgetfulKey)
