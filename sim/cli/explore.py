@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, List, Optional
@@ -135,9 +136,22 @@ def _memory(gigabytes: float | None) -> int | None:
     return int(gigabytes * 1e9)
 
 
+#: Seconds a search runs before it reports progress: one of no measurable length prints no line per depth.
+QUIET_S = 1.0
+
+
 def _progress(bar: Bar | Ticker, label: str) -> Callable[[int, int, int], None]:
+    """Progress of one search, once it has run :data:`QUIET_S`: its depth of the bound, or (until exhausted, no
+    bound to count against) the depths searched so far, never a depth it has not reached."""
+    started = time.monotonic()
+
     def progress(depth: int, total: int, states: int) -> None:
-        bar(f"exhaustive {label}", depth, total or depth + 1, f"{states:,} states")
+        if time.monotonic() - started < QUIET_S:
+            return
+        if total:
+            bar(f"exhaustive {label}", depth, total, f"{states:,} states")
+        else:
+            bar(f"exhaustive {label}", 0, 1, f"{depth} depths searched, {states:,} states")
 
     return progress
 

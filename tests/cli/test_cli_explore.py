@@ -70,3 +70,21 @@ def test_a_search_that_reached_its_bound_says_so_not_that_the_space_is_done(cli)
     """"complete" alone read as "the state space is done": a search cut by its bound says it is the bound."""
     bounded = cli("explore", "-w", "tiny", "-p", "step", "--depth", "3")
     assert "(complete within 3 events: the bound, not the end of the state space)" in bounded.stdout, bounded.stdout
+
+
+def test_progress_waits_for_a_measurable_search_and_never_names_a_depth_past_the_last(monkeypatch):
+    """A search of no measurable length prints no line per depth; past QUIET_S a bounded search reports its
+    depth of the bound, and one until exhausted the depths it searched (it has no bound to count against)."""
+    from sim.cli import explore as command
+
+    clock = [100.0]
+    monkeypatch.setattr(command.time, "monotonic", lambda: clock[0])
+    calls: list[tuple] = []
+    progress = command._progress(lambda *call: calls.append(call), "plan")
+    progress(3, 12, 35)
+    assert calls == []
+    clock[0] += command.QUIET_S
+    progress(4, 12, 128)
+    progress(7, 0, 1_644)
+    assert calls == [("exhaustive plan", 4, 12, "128 states"),
+                     ("exhaustive plan", 0, 1, "7 depths searched, 1,644 states")]

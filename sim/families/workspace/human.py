@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any, cast
 
 from sim.core.machine import Record
-from sim.families.workspace.core import WorkspaceCore
+from sim.families.workspace.core import Revs, WorkspaceCore
 from sim.families.workspace.scenario import Action
-from sim.families.workspace.state import State
+from sim.families.workspace.state import State, content_hash, patched
 
 
 class Human(WorkspaceCore):
@@ -17,16 +17,26 @@ class Human(WorkspaceCore):
         return "human edits are interference after the plan" if state.snapshot is None else None
 
     def human_edit(self, state: State, event: Action) -> tuple[State, list[Record]]:
-        """A human writes a file, or one hunk of it (default content ``human-N``)."""
+        """A human writes a file, or one hunk of it (default content ``human-N``): the write of
+        :meth:`~sim.families.workspace.core.WorkspaceCore._written`, built in place (the most frequent event of
+        exhaustive search: every file and hunk, in every state after the plan)."""
         edits, path = state.edits + 1, cast(str, event.path)  # a human edit always names its file
         content = event.content if event.content is not None else f"human-{edits}"
-        hunks = [event.hunk] if event.hunk else [h for h, _ in self.file(state, path)]
-        state = state._replace(edits=edits, **self._written(state, path, tuple((h, content) for h in hunks)))
-        fields: dict[str, Any] = dict(path=path, content=content, rev_after=self.rev_of(state, path),
-                                      hash_after=self.hash(state, path))
+        index = self.position[path]
+        before = state.files[index]
+        # a whole-file edit replaces every hunk's text in place, as patching each would
+        after = patched(before, ((event.hunk, content),)) if event.hunk else tuple([(h, content) for h, _ in before])
+        files, rev = state.files[:index] + (after,) + state.files[index + 1:], state.rev + 1
+        fields: dict[str, Any]
         if self.knobs.rev_scope == "file":
-            fields["workspace_rev"] = state.rev
+            revs = list(cast(Revs, state.file_revs))
+            revs[index] += 1
+            state = state._replace(edits=edits, files=files, rev=rev, file_revs=tuple(revs))
+            fields = dict(path=path, content=content, rev_after=revs[index], hash_after=content_hash(after),
+                          workspace_rev=rev)
+        else:
+            state = state._replace(edits=edits, files=files, rev=rev)
+            fields = dict(path=path, content=content, rev_after=rev, hash_after=content_hash(after))
         if event.hunk:
             fields["hunk"] = event.hunk
-        record = ("human", "human_edit", fields)
-        return state, [record]
+        return state, [("human", "human_edit", fields)]
