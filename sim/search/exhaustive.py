@@ -51,7 +51,7 @@ from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
 from sim.search.expansion import Expansion, Successor
 from sim.search.fused import expand_fused
-from sim.search.layers import MEMORY_CHECK_EVERY, Layer, physical_bytes, resident_bytes
+from sim.search.layers import ENCODE_MARK_MAX, MEMORY_CHECK_EVERY, Layer, physical_bytes, resident_bytes
 from sim.search.pool import Expander
 from sim.search.reduction import bits
 from sim.search.visited import Visited, check_counts, collision_probability
@@ -309,7 +309,7 @@ class _Search:
         """Expand every entry of a layer; the states found new, in the order found (a counted-only layer when
         it is the last).  Violations found there are ``shortest`` events long (default: ``depth``)."""
         spill = self.memory_limit // 2 if self.memory_limit else None
-        built = Layer(spill, encode_bytes=spill // 2 if spill else None) if keep else _Counted()
+        built = Layer(spill, encode_bytes=min(spill // 2, ENCODE_MARK_MAX) if spill else None) if keep else _Counted()
         asleep, self.asleep, self.positions = self.asleep, {}, {}
         found_here: dict[str, list[tuple[Any, ...]]] = {}
         if self.expansion.fusable and expander.pool is None and (self.independence or not any(asleep.values())):

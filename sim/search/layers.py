@@ -16,9 +16,9 @@ more time for three-files / step-dedupe to depth 8 with every layer
 encoded (and 0.64x the peak memory), which is why a layer stays objects up
 to 131,072 entries (about 90 MB of them) -- or, in a search with a memory
 limit (every search on a machine that says how much memory it has), until
-the process holds the search's encode mark (a quarter of the limit): a
-search that fits in memory pays nothing for encoding, and one that does not
-encodes every entry from there on.  When the process's memory passes
+the process holds the search's encode mark (a quarter of the limit, at
+most :data:`ENCODE_MARK_MAX`, 1 GiB): a search that fits there pays nothing
+for encoding, and one that does not encodes every entry from there on.  When the process's memory passes
 the search's spill mark, a layer encodes every entry and writes the encoded
 chunks to a temporary file, reading them back, in order, when the next
 depth expands them -- so a wide layer costs disk, not memory, and the
@@ -38,6 +38,9 @@ ENCODE_PAST = 1 << 17
 ENCODE_CHUNK = 128
 #: A batch no layer reaches: entries stay objects until the memory says otherwise.
 UNENCODED = 1 << 62
+#: The most resident memory a search holds before its layers encode their entries (its encode mark is a quarter of
+#: its memory limit, at most this): a search that outgrows it pays the encoding to stay small.
+ENCODE_MARK_MAX = 1 << 30
 #: Encoded bytes a spilling layer holds before it writes them out, and how often (entries) the memory is read.
 SPILL_BYTES = 1 << 20
 MEMORY_CHECK_EVERY = 4096

@@ -46,6 +46,22 @@ def test_a_layer_that_encodes_its_entries_reads_them_back_equal_and_in_order(cou
     assert list(layer) == entries and list(layer) == []
 
 
+@pytest.mark.parametrize("mark, encoded", [(1, True), (1 << 62, False)], ids=["past-the-mark", "below-it"])
+def test_a_layer_with_an_encode_mark_encodes_once_the_memory_passes_it(monkeypatch, mark, encoded):
+    """A layer given an encode mark keeps its entries as objects, however many (no ``ENCODE_PAST``), until a
+    memory reading passes the mark; from there on it encodes them, and reads them all back in order."""
+    monkeypatch.setattr(layers, "ENCODE_PAST", layers.ENCODE_CHUNK)
+    layer = Layer(spill_bytes=1 << 62, encode_bytes=mark)
+    entries = [(i, ("state", i), frozenset()) for i in range(layers.MEMORY_CHECK_EVERY + 3)]
+    layer.extend(entries[:2])
+    assert layer.encoded == 0  # no reading yet
+    for entry in entries[2:]:
+        layer.append(entry)
+    layer.check()
+    assert (layer.encoded > 0) is encoded and layer.spilled_chunks == 0
+    assert list(layer) == entries
+
+
 @pytest.mark.parametrize("family, workload, label, options", [
     ("workspace", "tiny", "plan", {"max_events": 7}),
     ("workspace", "tiny", "none", {"max_events": 6, "reduce": True}),
