@@ -126,16 +126,12 @@ class Expansion:
             if machine.why_not(state, action) is not None:
                 continue
             state, records = machine.step(state, action)
-            fed = list(carries)
             for actor, event_name, fields in records:
                 length += 1
-                fields = {k: v for k, v in fields.items() if v is not None}
-                event = Event(length - 1, plain_time(depth), actor, event_name, fields)
-                for slot, invariant, feed in self.readers[event_name]:
-                    fed[slot], violations = feed(fed[slot], event)
-                    if violations:
-                        found = found | (self.names(violations) if self.by_finding else {invariant})
-            carries = tuple(fed)
+                readers = self.readers[event_name]
+                if readers:
+                    carries, found = self.feed(readers, carries, found,
+                                               Event(length - 1, plain_time(depth), actor, event_name, fields))
         return (state, carries, length), found
 
     @property
@@ -284,23 +280,29 @@ class Expansion:
             for actor, event_name, fields in records:
                 readers = readers_of[event_name]
                 index += 1
-                if not readers:
-                    continue
-                visible = True
-                if None in fields.values():
-                    fields = {k: v for k, v in fields.items() if v is not None}
-                event = Event(index - 1, time, actor, event_name, fields)
-                fed = list(fed)
-                for slot, invariant, feed in readers:
-                    fed[slot], violations = feed(fed[slot], event)
-                    if not violations:
-                        continue
-                    if self.by_finding:
-                        shown = shown | self.names(violations)
-                    elif invariant not in shown:
-                        shown = shown | {invariant}
-            out.append((position, shown, key_of(machine.key(after)), (after, tuple(fed), index), visible))
+                if readers:
+                    visible = True
+                    fed, shown = self.feed(readers, fed, shown, Event(index - 1, time, actor, event_name, fields))
+            out.append((position, shown, key_of(machine.key(after)), (after, fed, index), visible))
         return out, asleep.bit_count()
+
+    def feed(self, readers: list, carries: tuple, shown: frozenset[str], event: Event) -> tuple[tuple,
+                                                                                                 frozenset[str]]:
+        """One history record, fed to each safety fold that reads it (``readers``): the folds' carries after it,
+        and ``shown`` with what it violates (the same object when it violates nothing new).  A field recorded as
+        None is left out of the event, as a history leaves it out."""
+        if None in event.fields.values():
+            event.fields = {k: v for k, v in event.fields.items() if v is not None}
+        fed = list(carries)
+        for slot, invariant, feed in readers:
+            fed[slot], violations = feed(fed[slot], event)
+            if not violations:
+                continue
+            if self.by_finding:
+                shown = shown | self.names(violations)
+            elif invariant not in shown:
+                shown = shown | {invariant}
+        return tuple(fed), shown
 
     def _by_replay(self, order: tuple, asleep: int) -> tuple[list[Successor], int]:
         family, protocol, base, expired = self.family, self.protocol, self.workload.base, self.deadline.expired

@@ -14,6 +14,12 @@ state predicate mapped over them.  With sleep sets (the family declares
 footprints) a successor still costs a few Python operations: whether it was
 tried, and where it meets a state found earlier in the same layer.
 
+Where the checks are folds over each step's history records (the workspace
+family), :func:`expand_folded` does what the ``folds`` expansion and ``_add``
+do in one loop: a successor costs its step, a lookup per record (most records
+are read by no check), and the visited set's ``add``, with no tuple built
+for it.
+
 The result is the one :meth:`sim.search.exhaustive._Search._add` gives,
 successor for successor: the same states numbered in the same order, the
 same trace, sleep sets and violations.  Where an entry could reach the state
@@ -211,8 +217,7 @@ def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool
     result, expansion, visited = search.result, search.expansion, search.visited
     machine = expansion.machine
     assert machine is not None
-    resolved, readers_of, by_finding, names = expansion.resolved, expansion.readers, expansion.by_finding, \
-        expansion.names
+    resolved, readers_of, feed = expansion.resolved, expansion.readers, expansion.feed
     own, enabled, enabled_of, alphabet = expansion.own_enabled, machine.enabled, expansion.enabled_of, expansion.events
     independent = search.independence.independent if search.independence is not None else None
     exact, seen, parents, events = visited.exact, visited.seen, visited.parent, visited.event
@@ -229,10 +234,7 @@ def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool
             search._progress_within(depth)
         mask = asleep.get(number, 0)
         if result.distinct_states + len(resolved) >= stop:  # a limit may be looked at within this entry
-            successors, slept = expansion.expand(node, found, depth, mask)
-            result.pruned += slept
-            search._add(number, found, successors, mask, built, keep, found_here, depth)
-            if not result.complete:
+            if not _through_add(search, (number, node, found), mask, built, keep, found_here, depth):
                 break
             stop = _stop(search, result.distinct_states)
             continue
@@ -249,20 +251,8 @@ def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool
             for actor, event_name, fields in records:
                 index += 1
                 readers = readers_of[event_name]
-                if not readers:
-                    continue
-                if None in fields.values():
-                    fields = {k: v for k, v in fields.items() if v is not None}
-                event = Event(index - 1, time, actor, event_name, fields)
-                fed = list(fed)
-                for slot, invariant, feed in readers:
-                    fed[slot], violations = feed(fed[slot], event)
-                    if not violations:
-                        continue
-                    if by_finding:
-                        shown = shown | names(violations)
-                    elif invariant not in shown:
-                        shown = shown | {invariant}
+                if readers:
+                    fed, shown = feed(readers, fed, shown, Event(index - 1, time, actor, event_name, fields))
             if shown is not found:  # the order through this step first violates something
                 violating(number, position, shown - found, found_here)
             merged = (after, shown)
@@ -279,7 +269,7 @@ def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool
             events.append(position)
             result.violating_states += bool(shown)
             if keep:
-                built.append((child, (after, fed if type(fed) is tuple else tuple(fed), index), shown))
+                built.append((child, (after, fed, index), shown))
                 if independent is not None:
                     sleeps[child] = (mask | tried) & independent[position]
                     positions[mark] = child
@@ -288,3 +278,14 @@ def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool
             tried |= 1 << position
             result.distinct_states += 1
         result.states_generated += generated
+
+
+def _through_add(search: Search, entry: Entry, mask: int, built: Any, keep: bool,
+                 found_here: dict[str, list[tuple[Any, ...]]], depth: int) -> bool:
+    """A folded entry whose successors may reach a limit: expanded and given to ``_Search._add``, which stops at
+    the exact successor; whether the search goes on."""
+    number, node, found = entry
+    successors, slept = search.expansion.expand(node, found, depth, mask)
+    search.result.pruned += slept
+    search._add(number, found, successors, mask, built, keep, found_here, depth)
+    return bool(search.result.complete)
