@@ -155,9 +155,12 @@ class Client(WorkspaceCore):
 
     def retry(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """The client re-sends the same stamped message (no re-stamp)."""
-        step_id = cast(str, event.step)
+        step_id = event.step
+        assert step_id is not None  # a retry always names its step (the parser requires it)
         copies, copy = self._next_copy(state, step_id)
-        message = cast(Message, state.sent_message(step_id))._replace(origin="retry", copy=copy)  # sent: the guard
+        sent = state.sent_message(step_id)
+        assert sent is not None  # the guard saw it sent
+        message = sent._replace(origin="retry", copy=copy)
         record = ("client", "retry", dict(step=step_id, copy=copy.value, stamped_base_rev=message.stamped_base_rev,
                                           stamped_pre_hash=message.stamped_pre_hash))
         return state._replace(requests=state.requests + (message,), copies=copies), [record]

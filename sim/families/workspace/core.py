@@ -60,6 +60,8 @@ class WorkspaceCore(Machine):
         self.plan_ids = tuple(self.order)
         self._replanned: dict[tuple, tuple[tuple[str, ...], tuple[Step, ...]]] = {}  # inputs -> (ids, steps)
         self._planned: dict[tuple, tuple[tuple[Step, ...], list[tuple[str, str]]]] = {}
+        #: (a file's content, the hunk edited or None, the text written) -> (the content after, its hash)
+        self._edited: dict[tuple[Content, str | None, str], tuple[Content, str]] = {}
 
     # -- the contract (what exhaustive search and the law suite read) --------------------------------------
 

@@ -9,6 +9,9 @@ from sim.families.workspace.core import Revs, WorkspaceCore
 from sim.families.workspace.scenario import Action
 from sim.families.workspace.state import State, content_hash, patched
 
+#: Edits remembered by a machine (each a few hundred bytes, sharing its contents with the states).
+EDIT_CACHE_ENTRIES = 100_000
+
 
 class Human(WorkspaceCore):
     """A human edit: a write the plan did not foresee (default content ``human-N``)."""
@@ -20,23 +23,31 @@ class Human(WorkspaceCore):
         """A human writes a file, or one hunk of it (default content ``human-N``): the write of
         :meth:`~sim.families.workspace.core.WorkspaceCore._written`, built in place (the most frequent event of
         exhaustive search: every file and hunk, in every state after the plan)."""
-        edits, path = state.edits + 1, cast(str, event.path)  # a human edit always names its file
+        edits, path = state.edits + 1, event.path
+        assert path is not None  # a human edit always names its file (the parser requires it)
         content = event.content if event.content is not None else f"human-{edits}"
         index = self.position[path]
         before = state.files[index]
-        # a whole-file edit replaces every hunk's text in place, as patching each would
-        after = patched(before, ((event.hunk, content),)) if event.hunk else tuple([(h, content) for h, _ in before])
+        edited = self._edited.get((before, event.hunk, content))
+        if edited is None:  # a pure function of the three: computed once (a search makes the same edit often)
+            # a whole-file edit replaces every hunk's text in place, as patching each would
+            written = patched(before, ((event.hunk, content),)) if event.hunk else \
+                tuple([(h, content) for h, _ in before])
+            edited = (written, content_hash(written))
+            if len(self._edited) < EDIT_CACHE_ENTRIES:
+                self._edited[(before, event.hunk, content)] = edited
+        after, hash_after = edited
         files, rev = state.files[:index] + (after,) + state.files[index + 1:], state.rev + 1
         fields: dict[str, Any]
         if self.knobs.rev_scope == "file":
             revs = list(cast(Revs, state.file_revs))
             revs[index] += 1
             state = state._replace(edits=edits, files=files, rev=rev, file_revs=tuple(revs))
-            fields = dict(path=path, content=content, rev_after=revs[index], hash_after=content_hash(after),
+            fields = dict(path=path, content=content, rev_after=revs[index], hash_after=hash_after,
                           workspace_rev=rev)
         else:
             state = state._replace(edits=edits, files=files, rev=rev)
-            fields = dict(path=path, content=content, rev_after=rev, hash_after=content_hash(after))
+            fields = dict(path=path, content=content, rev_after=rev, hash_after=hash_after)
         if event.hunk:
             fields["hunk"] = event.hunk
         return state, [("human", "human_edit", fields)]

@@ -35,12 +35,14 @@ class Network(WorkspaceCore):
 
     def take(self, state: State, step_id: str) -> tuple[State, Message]:
         """The network takes the oldest copy of a step in flight (the guard saw one)."""
-        index = cast(int, self._oldest_request(state, step_id))
+        index = self._oldest_request(state, step_id)
+        assert index is not None  # the guard saw one
         message = state.requests[index]
         return state._replace(requests=state.requests[:index] + state.requests[index + 1:]), message
 
     def deliver(self, state: State, event: Action) -> tuple[State, list[Record]]:
-        state, message = self.take(state, cast(str, event.step))
+        assert event.step is not None  # a delivery always names its step (the parser requires it)
+        state, message = self.take(state, event.step)
         return self.serve(state, message)
 
     def why_not_duplicate(self, state: State, event: Action) -> str | None:
@@ -50,8 +52,11 @@ class Network(WorkspaceCore):
 
     def duplicate(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """The network sends the oldest copy in flight once more."""
-        step_id = cast(str, event.step)
-        original = state.requests[cast(int, self._oldest_request(state, step_id))]  # the guard saw one
+        step_id, index = event.step, None
+        if step_id is not None:
+            index = self._oldest_request(state, step_id)
+        assert step_id is not None and index is not None  # the guard saw one
+        original = state.requests[index]
         copies, copy = self._next_copy(state, step_id)
         state = state._replace(requests=state.requests + (original._replace(origin="duplicate", copy=copy),),
                                copies=copies)

@@ -9,7 +9,6 @@ sibling steps share a hunk."""
 from __future__ import annotations
 
 import functools
-from typing import cast
 
 from sim.core.machine import Record
 from sim.families.workspace.core import WorkspaceCore
@@ -93,11 +92,13 @@ class Planner(WorkspaceCore):
         The executor is not told (the seed's re-plan drift)."""
         stale = event.point == "stale"
         done = len(state.sent) + len(state.refused)
-        remaining = tuple([s.step_id for s in state.steps[done:]])  # undispatched
+        # undispatched: the plan's steps from ``done`` on (a state's steps are the plan's, in order: check_state)
+        remaining = self.plan_ids[done:]
         # the guard (why_not_replan) admits a re-plan only once the plan was read, so its snapshot is set
-        snapshot, snapshot_rev = cast("tuple[Content, ...]", state.snapshot), cast(int, state.snapshot_rev)
+        snapshot, snapshot_rev = state.snapshot, state.snapshot_rev
+        assert snapshot is not None and snapshot_rev is not None
         base = snapshot if stale else state.files
-        inputs = (stale, state.model_number, base, snapshot, snapshot_rev, remaining, state.snapshot_revs)
+        inputs = (stale, state.model_number, base, snapshot, snapshot_rev, done, state.snapshot_revs)
         replanned = self._replanned.get(inputs)
         if replanned is None:
             steps_by_id = self._replan_steps(stale, state.model_number, base, snapshot, snapshot_rev, remaining,
