@@ -212,31 +212,32 @@ def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool
                   found_here: dict[str, list[tuple[Any, ...]]], depth: int) -> None:
     """Expand every entry of ``layer`` into ``built`` where the checks are folds (``folds`` mode): what
     :meth:`~sim.search.expansion.Expansion._by_folds` and ``_Search._add`` do, in one loop with no successor tuple
-    built.  A step whose records no fold reads (most of them) costs its guard, the step, one lookup per record and
-    the visited set's ``add``; a record a fold reads is fed to it as an event, as ``_by_folds`` does."""
+    built.  A step whose records no fold reads costs its step, a lookup per record and the visited set's ``add``; a
+    record a fold reads is fed to it as an event.  New entries are kept :data:`FLUSH_STATES` at a time."""
     result, expansion, visited = search.result, search.expansion, search.visited
-    machine = expansion.machine
-    assert machine is not None
+    assert (machine := expansion.machine) is not None
     resolved, readers_of, feed = expansion.resolved, expansion.readers, expansion.feed
     own, enabled, enabled_of, alphabet = expansion.own_enabled, machine.enabled, expansion.enabled_of, expansion.events
     independent = search.independence.independent if search.independence is not None else None
     exact, seen, parents, events = visited.exact, visited.seen, visited.parent, visited.event
     add = seen.add if visited.compact else None
     expired, watched, timed = search.deadline.expired, search.progress is not None, _timed(search)
-    sleeps, positions = search.asleep, search.positions
-    time = plain_time(depth - 1 + len(expansion.prefix))
-    stop = _stop(search, result.distinct_states)
-    violating = search._violating
+    sleeps, positions, violating, time = search.asleep, search.positions, search._violating, \
+        plain_time(depth - 1 + len(expansion.prefix))
+    distinct, stop = result.distinct_states, _stop(search, result.distinct_states)
+    new: list[Entry] = []
     for done, (number, node, found) in enumerate(layer):
         if timed and expired() and search._stopped():
             break
         if watched and not done % PROGRESS_ENTRIES:
             search._progress_within(depth)
         mask = asleep.get(number, 0)
-        if result.distinct_states + len(resolved) >= stop:  # a limit may be looked at within this entry
-            if not _through_add(search, (number, node, found), mask, built, keep, found_here, depth):
+        if distinct + len(new) + len(resolved) >= stop:  # a limit may be looked at within this entry
+            distinct = _through_add(search, (number, node, found), mask, (built, keep, new, distinct), found_here,
+                                    depth)
+            if not result.complete:
                 break
-            stop = _stop(search, result.distinct_states)
+            stop = _stop(search, distinct)
             continue
         state, carries, length = node
         tried = generated = 0
@@ -255,8 +256,7 @@ def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool
                     fed, shown = feed(readers, fed, shown, Event(index - 1, time, actor, event_name, fields))
             if shown is not found:  # the order through this step first violates something
                 violating(number, position, shown - found, found_here)
-            merged = (after, shown)
-            mark = merged if exact else hash(merged)
+            mark = (after, shown) if exact else hash((after, shown))
             if (not add(mark)) if add is not None else mark in seen:
                 if keep and independent is not None and mark in positions:  # met again in this layer
                     sleeps[positions[mark]] &= (mask | tried) & independent[position]
@@ -267,25 +267,40 @@ def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool
             child = len(parents)
             parents.append(number)
             events.append(position)
-            result.violating_states += bool(shown)
-            if keep:
-                built.append((child, (after, fed, index), shown))
-                if independent is not None:
-                    sleeps[child] = (mask | tried) & independent[position]
-                    positions[mark] = child
-            else:
-                built.count += 1
+            if shown:
+                result.violating_states += 1
+            new.append((child, (after, fed, index), shown))
+            if keep and independent is not None:
+                sleeps[child] = (mask | tried) & independent[position]
+                positions[mark] = child
             tried |= 1 << position
-            result.distinct_states += 1
         result.states_generated += generated
+        if len(new) >= FLUSH_STATES:  # kept, and counted where progress reads the count
+            distinct = result.distinct_states = _kept(built, keep, new, distinct)
+    result.distinct_states = _kept(built, keep, new, distinct)
 
 
-def _through_add(search: Search, entry: Entry, mask: int, built: Any, keep: bool,
-                 found_here: dict[str, list[tuple[Any, ...]]], depth: int) -> bool:
-    """A folded entry whose successors may reach a limit: expanded and given to ``_Search._add``, which stops at
-    the exact successor; whether the search goes on."""
+def _kept(built: Any, keep: bool, new: list[Entry], distinct: int) -> int:
+    """The new entries held since the last call kept in the layer being built (counted only, in the last layer),
+    then none; the count of distinct states after them."""
+    if keep:
+        built.extend(new)
+    else:
+        built.count += len(new)
+    distinct += len(new)
+    new.clear()
+    return distinct
+
+
+def _through_add(search: Search, entry: Entry, mask: int, building: tuple[Any, bool, list[Entry], int],
+                 found_here: dict[str, list[tuple[Any, ...]]], depth: int) -> int:
+    """A folded entry whose successors may reach a limit: the new entries held kept (``building``: the layer built,
+    whether it keeps entries, those held, the distinct states counted), then the entry expanded and given to
+    ``_Search._add``, which stops at the exact successor; the count of distinct states after it."""
+    built, keep, new, distinct = building
+    search.result.distinct_states = _kept(built, keep, new, distinct)
     number, node, found = entry
     successors, slept = search.expansion.expand(node, found, depth, mask)
     search.result.pruned += slept
     search._add(number, found, successors, mask, built, keep, found_here, depth)
-    return bool(search.result.complete)
+    return int(search.result.distinct_states)

@@ -32,6 +32,12 @@ class _CountsOneMore(Layer):
         if self.count == 1:
             self.count += 1
 
+    def extend(self, entries):
+        first = not self.count
+        super().extend(entries)
+        if first and self.count:
+            self.count += 1
+
 
 class _FromTheRoot(array):
     """A trace that files every state as reached from the initial one."""
