@@ -18,11 +18,11 @@ to 131,072 entries (about 90 MB of them) -- or, in a search with a memory
 limit (every search on a machine that says how much memory it has), until
 the process holds the search's encode mark (a quarter of the limit, at
 most :data:`ENCODE_MARK_MAX`, 1 GiB): a search that fits there pays nothing
-for encoding, and one that does not encodes every entry from there on.  When the process's memory passes
-the search's spill mark, a layer encodes every entry and writes the encoded
-chunks to a temporary file, reading them back, in order, when the next
-depth expands them -- so a wide layer costs disk, not memory, and the
-result is the same.
+for encoding, and one that does not encodes every entry from there on.
+When the process's memory passes the search's spill mark, a layer encodes
+every entry and writes the encoded chunks to a temporary file, reading them
+back, in order, when the next depth expands them -- so a wide layer costs
+disk, not memory, and the result is the same.
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def _decoded(blob: Any, entries: int) -> list[Any]:
 
 class Layer:
     """The entries of one depth, in the order found: as objects, encoded in memory past :data:`ENCODE_PAST`
-    (``encode_past``), or encoded on disk past the spill mark."""
+    (``encode_past``) or, given an encode mark (``encode_bytes``), once the process's memory passes it, and
+    encoded on disk past the spill mark."""
 
     def __init__(self, spill_bytes: int | None = None, folder: str | None = None, encode_past: int | None = None,
                  encode_bytes: int | None = None):
