@@ -303,6 +303,18 @@ def _judged_events(ctx: LawContext) -> Callable[[str], bool] | None:
     return lambda name: any(fold.reads_event(name) for fold in folds if fold is not None)
 
 
+class _After:
+    """``after [order]``, formatted when a message shows it."""
+
+    __slots__ = ("order",)
+
+    def __init__(self, order: Sequence[Any]):
+        self.order = order
+
+    def __format__(self, spec: str) -> str:
+        return f"after {_text(self.order)}"
+
+
 def _commutes(ctx: LawContext, graph: Reachable, node: _Reached, i: int, j: int,
               judged: Callable[[str], bool] | None) -> None:
     first, second = ctx.alphabet[i], ctx.alphabet[j]
@@ -311,7 +323,7 @@ def _commutes(ctx: LawContext, graph: Reachable, node: _Reached, i: int, j: int,
         return
     then = graph.answer_in(one.state, second)
     alone = node.answers[j]
-    where = f"after {_text(node.order)}"
+    where = _After(node.order)  # written out only in a message: a law that holds asks this millions of times
     if then is None:
         if alone is not None:
             raise ctx.broken("independent_commute", f"{where}, {first} disables {second}, though their footprints "
