@@ -180,7 +180,7 @@ def _disabled_stays_disabled(ctx: LawContext, graph: Reachable, prints: list[Foo
                                                          any(overlaps(w, p) for w in theirs.writes) for p in parts):
                     continue
                 if machine.why_not(then.state, alphabet[position]) is None:
-                    raise ctx.broken("footprint", f"after {_text(node.order)}, {alphabet[other]} enables "
+                    raise ctx.broken("footprint", f"{_after(node)}, {alphabet[other]} enables "
                                      f"{alphabet[position]}, though it writes none of the parts disabled_by names "
                                      f"({_listed(parts)})")
 
@@ -303,16 +303,9 @@ def _judged_events(ctx: LawContext) -> Callable[[str], bool] | None:
     return lambda name: any(fold.reads_event(name) for fold in folds if fold is not None)
 
 
-class _After:
-    """``after [order]``, formatted when a message shows it."""
-
-    __slots__ = ("order",)
-
-    def __init__(self, order: Sequence[Any]):
-        self.order = order
-
-    def __format__(self, spec: str) -> str:
-        return f"after {_text(self.order)}"
+def _after(node: _Reached) -> str:
+    """``after [order]`` for a message (written only when one is raised: a law that holds meets millions of pairs)."""
+    return f"after {_text(node.order)}"
 
 
 def _commutes(ctx: LawContext, graph: Reachable, node: _Reached, i: int, j: int,
@@ -323,22 +316,21 @@ def _commutes(ctx: LawContext, graph: Reachable, node: _Reached, i: int, j: int,
         return
     then = graph.answer_in(one.state, second)
     alone = node.answers[j]
-    where = _After(node.order)  # written out only in a message: a law that holds asks this millions of times
     if then is None:
         if alone is not None:
-            raise ctx.broken("independent_commute", f"{where}, {first} disables {second}, though their footprints "
-                             "make them independent")
+            raise ctx.broken("independent_commute", f"{_after(node)}, {first} disables {second}, though their "
+                             "footprints make them independent")
         return
     if alone is None:
-        raise ctx.broken("independent_commute", f"{where}, {first} enables {second}, though their footprints make "
-                         "them independent")
+        raise ctx.broken("independent_commute", f"{_after(node)}, {first} enables {second}, though their "
+                         "footprints make them independent")
     back = graph.answer_in(alone.state, first)
     if back is None:
-        raise ctx.broken("independent_commute", f"{where}, {second} disables {first}, though their footprints "
+        raise ctx.broken("independent_commute", f"{_after(node)}, {second} disables {first}, though their footprints "
                          "make them independent")
     if then.key != back.key:
-        raise ctx.broken("independent_commute", f"{where}, {first} and {second} (independent by their footprints) "
-                         "reach different states in the two orders")
+        raise ctx.broken("independent_commute", f"{_after(node)}, {first} and {second} (independent by their "
+                         "footprints) reach different states in the two orders")
     if judged is not None and not any(judged(name) for _, name, _ in one.records + then.records):
         return  # no safety check reads what either order recorded
     start = len(node.order)
@@ -346,7 +338,7 @@ def _commutes(ctx: LawContext, graph: Reachable, node: _Reached, i: int, j: int,
     backward = _extended(_extended(node.history, start, alone.records), start + 1, back.records)
     ahead, behind = ctx.violated_in(forward), ctx.violated_in(backward)
     if ahead != behind:
-        raise ctx.broken("independent_commute", f"{where}, {first} ; {second} violates "
+        raise ctx.broken("independent_commute", f"{_after(node)}, {first} ; {second} violates "
                          f"{', '.join(sorted(ahead)) or 'nothing'} and {second} ; {first} "
                          f"{', '.join(sorted(behind)) or 'nothing'}, though their footprints make them independent: "
                          f"declare what those checks read of a step among the reads of {first} and {second}")

@@ -110,14 +110,18 @@ class WorkspaceCore(Machine):
 
     def _written(self, state: State, path: str, patch: Content) -> dict[str, Any]:
         """The changes of a write: the file patched, rev + 1 (and, with rev_scope=file, the file's rev + 1)."""
-        files = list(state.files)
         index = self.position[path]
-        files[index] = patched(files[index], patch)
+        return self._wrote(state, index, patched(state.files[index], patch))
+
+    def _wrote(self, state: State, index: int, content: Content) -> dict[str, Any]:
+        """The changes of a write that leaves the file at ``index`` holding ``content``: rev + 1 (and, with
+        rev_scope=file, the file's rev + 1)."""
+        files = state.files[:index] + (content,) + state.files[index + 1:]
         if self.knobs.rev_scope == "file":
             revs = list(cast(Revs, state.file_revs))
             revs[index] += 1
-            return dict(files=tuple(files), rev=state.rev + 1, file_revs=tuple(revs))
-        return dict(files=tuple(files), rev=state.rev + 1)
+            return dict(files=files, rev=state.rev + 1, file_revs=tuple(revs))
+        return dict(files=files, rev=state.rev + 1)
 
     def revs_shown(self, revs: tuple[int, ...] | None) -> dict[str, int] | None:
         """Per-file revisions as the history shows them (None, so left out, with one workspace rev)."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from sim.core.machine import Record
-from sim.families.workspace.core import Revs, WorkspaceCore
+from sim.families.workspace.core import WorkspaceCore
 from sim.families.workspace.scenario import Action
 from sim.families.workspace.state import State, content_hash, patched
 
@@ -20,9 +20,9 @@ class Human(WorkspaceCore):
         return "human edits are interference after the plan" if state.snapshot is None else None
 
     def human_edit(self, state: State, event: Action) -> tuple[State, list[Record]]:
-        """A human writes a file, or one hunk of it (default content ``human-N``): the write of
-        :meth:`~sim.families.workspace.core.WorkspaceCore._written`, built in place (the most frequent event of
-        exhaustive search: every file and hunk, in every state after the plan)."""
+        """A human writes a file, or one hunk of it (default content ``human-N``).  The most frequent event of
+        exhaustive search (every file and hunk, in every state after the plan), so the content it leaves and its
+        hash are computed once per (content before, hunk, text)."""
         edits, path = state.edits + 1, event.path
         assert path is not None  # a human edit always names its file (the parser requires it)
         content = event.content if event.content is not None else f"human-{edits}"
@@ -37,17 +37,11 @@ class Human(WorkspaceCore):
             if len(self._edited) < EDIT_CACHE_ENTRIES:
                 self._edited[(before, event.hunk, content)] = edited
         after, hash_after = edited
-        files, rev = state.files[:index] + (after,) + state.files[index + 1:], state.rev + 1
-        fields: dict[str, Any]
+        state = state._replace(edits=edits, **self._wrote(state, index, after))
+        fields: dict[str, Any] = dict(path=path, content=content, rev_after=self.rev_of(state, path),
+                                      hash_after=hash_after)
         if self.knobs.rev_scope == "file":
-            revs = list(cast(Revs, state.file_revs))
-            revs[index] += 1
-            state = state._replace(edits=edits, files=files, rev=rev, file_revs=tuple(revs))
-            fields = dict(path=path, content=content, rev_after=revs[index], hash_after=hash_after,
-                          workspace_rev=rev)
-        else:
-            state = state._replace(edits=edits, files=files, rev=rev)
-            fields = dict(path=path, content=content, rev_after=rev, hash_after=hash_after)
+            fields["workspace_rev"] = state.rev
         if event.hunk:
             fields["hunk"] = event.hunk
         return state, [("human", "human_edit", fields)]
