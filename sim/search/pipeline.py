@@ -171,17 +171,14 @@ def replay_orders(family: Family, scenario: Any, jobs: Sequence[tuple[Protocol, 
         for index, (protocol, events) in enumerate(jobs):
             results[index] = evaluate(family, scenario, protocol, events).violated
         return results
-    import multiprocessing
+    from sim.search.workers import Workers
 
-    _JOBS.update(family=family, scenario=scenario, jobs=list(jobs))
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_quiet_worker)
+    _JOBS.update(family=family, scenario=scenario, jobs=list(jobs))  # the forked workers inherit them
     try:
-        for index, violated in enumerate(pool.imap(_replay_job, range(len(jobs)), chunksize=REPLAY_BATCH)):
-            results[index] = violated
-        pool.close()
+        with Workers(workers) as pool:
+            for index, violated in enumerate(pool.imap(_replay_job, range(len(jobs)), chunksize=REPLAY_BATCH)):
+                results[index] = violated
     finally:
-        pool.terminate()
-        pool.join()
         _JOBS.clear()
     return results
 
@@ -196,13 +193,6 @@ def _can_fork() -> bool:
 REPLAY_PARALLEL_FROM = 400
 REPLAY_BATCH = 50
 _JOBS: dict[str, Any] = {}
-
-
-def _quiet_worker() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _replay_job(index: int) -> tuple[str, ...]:

@@ -18,12 +18,10 @@ same for any worker count.
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.pool
-import signal
 from typing import Any, Iterable, Iterator
 
 from sim.search.expansion import Expansion, Successor
+from sim.search.workers import Workers
 
 #: Entries per task handed to a worker process.
 EXPAND_CHUNK = 64
@@ -31,9 +29,6 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(expansion: Expansion) -> None:
-    # interrupts are the parent's to handle: a worker dies quietly when the pool is terminated
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     expansion.prejudge = True  # a machine that judges its states judges each successor here, not in the parent
     _WORKER["expansion"] = expansion
 
@@ -51,19 +46,16 @@ class Expander:
         self.expansion = expansion
         replayed = expansion.machine is None or expansion.judges  # a state's judgement costs a run: share it
         self.workers = max(1, workers) if replayed else 1
-        self.pool: multiprocessing.pool.Pool | None = None
+        self.pool: Workers | None = None
 
     def __enter__(self) -> "Expander":
         if self.workers > 1:
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-            self.pool = ctx.Pool(self.workers, initializer=_init_worker, initargs=(self.expansion,))
+            self.pool = Workers(self.workers, _init_worker, (self.expansion,))
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
+            self.pool.stop()
 
     def map(self, layer: Iterable[tuple[int, Any, frozenset[str]]], depth: int,
             asleep: dict[int, int]) -> Iterator[tuple[tuple[int, Any, frozenset[str]], tuple[list[Successor], int]]]:

@@ -17,9 +17,7 @@ The sweep knows a family only through its contract: ``generate``,
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import os
-import signal
 from typing import TYPE_CHECKING, Any, Generator, Sequence
 
 from sim.core.coverage import Sketch
@@ -31,6 +29,7 @@ from sim.core.workload import Workload
 from sim.search.options import SearchOptions
 from sim.search.oracle import evaluate
 from sim.search.tally import Found, ProtocolTally, SweepState, SweepSummary, new_tally
+from sim.search.workers import Workers
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,9 +76,6 @@ _STATE: dict[str, Any] = {}
 
 
 def _init_worker(family: Family, workload: Workload, protocols: list[Protocol]) -> None:
-    # Ctrl-C and SIGTERM are the parent's to handle: a worker dies quietly when the pool is terminated.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _STATE.update(family=family, workload=workload, protocols=protocols)
 
 
@@ -158,15 +154,8 @@ def iter_chunks(family: Family, workload: Workload, protocols: list[Protocol], t
         for task in tasks:
             yield _run_chunk(task)
         return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    pool = context.Pool(workers, initializer=_init_worker, initargs=(family, workload, protocols))
-    try:
+    with Workers(workers, _init_worker, (family, workload, protocols)) as pool:
         yield from pool.imap(_run_chunk, tasks)
-        pool.close()
-    finally:
-        pool.terminate()
-        pool.join()
 
 
 def _dask_chunks(family: Family, workload: Workload, protocols: list[Protocol], tasks: list[tuple], workers: int,
