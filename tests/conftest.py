@@ -120,22 +120,20 @@ def _in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.C
     return subprocess.CompletedProcess(["fencesim", *argv], code, out.getvalue(), err.getvalue())
 
 
-#: The shipped design several test files read a review of, and the xdist group that keeps their tests in one
-#: process, so the review (about a minute) is run once in the suite.
-THREE_FILES_DESIGN = "scenarios/designs/three-files.toml"
-THREE_FILES_GROUP = "three-files-review"
+#: The xdist group of the tests that read the reference review (``reference_review``): one process runs them, so
+#: the review (about two minutes) is run once in the suite.
+REFERENCE_GROUP = "reference-review"
 
 
 @pytest.fixture(scope="session")
-def three_files_review(tmp_path_factory):
-    """``fencesim review --design scenarios/designs/three-files.toml --seeds 300 --json``, run once in a
+def reference_review(tmp_path_factory):
+    """``fencesim review --out DIR``, the command ``make reference`` runs (the seeds' designs), run once in a
     process of its own: (the finished process, its report folder).  Mark a test that reads it with
-    ``pytest.mark.xdist_group(THREE_FILES_GROUP)``."""
-    out = tmp_path_factory.mktemp("review") / "three"
-    done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "review", "--design",
-                           THREE_FILES_DESIGN, "--out", str(out), "--seeds", "300", "--json"], cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "400"})
+    ``pytest.mark.xdist_group(REFERENCE_GROUP)``."""
+    out = tmp_path_factory.mktemp("review") / "reference"
+    done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "review", "--out", str(out)],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=2400,
+                          env={**os.environ, "NO_COLOR": "1"})
     return done, out
 
 

@@ -13,28 +13,25 @@ from sim.report.consistency import contradictions
 from sim.report.results import DesignRow, read_results
 
 DESIGNS = sorted((Path(__file__).parents[2] / "scenarios" / "designs").glob("*.toml"))
-#: The design whose review the command-line tests read too: its statements are checked in that review (300
-#: seeds, from the command line, read back from its results.json), in the process that runs it.
-SHARED = "three-files"
-
-
-def _reviewed(path: Path) -> DesignRow:
-    return sim.review([str(path)], seeds=40).designs[0].row
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", [path if path.stem != SHARED else
-                                  pytest.param(path, marks=pytest.mark.xdist_group("three-files-review"))
-                                  for path in DESIGNS], ids=[p.stem for p in DESIGNS])
-def test_no_statement_of_a_shipped_design_is_contradicted(path, request):
-    if path.stem == SHARED:
-        done, out = request.getfixturevalue("three_files_review")
-        assert done.returncode == 1, done.stderr[-2000:]
-        (row,) = read_results(out).designs
-    else:
-        row = _reviewed(path)
+@pytest.mark.parametrize("path", DESIGNS, ids=[p.stem for p in DESIGNS])
+def test_no_statement_of_a_shipped_design_is_contradicted(path):
+    row = sim.review([str(path)], seeds=40).designs[0].row
     assert contradictions(row) == []
     assert row.contradictions == ()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("reference-review")  # the tests reading the one review (conftest)
+def test_no_statement_of_the_reference_review_is_contradicted(reference_review):
+    """The seeds' designs, as ``make reference`` reviews them (all their seeds), read back from results.json."""
+    done, out = reference_review
+    assert done.returncode == 1, done.stderr[-2000:]
+    for row in read_results(out).designs:
+        assert contradictions(row) == [], row.name
+        assert row.contradictions == (), row.name
 
 
 def _clause(fence: str) -> dict:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -35,12 +32,11 @@ def _files(folder: Path) -> list[str]:
 
 
 @pytest.mark.slow
-def test_reference_review_regenerates_identically(tmp_path):
+@pytest.mark.xdist_group("reference-review")  # the tests reading the one review (conftest)
+def test_reference_review_regenerates_identically(reference_review):
     """`fencesim review` on this code reproduces reports/reference/ (volatile fields aside)."""
     assert REFERENCE.is_dir(), "run `make reference` and commit reports/reference/"
-    out = tmp_path / "reference"
-    done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "review", "--out", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=2400, env={**os.environ, "NO_COLOR": "1"})
+    done, out = reference_review
     assert done.returncode in (0, 1), done.stderr[-2000:]
     assert _files(out) == _files(REFERENCE)
     assert _results(out / "results.json") == _results(REFERENCE / "results.json")
