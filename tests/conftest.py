@@ -133,7 +133,7 @@ def reference_review(tmp_path_factory):
     out = tmp_path_factory.mktemp("review") / "reference"
     done = subprocess.run([sys.executable, "-c", "from sim.cli import main; main()", "review", "--out", str(out)],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=2400,
-                          env={**os.environ, "NO_COLOR": "1"})
+                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "400"})  # a table's header on one line
     return done, out
 
 
