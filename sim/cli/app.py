@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - older Typer depends on Click itself
     from click import exceptions as click_exceptions  # type: ignore[no-redef]
 from rich.console import Console
 
-from sim.core.errors import InputError
+from sim.core.errors import InputError, WorkerDied
 from sim.core.values import cut
 
 EXIT_OK = 0
@@ -286,6 +286,10 @@ def _main(argv: list[str] | None) -> int:
     except click_exceptions.ClickException as error:
         error_console().print(f"fencesim: error: {error.format_message()}", markup=False)
         code = EXIT_INPUT
+    except WorkerDied as error:  # stopped from outside (out of memory, killed): not a bug to report
+        error_console().print(f"fencesim: error: {error}; the system stops a process when memory runs out: "
+                              "run again with fewer --workers", markup=False)
+        code = EXIT_INTERNAL
     except Exception as error:  # a bug in fencesim, or in the code of a user's family
         blamed = _family_fault(error)
         if blamed is not None:

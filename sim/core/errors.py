@@ -2,7 +2,8 @@
 
 Every error a user can cause is an :class:`InputError` (exit code 4 on the
 command line): it carries one line that says where, what is wrong and what is
-allowed.  Anything else escaping from fencesim is a bug in fencesim.
+allowed.  A :class:`WorkerDied` is a worker process stopped from outside (exit
+code 3, one line).  Anything else escaping from fencesim is a bug in fencesim.
 """
 
 from __future__ import annotations
@@ -10,6 +11,11 @@ from __future__ import annotations
 
 class FencesimError(Exception):
     """Base class of every exception fencesim raises on purpose."""
+
+
+class WorkerDied(FencesimError, RuntimeError):
+    """A worker process ended without answering its task: the system stops one when memory runs out, or
+    someone killed it (:mod:`sim.search.workers`)."""
 
 
 class InputError(FencesimError):

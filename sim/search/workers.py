@@ -18,6 +18,8 @@ import signal
 import traceback
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from sim.core.errors import WorkerDied
+
 #: Tasks sent ahead to each worker, so it never waits for this process between two.
 AHEAD = 2
 #: Seconds a stopped worker gets to exit before it is killed.
@@ -51,11 +53,15 @@ class _Raised:
         return _rebuilt, (self.error, self.tb)
 
 
-def _serve(connection: Any, initializer: Callable[..., Any] | None, initargs: Sequence[Any]) -> None:
+def _serve(connection: Any, initializer: Callable[..., Any] | None, initargs: Sequence[Any],
+           inherited: Sequence[Any] = ()) -> None:
     """A worker: answers each ``(function, items)`` with ``(True, results)`` or ``(False, error)``, until None
-    or the pipe closes.  Interrupts are the parent's to handle."""
+    or the pipe closes.  Interrupts are the parent's to handle.  ``inherited``: this process's copies of the
+    pipes to the workers forked before it, closed, so that each worker's pipe ends when the parent's end does."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for other in inherited:
+        other.close()
     failed: BaseException | None = None
     try:
         if initializer is not None:
@@ -82,10 +88,6 @@ def _serve(connection: Any, initializer: Callable[..., Any] | None, initargs: Se
             connection.send((False, _Raised(error)))
 
 
-class WorkerDied(RuntimeError):
-    """A worker process ended without answering its task."""
-
-
 class Workers:
     """``count`` worker processes (fork where the platform has it), each run ``initializer(*initargs)`` once.
 
@@ -94,15 +96,17 @@ class Workers:
     map raises :class:`WorkerDied`."""
 
     def __init__(self, count: int, initializer: Callable[..., Any] | None = None, initargs: Sequence[Any] = ()):
-        methods = multiprocessing.get_all_start_methods()
-        context: Any = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        forked = "fork" in multiprocessing.get_all_start_methods()
+        context: Any = multiprocessing.get_context("fork" if forked else "spawn")
         self._connections: list[Any] = []
         self._processes: list[Any] = []
         self._broken: str | None = None
         try:
             for _ in range(max(1, count)):
                 mine, theirs = context.Pipe(duplex=True)
-                process = context.Process(target=_serve, args=(theirs, initializer, tuple(initargs)), daemon=True)
+                inherited = list(self._connections) if forked else []  # spawned, a worker inherits none
+                process = context.Process(target=_serve, args=(theirs, initializer, tuple(initargs), inherited),
+                                          daemon=True)
                 process.start()
                 theirs.close()
                 self._connections.append(mine)

@@ -102,3 +102,18 @@ def test_stopping_after_an_error_never_hangs():
     for _ in range(40):
         with Workers(2) as pool, pytest.raises(ValueError):
             list(pool.imap(_fail_at_seven, range(400)))
+
+
+def test_a_dead_worker_ends_the_command_in_one_line_not_a_bug_report(cli, tmp_path):
+    """A sweep whose worker process is stopped from outside (here it exits; the system kills one when memory
+    runs out): exit 3 and one line saying what happened and what to do, no traceback, no "please report"."""
+    prelude = ("import os, sim.search.sweep as sweep\n"
+               "def _dies(task):\n    os._exit(9)\n"
+               "sweep._run_chunk = _dies")
+    done = cli("fuzz", "--workload", "tiny", "-p", "none", "--seeds", "1000", "--workers", "2", "--out", tmp_path,
+               prelude=prelude)
+    assert done.returncode == 3, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("fencesim:")]
+    assert any("a worker process ended (exit code 9) without answering its task" in line
+               and "fewer --workers" in line for line in lines), done.stderr
+    assert "Traceback" not in done.stderr and "please report" not in done.stderr
