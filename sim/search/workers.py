@@ -16,12 +16,14 @@ import multiprocessing
 import multiprocessing.connection
 import signal
 import traceback
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, NoReturn, Sequence
 
 from sim.core.errors import WorkerDied
 
-#: Tasks sent ahead to each worker, so it never waits for this process between two.
-AHEAD = 2
+#: Tasks a worker holds at a time.  One: a task is sent only to a worker that has answered all it was given (so
+#: is reading), never to one that may be blocked sending a result this process is not reading yet -- with two,
+#: a task and a result each larger than a pipe's buffer (an effects search's chunk of states) deadlock the two.
+IN_FLIGHT = 1
 #: Seconds a stopped worker gets to exit before it is killed.
 STOP_WAIT_S = 1.0
 
@@ -43,14 +45,29 @@ def _rebuilt(error: BaseException, tb: str) -> BaseException:
 
 
 class _Raised:
-    """An error sent from a worker: unpickled, it is the error itself, its worker's traceback its cause."""
+    """An error sent from a worker: unpickled, it is the error itself, its worker's traceback its cause.  An error
+    that cannot be pickled is sent as a RuntimeError naming it, with its own traceback still the cause."""
 
-    def __init__(self, error: BaseException):
+    def __init__(self, error: BaseException, tb: str | None = None):
         self.error = error
-        self.tb = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        self.tb = tb or "".join(traceback.format_exception(type(error), error, error.__traceback__))
 
     def __reduce__(self) -> tuple[Any, tuple[BaseException, str]]:
         return _rebuilt, (self.error, self.tb)
+
+
+def _answer(connection: Any, answer: tuple[bool, Any]) -> None:
+    """Send an answer; one that cannot be pickled (a result, or an error) is sent as an error saying so."""
+    try:
+        connection.send(answer)
+        return
+    except Exception as error:
+        ok, value = answer
+        if ok:  # the result: the pickling error is the task's error
+            connection.send((False, _Raised(error)))
+        else:  # the error itself: its name and text, with its traceback
+            surrogate = RuntimeError(f"{type(value.error).__name__}: {value.error} (could not be pickled: {error})")
+            connection.send((False, _Raised(surrogate, value.tb)))
 
 
 def _serve(connection: Any, initializer: Callable[..., Any] | None, initargs: Sequence[Any],
@@ -73,6 +90,9 @@ def _serve(connection: Any, initializer: Callable[..., Any] | None, initargs: Se
             message = connection.recv()
         except (EOFError, OSError):
             return
+        except BaseException as error:  # a task that cannot be unpickled here: its error is the answer
+            _answer(connection, (False, _Raised(error)))
+            continue
         if message is None:
             return
         function, items = message
@@ -82,10 +102,7 @@ def _serve(connection: Any, initializer: Callable[..., Any] | None, initargs: Se
             answer: tuple[bool, Any] = (True, [function(item) for item in items])
         except BaseException as error:
             answer = (False, _Raised(error))
-        try:
-            connection.send(answer)
-        except Exception as error:  # a result that cannot be pickled: say so instead of dying
-            connection.send((False, _Raised(error)))
+        _answer(connection, answer)
 
 
 class Workers:
@@ -101,18 +118,22 @@ class Workers:
         self._connections: list[Any] = []
         self._processes: list[Any] = []
         self._broken: str | None = None
+        #: The tasks each worker holds, in the map under way (none between maps).
+        self._waiting: dict[Any, collections.deque[int]] = {}
         try:
             for _ in range(max(1, count)):
                 mine, theirs = context.Pipe(duplex=True)
-                inherited = list(self._connections) if forked else []  # spawned, a worker inherits none
+                self._connections.append(mine)
+                inherited = self._connections[:-1] if forked else []  # spawned, a worker inherits none
                 process = context.Process(target=_serve, args=(theirs, initializer, tuple(initargs), inherited),
                                           daemon=True)
-                process.start()
-                theirs.close()
-                self._connections.append(mine)
+                try:
+                    process.start()
+                finally:
+                    theirs.close()
                 self._processes.append(process)
         except BaseException:
-            self.stop()
+            self.stop(at_once=True)
             raise
 
     def __enter__(self) -> "Workers":
@@ -122,67 +143,83 @@ class Workers:
         self.stop()
 
     def imap(self, function: Callable[[Any], Any], items: Iterable[Any], chunksize: int = 1) -> Iterator[Any]:
-        """``function(item)`` for each item, in order, computed ``chunksize`` items to a task on the workers."""
+        """``function(item)`` for each item, in order, computed ``chunksize`` items to a task on the workers.  A
+        task's error is raised where its results would have come, after every earlier task's."""
         if self._broken is not None:
             raise WorkerDied(self._broken)
         chunks = _chunks(items, max(1, chunksize))
-        waiting: dict[Any, collections.deque[int]] = {c: collections.deque() for c in self._connections}
-        done: dict[int, list[Any]] = {}
+        waiting = self._waiting = {c: collections.deque() for c in self._connections}
+        done: dict[int, tuple[bool, Any]] = {}
         sent = wanted = 0
         exhausted = False
         try:
             while True:
-                for connection, queue in waiting.items():  # keep every worker AHEAD tasks deep
-                    while not exhausted and len(queue) < AHEAD:
+                for connection, queue in waiting.items():  # a task to every worker that has answered its own
+                    while not exhausted and len(queue) < IN_FLIGHT:
                         chunk = next(chunks, None)
                         if chunk is None:
                             exhausted = True
                             break
-                        connection.send((function, chunk))
-                        queue.append(sent)
+                        queue.append(sent)  # held from here on: an interrupt in the send still stops the workers
                         sent += 1
+                        self._send(connection, (function, chunk))
                 while wanted in done:
-                    yield from done.pop(wanted)
+                    ok, value = done.pop(wanted)
+                    if not ok:
+                        raise value
+                    yield from value
                     wanted += 1
                 if exhausted and wanted == sent:
                     return
                 for connection in multiprocessing.connection.wait([c for c, q in waiting.items() if q]):
-                    ok, value = self._receive(connection)
-                    task = waiting[connection].popleft()
-                    if not ok:
-                        raise value
-                    done[task] = value
+                    answer = self._receive(connection)
+                    done[waiting[connection].popleft()] = answer
+                    exhausted = exhausted or not answer[0]  # an error: no task after it is worth sending
         finally:
+            self._waiting = {}
             if any(waiting.values()):  # stopped early (an error, an interrupt, a search at its limit): no waiting
                 self._broken = "the workers were stopped with tasks in flight"
                 self.stop(at_once=True)
 
+    def _send(self, connection: Any, message: Any) -> None:
+        try:
+            connection.send(message)
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            self._died(connection)
+
     def _receive(self, connection: Any) -> tuple[bool, Any]:
         try:
-            return connection.recv()
+            answer: tuple[bool, Any] = connection.recv()
         except (EOFError, OSError):
-            process = self._processes[self._connections.index(connection)]
-            process.join(STOP_WAIT_S)
-            self._broken = f"a worker process ended (exit code {process.exitcode}) without answering its task"
-            raise WorkerDied(self._broken) from None
+            self._died(connection)
+        return answer
+
+    def _died(self, connection: Any) -> NoReturn:
+        process = self._processes[self._connections.index(connection)]
+        process.join(STOP_WAIT_S)
+        self._broken = f"a worker process ended (exit code {process.exitcode}) without answering its task"
+        raise WorkerDied(self._broken) from None
 
     def stop(self, at_once: bool = False) -> None:
-        """Ask every worker to end, wait a moment and kill those still running; ``at_once``: kill them now.
-        Killing is safe: no worker holds anything this process waits on."""
-        for connection in self._connections:
-            try:
-                connection.send(None)
-            except (OSError, ValueError):
-                pass
+        """Ask every worker to end, wait a moment and kill those still running; ``at_once`` (or a map still
+        holding tasks): kill them now.  Killing is safe: no worker holds anything this process waits on."""
+        at_once = at_once or any(self._waiting.values())
+        if not at_once:
+            for connection in self._connections:
+                try:
+                    connection.send(None)
+                except (OSError, ValueError):
+                    pass
         for process in self._processes:
             if not at_once:
                 process.join(STOP_WAIT_S)
             if process.is_alive():
                 process.kill()
-                process.join()
+            process.join()
         for connection in self._connections:
             connection.close()
-        self._connections, self._processes = [], []
+        self._connections, self._processes, self._waiting = [], [], {}
+        self._broken = self._broken or "the workers were stopped"
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:

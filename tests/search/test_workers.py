@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pickle
 import threading
+import time
 
 import pytest
 
@@ -47,12 +48,46 @@ def _unpicklable(n: int) -> object:
     return threading.Lock()
 
 
+def _slow_first_then_fail(n: int) -> int:
+    if n == 0:
+        time.sleep(0.3)
+    if n == 1:
+        raise ValueError("the second task fails")
+    return n
+
+
+def _exit_now() -> None:
+    os._exit(9)
+
+
+class _Unpicklable(Exception):
+    def __init__(self):
+        super().__init__("an error holding a lock")
+        self.lock = threading.Lock()
+
+
+def _raise_unpicklable(n: int) -> int:
+    raise _Unpicklable()
+
+
 @pytest.mark.parametrize("count, chunksize", [(1, 1), (2, 1), (3, 4), (2, 50)])
 def test_results_come_in_task_order_whatever_the_workers(count, chunksize):
     with Workers(count) as pool:
         assert list(pool.imap(_square, range(40), chunksize=chunksize)) == [n * n for n in range(40)]
         assert list(pool.imap(_square, [])) == []
         assert list(pool.imap(_square, range(3))) == [0, 1, 4]  # a finished map leaves the workers for the next
+
+
+def _doubled(blob: bytes) -> bytes:
+    return blob * 2
+
+
+def test_tasks_and_results_larger_than_a_pipe_never_deadlock():
+    """A task and a result of a megabyte each (a pipe holds 64 KiB): a task is sent only to a worker that is
+    reading, so neither side waits on the other (with two tasks in flight per worker this hung)."""
+    blobs = [bytes([n]) * 1_000_000 for n in range(8)]
+    with Workers(2) as pool:
+        assert list(pool.imap(_doubled, blobs)) == [blob * 2 for blob in blobs]
 
 
 def test_each_worker_runs_the_initializer():
@@ -65,6 +100,36 @@ def test_a_task_that_raises_is_raised_here_with_its_workers_traceback():
         list(pool.imap(_fail_at_seven, range(30)))
     remote = raised.value.__cause__
     assert type(remote).__name__ == "RemoteTraceback" and "_fail_at_seven" in remote.tb  # read by sim.cli.blame
+
+
+def test_an_error_is_raised_where_its_results_would_come_after_every_earlier_result():
+    """As ``multiprocessing.Pool.imap``: the first task's result (slower) comes first, then the second's error,
+    whichever finished first -- the same on every run."""
+    got = []
+    with Workers(2) as pool, pytest.raises(ValueError, match="the second task fails"):
+        for n in pool.imap(_slow_first_then_fail, range(6)):
+            got.append(n)
+    assert got == [0]
+
+
+def test_an_error_that_cannot_be_pickled_keeps_its_name_text_and_traceback():
+    with Workers(1) as pool, pytest.raises(RuntimeError, match="_Unpicklable: an error holding a lock") as raised:
+        list(pool.imap(_raise_unpicklable, range(2)))
+    assert "_raise_unpicklable" in raised.value.__cause__.tb
+
+
+def test_a_worker_dead_before_its_first_task_is_an_error_not_a_broken_pipe():
+    with Workers(2, _exit_now) as pool:
+        time.sleep(0.3)  # both workers are gone before a task is sent
+        with pytest.raises(WorkerDied, match="exit code 9"):
+            list(pool.imap(_square, range(4)))
+
+
+def test_a_map_after_the_workers_stopped_says_so():
+    pool = Workers(2)
+    pool.stop()
+    with pytest.raises(WorkerDied, match="stopped"):
+        list(pool.imap(_square, range(2)))
 
 
 def test_an_initializer_that_raises_is_raised_at_the_first_task():
