@@ -11,7 +11,6 @@ worker's traceback as its cause, as a pool does (``sim.cli.blame`` reads it).
 
 from __future__ import annotations
 
-import collections
 import multiprocessing
 import multiprocessing.connection
 import signal
@@ -20,10 +19,6 @@ from typing import Any, Callable, Iterable, Iterator, NoReturn, Sequence
 
 from sim.core.errors import WorkerDied
 
-#: Tasks a worker holds at a time.  One: a task is sent only to a worker that has answered all it was given (so
-#: is reading), never to one that may be blocked sending a result this process is not reading yet -- with two,
-#: a task and a result each larger than a pipe's buffer (an effects search's chunk of states) deadlock the two.
-IN_FLIGHT = 1
 #: Seconds a stopped worker gets to exit before it is killed.
 STOP_WAIT_S = 1.0
 
@@ -118,8 +113,8 @@ class Workers:
         self._connections: list[Any] = []
         self._processes: list[Any] = []
         self._broken: str | None = None
-        #: The tasks each worker holds, in the map under way (none between maps).
-        self._waiting: dict[Any, collections.deque[int]] = {}
+        #: The task each busy worker holds (its pipe -> the task's number), in the map under way.
+        self._held: dict[Any, int] = {}
         try:
             for _ in range(max(1, count)):
                 mine, theirs = context.Pipe(duplex=True)
@@ -148,21 +143,27 @@ class Workers:
         if self._broken is not None:
             raise WorkerDied(self._broken)
         chunks = _chunks(items, max(1, chunksize))
-        waiting = self._waiting = {c: collections.deque() for c in self._connections}
+        held = self._held = {}
         done: dict[int, tuple[bool, Any]] = {}
         sent = wanted = 0
         exhausted = False
         try:
             while True:
-                for connection, queue in waiting.items():  # a task to every worker that has answered its own
-                    while not exhausted and len(queue) < IN_FLIGHT:
-                        chunk = next(chunks, None)
-                        if chunk is None:
-                            exhausted = True
-                            break
-                        queue.append(sent)  # held from here on: an interrupt in the send still stops the workers
-                        sent += 1
-                        self._send(connection, (function, chunk))
+                # One task per worker: a task goes only to a worker that answered its last (so is reading), never
+                # to one that may be blocked sending a result not read yet -- with two each, a task and a result
+                # larger than a pipe's buffer (an effects search's chunk of states) deadlock the two.
+                for connection in self._connections:
+                    if exhausted:
+                        break
+                    if connection in held:
+                        continue
+                    chunk = next(chunks, None)
+                    if chunk is None:
+                        exhausted = True
+                        break
+                    held[connection] = sent  # held from here on: an interrupt in the send still stops the workers
+                    sent += 1
+                    self._send(connection, (function, chunk))
                 while wanted in done:
                     ok, value = done.pop(wanted)
                     if not ok:
@@ -171,13 +172,13 @@ class Workers:
                     wanted += 1
                 if exhausted and wanted == sent:
                     return
-                for connection in multiprocessing.connection.wait([c for c, q in waiting.items() if q]):
+                for connection in multiprocessing.connection.wait(list(held)):
                     answer = self._receive(connection)
-                    done[waiting[connection].popleft()] = answer
+                    done[held.pop(connection)] = answer
                     exhausted = exhausted or not answer[0]  # an error: no task after it is worth sending
         finally:
-            self._waiting = {}
-            if any(waiting.values()):  # stopped early (an error, an interrupt, a search at its limit): no waiting
+            self._held = {}
+            if held:  # stopped early (an error, an interrupt, a search at its limit): no waiting
                 self._broken = "the workers were stopped with tasks in flight"
                 self.stop(at_once=True)
 
@@ -203,7 +204,7 @@ class Workers:
     def stop(self, at_once: bool = False) -> None:
         """Ask every worker to end, wait a moment and kill those still running; ``at_once`` (or a map still
         holding tasks): kill them now.  Killing is safe: no worker holds anything this process waits on."""
-        at_once = at_once or any(self._waiting.values())
+        at_once = at_once or bool(self._held)
         if not at_once:
             for connection in self._connections:
                 try:
@@ -218,7 +219,7 @@ class Workers:
             process.join()
         for connection in self._connections:
             connection.close()
-        self._connections, self._processes, self._waiting = [], [], {}
+        self._connections, self._processes, self._held = [], [], {}
         self._broken = self._broken or "the workers were stopped"
 
 

@@ -52,10 +52,10 @@ class Network(WorkspaceCore):
 
     def duplicate(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """The network sends the oldest copy in flight once more."""
-        step_id, index = event.step, None
-        if step_id is not None:
-            index = self._oldest_request(state, step_id)
-        assert step_id is not None and index is not None  # the guard saw one
+        step_id = event.step
+        assert step_id is not None  # a duplicate always names its step (the parser requires it)
+        index = self._oldest_request(state, step_id)
+        assert index is not None  # the guard saw one
         original = state.requests[index]
         copies, copy = self._next_copy(state, step_id)
         state = state._replace(requests=state.requests + (original._replace(origin="duplicate", copy=copy),),
