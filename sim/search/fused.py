@@ -215,9 +215,8 @@ def expand_folded(search: Search, layer: Iterable[Entry], built: Any, keep: bool
     built.  A step whose records no fold reads costs its step, a lookup per record and the visited set's ``add``; a
     record a fold reads is fed to it as an event.  New entries are kept :data:`FLUSH_STATES` at a time."""
     result, expansion, visited = search.result, search.expansion, search.visited
-    machine = expansion.machine
+    machine, resolved, readers_of, feed = expansion.machine, expansion.resolved, expansion.readers, expansion.feed
     assert machine is not None
-    resolved, readers_of, feed = expansion.resolved, expansion.readers, expansion.feed
     own, enabled, enabled_of, alphabet = expansion.own_enabled, machine.enabled, expansion.enabled_of, expansion.events
     independent = search.independence.independent if search.independence is not None else None
     exact, seen, parents, events = visited.exact, visited.seen, visited.parent, visited.event
