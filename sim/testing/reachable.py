@@ -40,19 +40,20 @@ _ABSENT = ("<absent>",)
 
 
 class _Answer:
-    """What one event did in one state (an event the guard refused has None instead); parts on first use."""
+    """What one event did in one state (an event the guard refused has None instead); parts on first use, from
+    the graph's parts of equal states (``parts_of``)."""
 
-    __slots__ = ("machine", "state", "records", "key", "_parts")
+    __slots__ = ("parts_of", "state", "records", "key", "_parts")
 
-    def __init__(self, machine: Any, state: Any, records: tuple):
-        self.machine, self.state, self.records = machine, state, records
+    def __init__(self, machine: Any, state: Any, records: tuple, parts_of: Callable[[Any], Mapping[Part, Any]]):
+        self.parts_of, self.state, self.records = parts_of, state, records
         self.key = machine.key(state)
         self._parts: Mapping[Part, Any] | None = None
 
     @property
     def parts(self) -> Mapping[Part, Any]:
         if self._parts is None:
-            self._parts = self.machine.parts(self.state)
+            self._parts = self.parts_of(self.state)
         return self._parts
 
 
@@ -67,6 +68,7 @@ class _Reached:
     history: History
     answers: dict[int, _Answer | None] = field(default_factory=dict)  # alphabet position -> answer
     judged: frozenset[str] = frozenset()  # what the state predicates found along the order (state_invariants)
+    ordered: tuple[tuple[Part, ...], tuple[Any, ...]] | None = None  # its parts in order (Reachable.sorted_parts)
 
 
 class Reachable:
@@ -80,7 +82,10 @@ class Reachable:
         self.predicates = [(spec.name, spec.state) for spec in ctx.family.checks if spec.safety and spec.state]
         self.transitions = [(spec.name, spec.transition) for spec in ctx.family.checks
                             if spec.safety and spec.transition]
-        self.nodes = [_Reached((), start, machine.key(start), machine.parts(start), History(),
+        #: a state's parts, by state: a state reached by several orders (most are) is taken apart once
+        self._parts: dict[Any, Mapping[Part, Any]] = {}
+        self._shapes: dict[tuple[Part, ...], tuple[Part, ...]] = {}  # the parts nodes have, one object each
+        self.nodes = [_Reached((), start, machine.key(start), self.parts_of(start), History(),
                                judged=self.judge(start))]
         seen = {self.nodes[0].key}
         frontier = list(self.nodes)
@@ -106,6 +111,8 @@ class Reachable:
                                 f"depth (footprint_depth={level})")
             self.nodes += layer
             frontier = layer
+        #: the nodes by state (``answer_in`` reads their answers)
+        self.by_state = {node.state: node for node in self.nodes}
 
     def judge(self, state: Any) -> frozenset[str]:
         return frozenset(name for name, violated in self.predicates if violated(state))
@@ -120,14 +127,36 @@ class Reachable:
                 node.answers[position] = None
                 continue
             after, records = machine.step(node.state, event)
-            node.answers[position] = _Answer(machine, after, tuple(records))
+            node.answers[position] = _Answer(machine, after, tuple(records), self.parts_of)
 
-    def answer_in(self, state: Any, event: Any) -> _Answer | None:
-        machine = self.machine
+    def sorted_parts(self, node: _Reached) -> tuple[tuple[Part, ...], tuple[Any, ...]]:
+        """A node's parts in order (name, then key) and their values, sorted once; the parts are one object for
+        every node that has the same parts."""
+        if node.ordered is None:
+            items = sorted(node.parts.items(), key=lambda item: _order(item[0]))
+            shape = tuple(part for part, _ in items)
+            node.ordered = (self._shapes.setdefault(shape, shape), tuple(value for _, value in items))
+        return node.ordered
+
+    def parts_of(self, state: Any) -> Mapping[Part, Any]:
+        """The machine's parts of ``state``, computed once per distinct state (a state is a value: equal states
+        have equal parts)."""
+        parts = self._parts.get(state)
+        if parts is None:
+            parts = self._parts[state] = self.machine.parts(state)
+        return parts
+
+    def answer_in(self, state: Any, position: int) -> _Answer | None:
+        """What the alphabet's event at ``position`` does in ``state``: a node's answer where ``state`` is a node's
+        (every event was answered in it: a step is a function of the state value), else the machine asked."""
+        node = self.by_state.get(state)
+        if node is not None and position in node.answers:
+            return node.answers[position]
+        machine, event = self.machine, self.ctx.alphabet[position]
         if machine.why_not(state, event) is not None:
             return None
         after, records = machine.step(state, event)
-        return _Answer(machine, after, tuple(records))
+        return _Answer(machine, after, tuple(records), self.parts_of)
 
 
 def _extended(history: History, position: int, records: Iterable[tuple[str, str, dict]]) -> History:
@@ -188,7 +217,7 @@ def _disabled_stays_disabled(ctx: LawContext, graph: Reachable, prints: list[Foo
 def _parts_determine_key(ctx: LawContext, graph: Reachable) -> None:
     owners: dict[Any, _Reached] = {}
     for node in graph.nodes:
-        shape = tuple(sorted(node.parts.items(), key=lambda item: (item[0][0], item[0][1] or "")))
+        shape = graph.sorted_parts(node)
         other = owners.setdefault(shape, node)
         if other.key != node.key:
             raise ctx.broken("footprint", f"after {_text(other.order)} and after {_text(node.order)} the machine's "
@@ -206,11 +235,22 @@ def _listed(parts: Iterable[Part]) -> str:
 
 def _writes_declared(ctx: LawContext, graph: Reachable, position: int, declared: Footprint) -> None:
     event = ctx.alphabet[position]
+    written: dict[Part, bool] = {}  # part -> whether the footprint declares it written (asked once per part)
     for node in graph.nodes:
         answer = node.answers[position]
         if answer is None:
             continue
-        undeclared = [p for p in _changed(node.parts, answer.parts) if not declared.declares_written(p)]
+        before, after = node.parts, answer.parts
+        if before is after:  # the same state: nothing changed
+            continue
+        changed = [p for p, value in after.items() if before.get(p, _ABSENT) is not value
+                   and before.get(p, _ABSENT) != value] + [p for p in before if p not in after]
+        for part in changed:
+            if part not in written:
+                written[part] = declared.declares_written(part)
+        if all(written[part] for part in changed):
+            continue
+        undeclared = [p for p in _changed(before, after) if not declared.declares_written(p)]
         if undeclared:
             raise ctx.broken("footprint", f"{event} changes {_listed(undeclared)}, which its footprint does not "
                              f"declare written (it declares: {_listed(sorted(declared.writes, key=_order))}), "
@@ -228,12 +268,19 @@ def _shown(records: Sequence[tuple[str, str, dict]]) -> tuple:
 def _reads_declared(ctx: LawContext, graph: Reachable, position: int, declared: Footprint) -> None:
     """States equal in every part the event declares read must answer it alike (see the module docstring)."""
     groups: dict[Any, list[_Reached]] = {}
-    is_read: dict[Part, bool] = {}
+    # by the parts a node has (most nodes have the same): the parts read, as one object, and where they sit
+    reading: dict[tuple[Part, ...], tuple[tuple[Part, ...], tuple[int, ...]]] = {}
+    named: dict[tuple[Part, ...], tuple[Part, ...]] = {}  # the same parts read, one object
     for node in graph.nodes:
-        for part in node.parts.keys() - is_read.keys():
-            is_read[part] = declared.declares_read(part)
-        read = tuple(sorted(((p, v) for p, v in node.parts.items() if is_read[p]), key=lambda item: _order(item[0])))
-        groups.setdefault(read, []).append(node)
+        shape, values = graph.sorted_parts(node)
+        found = reading.get(shape)
+        if found is None:
+            places = tuple(k for k, part in enumerate(shape) if declared.declares_read(part))
+            parts = tuple(shape[k] for k in places)
+            found = reading[shape] = (named.setdefault(parts, parts), places)
+        parts, places = found
+        # grouped by the parts read and their values: equal in every part the event declares read
+        groups.setdefault((id(parts), tuple([values[k] for k in places])), []).append(node)
     for members in groups.values():
         if len(members) > 1:
             _alike(ctx, members, position, declared)
@@ -281,12 +328,18 @@ def _unread(ctx: LawContext, one: _Reached, two: _Reached, position: int, declar
 def commute_law(ctx: LawContext, graph: Reachable) -> None:
     prints = footprints(ctx)
     alphabet = ctx.alphabet
-    pairs = [(i, j) for i in range(len(alphabet)) for j in range(len(alphabet))
-             if i != j and independent(prints[i], prints[j])]
+    partners = [[j for j in range(len(alphabet)) if i != j and independent(prints[i], prints[j])]
+                for i in range(len(alphabet))]
     judged = _judged_events(ctx)
     for node in graph.nodes:
-        for i, j in pairs:
-            _commutes(ctx, graph, node, i, j, judged)
+        answers = node.answers
+        for i, one in answers.items():
+            if one is None:  # i;j needs i enabled (j;i, with j enabled, asks whether j enables i)
+                continue
+            for j in partners[i]:
+                # i;j against j;i with both enabled is asked once, as (the smaller, the larger)
+                if j > i or answers[j] is None:
+                    _commutes(ctx, graph, node, i, j, judged)
 
 
 def _judged_events(ctx: LawContext) -> Callable[[str], bool] | None:
@@ -314,7 +367,7 @@ def _commutes(ctx: LawContext, graph: Reachable, node: _Reached, i: int, j: int,
     one = node.answers[i]
     if one is None:
         return
-    then = graph.answer_in(one.state, second)
+    then = graph.answer_in(one.state, j)
     alone = node.answers[j]
     if then is None:
         if alone is not None:
@@ -324,7 +377,7 @@ def _commutes(ctx: LawContext, graph: Reachable, node: _Reached, i: int, j: int,
     if alone is None:
         raise ctx.broken("independent_commute", f"{_after(node)}, {first} enables {second}, though their "
                          "footprints make them independent")
-    back = graph.answer_in(alone.state, first)
+    back = graph.answer_in(alone.state, i)
     if back is None:
         raise ctx.broken("independent_commute", f"{_after(node)}, {second} disables {first}, though their footprints "
                          "make them independent")
