@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from sim.core.machine import Record
-from sim.families.workspace.core import WorkspaceCore
+from sim.families.workspace.core import Revs, WorkspaceCore
 from sim.families.workspace.scenario import Action
 from sim.families.workspace.state import State, content_hash, patched
 
@@ -37,11 +37,17 @@ class Human(WorkspaceCore):
             if len(self._edited) < EDIT_CACHE_ENTRIES:
                 self._edited[(before, event.hunk, content)] = edited
         after, hash_after = edited
-        state = state._replace(edits=edits, **self._wrote(state, index, after))
-        fields: dict[str, Any] = dict(path=path, content=content, rev_after=self.rev_of(state, path),
-                                      hash_after=hash_after)
-        if self.knobs.rev_scope == "file":
-            fields["workspace_rev"] = state.rev
+        files, rev = state.files, state.rev + 1
+        files = files[:index] + (after,) + files[index + 1:]
+        fields: dict[str, Any]
+        if self.knobs.rev_scope == "file":  # the write as _wrote makes it, without its dict of changes
+            revs = list(cast(Revs, state.file_revs))
+            revs[index] += 1
+            state = state._replace(edits=edits, files=files, rev=rev, file_revs=tuple(revs))
+            fields = dict(path=path, content=content, rev_after=revs[index], hash_after=hash_after, workspace_rev=rev)
+        else:
+            state = state._replace(edits=edits, files=files, rev=rev)
+            fields = dict(path=path, content=content, rev_after=rev, hash_after=hash_after)
         if event.hunk:
             fields["hunk"] = event.hunk
         return state, [("human", "human_edit", fields)]
