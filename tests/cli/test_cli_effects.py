@@ -165,13 +165,13 @@ def test_the_cruel_grid_fits_the_terminal_and_never_cuts_a_cell(cli, tmp_path, c
         assert f" {invariant} " in done.stdout
 
 
-@pytest.mark.slow  # over 3 s: outside the fast lane
 def test_terminal_tables_break_names_only_after_commas_and_equals(cli, tmp_path):
     """A long protocol label in a narrow terminal: every piece between ',' and '=' whole on its line, and no
     invariant folded inside its name (`receipt_check=trusti ng`, `unknown_as_faile d`)."""
     label = "keyed-fingerprint-reconcile,irreversible_keys=on,receipt_check=trusting"
+    # the table is the sweep's: no advice is asked for (it would take most of the run and print after the table)
     done = cli("fuzz", "--workload", "effects-saga", "-p", label, "-p", "unkeyed-retry", "--seeds", "20",
-               "--out", tmp_path / "out", env_extra={"COLUMNS": "100"})
+               "--no-advise", "--out", tmp_path / "out", env_extra={"COLUMNS": "100"})
     assert done.returncode == 1, done.stderr
     table = done.stdout.split("the seed's claims", 1)[0]
     for piece in ("keyed-fingerprint-reconcile,", "irreversible_keys=on,", "receipt_check=trusting",
