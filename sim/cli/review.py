@@ -40,6 +40,7 @@ def review(
     from sim.report.folder import check_report_dir, write_review
     from sim.report.phrases import identical_lines
     from sim.report.triage import triage_lines
+    from sim.search.sweep import default_workers
 
     if budget is not None and not budget > 0:
         raise InputError(f"--budget must be a positive number of seconds, not {budget}")
@@ -49,7 +50,7 @@ def review(
     started = time.monotonic()
     with progress_for(json_out, {}) as bar:
         results = run_review(designs, budget, workers, progress=bar)
-        write_review(results, out, time.monotonic() - started)
+        write_review(results, out, time.monotonic() - started, workers or default_workers())
     seconds = time.monotonic() - started
     console = human_console(json_out)
     violated = False

@@ -10,6 +10,7 @@ the SVGs.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import platform
 import shlex
@@ -17,7 +18,7 @@ import shutil
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from matplotlib.figure import Figure
 
@@ -30,6 +31,7 @@ from sim.report.outputs import CACHES, check_output_dir
 from sim.report.render import FigureNames, markdown, to_html
 from sim.report.results import DesignRow, ExampleFiles, ReportMeta, ReviewDocument
 from sim.report.review import DesignReview, ReviewedCounterexample, ReviewResult, with_counterexamples
+from sim.search.workers import Workers
 
 #: Fields of results.json that change from run to run by design (the reference check ignores them).
 VOLATILE_FIELDS = ("meta.generated_at", "meta.commit", "meta.fencesim_version", "meta.python", "meta.platform",
@@ -181,17 +183,17 @@ def _derived_files(document: ReviewDocument) -> set[str]:
     return names
 
 
-def write_review(results: ReviewResult, out_dir: Path, seconds: float) -> Path:
+def write_review(results: ReviewResult, out_dir: Path, seconds: float, workers: int = 1) -> Path:
     """Write the review folder at ``out_dir`` (built under a temporary name, then renamed); an existing
     folder is replaced only if :func:`check_report_dir` accepts it (checked again: a file added since the
-    review began is never lost)."""
+    review began is never lost).  ``workers``: processes writing the figures."""
     out_dir = check_report_dir(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     building = out_dir.parent / f".{out_dir.name}.building-{os.getpid()}"
     if building.exists():
         shutil.rmtree(building)
     try:
-        _build(results, building, seconds)
+        _build(results, building, seconds, workers)
         _swap(building, out_dir)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
@@ -209,7 +211,40 @@ def _swap(building: Path, out_dir: Path) -> None:
     shutil.rmtree(retired, ignore_errors=True)
 
 
-def _build(results: ReviewResult, folder: Path, seconds: float) -> None:
+#: The figures a forked worker process writes (set in the worker, from the figures drawn before it was forked).
+_DRAWN: dict[str, Figure] = {}
+
+
+def _hold(drawn: dict[str, Figure]) -> None:
+    global _DRAWN
+    _DRAWN = drawn
+
+
+def _files_of(stem: str) -> tuple[str, bytes]:
+    """In a worker: one figure held since it was forked, written (:func:`_files_of_figure`)."""
+    return _files_of_figure(_DRAWN[stem])
+
+
+def _figure_files(drawn: dict[str, Figure], workers: int) -> Iterator[tuple[str, str, bytes]]:
+    """Each figure as ``(stem, SVG text, PNG bytes)``, in the order drawn.  Writing them takes most of a report's
+    time (a few tenths of a second a figure): with ``workers`` > 1 they are written by that many forked processes,
+    each holding the figures drawn here (only the files come back), the same bytes as written here."""
+    stems = list(drawn)
+    if workers <= 1 or len(stems) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        for stem in stems:
+            yield (stem, *_files_of_figure(drawn[stem]))
+        return
+    with Workers(min(workers, len(stems)), _hold, (drawn,)) as pool:
+        for stem, (svg, png) in zip(stems, pool.imap(_files_of, stems)):
+            yield stem, svg, png
+
+
+def _files_of_figure(figure: Figure) -> tuple[str, bytes]:
+    """A figure's SVG text and PNG bytes."""
+    return plots.to_svg(figure), plots.to_png(figure)
+
+
+def _build(results: ReviewResult, folder: Path, seconds: float, workers: int = 1) -> None:
     """Every file of the report folder: each counterexample's files, the figures, then ``results.json``,
     ``summary.md`` and ``report.html`` from one typed document -- the review's rows, completed with the files,
     commands and figures the folder holds (``results``' rows are replaced by them)."""
@@ -218,10 +253,10 @@ def _build(results: ReviewResult, folder: Path, seconds: float) -> None:
         _export_counterexamples(reviewed, folder / "counterexamples")
     names, drawn = draw(results)
     svgs = {}
-    for stem, figure in drawn.items():
-        svgs[stem] = plots.to_svg(figure)
-        (folder / "figures" / f"{stem}.svg").write_text(svgs[stem], encoding="utf-8")
-        (folder / "figures" / f"{stem}.png").write_bytes(plots.to_png(figure))
+    for stem, svg, png in _figure_files(drawn, workers):
+        svgs[stem] = svg
+        (folder / "figures" / f"{stem}.svg").write_text(svg, encoding="utf-8")
+        (folder / "figures" / f"{stem}.png").write_bytes(png)
     meta = ReportMeta(generated_at=datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
                       fencesim_version=fencesim_version(), commit=current_commit(),
                       python=platform.python_version(), platform=platform.platform(terse=True),
