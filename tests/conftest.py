@@ -8,6 +8,7 @@ unique basename.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import subprocess
@@ -142,6 +143,22 @@ def reference_review(tmp_path_factory):
 #: Set to run the long real tests too (``make real``); without it they are skipped, each saying so.
 REAL_FULL_VARIABLE = "FENCESIM_REAL_FULL"
 REAL_FULL_REASON = f"a long real test, outside the real subset: run it with {REAL_FULL_VARIABLE}=1 (make real)"
+
+
+#: The cyclic collector's first threshold in a test process: allocations between two young collections.
+GC_YOUNG_THRESHOLD = 10_000
+
+
+def pytest_collection_finish(session):
+    """What collection built (modules, test items, hypothesis' strategies) lives until the session ends: frozen
+    out of the collector's scans, and young collections made rarer, as a long-lived process of many objects is
+    tuned.  In-process tests run SimPy kernels, which leave cycles behind; with the defaults the collector
+    rescans the whole session's heap often (about 8% of an effects machine test; nothing a test checks
+    changes)."""
+    if os.environ.get("FENCESIM_TEST_GC_DEFAULTS"):
+        return
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
 
 
 def pytest_configure(config):
