@@ -224,9 +224,16 @@ def _parts_determine_key(ctx: LawContext, graph: Reachable) -> None:
                              "parts are equal but the state keys differ: parts() leaves out something the key holds")
 
 
+def _differing(before: Mapping[Part, Any], after: Mapping[Part, Any]) -> list[Part]:
+    """The parts whose values differ between two states (present in one only included), in no order."""
+    if before is after:  # equal states share their parts (Reachable.parts_of)
+        return []
+    return [p for p, value in after.items() if before.get(p, _ABSENT) is not value
+            and before.get(p, _ABSENT) != value] + [p for p in before if p not in after]
+
+
 def _changed(before: Mapping[Part, Any], after: Mapping[Part, Any]) -> list[Part]:
-    return sorted((p for p in before.keys() | after.keys() if before.get(p, _ABSENT) != after.get(p, _ABSENT)),
-                  key=lambda part: (part[0], part[1] or ""))
+    return sorted(_differing(before, after), key=_order)
 
 
 def _listed(parts: Iterable[Part]) -> str:
@@ -240,17 +247,11 @@ def _writes_declared(ctx: LawContext, graph: Reachable, position: int, declared:
         answer = node.answers[position]
         if answer is None:
             continue
-        before, after = node.parts, answer.parts
-        if before is after:  # the same state: nothing changed
-            continue
-        changed = [p for p, value in after.items() if before.get(p, _ABSENT) is not value
-                   and before.get(p, _ABSENT) != value] + [p for p in before if p not in after]
+        changed = _differing(node.parts, answer.parts)
         for part in changed:
             if part not in written:
                 written[part] = declared.declares_written(part)
-        if all(written[part] for part in changed):
-            continue
-        undeclared = [p for p in _changed(before, after) if not declared.declares_written(p)]
+        undeclared = sorted((p for p in changed if not written[p]), key=_order)
         if undeclared:
             raise ctx.broken("footprint", f"{event} changes {_listed(undeclared)}, which its footprint does not "
                              f"declare written (it declares: {_listed(sorted(declared.writes, key=_order))}), "

@@ -111,17 +111,19 @@ class WorkspaceCore(Machine):
     def _written(self, state: State, path: str, patch: Content) -> dict[str, Any]:
         """The changes of a write: the file patched, rev + 1 (and, with rev_scope=file, the file's rev + 1)."""
         index = self.position[path]
-        return self._wrote(state, index, patched(state.files[index], patch))
+        files, rev, revs = self._wrote(state, index, patched(state.files[index], patch))
+        return dict(files=files, rev=rev) if revs is None else dict(files=files, rev=rev, file_revs=revs)
 
-    def _wrote(self, state: State, index: int, content: Content) -> dict[str, Any]:
-        """The changes of a write that leaves the file at ``index`` holding ``content``: rev + 1 (and, with
-        rev_scope=file, the file's rev + 1)."""
+    def _wrote(self, state: State, index: int, content: Content) -> tuple[tuple[Content, ...], int, Revs | None]:
+        """A write that leaves the file at ``index`` holding ``content``: the files, the rev (+ 1) and, with
+        rev_scope=file, the files' revs (the written one + 1; None with one workspace rev).  The one rule of a
+        write, for the executor's (:meth:`_written`) and the human's, which builds its state from it directly."""
         files = state.files[:index] + (content,) + state.files[index + 1:]
         if self.knobs.rev_scope == "file":
             revs = list(cast(Revs, state.file_revs))
             revs[index] += 1
-            return dict(files=files, rev=state.rev + 1, file_revs=tuple(revs))
-        return dict(files=files, rev=state.rev + 1)
+            return files, state.rev + 1, tuple(revs)
+        return files, state.rev + 1, None
 
     def revs_shown(self, revs: tuple[int, ...] | None) -> dict[str, int] | None:
         """Per-file revisions as the history shows them (None, so left out, with one workspace rev)."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from sim.core.machine import Record
-from sim.families.workspace.core import Revs, WorkspaceCore
+from sim.families.workspace.core import WorkspaceCore
 from sim.families.workspace.scenario import Action
 from sim.families.workspace.state import State, content_hash, patched
 
@@ -37,17 +37,14 @@ class Human(WorkspaceCore):
             if len(self._edited) < EDIT_CACHE_ENTRIES:
                 self._edited[(before, event.hunk, content)] = edited
         after, hash_after = edited
-        files, rev = state.files, state.rev + 1
-        files = files[:index] + (after,) + files[index + 1:]
+        files, rev, revs = self._wrote(state, index, after)
         fields: dict[str, Any]
-        if self.knobs.rev_scope == "file":  # the write as _wrote makes it, without its dict of changes
-            revs = list(cast(Revs, state.file_revs))
-            revs[index] += 1
-            state = state._replace(edits=edits, files=files, rev=rev, file_revs=tuple(revs))
-            fields = dict(path=path, content=content, rev_after=revs[index], hash_after=hash_after, workspace_rev=rev)
-        else:
+        if revs is None:  # the state built directly, not from a dict of changes (the most frequent step)
             state = state._replace(edits=edits, files=files, rev=rev)
             fields = dict(path=path, content=content, rev_after=rev, hash_after=hash_after)
+        else:
+            state = state._replace(edits=edits, files=files, rev=rev, file_revs=revs)
+            fields = dict(path=path, content=content, rev_after=revs[index], hash_after=hash_after, workspace_rev=rev)
         if event.hunk:
             fields["hunk"] = event.hunk
         return state, [("human", "human_edit", fields)]
