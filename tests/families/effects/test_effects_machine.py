@@ -166,3 +166,18 @@ def test_a_path_listed_in_any_order_reaches_its_replays_run():
     assert not replay.skipped
     state = machine.state_after(order)
     assert machine.completion(state).rt.history.to_jsonl() == replay.history.to_jsonl()
+
+
+def test_a_state_digest_tells_apart_what_repr_does_and_nothing_else():
+    """The bytes a state's key and history digest hash: 1, 1.0 and True, a list and a tuple, two orders of a dict
+    are told apart; two equal values built of different objects (a string shared or copied) are not, and a value
+    marshal cannot write is still written."""
+    from sim.families.effects.machine import _encoded
+
+    told_apart = [1, 1.0, True, (1,), [1], "1", b"1", None, {"a": 1, "b": 2}, {"b": 2, "a": 1}]
+    assert len({_encoded(value) for value in told_apart}) == len(told_apart)
+    word = "".join(["fen", "ce"])  # strings of their own: one object met three times, against three objects
+    one, two, three = ("".join(["fen", "ce"]) for _ in range(3))
+    shared, copied = (word, word, (word,)), (one, two, (three,))
+    assert _encoded(shared) == _encoded(copied)
+    assert _encoded((FAMILY,)) == _encoded((FAMILY,)) != _encoded(("x",))
