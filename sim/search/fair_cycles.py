@@ -28,8 +28,9 @@ def judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: L
         vacuous = not items
     best: tuple | None = None
     distance = graph.distances(passable)
+    calm = _calm_targets(graph)
     for item, allowed in candidates:
-        for entry, cycle in _fair_cycles(graph, allowed, distance):
+        for entry, cycle in _fair_cycles(graph, allowed, distance, calm):
             ranked = (distance[entry], len(cycle), repr(item))
             if best is None or ranked < best[0]:
                 best = (ranked, item, entry, cycle)
@@ -131,15 +132,19 @@ def _avoiding(graph: Graph, index: int) -> set[int]:
     return bad
 
 
-def _fair_cycles(graph: Graph, allowed: set[int], distance: list[tuple[int, int]]) -> list[tuple[int, list[int]]]:
+def _fair_cycles(graph: Graph, allowed: set[int], distance: list[tuple[int, int]],
+                 calm: list[tuple[int, ...]]) -> list[tuple[int, list[int]]]:
     """Each way to stay in ``allowed`` forever, fairly: (an entry node, the cycle's events from it, empty when
-    nothing fair is enabled there) -- one per stuttering node and per fair strongly connected component."""
+    nothing fair is enabled there) -- one per stuttering node and per fair strongly connected component
+    (``calm``: each node's targets by non-fault edges, :func:`_calm_targets`)."""
     found: list[tuple[int, list[int]]] = []
     expanded = {n for n in allowed if graph.edges[n] is not None}
     for n in sorted(expanded):
         if not graph.fair[n]:
             found.append((n, []))
-    for component in _components(graph, expanded):
+    for component in _components(calm, expanded):
+        if len(component) == 1 and component[0] not in calm[component[0]]:
+            continue  # one node and no edge back to itself: no cycle (most components of a graph)
         members = set(component)
         inside = [(n, e, t, g) for n in component for e, t, fault, g in graph.edges[n] or () if not fault
                   and t in members]
@@ -153,8 +158,9 @@ def _fair_cycles(graph: Graph, allowed: set[int], distance: list[tuple[int, int]
     return found
 
 
-def _components(graph: Graph, nodes: set[int]) -> list[list[int]]:
-    """The strongly connected components of ``nodes`` over their non-fault edges (Tarjan's, iteratively)."""
+def _components(calm: list[tuple[int, ...]], nodes: set[int]) -> list[list[int]]:
+    """The strongly connected components of ``nodes`` over their non-fault edges (Tarjan's, iteratively;
+    ``calm``: each node's targets by those edges)."""
     index: dict[int, int] = {}
     low: dict[int, int] = {}
     on_stack: set[int] = set()
@@ -164,7 +170,7 @@ def _components(graph: Graph, nodes: set[int]) -> list[list[int]]:
     for root in sorted(nodes):
         if root in index:
             continue
-        work = [(root, iter(_inner(graph, root, nodes)))]
+        work = [(root, iter(_inner(calm, root, nodes)))]
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
@@ -178,7 +184,7 @@ def _components(graph: Graph, nodes: set[int]) -> list[list[int]]:
                     counter += 1
                     stack.append(child)
                     on_stack.add(child)
-                    work.append((child, iter(_inner(graph, child, nodes))))
+                    work.append((child, iter(_inner(calm, child, nodes))))
                     advanced = True
                     break
                 if child in on_stack:
@@ -202,8 +208,14 @@ def _components(graph: Graph, nodes: set[int]) -> list[list[int]]:
     return out
 
 
-def _inner(graph: Graph, node: int, nodes: set[int]) -> list[int]:
-    return [t for _, t, fault, _ in graph.edges[node] or () if not fault and t in nodes]
+def _inner(calm: list[tuple[int, ...]], node: int, nodes: set[int]) -> list[int]:
+    return [t for t in calm[node] if t in nodes]
+
+
+def _calm_targets(graph: Graph) -> list[tuple[int, ...]]:
+    """Each node's targets by its non-fault edges, in the edges' order (computed once per property judged, for
+    every item's components)."""
+    return [tuple(t for _, t, fault, _ in edges if not fault) if edges else () for edges in graph.edges]
 
 
 def _cycle(graph: Graph, members: set[int], entry: int, obliged: set[Hashable]) -> list[int]:

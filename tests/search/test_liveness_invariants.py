@@ -154,12 +154,12 @@ def test_a_cycle_that_never_takes_a_group_enabled_all_along_is_not_shown(monkeyp
 def test_components_that_do_not_cover_their_nodes_stop_the_judgement(monkeypatch):
     """Tarjan's components partition the nodes they are asked about: a node outside them counted in is caught."""
     inner = fair_cycles._inner
-    monkeypatch.setattr(fair_cycles, "_inner", lambda graph, node, nodes: inner(graph, node, nodes) + [99])
+    monkeypatch.setattr(fair_cycles, "_inner", lambda calm, node, nodes: inner(calm, node, nodes) + [99])
     graph = _graph()
     graph.node("c", "c", None, 0)
     graph.edges.extend([None] * 97)
     with pytest.raises(AssertionError, match="Tarjan's components hold"):
-        fair_cycles._components(graph, {0, 1})
+        fair_cycles._components(fair_cycles._calm_targets(graph), {0, 1})
 
 
 def test_the_graph_as_built_passes_its_check():

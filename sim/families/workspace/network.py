@@ -70,9 +70,11 @@ class Network(WorkspaceCore):
 
     def answer(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """An answer reaches the client (ack) or is lost (lose_ack): either way it leaves the network."""
-        index = next(i for i, a in enumerate(state.answers) if a.step_id == event.step)
-        answer = state.answers[index]
-        state = state._replace(answers=state.answers[:index] + state.answers[index + 1:])
+        answers, index = state.answers, 0
+        while answers[index].step_id != event.step:  # the first (a settle takes them in order): a loop, no generator
+            index += 1
+        answer = answers[index]
+        state = state._replace(answers=answers[:index] + answers[index + 1:])
         records: list[Record] = [("network", event.kind, dict(step=event.step, verdict=answer.verdict))]
         if self.knobs.acks_react and event.kind == "ack":  # the client learns the verdict
             state = self.answered(state, answer, records)
