@@ -120,6 +120,7 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
     graph = Graph()
     start = model.start
     queue: deque[int] = deque()
+    alphabets: dict[tuple[int, ...], list] = {}
     for starting, state in _initial_states(machine, events):
         number, new = graph.node((machine.key(state), start), state, start, 0, model.properties)
         if new:
@@ -148,7 +149,7 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
         edges: list[Edge] = []
         fair: set[Hashable] = set()
         roles = [model.role(state, carries, event) for event in events]
-        for position in _enabled(machine, state, events, roles, faults >= max_faults, graph):
+        for position in _enabled(machine, state, events, roles, faults >= max_faults, graph, alphabets):
             event, role = events[position], roles[position]
             fault = role == "fault"
             group = model.group(event) if role == "fair" and model.assumption(event) not in unfair else None
@@ -174,9 +175,12 @@ def _build(machine: Any, model: LivenessModel, events: list, max_faults: int, ma
     return graph
 
 
-def _enabled(machine: Any, state: Any, events: list, roles: list[str], at_bound: bool, graph: Graph) -> list[int]:
+def _enabled(machine: Any, state: Any, events: list, roles: list[str], at_bound: bool, graph: Graph,
+             alphabets: dict[tuple[int, ...], list]) -> list[int]:
     """The events enabled in ``state``; at the fault bound, only those that are not faults (a fault there is
-    not followed, so whether it is enabled is not asked: the graph is then not exhausted)."""
+    not followed, so whether it is enabled is not asked: the graph is then not exhausted).  ``alphabets``: the
+    events asked about at the bound, one list per set of positions, so a machine that prepares an alphabet once
+    (keyed by the list) is given the same list each time."""
     for event, role in zip(events, roles):
         if role not in ROLES:
             raise ValueError(f"liveness role of {event} is {role!r}, not one of {ROLES}")
@@ -187,7 +191,10 @@ def _enabled(machine: Any, state: Any, events: list, roles: list[str], at_bound:
         graph.cut_faults = True
     if not wanted:
         return []
-    return [wanted[j] for j in machine.enabled(state, [events[i] for i in wanted])]
+    asked = alphabets.get(tuple(wanted))
+    if asked is None:
+        asked = alphabets[tuple(wanted)] = [events[i] for i in wanted]
+    return [wanted[j] for j in machine.enabled(state, asked)]
 
 
 def _initial_states(machine: Any, events: list) -> list[tuple[int | None, Any]]:
