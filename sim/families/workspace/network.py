@@ -71,7 +71,7 @@ class Network(WorkspaceCore):
     def answer(self, state: State, event: Action) -> tuple[State, list[Record]]:
         """An answer reaches the client (ack) or is lost (lose_ack): either way it leaves the network."""
         answers, index = state.answers, 0
-        while answers[index].step_id != event.step:  # the first (a settle takes them in order): a loop, no generator
+        while answers[index].step_id != event.step:  # a plain loop, cheaper than a generator: a settle takes the first
             index += 1
         answer = answers[index]
         state = state._replace(answers=answers[:index] + answers[index + 1:])
