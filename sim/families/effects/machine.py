@@ -99,6 +99,8 @@ class EffectsMachine(Machine):
         self.max_kernel_events, self.budget_s = MAX_KERNEL_EVENTS, LIVENESS_BUDGET_S
         #: The last state expanded by :meth:`enabled` and its successors by event (:meth:`advance` reads them).
         self._expanded: tuple[EffectsState, dict[Any, EffectsState]] | None = None
+        #: The last state completed and its completion (:meth:`violations` judges it without running it again).
+        self._completed: tuple[EffectsState, AutoRun] | None = None
 
     # -- the state before any fault --------------------------------------------------------
 
@@ -287,6 +289,7 @@ class EffectsMachine(Machine):
             end = run.run(self.max_kernel_events, self.budget_s)
         _finish(run.rt, end)
         state._trace = tuple(reads)
+        self._completed = (state, run)
         return run
 
     def trace(self, state: EffectsState) -> tuple[tuple, ...]:
@@ -297,9 +300,12 @@ class EffectsMachine(Machine):
         return state._trace
 
     def violations(self, state: EffectsState) -> tuple[Violation, ...]:
-        """The safety violations of the state's completion (computed once per state)."""
+        """The safety violations of the state's completion (computed once per state; a completion just run for
+        the same state, to show it or read its trace, is judged, not run again)."""
         if state._judged is None:
-            state._judged = self._checked(self.completion(state))
+            completed = self._completed
+            run = completed[1] if completed is not None and completed[0] is state else self.completion(state)
+            state._judged = self._checked(run)
         return state._judged
 
     def _checked(self, completion: AutoRun) -> tuple[Violation, ...]:
