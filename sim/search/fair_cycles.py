@@ -28,7 +28,7 @@ def judge(graph: Graph, prop: Any, model: LivenessModel, events: list, result: L
         vacuous = not items
     best: tuple | None = None
     distance = graph.distances(passable)
-    calm = _calm_targets(graph)
+    calm = graph.calm_targets()
     for item, allowed in candidates:
         for entry, cycle in _fair_cycles(graph, allowed, distance, calm):
             ranked = (distance[entry], len(cycle), repr(item))
@@ -136,7 +136,7 @@ def _fair_cycles(graph: Graph, allowed: set[int], distance: list[tuple[int, int]
                  calm: list[tuple[int, ...]]) -> list[tuple[int, list[int]]]:
     """Each way to stay in ``allowed`` forever, fairly: (an entry node, the cycle's events from it, empty when
     nothing fair is enabled there) -- one per stuttering node and per fair strongly connected component
-    (``calm``: each node's targets by non-fault edges, :func:`_calm_targets`)."""
+    (``calm``: each node's targets by non-fault edges, :meth:`Graph.calm_targets`)."""
     found: list[tuple[int, list[int]]] = []
     expanded = {n for n in allowed if graph.edges[n] is not None}
     for n in sorted(expanded):
@@ -210,12 +210,6 @@ def _components(calm: list[tuple[int, ...]], nodes: set[int]) -> list[list[int]]
 
 def _inner(calm: list[tuple[int, ...]], node: int, nodes: set[int]) -> list[int]:
     return [t for t in calm[node] if t in nodes]
-
-
-def _calm_targets(graph: Graph) -> list[tuple[int, ...]]:
-    """Each node's targets by its non-fault edges, in the edges' order (computed once per property judged, for
-    every item's components)."""
-    return [tuple(t for _, t, fault, _ in edges if not fault) if edges else () for edges in graph.edges]
 
 
 def _cycle(graph: Graph, members: set[int], entry: int, obliged: set[Hashable]) -> list[int]:

@@ -191,9 +191,10 @@ def _enabled(machine: Any, state: Any, events: list, roles: list[str], at_bound:
         graph.cut_faults = True
     if not wanted:
         return []
-    asked = alphabets.get(tuple(wanted))
+    key = tuple(wanted)
+    asked = alphabets.get(key)
     if asked is None:
-        asked = alphabets[tuple(wanted)] = [events[i] for i in wanted]
+        asked = alphabets[key] = [events[i] for i in wanted]
     return [wanted[j] for j in machine.enabled(state, asked)]
 
 

@@ -101,6 +101,14 @@ class Graph:
         self.starting: dict[int, int | None] = {}  # an initial node's starting event (several initial states)
         #: The paths measured, by the nodes they were kept within (None: all of them): each node's last step and cost.
         self._measured: dict[frozenset[int] | None, tuple[list[tuple[int, int] | None], list[tuple[int, int]]]] = {}
+        self._calm: list[tuple[int, ...]] | None = None
+
+    def calm_targets(self) -> list[tuple[int, ...]]:
+        """Each node's targets by its non-fault edges, in the edges' order: listed once, when the graph is built
+        and judged (as its distances are), for every property's and pending item's components."""
+        if self._calm is None:
+            self._calm = [tuple(t for _, t, fault, _ in edges if not fault) if edges else () for edges in self.edges]
+        return self._calm
 
     def distances(self, within: AbstractSet[int] | None = None) -> list[tuple[int, int]]:
         """Each node's cost from the nearest initial node: (faults, events) of the path with the fewest faults,

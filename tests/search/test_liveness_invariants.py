@@ -159,7 +159,7 @@ def test_components_that_do_not_cover_their_nodes_stop_the_judgement(monkeypatch
     graph.node("c", "c", None, 0)
     graph.edges.extend([None] * 97)
     with pytest.raises(AssertionError, match="Tarjan's components hold"):
-        fair_cycles._components(fair_cycles._calm_targets(graph), {0, 1})
+        fair_cycles._components(graph.calm_targets(), {0, 1})
 
 
 def test_the_graph_as_built_passes_its_check():
