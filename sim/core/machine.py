@@ -106,6 +106,13 @@ class Machine(abc.ABC):
         state predicates alone); the default is :meth:`step`'s state.  A family may make it cheaper."""
         return self.step(state, event)[0]
 
+    def along(self, state: Any, events: Sequence[Any]) -> Any:
+        """The state after ``events`` taken in turn from ``state``, each one able to happen where it is taken (a
+        path exhaustive search found; default: :meth:`advance` each).  A machine may take a path in one pass."""
+        for event in events:
+            state = self.advance(state, event)
+        return state
+
     def state_after(self, events: Sequence[Any]) -> Any:
         """The state after an order as the family's replay plays it (default: each event that can happen, in
         turn; an event that cannot has no effect).  A machine whose events take effect in another order than
@@ -127,6 +134,11 @@ class Machine(abc.ABC):
     #: machine whose events strike a timed run (the effects family's faults) is held to its replay by a
     #: differential test instead.
     drives_replay = True
+    #: Whether exhaustive search keeps an encoded layer entry (past the search's encode mark) as the state's number
+    #: alone, rebuilt by :meth:`along` from the search's root when the next depth expands it, instead of pickled
+    #: whole: for a state that costs more to pickle than to rebuild once more per expansion (the effects family's
+    #: paused run, whose expansion runs it to its end anyway).
+    rebuilt_by_order = False
     #: Whether states are trees of values with no reference cycles (exhaustive search then turns the cyclic
     #: garbage collector off, which only costs time); a machine whose states hold cycles keeps it on.
     acyclic_states = True

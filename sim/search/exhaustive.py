@@ -309,7 +309,8 @@ class _Search:
         """Expand every entry of a layer; the states found new, in the order found (a counted-only layer when
         it is the last).  Violations found there are ``shortest`` events long (default: ``depth``)."""
         spill = self.memory_limit // 2 if self.memory_limit else None
-        built = Layer(spill, encode_bytes=min(spill // 2, ENCODE_MARK_MAX) if spill else None) if keep else _Counted()
+        mark = min(spill // 2, ENCODE_MARK_MAX) if spill else None
+        built = Layer(spill, encode_bytes=mark, codec=self.expansion.layer_codec(self.visited)) if keep else _Counted()
         asleep, self.asleep, self.positions = self.asleep, {}, {}
         found_here: dict[str, list[tuple[Any, ...]]] = {}
         if self.expansion.fusable and expander.pool is None and (self.independence or not any(asleep.values())):

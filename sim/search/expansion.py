@@ -35,6 +35,7 @@ from sim.core.knobs import Protocol
 from sim.core.machine import Machine
 from sim.core.workload import Workload
 from sim.search.budget import NO_DEADLINE, Deadline
+from sim.search.layers import Codec
 from sim.search.reduction import Independence
 
 #: One event taken in one state, as a plain tuple (built for every successor, so no object is made):
@@ -157,6 +158,23 @@ class Expansion:
 
     def root(self) -> Any:
         return self._root
+
+    def layer_codec(self, visited: Any) -> Codec | None:
+        """How a layer of this search encodes its entries: where states are judged (``states`` mode) and the machine
+        rebuilds them by order (:attr:`~sim.core.machine.Machine.rebuilt_by_order`), as their numbers and verdicts,
+        each state rebuilt from the root along the order ``visited`` traced for it; else None (pickled whole)."""
+        machine = self.machine
+        if machine is None or self.mode != "states" or not machine.rebuilt_by_order:
+            return None
+        root, events, along, order = self._root, self.events, machine.along, visited.order
+
+        def shrink(chunk: list[Any]) -> list[Any]:
+            return [(number, found) for number, _, found in chunk]
+
+        def grow(chunk: list[Any]) -> list[Any]:
+            return [(number, along(root, order(number, events)), found) for number, found in chunk]
+
+        return shrink, grow
 
     def names(self, violations: Any) -> frozenset[str]:
         """The names the search gives violations: their invariants, or their findings (``by_finding``)."""

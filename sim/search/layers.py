@@ -23,6 +23,13 @@ When the process's memory passes the search's spill mark, a layer encodes
 every entry and writes the encoded chunks to a temporary file, reading them
 back, in order, when the next depth expands them -- so a wide layer costs
 disk, not memory, and the result is the same.
+
+A machine whose state costs more to pickle than to rebuild (the effects
+family's paused run, :attr:`~sim.core.machine.Machine.rebuilt_by_order`)
+gives its layers a :data:`Codec`: an encoded entry keeps the state's number
+and verdict only (about 10 bytes, against 3,200 pickled), and the state is
+rebuilt from the search's root along the order the search's trace holds for
+that number when the next depth expands it.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import os
 import pickle
 import tempfile
 from array import array
-from typing import Any, BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 #: Entries a layer keeps as objects before it encodes them, and entries pickled together once it does.
 ENCODE_PAST = 1 << 17
@@ -63,20 +70,28 @@ def physical_bytes() -> int:
         return 0
 
 
-def _decoded(blob: Any, entries: int) -> list[Any]:
+#: How a layer writes a chunk of entries and reads it back (``(shrink, grow)``, each a list to a list of as many):
+#: ``grow(shrink(chunk))`` equals ``chunk`` where the states define equality.
+Codec = tuple[Callable[[list[Any]], list[Any]], Callable[[list[Any]], list[Any]]]
+
+
+def _decoded(blob: Any, entries: int, codec: Codec | None = None) -> list[Any]:
     chunk = pickle.loads(blob)
     assert len(chunk) == entries, f"an encoded chunk of {entries} entries read back {len(chunk)}"
+    if codec is not None:
+        chunk = codec[1](chunk)
+        assert len(chunk) == entries, f"a chunk of {entries} entries was rebuilt as {len(chunk)}"
     return chunk
 
 
 class Layer:
     """The entries of one depth, in the order found: as objects, encoded in memory past :data:`ENCODE_PAST`
     (``encode_past``) or, given an encode mark (``encode_bytes``), once the process's memory passes it, and
-    encoded on disk past the spill mark."""
+    encoded on disk past the spill mark (``codec``: how a chunk is written and read back; None: pickled whole)."""
 
     def __init__(self, spill_bytes: int | None = None, folder: str | None = None, encode_past: int | None = None,
-                 encode_bytes: int | None = None):
-        self.spill_bytes, self.folder = spill_bytes, folder
+                 encode_bytes: int | None = None, codec: Codec | None = None):
+        self.spill_bytes, self.folder, self.codec = spill_bytes, folder, codec
         #: the resident memory past which the layer encodes what it keeps (None: past :data:`ENCODE_PAST` entries)
         self.encode_bytes = encode_bytes if spill_bytes is not None and encode_past is None else None
         self.kept: list[Any] = []  # the entries after the encoded ones, as objects
@@ -143,10 +158,11 @@ class Layer:
 
     def _encode(self) -> None:
         """The entries kept as objects, encoded :data:`ENCODE_CHUNK` at a time (fewer left wait for more)."""
-        kept, data = self.kept, self.data
+        kept, data, shrink = self.kept, self.data, self.codec[0] if self.codec is not None else None
         whole = len(kept) - len(kept) % ENCODE_CHUNK
         for start in range(0, whole, ENCODE_CHUNK):
-            data += pickle.dumps(kept[start:start + ENCODE_CHUNK], protocol=pickle.HIGHEST_PROTOCOL)
+            chunk = kept[start:start + ENCODE_CHUNK]
+            data += pickle.dumps(chunk if shrink is None else shrink(chunk), protocol=pickle.HIGHEST_PROTOCOL)
             self.ends.append(len(data))
             self.sizes.append(ENCODE_CHUNK)
         self.kept = kept[whole:]
@@ -171,13 +187,18 @@ class Layer:
     def sample(self) -> list[Any]:
         """The first and the last entry still in memory (none when all were written out): what a check of the
         states' own consistency looks at, once per layer."""
-        first = _decoded(self.data[:self.ends[0]], self.sizes[0])[0] if self.ends else None
+        first = self._one(self.data[:self.ends[0]], self.sizes[0], 0) if self.ends else None
         if self.kept:
             return [self.kept[0] if first is None else first, self.kept[-1]]
         if self.ends:
             start = self.ends[-2] if len(self.ends) > 1 else 0
-            return [first, _decoded(self.data[start:], self.sizes[-1])[-1]]
+            return [first, self._one(self.data[start:], self.sizes[-1], -1)]
         return []
+
+    def _one(self, blob: Any, entries: int, index: int) -> Any:
+        """One entry of an encoded chunk (the others are not rebuilt)."""
+        entry = _decoded(blob, entries)[index]
+        return entry if self.codec is None else self.codec[1]([entry])[0]
 
     def __iter__(self) -> Iterator[Any]:
         """The entries in the order they were appended (the spilled ones read back first, then the encoded
@@ -185,14 +206,14 @@ class Layer:
         if self._file is not None:
             self._file.seek(0)
             for size, length in zip(self.written, self.written_bytes):
-                yield from _decoded(self._file.read(length), size)
+                yield from _decoded(self._file.read(length), size, self.codec)
             self._file.close()
             self._file = None
         data, ends, sizes, kept = self.data, self.ends, self.sizes, self.kept
         self.data, self.ends, self.sizes, self.kept = bytearray(), array("q"), array("i"), []
         start = 0
         for end, size in zip(ends, sizes):
-            yield from _decoded(data[start:end], size)
+            yield from _decoded(data[start:end], size, self.codec)
             start = end
         yield from kept
 

@@ -68,18 +68,72 @@ def test_a_layer_with_an_encode_mark_encodes_once_the_memory_passes_it(monkeypat
     ("workspace", "three-files", "step-dedupe", {"max_events": 5}),
     ("effects", "effects-saga", "keyed-fingerprint-reconcile", {"max_events": 2, "max_states": 400}),
 ])
-def test_a_search_whose_layers_are_encoded_finds_the_same(monkeypatch, family, workload, label, options):
-    """Keeping every layer encoded changes where its states wait, not what the search finds: the same counts,
-    depths, shortest lengths and orders (the effects family's states, paused runs, included)."""
+@pytest.mark.parametrize("resident", [1 << 35, 1 << 62], ids=["encoded", "spilled"])
+def test_a_search_whose_layers_are_encoded_finds_the_same(monkeypatch, family, workload, label, options, resident):
+    """Keeping every layer encoded (in memory, or written to disk) changes where its states wait, not what the
+    search finds: the same counts, depths, shortest lengths and orders (the effects family's states, paused runs
+    rebuilt by their orders, included)."""
     searched = sim.family(family)
 
     def run():
         return explore(searched, sim.load_workload(workload), searched.parse_protocol(label),
-                       ExploreOptions(**options)).to_json()
+                       ExploreOptions(**options, memory_limit=1 << 42)).to_json()
 
     plain = run()
-    monkeypatch.setattr(layers, "ENCODE_PAST", 0)
+    encode = Layer._encode
+    encoded: list[int] = []
+    monkeypatch.setattr(Layer, "_encode", lambda self: encoded.append(len(self.kept)) or encode(self))
+    # every layer reads the memory often and finds it past its encode mark (1 GiB; past its spill mark, 2 TiB,
+    # too, in the second case): the search's own memory reading, which would stop it, is not the layers'
+    monkeypatch.setattr(layers, "MEMORY_CHECK_EVERY", 16)
+    monkeypatch.setattr(layers, "resident_bytes", lambda: resident)
     assert run() == plain
+    assert sum(encoded) > 0, "no layer was encoded: the test checked nothing"
+
+
+def test_an_effects_layer_keeps_each_encoded_entry_as_its_number_and_verdict(monkeypatch):
+    """An encoded entry of the effects family is the state's number and verdict (a few bytes, not the 3,200 of
+    a pickled run); the layer reads back states with the keys the search found."""
+    searched = sim.family("effects")
+    loaded, protocol = sim.load_workload("effects-saga"), searched.parse_protocol("keyed")
+    sizes: list[float] = []
+    read: list[tuple] = []
+    iterate = Layer.__iter__
+
+    def watched(self):
+        if self.codec is not None and self.encoded:
+            sizes.append(self.encoded_bytes() / self.encoded)
+            read.extend(iterate(self))
+            return iter(read)
+        return iterate(self)
+
+    monkeypatch.setattr(Layer, "__iter__", watched)
+    monkeypatch.setattr(layers, "MEMORY_CHECK_EVERY", 16)
+    monkeypatch.setattr(layers, "resident_bytes", lambda: 1 << 35)
+    explore(searched, loaded, protocol, ExploreOptions(max_events=2, max_states=300, memory_limit=1 << 42))
+    assert sizes and max(sizes) < 200
+    machine = searched.machine(loaded.base, protocol)
+    events = searched.alphabet(loaded)
+    root = machine.initial()
+    reached = [machine.key(machine.advance(root, events[i])) for i in machine.enabled(root, events)]
+    assert [machine.key(state) for _, state, _ in read] == reached[:len(read)] and len(read) > 100
+
+
+def test_a_layer_with_a_codec_writes_what_it_shrinks_and_reads_what_it_grows():
+    """A codec's ``shrink`` writes each chunk and its ``grow`` reads it back: in order, each entry once; the
+    sample rebuilds its two entries only."""
+    grown: list[int] = []
+
+    def grow(chunk):
+        grown.append(len(chunk))
+        return [(number, ("state", number), found) for number, found in chunk]
+
+    layer = Layer(encode_past=0, codec=(lambda chunk: [(number, found) for number, _, found in chunk], grow))
+    entries = [(i, ("state", i), frozenset({"x"} if i % 7 else ())) for i in range(3 * layers.ENCODE_CHUNK + 5)]
+    layer.extend(entries)
+    assert layer.encoded == 3 * layers.ENCODE_CHUNK
+    assert layer.sample() == [entries[0], entries[-1]] and grown == [1]
+    assert list(layer) == entries and grown == [1] + [layers.ENCODE_CHUNK] * 3
 
 
 def test_a_search_whose_layers_spill_finds_the_same(monkeypatch):

@@ -229,6 +229,35 @@ class EffectsMachine(Machine):
         return found
 
     drives_replay = False  # its events strike a timed run: tests/families/effects/test_effects_machine.py
+    rebuilt_by_order = True  # a paused run pickles to about 3,200 bytes; its expansion runs it to its end anyway
+
+    def along(self, state: EffectsState, events: Sequence[Any]) -> EffectsState:
+        """The state after the faults of a path, taken in turn: each where the run, continued from the state
+        before it, first reads its point -- what :meth:`advance` takes, without running each state to its end
+        to read where its faults strike (:meth:`targets`)."""
+        for event in events:
+            state = self._first_strike(state, event)
+        return state
+
+    def _first_strike(self, state: EffectsState, event: FaultEvent) -> EffectsState:
+        """``event`` struck at the first read of the run after ``state`` that :meth:`targets` gives it, the reads
+        passed on the way noted as :meth:`_successors` notes them."""
+        run = state.run.copy()
+        popped, empty, took, index = set(state.popped), set(state.empty), state.took, 0
+        point = (self.scenario.task, event.transition, event.point)
+        while run.at_read is not None:
+            kind, key, fault, _, _ = run.at_read
+            if key == point and (kind == "all" or (fault == event.fault and not (index == 0 and took))):
+                after = self._strike(state, run.copy(), event, frozenset(popped), frozenset(empty), took)
+                assert isinstance(after, EffectsState), f"{event} on a path of the search cannot strike: {after}"
+                return after
+            if kind == "all":
+                popped.add(key)
+            elif not took:
+                empty.add((key, fault))
+            run.run(self.max_kernel_events, self.budget_s)
+            index, took = index + 1, False
+        raise AssertionError(f"{event} on a path of the search is never reached: {event.transition} {event.point}")
 
     def state_after(self, events: Sequence[Any]) -> EffectsState:
         """The state after a fault list as a replay plays it: its faults taken in the order they fire there (one

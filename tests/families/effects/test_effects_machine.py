@@ -75,6 +75,53 @@ def test_every_state_of_two_faults_is_the_replay_of_its_order(workload, label):
     _machine_is_replay(workload, label, 2)
 
 
+def _rebuilt_apart(workload: str, label: str, depth: int, parents: int = 40) -> list[list[str]]:
+    """The orders of at most ``depth`` faults (from the first ``parents`` states of each depth) whose state
+    :meth:`~sim.families.effects.machine.EffectsMachine.along` rebuilds from the initial state in one pass with
+    another key or history than the state ``advance`` reached fault by fault (what a search's encoded layer
+    reads back)."""
+    loaded = sim.load_workload(workload)
+    machine = FAMILY.machine(loaded.base, FAMILY.parse_protocol(label))
+    events = FAMILY.alphabet(loaded)
+    root = machine.initial()
+    layer, apart = [((), root)], []
+    for _ in range(depth):
+        following = []
+        for order, state in layer[:parents]:
+            for position in machine.enabled(state, events):
+                path, after = order + (events[position],), machine.advance(state, events[position])
+                again = machine.along(root, path)
+                if machine.key(again) != machine.key(after) or _records(again.rt.history) != _records(
+                        after.rt.history):
+                    apart.append([str(event) for event in path])
+                following.append((path, after))
+        layer = following
+    return apart
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_a_state_rebuilt_along_its_order_is_the_state_the_search_reached(workload):
+    """Every state of one fault, and of two faults after the first parents, under every protocol: rebuilt along
+    its order in one pass, it has the key and the history of the state reached fault by fault."""
+    for label in PROTOCOLS:
+        assert _rebuilt_apart(workload, label, 2, parents=1 if label != "keyed" else 6) == [], label
+
+
+def test_a_rebuilt_state_that_forgets_the_boundaries_passed_is_caught(monkeypatch):
+    """Planted: the rebuilt state forgets the boundaries its run passed (a fault there could strike again)."""
+    from sim.families.effects.machine import EffectsMachine
+
+    strike = EffectsMachine._first_strike
+
+    def forgetful(self, state, event):
+        after = strike(self, state, event)
+        after.popped, after._key = frozenset(), None
+        return after
+
+    monkeypatch.setattr(EffectsMachine, "_first_strike", forgetful)
+    assert _rebuilt_apart("effects-saga", "keyed", 1)
+
+
 def _fired_orders_reached(workload: str, label: str, length: int) -> int:
     """Every order of ``length`` faults whose replay fires them all: the machine reaches the same run by the
     same faults in some order (the order they strike in)."""
