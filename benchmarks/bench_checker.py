@@ -25,9 +25,11 @@ Parts (``--only PART``, repeatable; all by default):
   to depth 10): the C table of fingerprints and the trace against the Python
   set that stands in without it, searched in the same run; and bytes per
   entry of the widest layer kept, as objects and encoded (pickled in
-  chunks), with what encoding and decoding cost per entry, for tiny / plan
-  to depth 10, three-files / step-dedupe to depth 8 and the effects family
-  (effects-saga / keyed-fingerprint-reconcile to depth 2).
+  chunks; for the effects family also as the state's number, the state
+  rebuilt along its order, as its searches keep it), with what encoding and
+  decoding cost per entry, for tiny / plan to depth 10, three-files /
+  step-dedupe to depth 8 and the effects family (effects-saga /
+  keyed-fingerprint-reconcile to depth 2).
 
 Numbers are printed, never asserted; read the ratios.
 """
@@ -379,7 +381,7 @@ def memory_part() -> None:
               "the trace)" + (" -- not built here" if seen is compact and not seen.compact else ""))
     print(f"  the table / the Python set: {compact.set_bytes_per_state() / plain.set_bytes_per_state():.2f}x the "
           f"fingerprints' bytes, {compact.bytes_per_state() / plain.bytes_per_state():.2f}x with the trace")
-    print("\nbytes per entry of the widest layer kept, as objects and encoded (pickled in chunks)")
+    print("\nbytes per entry of the widest layer kept, as objects and encoded (in chunks)")
     for family, workload, protocol, depth in (("workspace", "tiny", "plan", 10),
                                               ("workspace", "three-files", "step-dedupe", 8),
                                               ("effects", "effects-saga", "keyed-fingerprint-reconcile", 2)):
@@ -427,11 +429,13 @@ def _frontier(family_name: str, workload: str, protocol: str, depth: int) -> Non
 
     family = FAMILIES.get(family_name)
     appended: list[list[Any]] = []
+    codecs: list[Any] = []
 
     class Watched(layers.Layer):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             appended.append([])
+            codecs.append(kwargs.get("codec"))
 
         def append(self, entry: Any) -> None:
             appended[-1].append(entry)
@@ -443,26 +447,30 @@ def _frontier(family_name: str, workload: str, protocol: str, depth: int) -> Non
             super().extend(entries)
 
     _explore_with("Layer", Watched, family, workload, protocol, depth)
-    entries = max(appended, key=len)
+    widest = max(range(len(appended)), key=lambda i: len(appended[i]))
+    entries, codec = appended[widest], codecs[widest]
     count = len(entries)
     live = _reached_bytes(entries) / count
-    gc.disable()  # as in a search of a machine's states (sim.search.exhaustive._no_cyclic_gc)
-    try:
-        started = time.perf_counter()
-        layer = layers.Layer(encode_past=0)
-        for entry in entries:
-            layer.append(entry)
-        encoding = time.perf_counter() - started
-        encoded = (layer.encoded_bytes() + _reached_bytes(layer.kept)) / count
-        started = time.perf_counter()
-        back = list(layer)
-        decoding = time.perf_counter() - started
-    finally:
-        gc.enable()
-    assert len(back) == count  # equal where the states define equality (tests/search/test_checker_limits.py)
-    print(f"  {workload} / {protocol} to depth {depth}, {count:,} entries: {live:.0f} bytes each as objects, "
-          f"{encoded:.0f} encoded ({encoded / live:.2f}x); encoding {encoding / count * 1e6:.1f} us an entry, "
-          f"decoding {decoding / count * 1e6:.1f} us")
+    print(f"  {workload} / {protocol} to depth {depth}, {count:,} entries: {live:.0f} bytes each as objects")
+    for how, used in (("pickled whole", None), ("as its number and verdict, rebuilt along its order", codec)):
+        if how != "pickled whole" and used is None:
+            continue
+        gc.disable()  # as in a search of a machine's states (sim.search.exhaustive._no_cyclic_gc)
+        try:
+            started = time.perf_counter()
+            layer = layers.Layer(encode_past=0, codec=used)
+            for entry in entries:
+                layer.append(entry)
+            encoding = time.perf_counter() - started
+            encoded = layer.encoded_bytes() / layer.encoded  # the last entries, under a chunk, stay objects
+            started = time.perf_counter()
+            back = list(layer)
+            decoding = time.perf_counter() - started
+        finally:
+            gc.enable()
+        assert len(back) == count  # equal where the states define equality (tests/search/test_checker_limits.py)
+        print(f"    {how}: {encoded:.0f} bytes ({encoded / live:.3f}x); encoding {encoding / count * 1e6:.1f} us "
+              f"an entry, decoding {decoding / count * 1e6:.1f} us")
 
 
 def _reached_bytes(roots: list[Any]) -> int:

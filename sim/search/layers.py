@@ -10,7 +10,7 @@ read back equal the ones appended, in the same order, so the search finds
 the same.  Measured (``benchmarks/bench_checker.py --only memory``): an
 entry of tiny / plan takes 114 bytes encoded against about 640 as objects,
 one of three-files / step-dedupe 150 against about 750; one of the effects
-family, a paused run, about 3,200 against 11,800.  Encoding and decoding
+family, a paused run, 1,780 pickled against 11,800.  Encoding and decoding
 cost about 6 to 9 microseconds an entry of the workspace family: 11 to 14%
 more time for three-files / step-dedupe to depth 8 with every layer
 encoded (and 0.64x the peak memory), which is why a layer stays objects up
@@ -27,7 +27,7 @@ disk, not memory, and the result is the same.
 A machine whose state costs more to pickle than to rebuild (the effects
 family's paused run, :attr:`~sim.core.machine.Machine.rebuilt_by_order`)
 gives its layers a :data:`Codec`: an encoded entry keeps the state's number
-and verdict only (about 10 bytes, against 3,200 pickled), and the state is
+and verdict only (6 bytes, against 1,780 pickled), and the state is
 rebuilt from the search's root along the order the search's trace holds for
 that number when the next depth expands it.
 """

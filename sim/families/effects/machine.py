@@ -229,7 +229,7 @@ class EffectsMachine(Machine):
         return found
 
     drives_replay = False  # its events strike a timed run: tests/families/effects/test_effects_machine.py
-    rebuilt_by_order = True  # a paused run pickles to about 3,200 bytes; its expansion runs it to its end anyway
+    rebuilt_by_order = True  # a paused run pickles to about 1,800 bytes; its expansion runs it to its end anyway
 
     def along(self, state: EffectsState, events: Sequence[Any]) -> EffectsState:
         """The state after the faults of a path, taken in turn: each where the run, continued from the state
