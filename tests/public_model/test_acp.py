@@ -165,3 +165,23 @@ def test_violating_states_are_counted_with_the_rest_and_reported_apart(workload,
     assert 0 < violating < distinct and result.to_json()["violating_states"] == violating
     clean = explore(FAMILY, workload, FAMILY.parse_protocol("spec"), ExploreOptions(max_events=None))
     assert clean.violating_states == 0 and clean.distinct_states == MANIFEST["distinctStates"]
+
+
+def test_a_search_whose_layers_are_rebuilt_by_order_finds_the_same(workload, monkeypatch):
+    """A machine that asks for its encoded entries to be rebuilt by order (``rebuilt_by_order``), with the default
+    ``along`` (``advance`` each event of the path, the starting event first): the same search as with every
+    layer kept as objects."""
+    from sim.search import layers
+
+    protocol = FAMILY.parse_protocol("spec")
+    options = ExploreOptions(max_events=8, memory_limit=1 << 42)
+    plain = explore(FAMILY, workload, protocol, options).to_json()
+    grown: list[int] = []
+    monkeypatch.setattr(AcpMachine, "rebuilt_by_order", True, raising=False)
+    decoded = layers._decoded
+    monkeypatch.setattr(layers, "_decoded", lambda blob, entries, codec=None: grown.append(entries * (
+        codec is not None)) or decoded(blob, entries, codec))
+    monkeypatch.setattr(layers, "MEMORY_CHECK_EVERY", 16)
+    monkeypatch.setattr(layers, "resident_bytes", lambda: 1 << 35)  # past every layer's encode mark
+    assert explore(FAMILY, workload, protocol, options).to_json() == plain
+    assert sum(grown) > 1000
