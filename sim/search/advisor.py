@@ -160,6 +160,17 @@ class Tallies:
         self.workers = workers
         self.full: dict[Protocol, Any] = dict(known or {})  # tallies over every seed
         self.prefix: dict[Protocol, Any] = {}  # tallies over the first seeds (their ``runs`` say how many)
+        self.proofs: dict[tuple[str, str, int], dict] = {}  # (protocol, invariant, bound) -> its proof
+
+    def proof(self, protocol: Protocol, invariant: str, bound: int, deadline: Deadline) -> dict:
+        """:func:`~sim.search.advice_proof.prove`, once per (protocol, invariant, bound) in a run (a candidate
+        of several advices is proved once); a copy.  Under a deadline, proved each time (it cuts at a time)."""
+        import copy
+
+        key = (protocol.label, invariant, bound)
+        if key not in self.proofs or deadline.end is not None:
+            self.proofs[key] = prove(self.family, self.workload, protocol, invariant, bound, deadline)
+        return copy.deepcopy(self.proofs[key])
 
     def get(self, protocol: Protocol, seeds: int, limit: WorkLimit | None = None) -> Any:
         """The tally of ``protocol`` over the first ``seeds`` seeds, or over fewer when ``limit`` stops it
@@ -434,7 +445,7 @@ def _verify(family, protocol, invariant, priced, tallies, limit, advice, bound) 
             break
         tried.append(entry)
         if not entry["sample_runs_violating_it"]:
-            entry["proof"] = prove(family, tallies.workload, entry["_protocol"], invariant, bound, limit.deadline)
+            entry["proof"] = tallies.proof(entry["_protocol"], invariant, bound, limit.deadline)
             if entry["proof"]["status"] == "disproved":
                 continue  # an order the seeds never drew breaks it: no need to count the seeds
         tally = tallies.get(entry["_protocol"], tallies.seeds, limit)

@@ -276,3 +276,28 @@ def test_the_advisor_at_the_largest_limits_stops_at_its_work_limit():
     again = advise(EFFECTS, workload, protocol, invariant, order, seeds=1000, max_work=60_000)
     assert again.to_json() == advise(EFFECTS, workload, protocol, invariant, order, seeds=1000,
                                      max_work=60_000).to_json()
+
+
+def test_a_candidate_is_proved_once_per_run_and_again_under_a_deadline(monkeypatch):
+    """The advices of one run share their tallies, and with them each proof: a candidate several findings
+    share is searched once, each advice given its own copy; under a deadline (which cuts at a time) it is
+    searched each time."""
+    from sim.search import advisor
+    from sim.search.budget import Deadline
+
+    searched = []
+    monkeypatch.setattr(advisor, "prove", lambda *args: searched.append(args) or {"status": "proved", "by": []})
+    tallies = advisor.Tallies(FAMILY, _workload("tiny"), 0, 10)
+    plan, step = FAMILY.parse_protocol("plan"), FAMILY.parse_protocol("step")
+    first = tallies.proof(plan, "lost_update", 6, advisor.NO_DEADLINE)
+    first["by"].append("one advice")
+    assert tallies.proof(plan, "lost_update", 6, advisor.NO_DEADLINE) == {"status": "proved", "by": []}
+    assert len(searched) == 1
+    tallies.proof(plan, "lost_update", 5, advisor.NO_DEADLINE)
+    tallies.proof(step, "lost_update", 6, advisor.NO_DEADLINE)
+    tallies.proof(plan, "duplicate_effect", 6, advisor.NO_DEADLINE)
+    assert len(searched) == 4
+    later = Deadline(3600.0)
+    tallies.proof(plan, "lost_update", 6, later)
+    tallies.proof(plan, "lost_update", 6, later)
+    assert len(searched) == 6
