@@ -135,9 +135,10 @@ class Machine(abc.ABC):
     #: differential test instead.
     drives_replay = True
     #: Whether exhaustive search keeps an encoded layer entry (past the search's encode mark) as the state's number
-    #: alone, rebuilt by :meth:`along` from the search's root when the next depth expands it, instead of pickled
-    #: whole: for a state that costs more to pickle than to rebuild once more per expansion (the effects family's
-    #: paused run, whose expansion runs it to its end anyway).
+    #: and verdict, rebuilt by :meth:`along` from the search's root when the next depth expands it, instead of
+    #: pickled whole: for a state that costs more to pickle than to rebuild once more per expansion (the effects
+    #: family's paused run, whose expansion runs it to its end anyway).  Read where states are judged by the
+    #: machine or by state predicates; a family judged by folds over history records keeps pickling.
     rebuilt_by_order = False
     #: Whether states are trees of values with no reference cycles (exhaustive search then turns the cyclic
     #: garbage collector off, which only costs time); a machine whose states hold cycles keeps it on.

@@ -164,11 +164,13 @@ class Tallies:
 
     def proof(self, protocol: Protocol, invariant: str, bound: int, deadline: Deadline) -> dict:
         """:func:`~sim.search.advice_proof.prove`, once per (protocol, invariant, bound) in a run (a candidate
-        of several advices is proved once); a copy.  Under a deadline, proved each time (it cuts at a time)."""
+        of several advices is proved once); a copy.  Under a deadline, searched each time and not kept."""
         import copy
 
         key = (protocol.label, invariant, bound)
-        if key not in self.proofs or deadline.end is not None:
+        if deadline.end is not None:  # cut at a time: neither kept nor taken from those kept
+            return prove(self.family, self.workload, protocol, invariant, bound, deadline)
+        if key not in self.proofs:
             self.proofs[key] = prove(self.family, self.workload, protocol, invariant, bound, deadline)
         return copy.deepcopy(self.proofs[key])
 

@@ -27,7 +27,7 @@ disk, not memory, and the result is the same.
 A machine whose state costs more to pickle than to rebuild (the effects
 family's paused run, :attr:`~sim.core.machine.Machine.rebuilt_by_order`)
 gives its layers a :data:`Codec`: an encoded entry keeps the state's number
-and verdict only (6 bytes, against 1,780 pickled), and the state is
+and verdict only (6 to 8 bytes, against 1,780 pickled), and the state is
 rebuilt from the search's root along the order the search's trace holds for
 that number when the next depth expands it.
 """

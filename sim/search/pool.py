@@ -18,9 +18,12 @@ same for any worker count.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections import deque
+from itertools import islice
+from typing import Any, Iterator
 
 from sim.search.expansion import Expansion, Successor
+from sim.search.layers import Layer
 from sim.search.workers import Workers
 
 #: Entries per task handed to a worker process.
@@ -57,23 +60,24 @@ class Expander:
         if self.pool is not None:
             self.pool.stop()
 
-    def map(self, layer: Iterable[tuple[int, Any, frozenset[str]]], depth: int,
+    def map(self, layer: Layer, depth: int,
             asleep: dict[int, int]) -> Iterator[tuple[tuple[int, Any, frozenset[str]], tuple[list[Successor], int]]]:
-        """Each entry with its successors and the count of events asleep in it, in layer order."""
+        """Each entry with its successors and the count of events asleep in it, in layer order.  With workers the
+        layer is read a chunk at a time, as they take tasks: entries it keeps encoded (or on disk) are decoded only
+        a few chunks ahead of the expansion, never all at once."""
         expand = self.expansion.expand
-        if self.pool is None:
+        if self.pool is None or len(layer) < 2 * EXPAND_CHUNK:
             for entry in layer:
                 yield entry, expand(entry[1], entry[2], depth, asleep.get(entry[0], 0))
             return
-        entries = list(layer)
-        if len(entries) < 2 * EXPAND_CHUNK:
-            for entry in entries:
-                yield entry, expand(entry[1], entry[2], depth, asleep.get(entry[0], 0))
-            return
-        chunks = [(entries[i:i + EXPAND_CHUNK], depth, {n: asleep.get(n, 0) for n, _, _ in entries[i:i + EXPAND_CHUNK]})
-                  for i in range(0, len(entries), EXPAND_CHUNK)]
-        position = 0
-        for results in self.pool.imap(_expand_chunk, chunks):
+        sent: deque[tuple[int, Any, frozenset[str]]] = deque()  # entries handed out, their results not yet given
+
+        def chunks() -> Iterator[tuple[list, int, dict[int, int]]]:
+            entries = iter(layer)
+            while chunk := list(islice(entries, EXPAND_CHUNK)):
+                sent.extend(chunk)
+                yield chunk, depth, {number: asleep.get(number, 0) for number, _, _ in chunk}
+
+        for results in self.pool.imap(_expand_chunk, chunks()):
             for outcome in results:
-                yield entries[position], outcome
-                position += 1
+                yield sent.popleft(), outcome

@@ -300,4 +300,7 @@ def test_a_candidate_is_proved_once_per_run_and_again_under_a_deadline(monkeypat
     later = Deadline(3600.0)
     tallies.proof(plan, "lost_update", 6, later)
     tallies.proof(plan, "lost_update", 6, later)
-    assert len(searched) == 6
+    tallies.proof(plan, "lost_update", 7, later)
+    assert len(searched) == 7
+    tallies.proof(plan, "lost_update", 7, advisor.NO_DEADLINE)  # one cut at a time is never kept
+    assert len(searched) == 8

@@ -80,19 +80,24 @@ def test_a_search_whose_layers_are_encoded_finds_the_same(monkeypatch, family, w
                        ExploreOptions(**options, memory_limit=1 << 42)).to_json()
 
     plain = run()
-    encode = Layer._encode
+    encode, write = Layer._encode, Layer._write
     encoded: list[int] = []
+    written: list[int] = []
     monkeypatch.setattr(Layer, "_encode", lambda self: encoded.append(len(self.kept)) or encode(self))
+    monkeypatch.setattr(Layer, "_write", lambda self: written.append(len(self.sizes)) or write(self))
     # every layer reads the memory often and finds it past its encode mark (1 GiB; past its spill mark, 2 TiB,
-    # too, in the second case): the search's own memory reading, which would stop it, is not the layers'
+    # too, in the second case, where each chunk encoded is written out): the search's own memory reading, which
+    # would stop it, is not the layers'
     monkeypatch.setattr(layers, "MEMORY_CHECK_EVERY", 16)
     monkeypatch.setattr(layers, "resident_bytes", lambda: resident)
+    monkeypatch.setattr(layers, "SPILL_BYTES", 1)
     assert run() == plain
     assert sum(encoded) > 0, "no layer was encoded: the test checked nothing"
+    assert (sum(written) > 0) is (resident > 1 << 41), "a layer spilled below its spill mark, or none above it"
 
 
 def test_an_effects_layer_keeps_each_encoded_entry_as_its_number_and_verdict(monkeypatch):
-    """An encoded entry of the effects family is the state's number and verdict (a few bytes, not the 3,200 of
+    """An encoded entry of the effects family is the state's number and verdict (a few bytes, not the 1,780 of
     a pickled run); the layer reads back states with the keys the search found."""
     searched = sim.family("effects")
     loaded, protocol = sim.load_workload("effects-saga"), searched.parse_protocol("keyed")
@@ -203,3 +208,37 @@ def test_fingerprints_and_exact_keys_find_the_same():
     assert exact.pop("collision_probability") == 0.0
     fingerprinted.pop("collision_probability")
     assert exact == fingerprinted
+
+
+def test_workers_read_a_layer_a_few_chunks_at_a_time():
+    """With worker processes a layer is read as they take tasks (entries kept encoded are decoded a few chunks
+    ahead of the expansion, not all at once), and each entry comes back with its own successors, in order (a
+    search replaying each candidate, which workers expand)."""
+    from sim.search.expansion import Expansion
+    from sim.search.pool import EXPAND_CHUNK, Expander
+
+    loaded, protocol = _tiny(), FAMILY.parse_protocol("step")
+    expansion = Expansion(FAMILY, loaded, protocol, list(FAMILY.alphabet(loaded)), accelerate=False, canonical=None)
+    orders = [(), tuple(FAMILY.alphabet(loaded)[:1])]
+    entries = [(n, orders[n % 2], frozenset()) for n in range(1, 8 * EXPAND_CHUNK + 4)]
+    read: list[int] = []
+
+    class Counted(Layer):
+        def __len__(self) -> int:
+            return len(entries)
+
+        def __iter__(self):
+            for entry in entries:
+                read.append(entry[0])
+                yield entry
+
+    with Expander(expansion, 2) as expander:
+        assert expander.pool is not None
+        outcomes = expander.map(Counted(), 1, {})
+        given = [next(outcomes) for _ in range(EXPAND_CHUNK + 1)]
+        # a chunk per worker, and one more to each that answered, before the second chunk's first result
+        assert len(read) <= 4 * EXPAND_CHUNK < len(entries)
+        given += list(outcomes)
+    assert [entry for entry, _ in given] == entries
+    for entry, (successors, _) in given[:2]:
+        assert [s[2] for s in successors] == [s[2] for s in expansion.expand(entry[1], entry[2], 1, 0)[0]]
