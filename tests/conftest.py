@@ -121,6 +121,36 @@ def _in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.C
     return subprocess.CompletedProcess(["fencesim", *argv], code, out.getvalue(), err.getvalue())
 
 
+#: Processes the running test started that it may leave running when it fails (a sweep of millions of seeds it
+#: meant to interrupt, left to run for hours on a core the rest of the suite needs): see :func:`reaped`.
+_STARTED: list[subprocess.Popen] = []
+
+
+def reaped(process: subprocess.Popen) -> subprocess.Popen:
+    """``process``, killed when the test that started it ends, if it is still running then (``from conftest
+    import reaped``; a test that interrupts a long command wraps its ``Popen`` in it)."""
+    _STARTED.append(process)
+    return process
+
+
+def reap_started() -> int:
+    """Kill every process given to :func:`reaped` that is still running, and forget them all; how many it killed."""
+    killed = 0
+    while _STARTED:
+        process = _STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+            killed += 1
+    return killed
+
+
+@pytest.fixture(autouse=True)
+def _reap_after_each_test():
+    yield
+    reap_started()
+
+
 #: The xdist group of the tests that read the reference review (``reference_review``): one process runs them, so
 #: the review (about two minutes) is run once in the suite.
 REFERENCE_GROUP = "reference-review"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from conftest import reaped
 
 from sim.cli import main
 from sim.cli.app import app
@@ -95,10 +96,10 @@ def test_a_folder_whose_entries_vanish_while_scanned_is_refused(tmp_path):
 def _interrupted_state(tmp_path: Path) -> Path:
     """A sweep state written by a fuzz run interrupted by SIGINT after its first chunks."""
     out = tmp_path / "sweep"
-    process = subprocess.Popen([sys.executable, "-c", "from sim.entry import main; main()", "fuzz", "-w", "tiny",
-                                "-p", "none", "--seeds", "2000000", "--workers", "1", "--no-advise", "--out",
-                                str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(REPO)})
+    process = reaped(subprocess.Popen([sys.executable, "-c", "from sim.entry import main; main()", "fuzz", "-w",
+                                       "tiny", "-p", "none", "--seeds", "2000000", "--workers", "1", "--no-advise",
+                                       "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      text=True, env={**os.environ, "PYTHONPATH": str(REPO)}))
     state = out / "sweep-state.json"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # the state is first written after the first chunk

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import reaped
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,9 +46,10 @@ def _interrupted(tmp_path) -> subprocess.CompletedProcess:
     out = tmp_path / "sweep"
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("GITHUB_STEP_SUMMARY", None)
-    process = subprocess.Popen([sys.executable, "-c", "from sim.cli import main; main()", "fuzz", "--workload",
-                                "seed-fuzz", "--protocol", "step-dedupe", "--seeds", "1000000", "--out", str(out)],
-                               cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = reaped(subprocess.Popen([sys.executable, "-c", "from sim.cli import main; main()", "fuzz", "--workload",
+                                       "seed-fuzz", "--protocol", "step-dedupe", "--seeds", "1000000", "--out",
+                                       str(out)], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True))
     deadline = time.monotonic() + 120
     while not (out / "sweep-state.json").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -185,3 +187,15 @@ def test_the_expect_rule_is_the_same_in_the_readme_the_formats_table_and_run():
     undeclared = build_scenario({"files": {"app.py": "v0"}, "plan": plan, "events": events})
     line = _run_summary([run_scenario(FAMILY, undeclared, "none")])
     assert line.split(" -- ")[1] == "exit 1: 1 run(s) with a violation [expect] does not declare"
+
+
+def test_a_process_a_test_leaves_running_is_killed_when_it_ends():
+    """What a test started and wrapped in ``reaped`` is killed when the test ends if it still runs (a failed
+    interrupt test would otherwise leave its sweep of millions of seeds on a core for hours)."""
+    from conftest import reap_started
+
+    done = reaped(subprocess.Popen([sys.executable, "-c", "pass"]))
+    done.wait()
+    running = reaped(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]))
+    assert reap_started() == 1 and running.poll() is not None and done.poll() == 0
+    assert reap_started() == 0

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from conftest import reaped
 
 from sim.core.findings import finding_id
 
@@ -199,8 +200,8 @@ def test_a_killed_sweep_resumes_to_the_same_output(tmp_path):
     whole = subprocess.run([*args, "--out", str(tmp_path / "whole"), "--write-baseline", str(base)], cwd=REPO,
                            env=env, capture_output=True, text=True, timeout=600)
     out, junit = tmp_path / "cut", tmp_path / "cut.xml"
-    process = subprocess.Popen([*args, "--out", str(out), "--baseline", str(base), "--junit", str(junit)], cwd=REPO,
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = reaped(subprocess.Popen([*args, "--out", str(out), "--baseline", str(base), "--junit", str(junit)],
+                                      cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     state = out / "sweep-state.json"
     deadline = time.monotonic() + 120
     while not state.exists() and time.monotonic() < deadline:
@@ -226,9 +227,9 @@ def test_resume_refuses_a_workload_file_that_changed(cli, tmp_path):
     workload = tmp_path / "mine.toml"
     workload.write_text((REPO / "scenarios" / "workloads" / "tiny.toml").read_text())
     out = tmp_path / "out"
-    process = subprocess.Popen([sys.executable, "-c", "from sim.cli import main; main()", "fuzz", "-w", str(workload),
-                                "-p", "none", "--seeds", "400000", "--workers", "1", "--out", str(out)], cwd=REPO,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = reaped(subprocess.Popen([sys.executable, "-c", "from sim.cli import main; main()", "fuzz", "-w",
+                                       str(workload), "-p", "none", "--seeds", "400000", "--workers", "1", "--out",
+                                       str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     state = out / "sweep-state.json"
     deadline = time.monotonic() + 120
     while not state.exists() and time.monotonic() < deadline:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import reaped
 
 from sim.cli.fuzz_state import STATE_FILE, check_against, load_workload, read_state
 from sim.core.errors import InputError
@@ -25,8 +26,8 @@ PROGRAM = [sys.executable, "-c", "from sim.cli import main; main()"]
 def _start(args, cwd=REPO):
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("GITHUB_STEP_SUMMARY", None)
-    return subprocess.Popen([*PROGRAM, *map(str, args)], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return reaped(subprocess.Popen([*PROGRAM, *map(str, args)], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True))
 
 
 def _interrupt_after_state(process, out: Path, extra_s: float = 0.0) -> str:
