@@ -30,8 +30,8 @@ run's own (its agenda holds them as events at their simulated times).
 A state's key is derived from its value: the history so far (the checks read
 it), the durable log's and the external system's state, the workers' memories,
 the agenda, the processes and the reads already passed -- as two 128-bit
-digests (BLAKE2b of the values' ``repr``, the same in every process), so a
-key is 32 bytes to keep, hash or send.  Counters that only number things
+digests (BLAKE2b of the values as marshal's format 2 writes them, the same
+in every process), so a key is 32 bytes to keep, hash or send.  Counters that only number things
 (event and process numbers) are in it, so two states reached by different
 paths merge only where they are the same run.
 """
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from sim.core.checks import Violation, run_checks
 from sim.core.history import Event
@@ -161,15 +161,25 @@ class EffectsMachine(Machine):
                 wanted.setdefault(target, []).append(position)
         if not wanted:
             return out
-        run = state.run.copy()
-        popped, empty, took, index = set(state.popped), set(state.empty), state.took, 0
         last = max(wanted)
-        while True:
+        for index, run, popped, empty, took in self._reads(state):
             for position in wanted.get(index, ()):
                 out[position] = self._strike(state, run.copy(), events[position], frozenset(popped),
                                              frozenset(empty), took)
             if index == last or run.at_read is None:
                 break
+        return out
+
+    def _reads(self, state: EffectsState) -> Iterator[tuple[int, AutoRun, set, set, bool]]:
+        """The run of ``state`` continued without a fault, paused at each read in turn (the one it is paused at
+        first, numbered 0): ``(index, run, popped, empty, took)`` with the reads before it noted as passed -- a
+        boundary popped, a one-class read that took no fault empty.  The run is advanced in place past each."""
+        run = state.run.copy()
+        popped, empty, took, index = set(state.popped), set(state.empty), state.took, 0
+        while True:
+            yield index, run, popped, empty, took
+            if run.at_read is None:
+                return
             kind, key, fault, _, _ = run.at_read
             if kind == "all":
                 popped.add(key)
@@ -177,7 +187,6 @@ class EffectsMachine(Machine):
                 empty.add((key, fault))
             run.run(self.max_kernel_events, self.budget_s)
             index, took = index + 1, False
-        return out
 
     def _strike(self, parent: EffectsState, run: AutoRun, event: FaultEvent, popped: frozenset, empty: frozenset,
                 took: bool) -> EffectsState | str:
@@ -241,22 +250,16 @@ class EffectsMachine(Machine):
 
     def _first_strike(self, state: EffectsState, event: FaultEvent) -> EffectsState:
         """``event`` struck at the first read of the run after ``state`` that :meth:`targets` gives it, the reads
-        passed on the way noted as :meth:`_successors` notes them."""
-        run = state.run.copy()
-        popped, empty, took, index = set(state.popped), set(state.empty), state.took, 0
+        passed on the way noted as :meth:`_successors` notes them (:meth:`_reads`)."""
         point = (self.scenario.task, event.transition, event.point)
-        while run.at_read is not None:
+        for index, run, popped, empty, took in self._reads(state):
+            if run.at_read is None:
+                break
             kind, key, fault, _, _ = run.at_read
             if key == point and (kind == "all" or (fault == event.fault and not (index == 0 and took))):
                 after = self._strike(state, run.copy(), event, frozenset(popped), frozenset(empty), took)
                 assert isinstance(after, EffectsState), f"{event} on a path of the search cannot strike: {after}"
                 return after
-            if kind == "all":
-                popped.add(key)
-            elif not took:
-                empty.add((key, fault))
-            run.run(self.max_kernel_events, self.budget_s)
-            index, took = index + 1, False
         raise AssertionError(f"{event} on a path of the search is never reached: {event.transition} {event.point}")
 
     def state_after(self, events: Sequence[Any]) -> EffectsState:
